@@ -1,0 +1,202 @@
+/* Option parsing for `run`. Every value is checked here; nothing is created before it passes. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "registry.h"
+#include "units.h"
+
+enum {
+    OPT_BACKEND = 256, OPT_COLL, OPT_OUT, OPT_FORCE, OPT_MIN, OPT_MAX, OPT_SIZES, OPT_FACTOR,
+    OPT_WARMUP, OPT_ITERS, OPT_TRIALS, OPT_TRIAL_MS, OPT_DTYPE, OPT_OVERSUB, OPT_QUIET, OPT_HELP
+};
+
+static const struct option run_options[] = {
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"coll", required_argument, NULL, OPT_COLL},
+    {"out", required_argument, NULL, OPT_OUT},
+    {"force", no_argument, NULL, OPT_FORCE},
+    {"min-bytes", required_argument, NULL, OPT_MIN},
+    {"max-bytes", required_argument, NULL, OPT_MAX},
+    {"sizes", required_argument, NULL, OPT_SIZES},
+    {"factor", required_argument, NULL, OPT_FACTOR},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"iters", required_argument, NULL, OPT_ITERS},
+    {"trials", required_argument, NULL, OPT_TRIALS},
+    {"trial-ms", required_argument, NULL, OPT_TRIAL_MS},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"allow-oversubscribe", no_argument, NULL, OPT_OVERSUB},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+void fb_cli_run_usage(void)
+{
+    printf("usage: fabricbench run [options] [BENCH...]\n"
+           "Runs the named benchmarks (default: all, see `fabricbench list`) on every rank of\n"
+           "the MPI job; launch with mpirun/srun, or alone for one rank.\n\n"
+           "  --backend auto|host|cuda  device memory and copies (auto: cuda when every rank\n"
+           "                            sees a GPU, else host)\n"
+           "  --coll auto|nccl|mpi      collectives (auto: nccl on cuda, else mpi)\n"
+           "  --out DIR                 results folder (default results/<date>-<time>-<host>)\n"
+           "  --force                   reuse an --out folder that already holds a run\n"
+           "  --min-bytes SIZE          smallest message of a sweep\n"
+           "  --max-bytes SIZE          largest message of a sweep\n"
+           "  --factor N                step between sweep sizes (default: 2 allreduce, 4 h2d)\n"
+           "  --sizes SIZE[,SIZE...]    measure exactly these sizes instead of a sweep\n"
+           "  --warmup N                untimed iterations before timing (default 5)\n"
+           "  --iters N                 iterations per trial (default: enough for --trial-ms)\n"
+           "  --trials N                timed trials per point; statistics are over these "
+           "(default 10)\n"
+           "  --trial-ms MS             target length of a trial (default 5)\n"
+           "  --dtype float32|float64|int32   element type of reductions (default float32)\n"
+           "  --allow-oversubscribe     measure even with more ranks than GPUs on a node\n"
+           "  --quiet                   fewer progress messages\n"
+           "  --help                    this text\n\n"
+           "SIZE is bytes with an optional binary suffix: K = 2^10, M = 2^20, G = 2^30 (64K,\n"
+           "256M, 1G). Bandwidths are decimal: GB/s = 1e9 bytes/s.\n");
+}
+
+int fb_cli_rank_hint(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                       "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return atoi(v);
+    }
+    return 0;
+}
+
+static fb_status parse_nonzero_size(const char *text, size_t *bytes, char *why, size_t whylen)
+{
+    fb_status st = fb_size_parse(text, bytes, why, whylen);
+
+    if (st == FB_OK && *bytes == 0) {
+        snprintf(why, whylen, "size '%s' is zero", text);
+        st = FB_ERR_USAGE;
+    }
+    return st;
+}
+
+static fb_status parse_sizes(const char *text, struct fb_options *o, char *why, size_t whylen)
+{
+    char buf[1024], *save = NULL;
+    fb_status st;
+
+    if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf) {
+        snprintf(why, whylen, "list is too long");
+        return FB_ERR_USAGE;
+    }
+    o->nsizes = 0;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (o->nsizes == FB_MAX_SIZES) {
+            snprintf(why, whylen, "more than %d sizes", FB_MAX_SIZES);
+            return FB_ERR_USAGE;
+        }
+        if ((st = parse_nonzero_size(tok, &o->sizes[o->nsizes], why, whylen)) != FB_OK)
+            return st;
+        o->nsizes++;
+    }
+    if (o->nsizes == 0) {
+        snprintf(why, whylen, "empty list");
+        return FB_ERR_USAGE;
+    }
+    return FB_OK;
+}
+
+static fb_status parse_choice(const char *text, const char *const *choices, char *dst,
+                              size_t dstlen, char *why, size_t whylen)
+{
+    for (size_t i = 0; choices[i]; i++)
+        if (strcmp(text, choices[i]) == 0) {
+            snprintf(dst, dstlen, "%s", text);
+            return FB_OK;
+        }
+    snprintf(why, whylen, "'%s' is not one of the choices", text);
+    return FB_ERR_USAGE;
+}
+
+fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *help, char *err,
+                           size_t errlen)
+{
+    static const char *const backends[] = {"auto", "host", "cuda", NULL};
+    static const char *const colls[] = {"auto", "nccl", "mpi", NULL};
+    static const char *const dtypes[] = {"float32", "float64", "int32", NULL};
+    char why[256] = "", dtype[16];
+    int c;
+    fb_status st = FB_OK;
+
+    fb_options_defaults(o);
+    *help = 0;
+    optind = 1;
+    opterr = 0;
+    while (st == FB_OK && (c = getopt_long(argc, argv, ":", run_options, NULL)) != -1) {
+        switch (c) {
+        case OPT_BACKEND: st = parse_choice(optarg, backends, o->backend, sizeof o->backend, why, sizeof why); break;
+        case OPT_COLL: st = parse_choice(optarg, colls, o->coll, sizeof o->coll, why, sizeof why); break;
+        case OPT_OUT:
+            if (!*optarg) {
+                snprintf(why, sizeof why, "empty path");
+                st = FB_ERR_USAGE;
+            }
+            o->out_dir = optarg;
+            break;
+        case OPT_FORCE: o->force = true; break;
+        case OPT_MIN: st = parse_nonzero_size(optarg, &o->min_bytes, why, sizeof why); break;
+        case OPT_MAX: st = parse_nonzero_size(optarg, &o->max_bytes, why, sizeof why); break;
+        case OPT_SIZES: st = parse_sizes(optarg, o, why, sizeof why); break;
+        case OPT_FACTOR:
+            st = fb_count_parse(optarg, 2, 1024, &o->factor, why, sizeof why);
+            break;
+        case OPT_WARMUP: st = fb_count_parse(optarg, 0, 1000000, &o->warmup, why, sizeof why); break;
+        case OPT_ITERS: st = fb_count_parse(optarg, 1, 10000000, &o->iters, why, sizeof why); break;
+        case OPT_TRIALS: st = fb_count_parse(optarg, 1, 100000, &o->trials, why, sizeof why); break;
+        case OPT_TRIAL_MS: st = fb_real_parse(optarg, 0.001, 600000.0, &o->trial_ms, why, sizeof why); break;
+        case OPT_DTYPE:
+            if ((st = parse_choice(optarg, dtypes, dtype, sizeof dtype, why, sizeof why)) == FB_OK)
+                o->dtype = strcmp(dtype, "float64") == 0 ? FB_DTYPE_FLOAT64
+                           : strcmp(dtype, "int32") == 0 ? FB_DTYPE_INT32
+                                                         : FB_DTYPE_FLOAT32;
+            break;
+        case OPT_OVERSUB: o->allow_oversubscribe = true; break;
+        case OPT_QUIET: o->quiet = true; break;
+        case OPT_HELP: *help = 1; return FB_OK;
+        case ':':
+            snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+            return FB_ERR_USAGE;
+        default:
+            if (optopt && optopt < 256)
+                snprintf(err, errlen, "unknown option '-%c'", optopt);
+            else
+                snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+            return FB_ERR_USAGE;
+        }
+        if (st != FB_OK) {
+            snprintf(err, errlen, "bad value for '%s': %s", argv[optind - 1], why);
+            return st;
+        }
+    }
+    if (o->min_bytes && o->max_bytes && o->min_bytes > o->max_bytes) {
+        snprintf(err, errlen, "--min-bytes is larger than --max-bytes");
+        return FB_ERR_USAGE;
+    }
+    for (int i = optind; i < argc; i++) {
+        if (!fb_bench_find(argv[i])) {
+            snprintf(err, errlen, "unknown benchmark '%s' (see `fabricbench list`)", argv[i]);
+            return FB_ERR_USAGE;
+        }
+        if (o->nbench == FB_MAX_BENCHES) {
+            snprintf(err, errlen, "too many benchmarks named");
+            return FB_ERR_USAGE;
+        }
+        o->bench[o->nbench++] = argv[i];
+    }
+    return FB_OK;
+}

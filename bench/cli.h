@@ -1,0 +1,24 @@
+/* Command-line parsing for `fabricbench run`, kept apart from MPI so it can be tested alone
+ * and so bad input is refused before anything starts or is written. */
+#ifndef FB_CLI_H
+#define FB_CLI_H
+
+#include <stddef.h>
+
+#include "options.h"
+#include "status.h"
+
+/* Parses `run` options and benchmark names (argv[0] is "run"). On bad input returns
+ * FB_ERR_USAGE with one line in err naming the option and what is wrong. `--help` returns
+ * FB_OK with *help set. */
+fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *help, char *err,
+                           size_t errlen);
+
+/* The help text of `run`. */
+void fb_cli_run_usage(void);
+
+/* The rank this process will have, read from the launcher's environment only to decide who
+ * prints an error before MPI starts (never to pick a GPU). 0 when not launched. */
+int fb_cli_rank_hint(void);
+
+#endif

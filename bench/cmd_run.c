@@ -1,0 +1,229 @@
+/* `fabricbench run`: checks the options, starts MPI, opens the session and the run folder,
+ * records the fingerprint, runs each benchmark through the runner, and ends with a headline. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <fb_version.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "fingerprint.h"
+#include "log.h"
+#include "registry.h"
+#include "results.h"
+#include "runner.h"
+#include "session.h"
+#include "topology.h"
+#include "units.h"
+
+struct run {
+    struct fb_options opt;
+    struct fb_session s;
+    struct fb_results res; /* rank 0 */
+    FILE *log;             /* rank 0 */
+    cJSON *env;            /* rank 0 */
+    char env_path[4300];
+};
+
+/* The largest size of each (bench, case) and its headline figures. */
+static void print_headline(const struct fb_results *res)
+{
+    fb_out("\nheadline (median at the largest size of each case; GB/s = 1e9 B/s):\n");
+    fb_out("  %-10s %-14s %6s %6s %8s %-16s %10s\n", "bench", "case", "ranks", "rank", "size",
+           "metric", "median");
+    for (size_t i = 0; i < res->nrows; i++) {
+        const struct fb_row *w = &res->rows[i];
+        bool largest = true;
+        char size[24], who[16];
+
+        if (strcmp(w->metric, "busbw") != 0 && strcmp(w->metric, "bandwidth") != 0 &&
+            strcmp(w->metric, "bandwidth_total") != 0)
+            continue;
+        if (w->ranks > 1 && w->src >= 0)
+            continue; /* per-rank detail of a concurrent point */
+        for (size_t j = 0; j < res->nrows && largest; j++)
+            if (strcmp(res->rows[j].bench, w->bench) == 0 && strcmp(res->rows[j].kase, w->kase) == 0 &&
+                res->rows[j].bytes > w->bytes)
+                largest = false;
+        if (!largest)
+            continue;
+        fb_size_format((size_t)w->bytes, size, sizeof size);
+        if (w->src >= 0)
+            snprintf(who, sizeof who, "%d", w->src);
+        else
+            snprintf(who, sizeof who, "all");
+        fb_out("  %-10s %-14s %6d %6s %8s %-16s %10.3f %s\n", w->bench, w->kase, w->ranks, who,
+               size, w->metric, w->st.median, w->unit);
+    }
+}
+
+/* Rank 0 writes env.json; all ranks take part in gathering the facts. */
+static fb_status record_fingerprint(struct run *r)
+{
+    struct fb_topo *topo = NULL;
+    struct fb_rank_facts mine, *all = NULL;
+    fb_status st = fb_topo_load(&topo, NULL);
+
+    if (st == FB_OK)
+        st = fb_facts_collect(&r->s, topo, &mine);
+    if ((st = fb_world_agree(&r->s.world, st)) != FB_OK)
+        goto out;
+    if ((st = fb_facts_gather(&r->s, &mine, &all)) != FB_OK)
+        goto out;
+    if (r->s.world.rank == 0) {
+        r->env = fb_fingerprint_json(&r->s, topo, all, "running");
+        st = r->env ? fb_fingerprint_write(r->env_path, r->env) : FB_ERR_NOMEM;
+    }
+    st = fb_world_agree(&r->s.world, st);
+out:
+    free(all);
+    fb_topo_free(topo);
+    return st;
+}
+
+static fb_status finish_fingerprint(struct run *r, const char *run_status)
+{
+    if (r->s.world.rank != 0 || !r->env)
+        return FB_OK;
+    cJSON_ReplaceItemInObject(r->env, "run_status", cJSON_CreateString(run_status));
+    return fb_fingerprint_write(r->env_path, r->env);
+}
+
+static fb_status open_run_folder(struct run *r)
+{
+    fb_status st = FB_OK;
+    char path[4300];
+
+    if (r->s.world.rank == 0) {
+        st = fb_results_prepare(&r->res, r->opt.out_dir, r->opt.results_root, r->s.world.host,
+                                r->opt.force);
+        if (st == FB_OK) {
+            snprintf(path, sizeof path, "%s/fabricbench.log", r->res.dir);
+            snprintf(r->env_path, sizeof r->env_path, "%s/env.json", r->res.dir);
+            if (!(r->log = fopen(path, "w"))) {
+                fb_error("cannot write '%s'", path);
+                st = FB_ERR_USAGE;
+            }
+            fb_log_set_file(r->log);
+        }
+    }
+    return fb_world_agree(&r->s.world, st);
+}
+
+static int run_benchmarks(struct run *r)
+{
+    const struct fb_world *w = &r->s.world;
+    struct fb_runner runner;
+    const struct fb_bench *list[FB_MAX_BENCHES + 8];
+    size_t n = 0;
+    fb_status st, worst = FB_OK;
+    bool verify_failed;
+
+    if (r->opt.nbench)
+        for (int i = 0; i < r->opt.nbench; i++)
+            list[n++] = fb_bench_find(r->opt.bench[i]);
+    else
+        for (size_t i = 0; fb_benches[i] && n < FB_MAX_BENCHES; i++)
+            list[n++] = fb_benches[i];
+
+    if ((st = fb_runner_init(&runner, &r->s, &r->opt, w->rank == 0 ? &r->res : NULL)) != FB_OK)
+        return fb_status_exit_code(st);
+    for (size_t i = 0; i < n; i++) {
+        st = fb_runner_run(&runner, list[i]);
+        if (st == FB_ERR_UNSUPPORTED)
+            continue; /* waived with a reason */
+        if (st != FB_OK) {
+            if (w->rank == 0)
+                fb_error("%s stopped: %s; results of earlier points are kept", list[i]->name,
+                         fb_status_str(st));
+            worst = st;
+            break;
+        }
+    }
+    verify_failed = runner.failed_points > 0;
+    fb_runner_release(&runner);
+
+    if (finish_fingerprint(r, worst == FB_OK ? "complete" : "failed") != FB_OK && worst == FB_OK)
+        worst = FB_ERR_IO;
+    if (w->rank == 0) {
+        print_headline(&r->res);
+        fb_out("\nresults: %s/results.csv (%zu rows), env.json, fabricbench.log\n", r->res.dir,
+               r->res.nrows);
+        if (verify_failed)
+            fb_error("%d point(s) failed verification: see the `wrong` column", runner.failed_points);
+    }
+    if (worst != FB_OK)
+        return fb_status_exit_code(worst);
+    return verify_failed ? 1 : 0;
+}
+
+static int run_main(struct run *r)
+{
+    const struct fb_world *w = &r->s.world;
+    fb_status st;
+    int rc;
+
+    st = fb_session_open(&r->s, r->opt.backend, r->opt.coll, r->opt.allow_oversubscribe);
+    if (st != FB_OK) {
+        fb_session_close(&r->s);
+        return fb_status_exit_code(st);
+    }
+    if ((st = open_run_folder(r)) != FB_OK) {
+        rc = fb_status_exit_code(st);
+        goto out;
+    }
+    if (w->rank == 0) {
+        fb_info("fabricbench %s (%s): %d rank(s) on %d node(s)", FB_VERSION, FB_GIT_COMMIT,
+                w->size, w->nodes);
+        fb_info("backend: %s (%s); device: %s", r->s.be->name, r->s.be_why, r->s.dev.name);
+        fb_info("collectives: %s (%s)", r->s.coll->name, r->s.coll_why);
+        fb_info("results: %s", r->res.dir);
+    }
+    if ((st = record_fingerprint(r)) != FB_OK) {
+        rc = fb_status_exit_code(st);
+        goto out;
+    }
+    rc = run_benchmarks(r);
+out:
+    if (w->rank == 0) {
+        fb_log_set_file(NULL);
+        if (r->log)
+            fclose(r->log);
+        fb_results_release(&r->res);
+        cJSON_Delete(r->env);
+    }
+    fb_session_close(&r->s);
+    return rc;
+}
+
+int fb_cmd_run(int argc, char **argv)
+{
+    struct run *r = calloc(1, sizeof *r);
+    char err[512];
+    int help = 0, rc;
+    fb_status st;
+
+    if (!r)
+        return 1;
+    st = fb_cli_parse_run(argc, argv, &r->opt, &help, err, sizeof err);
+    if (st != FB_OK || help) {
+        if (fb_cli_rank_hint() == 0) {
+            if (help)
+                fb_cli_run_usage();
+            else
+                fprintf(stderr, "fabricbench run: %s\n", err);
+        }
+        free(r);
+        return st != FB_OK ? 2 : 0;
+    }
+    fb_log_set_quiet(r->opt.quiet);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    rc = run_main(r);
+    MPI_Finalize();
+    free(r);
+    return rc;
+}

@@ -1,0 +1,16 @@
+/* The subcommands of the fabricbench binary. Each returns the process exit code:
+ * 0 success, 1 a failed check or measurement, 2 bad usage or input. */
+#ifndef FB_COMMANDS_H
+#define FB_COMMANDS_H
+
+/* Initialises and finalises MPI itself (after checking the options). */
+int fb_cmd_run(int argc, char **argv);
+
+/* Called between MPI_Init and MPI_Finalize. */
+int fb_cmd_doctor(int argc, char **argv);
+
+/* No MPI. */
+int fb_cmd_list(int argc, char **argv);
+int fb_cmd_version(void);
+
+#endif

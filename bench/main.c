@@ -1,0 +1,53 @@
+/* fabricbench: the entry point, dispatching to subcommands. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: fabricbench <command> [options]\n\n"
+            "Micro-benchmarks for the fabrics that distributed deep-learning training runs on.\n"
+            "Launch `run` and `doctor` with one MPI rank per GPU, e.g.\n"
+            "  mpirun -np 4 --map-by socket --bind-to socket fabricbench run\n\n"
+            "commands:\n"
+            "  run [BENCH...]   run benchmarks, write results/<run-id>/ (see `run --help`)\n"
+            "  list             list benchmarks, backends and collectives\n"
+            "  doctor           print this job's fingerprint and check binding, GPUs, MPI, IB\n"
+            "  --version        print the version and what this binary was built with\n"
+            "  --help           this text\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : NULL;
+    int rc;
+
+    if (!cmd) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0)
+        return fb_cmd_version();
+    if (strcmp(cmd, "list") == 0)
+        return fb_cmd_list(argc - 1, argv + 1);
+    if (strcmp(cmd, "run") == 0)
+        return fb_cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "doctor") == 0) {
+        MPI_Init(&argc, &argv);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        rc = fb_cmd_doctor(argc - 1, argv + 1);
+        MPI_Finalize();
+        return rc;
+    }
+    if (fb_cli_rank_hint() == 0)
+        fprintf(stderr, "fabricbench: unknown command '%s' (see `fabricbench --help`)\n", cmd);
+    return 2;
+}

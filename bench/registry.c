@@ -1,0 +1,18 @@
+/* The registry of benchmarks. */
+#include "registry.h"
+
+#include <string.h>
+
+const struct fb_bench *const fb_benches[] = {
+    &fb_bench_h2d,
+    &fb_bench_allreduce,
+    NULL,
+};
+
+const struct fb_bench *fb_bench_find(const char *name)
+{
+    for (size_t i = 0; fb_benches[i]; i++)
+        if (strcmp(fb_benches[i]->name, name) == 0)
+            return fb_benches[i];
+    return NULL;
+}

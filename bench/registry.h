@@ -1,0 +1,16 @@
+/* The one list of benchmarks. Adding a benchmark = one file with a `const struct fb_bench`
+ * and one line in registry.c. */
+#ifndef FB_REGISTRY_H
+#define FB_REGISTRY_H
+
+#include "bench.h"
+
+extern const struct fb_bench fb_bench_h2d;
+extern const struct fb_bench fb_bench_allreduce;
+
+/* Every benchmark, NULL-terminated, in the default run order. */
+extern const struct fb_bench *const fb_benches[];
+
+const struct fb_bench *fb_bench_find(const char *name);
+
+#endif

@@ -1,0 +1,52 @@
+/* The backend registry and the host-side pattern fill/check that every backend can rely on. */
+#include "backend.h"
+
+#include <string.h>
+
+const struct fb_backend *const fb_backends[] = {&fb_backend_cuda, &fb_backend_host, NULL};
+
+const struct fb_backend *fb_backend_find(const char *name)
+{
+    for (size_t i = 0; fb_backends[i]; i++)
+        if (strcmp(fb_backends[i]->name, name) == 0)
+            return fb_backends[i];
+    return NULL;
+}
+
+#define FB_FILL_LOOP(T)                                                                  \
+    do {                                                                                 \
+        T *v = buf;                                                                      \
+        for (size_t i = 0; i < count; i++)                                               \
+            v[i] = (T)fb_pattern_expect(p, i);                                           \
+    } while (0)
+
+#define FB_CHECK_LOOP(T)                                                                 \
+    do {                                                                                 \
+        const T *v = buf;                                                                \
+        for (size_t i = 0; i < count; i++)                                               \
+            wrong += v[i] != (T)fb_pattern_expect(p, i);                                 \
+    } while (0)
+
+void fb_pattern_fill_host(void *buf, size_t count, enum fb_dtype dtype, struct fb_pattern p)
+{
+    switch (dtype) {
+    case FB_DTYPE_FLOAT32: FB_FILL_LOOP(float); break;
+    case FB_DTYPE_FLOAT64: FB_FILL_LOOP(double); break;
+    case FB_DTYPE_INT32: FB_FILL_LOOP(int32_t); break;
+    default: break;
+    }
+}
+
+size_t fb_pattern_check_host(const void *buf, size_t count, enum fb_dtype dtype,
+                             struct fb_pattern p)
+{
+    size_t wrong = 0;
+
+    switch (dtype) {
+    case FB_DTYPE_FLOAT32: FB_CHECK_LOOP(float); break;
+    case FB_DTYPE_FLOAT64: FB_CHECK_LOOP(double); break;
+    case FB_DTYPE_INT32: FB_CHECK_LOOP(int32_t); break;
+    default: return count;
+    }
+    return wrong;
+}

@@ -1,0 +1,86 @@
+/* The device-backend table: where benchmark buffers live and how they are copied and timed.
+ * Two real implementations: `cuda` (GPU memory, CUDA streams and events) and `host` (device
+ * buffers are host memory, copies are memcpy, events read the monotonic clock). Benchmarks and
+ * the runner use only this table, never CUDA directly. One backend is open per process. */
+#ifndef FB_BACKEND_H
+#define FB_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../kernels/pattern.h"
+#include "status.h"
+
+enum fb_mem {
+    FB_MEM_DEVICE,   /* GPU memory (host backend: page-touched host memory) */
+    FB_MEM_PINNED,   /* page-locked host memory (host backend: mlock'ed when allowed) */
+    FB_MEM_PAGEABLE, /* ordinary malloc'ed host memory */
+};
+
+enum fb_copy { FB_COPY_H2D, FB_COPY_D2H, FB_COPY_D2D, FB_COPY_PEER };
+
+struct fb_stream; /* an ordered queue of work; opaque per backend */
+struct fb_event;  /* a point in a stream that can be timed */
+
+struct fb_device_info {
+    int index;            /* device ordinal opened, -1 on host */
+    char name[128];       /* "NVIDIA H200" or "host memory (CPU model)" */
+    char pci_bus_id[32];  /* "0000:3b:00.0", empty on host */
+    size_t mem_bytes;     /* device memory, or host memory on host */
+    int cc_major, cc_minor;
+};
+
+struct fb_backend {
+    const char *name;
+    bool built; /* false for a stub compiled without its library */
+
+    /* How many devices this process can see. On none, writes why ("CUDA driver not found").
+     * Never fails hard: a missing driver is an answer, not an error. */
+    int (*device_count)(char *why, size_t whylen);
+    /* Driver and runtime versions as integers (CUDA: 13000 = 13.0), 0 when not applicable. */
+    void (*versions)(int *driver, int *runtime);
+
+    fb_status (*open)(int device, struct fb_device_info *info);
+    void (*close)(void);
+
+    fb_status (*alloc)(enum fb_mem kind, size_t bytes, void **out);
+    void (*free)(enum fb_mem kind, void *ptr); /* accepts NULL */
+
+    fb_status (*stream_create)(struct fb_stream **out);
+    void (*stream_destroy)(struct fb_stream *s); /* accepts NULL */
+    fb_status (*stream_sync)(struct fb_stream *s);
+    void *(*stream_native)(struct fb_stream *s); /* cudaStream_t for NCCL; NULL on host */
+
+    /* Stream-ordered copy of `bytes` bytes. On host the copy is done before returning. */
+    fb_status (*copy)(void *dst, const void *src, size_t bytes, enum fb_copy dir,
+                      struct fb_stream *s);
+
+    fb_status (*event_create)(struct fb_event **out);
+    void (*event_destroy)(struct fb_event *e); /* accepts NULL */
+    fb_status (*event_record)(struct fb_event *e, struct fb_stream *s);
+    /* Microseconds from a to b; both must have completed (sync the stream first). */
+    fb_status (*event_elapsed_us)(struct fb_event *a, struct fb_event *b, double *us);
+
+    /* Stream-ordered fill of `count` elements of device memory with a pattern. */
+    fb_status (*fill)(void *buf, size_t count, enum fb_dtype dtype, struct fb_pattern p,
+                      struct fb_stream *s);
+    /* Synchronous check of `count` device elements against a pattern; *wrong = mismatches. */
+    fb_status (*check)(const void *buf, size_t count, enum fb_dtype dtype, struct fb_pattern p,
+                       size_t *wrong, struct fb_stream *s);
+};
+
+extern const struct fb_backend fb_backend_host;
+extern const struct fb_backend fb_backend_cuda; /* a stub when built without CUDA */
+
+/* Looks a backend up by name ("host", "cuda"); NULL when unknown. */
+const struct fb_backend *fb_backend_find(const char *name);
+
+/* The list of backends, NULL-terminated, for `list` and help texts. */
+extern const struct fb_backend *const fb_backends[];
+
+/* Host-side fill and check of host memory; the host backend and staged paths use them. */
+void fb_pattern_fill_host(void *buf, size_t count, enum fb_dtype dtype, struct fb_pattern p);
+size_t fb_pattern_check_host(const void *buf, size_t count, enum fb_dtype dtype,
+                             struct fb_pattern p);
+
+#endif

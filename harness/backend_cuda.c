@@ -1,0 +1,225 @@
+/* The CUDA backend: GPU memory, pinned host memory, streams and events through the CUDA runtime
+ * (linked statically, so this binary starts on a machine without an NVIDIA driver and reports
+ * "no GPU"). Fill and check run as kernels (kernels/pattern_kernels.cu). */
+#include "backend.h"
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kernels/pattern_kernels.h"
+#include "log.h"
+
+struct fb_stream {
+    cudaStream_t s;
+};
+
+struct fb_event {
+    cudaEvent_t e;
+};
+
+static fb_status cuda_fail(cudaError_t err, const char *what)
+{
+    fb_error("%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
+    return err == cudaErrorMemoryAllocation ? FB_ERR_NOMEM : FB_ERR_BACKEND;
+}
+
+#define CUDA_TRY(call)                                                                   \
+    do {                                                                                 \
+        cudaError_t err_ = (call);                                                       \
+        if (err_ != cudaSuccess)                                                         \
+            return cuda_fail(err_, #call);                                               \
+    } while (0)
+
+static int cuda_device_count(char *why, size_t whylen)
+{
+    int n = 0;
+    cudaError_t err = cudaGetDeviceCount(&n);
+
+    if (err == cudaSuccess && n > 0)
+        return n;
+    if (err == cudaErrorInsufficientDriver)
+        snprintf(why, whylen, "no NVIDIA driver found (%s)", cudaGetErrorName(err));
+    else if (err == cudaErrorNoDevice || (err == cudaSuccess && n == 0))
+        snprintf(why, whylen, "the driver sees no GPU (check CUDA_VISIBLE_DEVICES)");
+    else
+        snprintf(why, whylen, "%s (%s)", cudaGetErrorString(err), cudaGetErrorName(err));
+    (void)cudaGetLastError(); /* clear the sticky-free error so later calls start clean */
+    return 0;
+}
+
+static void cuda_versions(int *driver, int *runtime)
+{
+    if (cudaDriverGetVersion(driver) != cudaSuccess)
+        *driver = 0;
+    if (cudaRuntimeGetVersion(runtime) != cudaSuccess)
+        *runtime = 0;
+}
+
+static fb_status cuda_open(int device, struct fb_device_info *info)
+{
+    struct cudaDeviceProp prop;
+
+    memset(info, 0, sizeof *info);
+    CUDA_TRY(cudaSetDevice(device));
+    CUDA_TRY(cudaGetDeviceProperties(&prop, device));
+    info->index = device;
+    snprintf(info->name, sizeof info->name, "%.127s", prop.name);
+    info->mem_bytes = prop.totalGlobalMem;
+    info->cc_major = prop.major;
+    info->cc_minor = prop.minor;
+    CUDA_TRY(cudaDeviceGetPCIBusId(info->pci_bus_id, (int)sizeof info->pci_bus_id, device));
+    /* Create the context now, so its cost never lands in the first timed iteration. */
+    CUDA_TRY(cudaFree(NULL));
+    return FB_OK;
+}
+
+static void cuda_close(void) { (void)cudaDeviceSynchronize(); }
+
+static fb_status cuda_alloc(enum fb_mem kind, size_t bytes, void **out)
+{
+    *out = NULL;
+    switch (kind) {
+    case FB_MEM_DEVICE: CUDA_TRY(cudaMalloc(out, bytes ? bytes : 1)); break;
+    case FB_MEM_PINNED: CUDA_TRY(cudaMallocHost(out, bytes ? bytes : 1)); break;
+    case FB_MEM_PAGEABLE:
+        if (!(*out = malloc(bytes ? bytes : 1)))
+            return FB_ERR_NOMEM;
+        break;
+    }
+    return FB_OK;
+}
+
+static void cuda_free(enum fb_mem kind, void *ptr)
+{
+    if (!ptr)
+        return;
+    switch (kind) {
+    case FB_MEM_DEVICE: (void)cudaFree(ptr); break;
+    case FB_MEM_PINNED: (void)cudaFreeHost(ptr); break;
+    case FB_MEM_PAGEABLE: free(ptr); break;
+    }
+}
+
+static fb_status cuda_stream_create(struct fb_stream **out)
+{
+    struct fb_stream *s = calloc(1, sizeof *s);
+    cudaError_t err;
+
+    *out = NULL;
+    if (!s)
+        return FB_ERR_NOMEM;
+    err = cudaStreamCreateWithFlags(&s->s, cudaStreamNonBlocking);
+    if (err != cudaSuccess) {
+        free(s);
+        return cuda_fail(err, "cudaStreamCreateWithFlags");
+    }
+    *out = s;
+    return FB_OK;
+}
+
+static void cuda_stream_destroy(struct fb_stream *s)
+{
+    if (!s)
+        return;
+    (void)cudaStreamDestroy(s->s);
+    free(s);
+}
+
+static fb_status cuda_stream_sync(struct fb_stream *s)
+{
+    CUDA_TRY(cudaStreamSynchronize(s->s));
+    return FB_OK;
+}
+
+static void *cuda_stream_native(struct fb_stream *s) { return (void *)s->s; }
+
+static fb_status cuda_copy(void *dst, const void *src, size_t bytes, enum fb_copy dir,
+                           struct fb_stream *s)
+{
+    static const enum cudaMemcpyKind kinds[] = {
+        [FB_COPY_H2D] = cudaMemcpyHostToDevice,
+        [FB_COPY_D2H] = cudaMemcpyDeviceToHost,
+        [FB_COPY_D2D] = cudaMemcpyDeviceToDevice,
+        [FB_COPY_PEER] = cudaMemcpyDefault, /* unified addressing finds both devices */
+    };
+    CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, kinds[dir], s->s));
+    return FB_OK;
+}
+
+static fb_status cuda_event_create(struct fb_event **out)
+{
+    struct fb_event *e = calloc(1, sizeof *e);
+    cudaError_t err;
+
+    *out = NULL;
+    if (!e)
+        return FB_ERR_NOMEM;
+    err = cudaEventCreate(&e->e);
+    if (err != cudaSuccess) {
+        free(e);
+        return cuda_fail(err, "cudaEventCreate");
+    }
+    *out = e;
+    return FB_OK;
+}
+
+static void cuda_event_destroy(struct fb_event *e)
+{
+    if (!e)
+        return;
+    (void)cudaEventDestroy(e->e);
+    free(e);
+}
+
+static fb_status cuda_event_record(struct fb_event *e, struct fb_stream *s)
+{
+    CUDA_TRY(cudaEventRecord(e->e, s->s));
+    return FB_OK;
+}
+
+static fb_status cuda_event_elapsed_us(struct fb_event *a, struct fb_event *b, double *us)
+{
+    float ms = 0.0f;
+
+    CUDA_TRY(cudaEventElapsedTime(&ms, a->e, b->e));
+    *us = (double)ms * 1e3;
+    return FB_OK;
+}
+
+static fb_status cuda_fill(void *buf, size_t count, enum fb_dtype dtype, struct fb_pattern p,
+                           struct fb_stream *s)
+{
+    CUDA_TRY((cudaError_t)fb_kernel_fill(buf, count, dtype, p, s->s));
+    return FB_OK;
+}
+
+static fb_status cuda_check(const void *buf, size_t count, enum fb_dtype dtype,
+                            struct fb_pattern p, size_t *wrong, struct fb_stream *s)
+{
+    CUDA_TRY((cudaError_t)fb_kernel_check(buf, count, dtype, p, wrong, s->s));
+    return FB_OK;
+}
+
+const struct fb_backend fb_backend_cuda = {
+    .name = "cuda",
+    .built = true,
+    .device_count = cuda_device_count,
+    .versions = cuda_versions,
+    .open = cuda_open,
+    .close = cuda_close,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .stream_create = cuda_stream_create,
+    .stream_destroy = cuda_stream_destroy,
+    .stream_sync = cuda_stream_sync,
+    .stream_native = cuda_stream_native,
+    .copy = cuda_copy,
+    .event_create = cuda_event_create,
+    .event_destroy = cuda_event_destroy,
+    .event_record = cuda_event_record,
+    .event_elapsed_us = cuda_event_elapsed_us,
+    .fill = cuda_fill,
+    .check = cuda_check,
+};

@@ -1,0 +1,189 @@
+/* The host backend: "device" buffers are host memory, copies are memcpy done at once, and events
+ * read CLOCK_MONOTONIC when recorded. Its figures are real CPU-memory figures; this is how every
+ * benchmark runs and is tested where no GPU exists. */
+#define _GNU_SOURCE
+#include "backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+struct fb_stream {
+    int unused;
+};
+
+struct fb_event {
+    double us;
+};
+
+/* Page alignment keeps host buffers comparable with cudaMalloc'ed ones (256 B or more). */
+enum { HOST_ALIGN = 4096 };
+
+static int host_device_count(char *why, size_t whylen)
+{
+    (void)why;
+    (void)whylen;
+    return 1;
+}
+
+static void host_versions(int *driver, int *runtime)
+{
+    *driver = 0;
+    *runtime = 0;
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+    char line[512];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+
+    snprintf(buf, len, "unknown CPU");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            colon += 2;
+            colon[strcspn(colon, "\n")] = '\0';
+            snprintf(buf, len, "%s", colon);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static fb_status host_open(int device, struct fb_device_info *info)
+{
+    char cpu[96];
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+    (void)device;
+    memset(info, 0, sizeof *info);
+    info->index = -1;
+    cpu_model(cpu, sizeof cpu);
+    snprintf(info->name, sizeof info->name, "host memory (%s)", cpu);
+    info->mem_bytes = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
+    return FB_OK;
+}
+
+static void host_close(void) {}
+
+static fb_status host_alloc(enum fb_mem kind, size_t bytes, void **out)
+{
+    size_t rounded = (bytes + HOST_ALIGN - 1) / HOST_ALIGN * HOST_ALIGN;
+    void *p = aligned_alloc(HOST_ALIGN, rounded ? rounded : HOST_ALIGN);
+
+    *out = NULL;
+    if (!p)
+        return FB_ERR_NOMEM;
+    if (kind != FB_MEM_PAGEABLE) {
+        /* Device and pinned memory are resident from the start, as with cudaMalloc and
+         * cudaMallocHost: touch every page now so no page fault lands in a timed copy. */
+        memset(p, 0, rounded);
+        /* mlock fails under a low RLIMIT_MEMLOCK; the pages are resident anyway. */
+        if (kind == FB_MEM_PINNED)
+            (void)mlock(p, rounded);
+    }
+    *out = p;
+    return FB_OK;
+}
+
+static void host_free(enum fb_mem kind, void *ptr)
+{
+    (void)kind;
+    free(ptr); /* munlock is implied when the pages are released */
+}
+
+static fb_status host_stream_create(struct fb_stream **out)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? FB_OK : FB_ERR_NOMEM;
+}
+
+static void host_stream_destroy(struct fb_stream *s) { free(s); }
+
+static fb_status host_stream_sync(struct fb_stream *s)
+{
+    (void)s;
+    return FB_OK;
+}
+
+static void *host_stream_native(struct fb_stream *s)
+{
+    (void)s;
+    return NULL;
+}
+
+static fb_status host_copy(void *dst, const void *src, size_t bytes, enum fb_copy dir,
+                           struct fb_stream *s)
+{
+    (void)dir;
+    (void)s;
+    memcpy(dst, src, bytes);
+    return FB_OK;
+}
+
+static fb_status host_event_create(struct fb_event **out)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? FB_OK : FB_ERR_NOMEM;
+}
+
+static void host_event_destroy(struct fb_event *e) { free(e); }
+
+static fb_status host_event_record(struct fb_event *e, struct fb_stream *s)
+{
+    struct timespec ts;
+
+    (void)s;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    e->us = (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+    return FB_OK;
+}
+
+static fb_status host_event_elapsed_us(struct fb_event *a, struct fb_event *b, double *us)
+{
+    *us = b->us - a->us;
+    return FB_OK;
+}
+
+static fb_status host_fill(void *buf, size_t count, enum fb_dtype dtype, struct fb_pattern p,
+                           struct fb_stream *s)
+{
+    (void)s;
+    fb_pattern_fill_host(buf, count, dtype, p);
+    return FB_OK;
+}
+
+static fb_status host_check(const void *buf, size_t count, enum fb_dtype dtype,
+                            struct fb_pattern p, size_t *wrong, struct fb_stream *s)
+{
+    (void)s;
+    *wrong = fb_pattern_check_host(buf, count, dtype, p);
+    return FB_OK;
+}
+
+const struct fb_backend fb_backend_host = {
+    .name = "host",
+    .built = true,
+    .device_count = host_device_count,
+    .versions = host_versions,
+    .open = host_open,
+    .close = host_close,
+    .alloc = host_alloc,
+    .free = host_free,
+    .stream_create = host_stream_create,
+    .stream_destroy = host_stream_destroy,
+    .stream_sync = host_stream_sync,
+    .stream_native = host_stream_native,
+    .copy = host_copy,
+    .event_create = host_event_create,
+    .event_destroy = host_event_destroy,
+    .event_record = host_event_record,
+    .event_elapsed_us = host_event_elapsed_us,
+    .fill = host_fill,
+    .check = host_check,
+};

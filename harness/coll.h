@@ -1,0 +1,51 @@
+/* The collectives table: how benchmark buffers are reduced across ranks.
+ * `mpi` runs MPI collectives on host buffers (and on device buffers directly when MPI is
+ * CUDA-aware, else staged through pinned host memory); `nccl` runs NCCL on GPU buffers. */
+#ifndef FB_COLL_H
+#define FB_COLL_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "backend.h"
+#include "status.h"
+
+enum fb_redop { FB_REDOP_SUM };
+
+struct fb_coll_comm; /* a communicator of one collectives library; opaque */
+
+struct fb_coll {
+    const char *name;
+    bool built;
+    /* Whether this library can reduce buffers of backend `be`; if not, why. */
+    bool (*usable)(const struct fb_backend *be, char *why, size_t whylen);
+    /* Collective over `comm`: creates a communicator for its ranks. `comm` is borrowed and must
+     * outlive the result. */
+    fb_status (*comm_create)(MPI_Comm comm, const struct fb_backend *be,
+                             struct fb_coll_comm **out);
+    void (*comm_destroy)(struct fb_coll_comm *c); /* accepts NULL */
+    /* The transport label written to the CSV: "mpi", "mpi-cuda-aware", "mpi-staged", "nccl". */
+    const char *(*transport)(const struct fb_coll_comm *c);
+    /* Collective, stream-ordered where the library is (NCCL); MPI completes before returning.
+     * send == recv means in place. */
+    fb_status (*allreduce)(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                           enum fb_dtype dtype, enum fb_redop op, struct fb_stream *s);
+};
+
+extern const struct fb_coll fb_coll_mpi;
+extern const struct fb_coll fb_coll_nccl; /* a stub when built without NCCL */
+extern const struct fb_coll *const fb_colls[];
+
+const struct fb_coll *fb_coll_find(const char *name);
+
+/* NCCL's version as NCCL_VERSION_CODE (22809 = 2.28.9), 0 when not built. */
+int fb_nccl_version_code(void);
+
+/* Whether this MPI library accepts device pointers (Open MPI's MPIX_Query_cuda_support); the
+ * reason is written in either case ("Open MPI built without CUDA support"). */
+bool fb_mpi_cuda_aware(char *why, size_t whylen);
+
+MPI_Datatype fb_dtype_mpi(enum fb_dtype dtype);
+
+#endif

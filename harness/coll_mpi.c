@@ -1,0 +1,167 @@
+/* MPI collectives on backend buffers. Host buffers go to MPI directly; device buffers go
+ * directly only when MPI is CUDA-aware, else through pinned host staging buffers. */
+#include "coll.h"
+
+#include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+struct fb_coll_comm {
+    MPI_Comm comm;
+    const struct fb_backend *be;
+    bool staged;
+    void *stage;       /* pinned host buffer for staged reductions */
+    size_t stage_bytes;
+};
+
+const struct fb_coll *const fb_colls[] = {&fb_coll_nccl, &fb_coll_mpi, NULL};
+
+const struct fb_coll *fb_coll_find(const char *name)
+{
+    for (size_t i = 0; fb_colls[i]; i++)
+        if (strcmp(fb_colls[i]->name, name) == 0)
+            return fb_colls[i];
+    return NULL;
+}
+
+bool fb_mpi_cuda_aware(char *why, size_t whylen)
+{
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    if (MPIX_Query_cuda_support()) {
+        snprintf(why, whylen, "MPIX_Query_cuda_support() says yes");
+        return true;
+    }
+    snprintf(why, whylen, "built with CUDA support, but it is off at run time");
+    return false;
+#elif defined(MPIX_CUDA_AWARE_SUPPORT)
+    snprintf(why, whylen, "this Open MPI was built without CUDA support");
+    return false;
+#else
+    snprintf(why, whylen, "this MPI library gives no way to ask (no MPIX_CUDA_AWARE_SUPPORT)");
+    return false;
+#endif
+}
+
+MPI_Datatype fb_dtype_mpi(enum fb_dtype dtype)
+{
+    switch (dtype) {
+    case FB_DTYPE_FLOAT32: return MPI_FLOAT;
+    case FB_DTYPE_FLOAT64: return MPI_DOUBLE;
+    case FB_DTYPE_INT32: return MPI_INT32_T;
+    default: return MPI_DATATYPE_NULL;
+    }
+}
+
+static bool mpi_usable(const struct fb_backend *be, char *why, size_t whylen)
+{
+    (void)be;
+    snprintf(why, whylen, "MPI is always available");
+    return true;
+}
+
+static fb_status mpi_comm_create(MPI_Comm comm, const struct fb_backend *be,
+                                 struct fb_coll_comm **out)
+{
+    struct fb_coll_comm *c = calloc(1, sizeof *c);
+    char why[128];
+
+    *out = NULL;
+    if (!c)
+        return FB_ERR_NOMEM;
+    c->comm = comm;
+    c->be = be;
+    /* Host-backend "device" memory is host memory: MPI can always read it. */
+    c->staged = be != &fb_backend_host && !fb_mpi_cuda_aware(why, sizeof why);
+    *out = c;
+    return FB_OK;
+}
+
+static void mpi_comm_destroy(struct fb_coll_comm *c)
+{
+    if (!c)
+        return;
+    if (c->stage)
+        c->be->free(FB_MEM_PINNED, c->stage);
+    free(c);
+}
+
+static const char *mpi_transport(const struct fb_coll_comm *c)
+{
+    if (c->be == &fb_backend_host)
+        return "mpi";
+    return c->staged ? "mpi-staged" : "mpi-cuda-aware";
+}
+
+static fb_status mpi_check(int rc, const char *what)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+
+    if (rc == MPI_SUCCESS)
+        return FB_OK;
+    MPI_Error_string(rc, msg, &len);
+    fb_error("%s failed: %s", what, msg);
+    return FB_ERR_MPI;
+}
+
+static fb_status stage_reserve(struct fb_coll_comm *c, size_t bytes)
+{
+    fb_status st;
+
+    if (c->stage_bytes >= bytes)
+        return FB_OK;
+    c->be->free(FB_MEM_PINNED, c->stage);
+    c->stage = NULL;
+    c->stage_bytes = 0;
+    if ((st = c->be->alloc(FB_MEM_PINNED, bytes, &c->stage)) != FB_OK)
+        return st;
+    c->stage_bytes = bytes;
+    return FB_OK;
+}
+
+static fb_status mpi_allreduce(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                               enum fb_dtype dtype, enum fb_redop op, struct fb_stream *s)
+{
+    size_t bytes = count * fb_dtype_size(dtype);
+    MPI_Datatype t = fb_dtype_mpi(dtype);
+    fb_status st;
+
+    (void)op; /* only FB_REDOP_SUM exists so far */
+    if (count > (size_t)INT32_MAX)
+        return FB_ERR_UNSUPPORTED;
+    if (!c->staged) {
+        /* MPI reads device memory itself (host backend or CUDA-aware MPI): wait for the
+         * producer on the stream first, since MPI is not stream-ordered. */
+        if ((st = c->be->stream_sync(s)) != FB_OK)
+            return st;
+        return mpi_check(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count, t,
+                                       MPI_SUM, c->comm),
+                         "MPI_Allreduce");
+    }
+    if ((st = stage_reserve(c, bytes)) != FB_OK ||
+        (st = c->be->copy(c->stage, send, bytes, FB_COPY_D2H, s)) != FB_OK ||
+        (st = c->be->stream_sync(s)) != FB_OK)
+        return st;
+    if ((st = mpi_check(MPI_Allreduce(MPI_IN_PLACE, c->stage, (int)count, t, MPI_SUM, c->comm),
+                        "MPI_Allreduce")) != FB_OK)
+        return st;
+    if ((st = c->be->copy(recv, c->stage, bytes, FB_COPY_H2D, s)) != FB_OK)
+        return st;
+    return c->be->stream_sync(s);
+}
+
+const struct fb_coll fb_coll_mpi = {
+    .name = "mpi",
+    .built = true,
+    .usable = mpi_usable,
+    .comm_create = mpi_comm_create,
+    .comm_destroy = mpi_comm_destroy,
+    .transport = mpi_transport,
+    .allreduce = mpi_allreduce,
+};

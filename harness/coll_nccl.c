@@ -1,0 +1,109 @@
+/* NCCL collectives on GPU buffers. The unique id travels over MPI; NCCL does the rest.
+ * Builds against NCCL 2.12 and newer; later features are tested with NCCL_VERSION_CODE. */
+#include "coll.h"
+
+#include <nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "log.h"
+
+struct fb_coll_comm {
+    ncclComm_t comm;
+};
+
+int fb_nccl_version_code(void)
+{
+    int v = 0;
+    return ncclGetVersion(&v) == ncclSuccess ? v : 0;
+}
+
+static fb_status nccl_check(ncclResult_t rc, const char *what)
+{
+    if (rc == ncclSuccess)
+        return FB_OK;
+    fb_error("%s failed: %s", what, ncclGetErrorString(rc));
+    return FB_ERR_NCCL;
+}
+
+static bool nccl_usable(const struct fb_backend *be, char *why, size_t whylen)
+{
+    if (be != &fb_backend_cuda || !be->built) {
+        snprintf(why, whylen, "NCCL reduces GPU buffers; backend '%s' has none", be->name);
+        return false;
+    }
+    snprintf(why, whylen, "NCCL %d.%d.%d", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+    return true;
+}
+
+static fb_status nccl_comm_create(MPI_Comm comm, const struct fb_backend *be,
+                                  struct fb_coll_comm **out)
+{
+    struct fb_coll_comm *c;
+    ncclUniqueId id;
+    int rank, size;
+    fb_status st = FB_OK;
+
+    (void)be;
+    *out = NULL;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (rank == 0)
+        st = nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    /* Every rank must learn whether rank 0 got an id before waiting on NCCL. */
+    MPI_Bcast(&st, (int)sizeof st, MPI_BYTE, 0, comm);
+    if (st != FB_OK)
+        return st;
+    MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, comm);
+    if (!(c = calloc(1, sizeof *c)))
+        return FB_ERR_NOMEM;
+    if ((st = nccl_check(ncclCommInitRank(&c->comm, size, id, rank), "ncclCommInitRank")) != FB_OK) {
+        free(c);
+        return st;
+    }
+    *out = c;
+    return FB_OK;
+}
+
+static void nccl_comm_destroy(struct fb_coll_comm *c)
+{
+    if (!c)
+        return;
+    (void)ncclCommDestroy(c->comm);
+    free(c);
+}
+
+static const char *nccl_transport(const struct fb_coll_comm *c)
+{
+    (void)c;
+    return "nccl";
+}
+
+static ncclDataType_t nccl_type(enum fb_dtype dtype)
+{
+    switch (dtype) {
+    case FB_DTYPE_FLOAT64: return ncclFloat64;
+    case FB_DTYPE_INT32: return ncclInt32;
+    case FB_DTYPE_FLOAT32:
+    default: return ncclFloat32;
+    }
+}
+
+static fb_status nccl_allreduce(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                                enum fb_dtype dtype, enum fb_redop op, struct fb_stream *s)
+{
+    (void)op;
+    return nccl_check(ncclAllReduce(send, recv, count, nccl_type(dtype), ncclSum, c->comm,
+                                    fb_backend_cuda.stream_native(s)),
+                      "ncclAllReduce");
+}
+
+const struct fb_coll fb_coll_nccl = {
+    .name = "nccl",
+    .built = true,
+    .usable = nccl_usable,
+    .comm_create = nccl_comm_create,
+    .comm_destroy = nccl_comm_destroy,
+    .transport = nccl_transport,
+    .allreduce = nccl_allreduce,
+};

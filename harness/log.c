@@ -1,0 +1,77 @@
+/* Prefixed diagnostics on stderr, report text on stdout, both mirrored into the run log. */
+#include "log.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+static int log_rank = -1;
+static char log_host[64];
+static FILE *log_file;
+static int log_quiet;
+
+void fb_log_set_identity(int rank, const char *host)
+{
+    log_rank = rank;
+    snprintf(log_host, sizeof log_host, "%s", host ? host : "?");
+}
+
+void fb_log_set_file(FILE *f) { log_file = f; }
+
+void fb_log_set_quiet(int quiet) { log_quiet = quiet; }
+
+static void log_emit(FILE *stream, const char *level, const char *fmt, va_list ap)
+{
+    char msg[2048];
+    char prefix[128] = "fabricbench: ";
+
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (log_rank >= 0)
+        snprintf(prefix, sizeof prefix, "[%d %s] ", log_rank, log_host);
+    fprintf(stream, "%s%s%s\n", prefix, level, msg);
+    fflush(stream);
+    if (log_file) {
+        fprintf(log_file, "%s%s%s\n", prefix, level, msg);
+        fflush(log_file);
+    }
+}
+
+void fb_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    log_emit(stderr, "error: ", fmt, ap);
+    va_end(ap);
+}
+
+void fb_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    log_emit(stderr, "warning: ", fmt, ap);
+    va_end(ap);
+}
+
+void fb_info(const char *fmt, ...)
+{
+    va_list ap;
+    if (log_quiet)
+        return;
+    va_start(ap, fmt);
+    log_emit(stderr, "", fmt, ap);
+    va_end(ap);
+}
+
+void fb_out(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+    if (log_file) {
+        va_start(ap, fmt);
+        vfprintf(log_file, fmt, ap);
+        va_end(ap);
+        fflush(log_file);
+    }
+}

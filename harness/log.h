@@ -1,0 +1,31 @@
+/* Diagnostics and report output.
+ * Diagnostics go to stderr with a "[rank host]" prefix once the rank is known; report text goes
+ * to stdout. Both are copied to the run's log file when one is open (rank 0 only). */
+#ifndef FB_LOG_H
+#define FB_LOG_H
+
+#include <stdio.h>
+
+#if defined(__GNUC__)
+#define FB_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define FB_PRINTF(a, b)
+#endif
+
+/* Sets the prefix used by later diagnostics. rank < 0 means "not launched yet": no prefix. */
+void fb_log_set_identity(int rank, const char *host);
+
+/* Copies everything printed from now on into `f` (NULL stops copying). Not owned. */
+void fb_log_set_file(FILE *f);
+
+/* Quiet mode drops fb_info; warnings and errors are always printed. */
+void fb_log_set_quiet(int quiet);
+
+void fb_error(const char *fmt, ...) FB_PRINTF(1, 2);
+void fb_warn(const char *fmt, ...) FB_PRINTF(1, 2);
+void fb_info(const char *fmt, ...) FB_PRINTF(1, 2);
+
+/* Report text (tables, summaries) on stdout, copied to the log file. */
+void fb_out(const char *fmt, ...) FB_PRINTF(1, 2);
+
+#endif

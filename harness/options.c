@@ -1,0 +1,17 @@
+/* Defaults of the run options. */
+#include "options.h"
+
+#include <string.h>
+
+void fb_options_defaults(struct fb_options *o)
+{
+    memset(o, 0, sizeof *o);
+    strcpy(o->backend, "auto");
+    strcpy(o->coll, "auto");
+    o->results_root = "results";
+    o->warmup = 5;
+    o->iters = 0;
+    o->trials = 10;
+    o->trial_ms = 5.0;
+    o->dtype = FB_DTYPE_FLOAT32;
+}

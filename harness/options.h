@@ -1,0 +1,38 @@
+/* Options of `fabricbench run`, parsed once by the command line and read by the runner and
+ * the benchmarks (which never parse options themselves). */
+#ifndef FB_OPTIONS_H
+#define FB_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../kernels/pattern.h"
+
+enum { FB_MAX_BENCHES = 32, FB_MAX_SIZES = 64 };
+
+struct fb_options {
+    char backend[16];         /* "auto", "host", "cuda" */
+    char coll[16];            /* "auto", "nccl", "mpi" */
+    const char *out_dir;      /* --out; NULL = <results_root>/<run-id> */
+    const char *results_root; /* default "results" */
+    size_t min_bytes;         /* 0 = the benchmark's default */
+    size_t max_bytes;         /* 0 = the benchmark's default */
+    long factor;              /* size step; 0 = the benchmark's default */
+    size_t nsizes;            /* --sizes: an explicit list replaces the sweep */
+    size_t sizes[FB_MAX_SIZES];
+    long warmup;              /* untimed iterations before timing */
+    long iters;               /* iterations per trial; 0 = calibrated to trial_ms */
+    long trials;              /* timed trials per point (the statistics' samples) */
+    double trial_ms;          /* target length of one trial when iters == 0 */
+    enum fb_dtype dtype;
+    bool allow_oversubscribe;
+    bool force;               /* reuse an --out folder that already holds a run */
+    bool quiet;
+    int nbench;
+    const char *bench[FB_MAX_BENCHES];
+};
+
+/* Fills the defaults: auto backends, 5 warm-up iterations, 10 trials of about 5 ms, float32. */
+void fb_options_defaults(struct fb_options *o);
+
+#endif

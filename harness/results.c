@@ -1,0 +1,210 @@
+/* The run folder and results.csv. */
+#define _GNU_SOURCE
+#include "results.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "csv.h"
+#include "log.h"
+
+const char *const fb_results_columns[] = {
+    "run_id", "bench", "case",  "backend", "transport", "nodes", "ranks",  "src",
+    "dst",    "batch", "bytes", "count",   "dtype",     "redop", "iters",  "metric",
+    "unit",   "samples", "median", "p05",  "p95",       "min",   "max",    "mean",
+    "stddev", "wrong",
+};
+const size_t fb_results_ncolumns = sizeof fb_results_columns / sizeof fb_results_columns[0];
+
+/* mkdir -p; returns 0 or -1 with errno set. */
+static int make_dirs(const char *path)
+{
+    char buf[4096];
+    size_t len = strlen(path);
+
+    if (len == 0 || len >= sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(buf, path, len + 1);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0775) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0775) != 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+static fb_status use_dir(struct fb_results *r, const char *dir, bool force)
+{
+    struct stat sb;
+
+    if (snprintf(r->dir, sizeof r->dir, "%s", dir) >= (int)sizeof r->dir) {
+        fb_error("--out path is too long");
+        return FB_ERR_USAGE;
+    }
+    snprintf(r->csv_path, sizeof r->csv_path, "%s/results.csv", r->dir);
+    if (stat(dir, &sb) == 0) {
+        if (!S_ISDIR(sb.st_mode)) {
+            fb_error("cannot use --out '%s': it exists and is not a folder", dir);
+            return FB_ERR_USAGE;
+        }
+        if (!force && access(r->csv_path, F_OK) == 0) {
+            fb_error("'%s' already holds a run (results.csv); choose another --out or pass "
+                     "--force to overwrite it", dir);
+            return FB_ERR_USAGE;
+        }
+    } else if (make_dirs(dir) != 0) {
+        fb_error("cannot create results folder '%s': %s", dir, strerror(errno));
+        return FB_ERR_USAGE;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        fb_error("cannot write to results folder '%s': %s", dir, strerror(errno));
+        return FB_ERR_USAGE;
+    }
+    return FB_OK;
+}
+
+fb_status fb_results_prepare(struct fb_results *r, const char *out_dir, const char *root,
+                             const char *host, bool force)
+{
+    char stamp[32], dir[4096];
+    time_t now = time(NULL);
+    struct tm tm;
+    struct stat sb;
+
+    memset(r, 0, sizeof *r);
+    if (out_dir) {
+        const char *base;
+        size_t len = strlen(out_dir);
+        /* The run id is the folder's own name, without trailing slashes. */
+        while (len > 1 && out_dir[len - 1] == '/')
+            len--;
+        base = memrchr(out_dir, '/', len);
+        base = base ? base + 1 : out_dir;
+        snprintf(r->run_id, sizeof r->run_id, "%.*s", (int)(len - (size_t)(base - out_dir)), base);
+        return use_dir(r, out_dir, force);
+    }
+    localtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    for (int n = 1; n < 1000; n++) {
+        if (n == 1)
+            snprintf(r->run_id, sizeof r->run_id, "%s-%s", stamp, host);
+        else
+            snprintf(r->run_id, sizeof r->run_id, "%s-%s-%d", stamp, host, n);
+        snprintf(dir, sizeof dir, "%s/%s", root, r->run_id);
+        if (stat(dir, &sb) != 0)
+            return use_dir(r, dir, false);
+    }
+    fb_error("cannot find a free run folder under '%s'", root);
+    return FB_ERR_USAGE;
+}
+
+fb_status fb_results_add(struct fb_results *r, const struct fb_row *row)
+{
+    if (r->nrows == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 64;
+        struct fb_row *rows = realloc(r->rows, cap * sizeof *rows);
+        if (!rows)
+            return FB_ERR_NOMEM;
+        r->rows = rows;
+        r->cap = cap;
+    }
+    r->rows[r->nrows++] = *row;
+    return FB_OK;
+}
+
+static void fmt_ll(char *buf, size_t len, long long v) { snprintf(buf, len, "%lld", v); }
+
+/* Empty for "does not apply" (-1), so no column mixes a sentinel number with real values. */
+static void fmt_opt(char *buf, size_t len, long long v)
+{
+    if (v < 0)
+        buf[0] = '\0';
+    else
+        fmt_ll(buf, len, v);
+}
+
+int fb_results_write_csv(FILE *f, const char *run_id, const struct fb_row *rows, size_t n)
+{
+    if (fb_csv_row(f, fb_results_columns, fb_results_ncolumns) != 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const struct fb_row *w = &rows[i];
+        char nodes[16], ranks[16], src[16], dst[16], batch[24], bytes[24], count[24], iters[24],
+            samples[24], stat[7][32], wrong[24];
+        const double v[7] = {w->st.median, w->st.p05, w->st.p95, w->st.min,
+                             w->st.max,    w->st.mean, w->st.stddev};
+        const char *fields[26];
+
+        fmt_ll(nodes, sizeof nodes, w->nodes);
+        fmt_ll(ranks, sizeof ranks, w->ranks);
+        fmt_opt(src, sizeof src, w->src);
+        fmt_opt(dst, sizeof dst, w->dst);
+        fmt_opt(batch, sizeof batch, w->batch);
+        fmt_opt(bytes, sizeof bytes, w->bytes);
+        fmt_opt(count, sizeof count, w->count);
+        fmt_ll(iters, sizeof iters, w->iters);
+        fmt_ll(samples, sizeof samples, (long long)w->st.samples);
+        for (int k = 0; k < 7; k++)
+            snprintf(stat[k], sizeof stat[k], "%.6g", v[k]);
+        fmt_opt(wrong, sizeof wrong, w->wrong);
+
+        fields[0] = run_id;
+        fields[1] = w->bench;
+        fields[2] = w->kase;
+        fields[3] = w->backend;
+        fields[4] = w->transport;
+        fields[5] = nodes;
+        fields[6] = ranks;
+        fields[7] = src;
+        fields[8] = dst;
+        fields[9] = batch;
+        fields[10] = bytes;
+        fields[11] = count;
+        fields[12] = w->dtype;
+        fields[13] = w->redop;
+        fields[14] = iters;
+        fields[15] = w->metric;
+        fields[16] = w->unit;
+        fields[17] = samples;
+        for (int k = 0; k < 7; k++)
+            fields[18 + k] = stat[k];
+        fields[25] = wrong;
+        if (fb_csv_row(f, fields, 26) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+fb_status fb_results_flush(struct fb_results *r)
+{
+    struct fb_atomic_file af;
+    fb_status st = fb_atomic_open(&af, r->csv_path);
+
+    if (st != FB_OK)
+        return st;
+    if (fb_results_write_csv(af.f, r->run_id, r->rows, r->nrows) != 0) {
+        fb_error("cannot write '%s': %s", af.tmp, strerror(errno));
+        fb_atomic_abort(&af);
+        return FB_ERR_IO;
+    }
+    return fb_atomic_commit(&af);
+}
+
+void fb_results_release(struct fb_results *r)
+{
+    free(r->rows);
+    r->rows = NULL;
+    r->nrows = r->cap = 0;
+}

@@ -1,0 +1,62 @@
+/* A run's results: the run folder, the rows measured so far, and results.csv rewritten
+ * atomically after every point, so the file on disk is always complete up to the last point
+ * that finished. Rank 0 only. Columns and metrics are documented in results/SCHEMA.md. */
+#ifndef FB_RESULTS_H
+#define FB_RESULTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "stats.h"
+#include "status.h"
+
+struct fb_row {
+    char bench[24];
+    char kase[48];
+    char backend[16];
+    char transport[24];
+    int nodes, ranks;
+    int src, dst;         /* -1 when not about one rank or pair */
+    long batch;           /* -1 when not about a batch */
+    long long bytes;      /* -1 when not about a message */
+    long long count;      /* -1 when untyped */
+    char dtype[12];       /* "" when untyped */
+    char redop[8];        /* "" when not a reduction */
+    long iters;           /* iterations per trial */
+    char metric[24];
+    char unit[12];
+    struct fb_stats st;
+    long long wrong;      /* -1 when not verified */
+};
+
+/* The CSV header, in order; results/SCHEMA.md documents each (a test checks it). */
+extern const char *const fb_results_columns[];
+extern const size_t fb_results_ncolumns;
+
+struct fb_results {
+    char dir[4096];
+    char run_id[128];
+    char csv_path[4200];
+    struct fb_row *rows;
+    size_t nrows, cap;
+};
+
+/* Chooses and creates the run folder. With out_dir: that folder, refused when it already holds
+ * a results.csv unless force. Without: <root>/<YYYYmmdd-HHMMSS>-<host>, made unique. On
+ * failure prints one line naming the path and returns FB_ERR_USAGE; nothing is left behind. */
+fb_status fb_results_prepare(struct fb_results *r, const char *out_dir, const char *root,
+                             const char *host, bool force);
+
+/* Appends a row (copied). */
+fb_status fb_results_add(struct fb_results *r, const struct fb_row *row);
+
+/* Rewrites results.csv atomically with every row so far. */
+fb_status fb_results_flush(struct fb_results *r);
+
+/* Writes the rows as CSV to any stream (used by flush and by tests). */
+int fb_results_write_csv(FILE *f, const char *run_id, const struct fb_row *rows, size_t n);
+
+void fb_results_release(struct fb_results *r);
+
+#endif

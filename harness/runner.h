@@ -1,0 +1,36 @@
+/* The one runner: warm-up, calibrated timed trials, statistics, the cross-rank reduction (a
+ * collective point takes as long as its slowest rank), verification after timing, and output
+ * (a table on stdout and rows in results.csv). Benchmarks only provide hooks (bench.h). */
+#ifndef FB_RUNNER_H
+#define FB_RUNNER_H
+
+#include "bench.h"
+#include "results.h"
+
+struct fb_runner {
+    struct fb_session *s;
+    const struct fb_options *opt;
+    struct fb_results *res; /* rank 0: where rows go; NULL on other ranks */
+    struct fb_coll_comm *coll_comm; /* created on first need, over the whole world */
+    int *node_of;           /* world rank -> node index */
+    int points, failed_points;
+};
+
+/* Collective. Prepares a runner over an open session. */
+fb_status fb_runner_init(struct fb_runner *r, struct fb_session *s, const struct fb_options *opt,
+                         struct fb_results *res);
+void fb_runner_release(struct fb_runner *r);
+
+/* Collective: runs every case of one benchmark. A benchmark that cannot run here (too few
+ * ranks, no collectives) is waived with a reason and FB_ERR_UNSUPPORTED. Rows are flushed to
+ * results.csv after every point. */
+fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b);
+
+/* Derived metrics of a point, shared by the runner and its tests: GB/s (1e9 B/s) for `bytes`
+ * moved in `time_us` microseconds. */
+static inline double fb_gbps(double bytes, double time_us)
+{
+    return time_us > 0.0 ? bytes / time_us / 1e3 : 0.0;
+}
+
+#endif

@@ -1,0 +1,111 @@
+/* Backend, collectives and GPU selection, agreed by all ranks. */
+#include "session.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+
+static fb_status pick_backend(struct fb_session *s, const char *name)
+{
+    if (strcmp(name, "auto") == 0) {
+        /* All ranks must use one backend: cuda only when every rank sees a GPU. */
+        if (s->min_local_gpus > 0) {
+            s->be = &fb_backend_cuda;
+            snprintf(s->be_why, sizeof s->be_why, "auto: %d GPU(s) visible on every rank",
+                     s->min_local_gpus);
+        } else {
+            s->be = &fb_backend_host;
+            snprintf(s->be_why, sizeof s->be_why, "auto: no GPU visible (%s)",
+                     s->visible_gpus ? "another rank sees none" : s->no_gpu_why);
+        }
+        return FB_OK;
+    }
+    if (!(s->be = fb_backend_find(name))) {
+        if (s->world.rank == 0)
+            fb_error("unknown backend '%s' (use auto, host or cuda)", name);
+        return FB_ERR_USAGE;
+    }
+    if (s->be == &fb_backend_cuda && s->min_local_gpus == 0) {
+        if (s->world.rank == 0)
+            fb_error("backend 'cuda' asked for, but %s", s->visible_gpus ? "a rank sees no GPU" : s->no_gpu_why);
+        return FB_ERR_NO_DEVICE;
+    }
+    snprintf(s->be_why, sizeof s->be_why, "asked for with --backend");
+    return FB_OK;
+}
+
+static fb_status pick_coll(struct fb_session *s, const char *name)
+{
+    char why[160];
+
+    if (strcmp(name, "auto") == 0) {
+        if (fb_coll_nccl.usable(s->be, why, sizeof why)) {
+            s->coll = &fb_coll_nccl;
+            snprintf(s->coll_why, sizeof s->coll_why, "auto: %s on GPU buffers", why);
+        } else {
+            s->coll = &fb_coll_mpi;
+            snprintf(s->coll_why, sizeof s->coll_why, "auto: MPI (%s)", why);
+        }
+        return FB_OK;
+    }
+    if (!(s->coll = fb_coll_find(name))) {
+        if (s->world.rank == 0)
+            fb_error("unknown collectives '%s' (use auto, nccl or mpi)", name);
+        return FB_ERR_USAGE;
+    }
+    if (!s->coll->usable(s->be, why, sizeof why)) {
+        if (s->world.rank == 0)
+            fb_error("collectives '%s' cannot run here: %s", name, why);
+        return FB_ERR_USAGE;
+    }
+    snprintf(s->coll_why, sizeof s->coll_why, "asked for with --coll");
+    return FB_OK;
+}
+
+fb_status fb_session_open(struct fb_session *s, const char *backend, const char *coll,
+                          bool allow_oversubscribe)
+{
+    fb_status st;
+    int over = 0, any_over = 0, device;
+
+    memset(s, 0, sizeof *s);
+    if ((st = fb_world_init(&s->world)) != FB_OK)
+        return st;
+    s->visible_gpus = fb_backend_cuda.device_count(s->no_gpu_why, sizeof s->no_gpu_why);
+    MPI_Allreduce(&s->visible_gpus, &s->min_local_gpus, 1, MPI_INT, MPI_MIN, s->world.comm);
+
+    st = pick_backend(s, backend);
+    if (st == FB_OK)
+        st = pick_coll(s, coll);
+    if ((st = fb_world_agree(&s->world, st)) != FB_OK)
+        return st;
+
+    /* Local rank picks the GPU. Two ranks on one GPU share its copy engines and memory
+     * bandwidth and halve each other's figures: refuse unless asked. */
+    device = 0;
+    if (s->be == &fb_backend_cuda) {
+        over = s->world.local_size > s->visible_gpus;
+        device = s->world.local_rank % s->visible_gpus;
+    }
+    MPI_Allreduce(&over, &any_over, 1, MPI_INT, MPI_MAX, s->world.comm);
+    s->oversubscribed = any_over != 0;
+    if (over && !allow_oversubscribe)
+        fb_error("%d ranks on host %s share %d GPU(s): run one rank per GPU, or pass "
+                 "--allow-oversubscribe to measure anyway", s->world.local_size, s->world.host,
+                 s->visible_gpus);
+    if (s->oversubscribed && !allow_oversubscribe)
+        return FB_ERR_OVERSUBSCRIBED;
+
+    st = s->be->open(device, &s->dev);
+    s->opened = st == FB_OK;
+    return fb_world_agree(&s->world, st);
+}
+
+void fb_session_close(struct fb_session *s)
+{
+    if (s->opened && s->be->close)
+        s->be->close();
+    s->opened = false;
+    fb_world_release(&s->world);
+}

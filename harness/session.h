@@ -1,0 +1,35 @@
+/* A session: the MPI world, the chosen device backend and collectives, and the GPU this rank
+ * drives. `run` and `doctor` open one the same way, so doctor checks exactly what run uses.
+ * Local rank picks the GPU; more local ranks than GPUs is oversubscription. */
+#ifndef FB_SESSION_H
+#define FB_SESSION_H
+
+#include <stdbool.h>
+
+#include "backend.h"
+#include "coll.h"
+#include "world.h"
+
+struct fb_session {
+    struct fb_world world;
+    const struct fb_backend *be;
+    char be_why[200];          /* one line: why this backend */
+    const struct fb_coll *coll;
+    char coll_why[200];        /* one line: why these collectives */
+    int visible_gpus;          /* GPUs this rank can see (0 with none) */
+    char no_gpu_why[160];      /* why none, when visible_gpus == 0 */
+    int min_local_gpus;        /* fewest GPUs seen by any rank (for auto) */
+    bool oversubscribed;       /* some node has more ranks than GPUs (cuda only) */
+    struct fb_device_info dev; /* what this rank opened */
+    bool opened;
+};
+
+/* Collective over MPI_COMM_WORLD (MPI initialised). backend and coll are "auto" or a name.
+ * Refuses oversubscription (FB_ERR_OVERSUBSCRIBED) unless allow_oversubscribe; a name that
+ * cannot work here is FB_ERR_USAGE or FB_ERR_NO_DEVICE with a message. All ranks return the
+ * same status. */
+fb_status fb_session_open(struct fb_session *s, const char *backend, const char *coll,
+                          bool allow_oversubscribe);
+void fb_session_close(struct fb_session *s);
+
+#endif

@@ -1,0 +1,20 @@
+/* Messages and exit codes for fb_status, generated from FB_STATUS_TABLE. */
+#include "status.h"
+
+#define FB_STATUS_TEXT_ITEM(code, text) text,
+static const char *const status_text[] = {FB_STATUS_TABLE(FB_STATUS_TEXT_ITEM)};
+#undef FB_STATUS_TEXT_ITEM
+
+const char *fb_status_str(fb_status st)
+{
+    if ((int)st < 0 || st >= FB_STATUS_COUNT)
+        return "unknown status";
+    return status_text[st];
+}
+
+int fb_status_exit_code(fb_status st)
+{
+    if (st == FB_OK)
+        return 0;
+    return st == FB_ERR_USAGE ? 2 : 1;
+}

@@ -1,0 +1,105 @@
+/* Size, count and number parsing for the command line; formatting of sizes. */
+#include "units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static fb_status bad(char *why, size_t whylen, const char *fmt, const char *text)
+{
+    snprintf(why, whylen, fmt, text);
+    return FB_ERR_USAGE;
+}
+
+fb_status fb_size_parse(const char *text, size_t *bytes, char *why, size_t whylen)
+{
+    const char *p = text;
+    uint64_t value = 0, mult = 1;
+
+    if (!text || !*text)
+        return bad(why, whylen, "empty size%s", "");
+    if (*p == '-')
+        return bad(why, whylen, "size '%s' is negative", text);
+    if (!isdigit((unsigned char)*p))
+        return bad(why, whylen, "size '%s' does not start with a number", text);
+    for (; isdigit((unsigned char)*p); p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (value > (UINT64_MAX - d) / 10)
+            return bad(why, whylen, "size '%s' is too large", text);
+        value = value * 10 + d;
+    }
+    switch (toupper((unsigned char)*p)) {
+    case '\0': break;
+    case 'K': mult = 1ull << 10; p++; break;
+    case 'M': mult = 1ull << 20; p++; break;
+    case 'G': mult = 1ull << 30; p++; break;
+    case 'B': break;
+    default:
+        return bad(why, whylen, "size '%s' has an unknown suffix (use K, M or G, binary)", text);
+    }
+    if (*p && strcasecmp(p, "B") != 0 && !(mult > 1 && strcasecmp(p, "iB") == 0))
+        return bad(why, whylen, "size '%s' has an unknown suffix (use K, M or G, binary)", text);
+    if (value > UINT64_MAX / mult || value * mult > (uint64_t)SIZE_MAX)
+        return bad(why, whylen, "size '%s' is too large", text);
+    *bytes = (size_t)(value * mult);
+    return FB_OK;
+}
+
+fb_status fb_count_parse(const char *text, long min, long max, long *value, char *why, size_t whylen)
+{
+    char *end;
+    long v;
+
+    if (!text || !*text)
+        return bad(why, whylen, "empty number%s", "");
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (*end || end == text || isspace((unsigned char)*text))
+        return bad(why, whylen, "'%s' is not a whole number", text);
+    if (errno == ERANGE || v < min || v > max) {
+        snprintf(why, whylen, "'%s' is out of range [%ld, %ld]", text, min, max);
+        return FB_ERR_USAGE;
+    }
+    *value = v;
+    return FB_OK;
+}
+
+fb_status fb_real_parse(const char *text, double min, double max, double *value, char *why,
+                        size_t whylen)
+{
+    char *end;
+    double v;
+
+    if (!text || !*text)
+        return bad(why, whylen, "empty number%s", "");
+    errno = 0;
+    v = strtod(text, &end);
+    if (*end || end == text || isspace((unsigned char)*text))
+        return bad(why, whylen, "'%s' is not a number", text);
+    if (errno == ERANGE || !(v >= min && v <= max)) {
+        snprintf(why, whylen, "'%s' is out of range [%g, %g]", text, min, max);
+        return FB_ERR_USAGE;
+    }
+    *value = v;
+    return FB_OK;
+}
+
+void fb_size_format(size_t bytes, char *buf, size_t len)
+{
+    static const char suffix[] = {'G', 'M', 'K'};
+    static const unsigned shift[] = {30, 20, 10};
+
+    for (int i = 0; i < 3; i++) {
+        size_t unit = (size_t)1 << shift[i];
+        if (bytes >= unit && bytes % unit == 0) {
+            snprintf(buf, len, "%zu%c", bytes / unit, suffix[i]);
+            return;
+        }
+    }
+    snprintf(buf, len, "%zu", bytes);
+}

@@ -1,0 +1,25 @@
+/* Parsing and printing of sizes and counts given on the command line.
+ * Size suffixes are binary: K = 2^10, M = 2^20, G = 2^30 bytes (an optional trailing "B" or
+ * "iB" is accepted). Rates printed by fabricbench are decimal: GB/s = 1e9 B/s. */
+#ifndef FB_UNITS_H
+#define FB_UNITS_H
+
+#include <stddef.h>
+
+#include "status.h"
+
+/* Parses "4096", "64K", "256M", "1G", "8MiB" into bytes. On failure returns FB_ERR_USAGE and
+ * writes a one-line reason (without the option name) into why. */
+fb_status fb_size_parse(const char *text, size_t *bytes, char *why, size_t whylen);
+
+/* Parses a decimal integer in [min, max]. Same error convention as fb_size_parse. */
+fb_status fb_count_parse(const char *text, long min, long max, long *value, char *why, size_t whylen);
+
+/* Parses a decimal floating-point number in [min, max]. */
+fb_status fb_real_parse(const char *text, double min, double max, double *value, char *why,
+                        size_t whylen);
+
+/* Formats bytes with a binary suffix when exact ("64K", "256M", "1G"), else plain digits. */
+void fb_size_format(size_t bytes, char *buf, size_t len);
+
+#endif

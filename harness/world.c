@@ -1,0 +1,75 @@
+/* Rank, node and local-rank discovery over MPI. */
+#define _DEFAULT_SOURCE
+#include "world.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+fb_status fb_world_init(struct fb_world *w)
+{
+    int is_leader, leaders_before = 0;
+
+    memset(w, 0, sizeof *w);
+    w->comm = w->node_comm = MPI_COMM_NULL;
+    if (MPI_Comm_dup(MPI_COMM_WORLD, &w->comm) != MPI_SUCCESS)
+        return FB_ERR_MPI;
+    MPI_Comm_rank(w->comm, &w->rank);
+    MPI_Comm_size(w->comm, &w->size);
+    if (gethostname(w->host, sizeof w->host - 1) != 0)
+        strcpy(w->host, "unknown");
+    if (MPI_Comm_split_type(w->comm, MPI_COMM_TYPE_SHARED, w->rank, MPI_INFO_NULL, &w->node_comm) !=
+        MPI_SUCCESS)
+        return FB_ERR_MPI;
+    MPI_Comm_rank(w->node_comm, &w->local_rank);
+    MPI_Comm_size(w->node_comm, &w->local_size);
+
+    /* Number the nodes by their lowest rank: an exclusive prefix count of node leaders. */
+    is_leader = w->local_rank == 0;
+    MPI_Exscan(&is_leader, &leaders_before, 1, MPI_INT, MPI_SUM, w->comm);
+    if (w->rank == 0)
+        leaders_before = 0;
+    w->node = is_leader ? leaders_before : 0;
+    MPI_Bcast(&w->node, 1, MPI_INT, 0, w->node_comm);
+    MPI_Allreduce(&is_leader, &w->nodes, 1, MPI_INT, MPI_SUM, w->comm);
+    fb_log_set_identity(w->rank, w->host);
+    return FB_OK;
+}
+
+void fb_world_release(struct fb_world *w)
+{
+    if (w->node_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&w->node_comm);
+    if (w->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&w->comm);
+}
+
+fb_status fb_world_agree(const struct fb_world *w, fb_status mine)
+{
+    int in = (int)mine, out = (int)FB_ERR_MPI;
+
+    if (MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, w->comm) != MPI_SUCCESS)
+        return FB_ERR_MPI;
+    return (fb_status)out;
+}
+
+int fb_world_count_nodes(const int *node_of, const int *flag, int nranks)
+{
+    int count = 0, max_node = 0;
+    char *seen;
+
+    for (int r = 0; r < nranks; r++)
+        if (node_of[r] > max_node)
+            max_node = node_of[r];
+    if (!(seen = calloc((size_t)max_node + 1, 1)))
+        return -1;
+    for (int r = 0; r < nranks; r++)
+        if ((!flag || flag[r]) && !seen[node_of[r]]) {
+            seen[node_of[r]] = 1;
+            count++;
+        }
+    free(seen);
+    return count;
+}

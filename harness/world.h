@@ -1,0 +1,32 @@
+/* The MPI job as fabricbench sees it: ranks, nodes, and which rank is which on its node.
+ * Node membership comes from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), never from one
+ * launcher's environment variables, so mpirun, srun and any PMIx launcher agree. */
+#ifndef FB_WORLD_H
+#define FB_WORLD_H
+
+#include <mpi.h>
+
+#include "status.h"
+
+struct fb_world {
+    MPI_Comm comm;      /* a duplicate of MPI_COMM_WORLD, owned */
+    MPI_Comm node_comm; /* the ranks sharing this node's memory, owned */
+    int rank, size;
+    int local_rank, local_size;
+    int node;  /* index of this rank's node, 0..nodes-1, ordered by lowest world rank */
+    int nodes; /* number of nodes in the job */
+    char host[64];
+};
+
+/* Collective over MPI_COMM_WORLD: fills *w. MPI must be initialised. */
+fb_status fb_world_init(struct fb_world *w);
+void fb_world_release(struct fb_world *w);
+
+/* Collective: every rank passes its status and all return the worst one (the largest code), so
+ * all ranks take the same branch after a phase. */
+fb_status fb_world_agree(const struct fb_world *w, fb_status mine);
+
+/* Number of distinct nodes among the ranks whose flag is non-zero; node_of[r] is rank r's node. */
+int fb_world_count_nodes(const int *node_of, const int *flag, int nranks);
+
+#endif

@@ -1,0 +1,55 @@
+/* Data types and the data pattern shared by host code and CUDA kernels.
+ * Every buffer a benchmark moves is filled with a pattern whose expected value at any index is
+ * known in closed form, so one check serves copies (the sender's values) and sum reductions
+ * (n times the base plus a rank offset) on the host and on the GPU alike. Values are small
+ * integers, exact in every supported type for up to a million ranks. */
+#ifndef FB_PATTERN_H
+#define FB_PATTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define FB_HD __host__ __device__
+#else
+#define FB_HD
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum fb_dtype { FB_DTYPE_FLOAT32, FB_DTYPE_FLOAT64, FB_DTYPE_INT32, FB_DTYPE_COUNT };
+
+/* expect(i) = scale * base(seed, i) + offset. scale = 0 gives a constant (a poison value). */
+struct fb_pattern {
+    uint32_t seed;
+    int32_t scale;
+    int64_t offset;
+};
+
+/* A value in [-8, 8] that changes with the index and the seed. */
+static inline FB_HD int32_t fb_pattern_base(uint32_t seed, size_t i)
+{
+    uint32_t h = (uint32_t)i * 2654435761u + seed * 97u + (uint32_t)(i >> 32);
+    return (int32_t)((h >> 16) % 17u) - 8;
+}
+
+/* A rank's own offset, in [-3, 3], so that ranks send different data. */
+static inline FB_HD int32_t fb_pattern_rank_offset(int rank) { return rank % 7 - 3; }
+
+static inline FB_HD int64_t fb_pattern_expect(struct fb_pattern p, size_t i)
+{
+    return (int64_t)p.scale * fb_pattern_base(p.seed, i) + p.offset;
+}
+
+static inline size_t fb_dtype_size(enum fb_dtype t)
+{
+    return t == FB_DTYPE_FLOAT64 ? 8 : 4;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

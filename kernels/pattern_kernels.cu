@@ -1,0 +1,90 @@
+/* GPU fill and check kernels for the shared data pattern (kernels/pattern.h). */
+#include <cuda_runtime.h>
+
+#include "pattern_kernels.h"
+
+namespace {
+
+const int kThreads = 256;
+
+unsigned grid_for(size_t count)
+{
+    size_t blocks = (count + kThreads - 1) / kThreads;
+    return (unsigned)(blocks > 65535 * 8 ? 65535 * 8 : (blocks ? blocks : 1));
+}
+
+template <typename T>
+__global__ void fill_kernel(T *buf, size_t count, struct fb_pattern p)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+         i += (size_t)gridDim.x * blockDim.x)
+        buf[i] = (T)fb_pattern_expect(p, i);
+}
+
+template <typename T>
+__global__ void check_kernel(const T *buf, size_t count, struct fb_pattern p,
+                             unsigned long long *wrong)
+{
+    unsigned long long local = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+         i += (size_t)gridDim.x * blockDim.x)
+        local += buf[i] != (T)fb_pattern_expect(p, i);
+    if (local)
+        atomicAdd(wrong, local);
+}
+
+template <typename T>
+int fill_typed(void *buf, size_t count, struct fb_pattern p, cudaStream_t s)
+{
+    fill_kernel<T><<<grid_for(count), kThreads, 0, s>>>((T *)buf, count, p);
+    return (int)cudaGetLastError();
+}
+
+template <typename T>
+int check_typed(const void *buf, size_t count, struct fb_pattern p, unsigned long long *dev_wrong,
+                cudaStream_t s)
+{
+    check_kernel<T><<<grid_for(count), kThreads, 0, s>>>((const T *)buf, count, p, dev_wrong);
+    return (int)cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" int fb_kernel_fill(void *buf, size_t count, enum fb_dtype dtype, struct fb_pattern p,
+                              void *stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    switch (dtype) {
+    case FB_DTYPE_FLOAT32: return fill_typed<float>(buf, count, p, s);
+    case FB_DTYPE_FLOAT64: return fill_typed<double>(buf, count, p, s);
+    case FB_DTYPE_INT32: return fill_typed<int>(buf, count, p, s);
+    default: return (int)cudaErrorInvalidValue;
+    }
+}
+
+extern "C" int fb_kernel_check(const void *buf, size_t count, enum fb_dtype dtype,
+                               struct fb_pattern p, size_t *wrong, void *stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    unsigned long long *dev_wrong = NULL, host_wrong = 0;
+    cudaError_t err = cudaMalloc((void **)&dev_wrong, sizeof *dev_wrong);
+
+    if (err != cudaSuccess)
+        return (int)err;
+    err = cudaMemsetAsync(dev_wrong, 0, sizeof *dev_wrong, s);
+    if (err == cudaSuccess) {
+        switch (dtype) {
+        case FB_DTYPE_FLOAT32: err = (cudaError_t)check_typed<float>(buf, count, p, dev_wrong, s); break;
+        case FB_DTYPE_FLOAT64: err = (cudaError_t)check_typed<double>(buf, count, p, dev_wrong, s); break;
+        case FB_DTYPE_INT32: err = (cudaError_t)check_typed<int>(buf, count, p, dev_wrong, s); break;
+        default: err = cudaErrorInvalidValue;
+        }
+    }
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(&host_wrong, dev_wrong, sizeof host_wrong, cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+    cudaFree(dev_wrong);
+    *wrong = (size_t)host_wrong;
+    return (int)err;
+}
