@@ -130,14 +130,14 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
     static const char *const colls[] = {"auto", "nccl", "mpi", NULL};
     static const char *const dtypes[] = {"float32", "float64", "int32", NULL};
     char why[256] = "", dtype[16];
-    int c;
+    int c, idx = -1;
     fb_status st = FB_OK;
 
     fb_options_defaults(o);
     *help = 0;
     optind = 1;
     opterr = 0;
-    while (st == FB_OK && (c = getopt_long(argc, argv, ":", run_options, NULL)) != -1) {
+    while (st == FB_OK && (c = getopt_long(argc, argv, ":", run_options, &idx)) != -1) {
         switch (c) {
         case OPT_BACKEND: st = parse_choice(optarg, backends, o->backend, sizeof o->backend, why, sizeof why); break;
         case OPT_COLL: st = parse_choice(optarg, colls, o->coll, sizeof o->coll, why, sizeof why); break;
@@ -179,7 +179,7 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
             return FB_ERR_USAGE;
         }
         if (st != FB_OK) {
-            snprintf(err, errlen, "bad value for '%s': %s", argv[optind - 1], why);
+            snprintf(err, errlen, "bad value for --%s: %s", run_options[idx].name, why);
             return st;
         }
     }

@@ -214,7 +214,7 @@ int fb_cmd_run(int argc, char **argv)
             if (help)
                 fb_cli_run_usage();
             else
-                fprintf(stderr, "fabricbench run: %s\n", err);
+                fb_error("run: %s", err);
         }
         free(r);
         return st != FB_OK ? 2 : 0;

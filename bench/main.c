@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "log.h"
 
 static void usage(FILE *f)
 {
@@ -48,6 +49,6 @@ int main(int argc, char **argv)
         return rc;
     }
     if (fb_cli_rank_hint() == 0)
-        fprintf(stderr, "fabricbench: unknown command '%s' (see `fabricbench --help`)\n", cmd);
+        fb_error("unknown command '%s' (see `fabricbench --help`)", cmd);
     return 2;
 }

@@ -28,11 +28,15 @@ struct fb_pattern {
     int64_t offset;
 };
 
-/* A value in [-8, 8] that changes with the index and the seed. */
+/* A value in [-8, 8] that changes with the index and the seed (a murmur-style mix, so a
+ * different seed or a shifted index gives different data almost everywhere). */
 static inline FB_HD int32_t fb_pattern_base(uint32_t seed, size_t i)
 {
-    uint32_t h = (uint32_t)i * 2654435761u + seed * 97u + (uint32_t)(i >> 32);
-    return (int32_t)((h >> 16) % 17u) - 8;
+    uint32_t h = (uint32_t)i * 2654435761u + (uint32_t)(i >> 32) + seed * 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return (int32_t)(h % 17u) - 8;
 }
 
 /* A rank's own offset, in [-3, 3], so that ranks send different data. */

@@ -1,0 +1,325 @@
+/* `fabricbench doctor`: opens a session exactly as `run` would, gathers every rank's facts,
+ * and on rank 0 prints the environment fingerprint as a table followed by the checks (PASS,
+ * WARN, FAIL with a fix), optionally writing the fingerprint JSON. Runs between MPI_Init and
+ * MPI_Finalize, which main owns. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+#include <fb_version.h>
+
+#include "doctor.h"
+#include "fingerprint.h"
+#include "ib.h"
+#include "log.h"
+#include "session.h"
+#include "topology.h"
+
+enum { OPT_BACKEND = 256, OPT_COLL, OPT_JSON };
+
+static const struct option doctor_options[] = {
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"coll", required_argument, NULL, OPT_COLL},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void usage(void)
+{
+    printf("usage: mpirun -np N fabricbench doctor [--backend B] [--coll C] [--json FILE]\n\n"
+           "Prints this job's environment (hosts, CPUs, NUMA, each rank's binding and GPU) and\n"
+           "checks it against the usual advice for GPU training fabrics: one rank per GPU, each\n"
+           "rank bound to its GPU's socket, CUDA-aware MPI, InfiniBand ports up.\n"
+           "Launch it exactly as you launch `run`, so it judges the same binding.\n\n"
+           "options:\n"
+           "  --backend auto|host|cuda   device backend to open (default auto)\n"
+           "  --coll auto|nccl|mpi       collectives to choose (default auto)\n"
+           "  --json FILE                also write the fingerprint as JSON to FILE\n"
+           "  --help                     this text\n\n"
+           "exit code: 0 nothing failed (warnings allowed), 1 a check failed, 2 bad options.\n");
+}
+
+static bool one_of(const char *v, const char *const *choices)
+{
+    for (size_t i = 0; choices[i]; i++)
+        if (strcmp(v, choices[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Parses the options; on bad input writes one line to err and returns false. */
+static bool parse(int argc, char **argv, const char **backend, const char **coll,
+                  const char **json, bool *help, char *err, size_t errlen)
+{
+    static const char *const backends[] = {"auto", "host", "cuda", NULL};
+    static const char *const colls[] = {"auto", "nccl", "mpi", NULL};
+    int c;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", doctor_options, NULL)) != -1) {
+        switch (c) {
+        case OPT_BACKEND:
+            if (!one_of(optarg, backends)) {
+                snprintf(err, errlen, "bad value for '--backend': '%s' (use auto, host or cuda)",
+                         optarg);
+                return false;
+            }
+            *backend = optarg;
+            break;
+        case OPT_COLL:
+            if (!one_of(optarg, colls)) {
+                snprintf(err, errlen, "bad value for '--coll': '%s' (use auto, nccl or mpi)",
+                         optarg);
+                return false;
+            }
+            *coll = optarg;
+            break;
+        case OPT_JSON:
+            *json = optarg;
+            break;
+        case 'h':
+            *help = true;
+            break;
+        case ':':
+            snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+            return false;
+        default:
+            if (optopt && optopt < 256)
+                snprintf(err, errlen, "unknown option '-%c'", optopt);
+            else
+                snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+            return false;
+        }
+    }
+    if (optind < argc) {
+        snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+        return false;
+    }
+    return true;
+}
+
+static const char *jstr(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "?";
+}
+
+static double jnum(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+}
+
+static const cJSON *jobj(const cJSON *o, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+/* The fingerprint, as read by a person: the same JSON that --json writes, so the two agree. */
+static void print_fingerprint(const cJSON *fp, const struct fb_rank_facts *all, int n)
+{
+    const cJSON *host = jobj(fp, "host"), *ib = jobj(fp, "infiniband");
+    int hostw = 4;
+
+    fb_out("fabricbench doctor %s (commit %s)\n", FB_VERSION, FB_GIT_COMMIT);
+    fb_out("host         %s: %s %s\n", jstr(host, "name"), jstr(host, "kernel"),
+           jstr(host, "arch"));
+    fb_out("CPU          %s\n", jstr(host, "cpu_model"));
+    if (cJSON_GetObjectItemCaseSensitive(host, "sockets")) {
+        fb_out("layout       %.0f socket(s), %.0f NUMA node(s), %.0f cores, %.0f PUs\n",
+               jnum(host, "sockets"), jnum(host, "numa_nodes"), jnum(host, "cores"),
+               jnum(host, "pus"));
+        fb_out("memory       %.1f GiB (%.0f bytes)\n", jnum(host, "memory_bytes") / 1073741824.0,
+               jnum(host, "memory_bytes"));
+    } else {
+        fb_out("layout       unknown: %s\n", jstr(host, "topology"));
+    }
+    fb_out("backend      %s (%s)\n", jstr(jobj(fp, "backend"), "name"),
+           jstr(jobj(fp, "backend"), "why"));
+    fb_out("collectives  %s (%s)\n", jstr(jobj(fp, "collectives"), "name"),
+           jstr(jobj(fp, "collectives"), "why"));
+    fb_out("CUDA         driver %s, runtime %s; NCCL %s; hwloc %s\n",
+           jstr(jobj(fp, "cuda"), "driver_version"), jstr(jobj(fp, "cuda"), "runtime_version"),
+           jstr(jobj(fp, "nccl"), "version"), jstr(jobj(fp, "hwloc"), "version"));
+    fb_out("MPI          %s\n", jstr(jobj(fp, "mpi"), "library"));
+    if (cJSON_IsString(ib)) {
+        fb_out("InfiniBand   %s\n", ib->valuestring);
+    } else {
+        const cJSON *p;
+        cJSON_ArrayForEach(p, ib)
+        {
+            fb_out("InfiniBand   %s port %.0f: %s, %s %.0fx %s (%.1f Gb/s signalling)\n",
+                   jstr(p, "device"), jnum(p, "port"), jstr(p, "state"), jstr(p, "link_layer"),
+                   jnum(p, "width"), jstr(p, "speed"), jnum(p, "rate_gbps"));
+        }
+    }
+    fb_out("job          %.0f rank(s) on %.0f node(s)\n", jnum(fp, "nranks"), jnum(fp, "nodes"));
+
+    for (int r = 0; r < n; r++)
+        if ((int)strlen(all[r].host) > hostw)
+            hostw = (int)strlen(all[r].host);
+    fb_out("\n");
+    fb_out("rank  %-*s  local  %-24s  %-5s  %-8s  gpu\n", hostw, "host", "cpu binding", "numa",
+           "verdict");
+    for (int r = 0; r < n; r++) {
+        const struct fb_rank_facts *f = &all[r];
+        char cpus[FB_CPULIST_LEN + 16], gpu[256];
+
+        if (!f->cpus[0])
+            snprintf(cpus, sizeof cpus, "unknown");
+        else
+            snprintf(cpus, sizeof cpus, "%s%s", f->cpus, f->bound ? "" : " (unbound)");
+        if (f->gpu_index >= 0)
+            snprintf(gpu, sizeof gpu, "%d %s %s (NUMA %s)", f->gpu_index, f->gpu_name,
+                     f->gpu_busid, f->gpu_numa[0] ? f->gpu_numa : "?");
+        else
+            snprintf(gpu, sizeof gpu, "none (host memory)");
+        fb_out("%4d  %-*s  %5d  %-24s  %-5s  %-8s  %s\n", f->rank, hostw, f->host, f->local_rank,
+               cpus, f->cpu_numa[0] ? f->cpu_numa : "?", fb_verdict_str(f->binding), gpu);
+    }
+}
+
+static void print_checks(const struct fb_check *checks, size_t n)
+{
+    fb_out("\n");
+    for (size_t i = 0; i < n; i++) {
+        fb_out("%s  %-16s  %s\n", fb_verdict_str(checks[i].verdict), checks[i].name, checks[i].why);
+        if (checks[i].fix[0])
+            fb_out("      fix: %s\n", checks[i].fix);
+    }
+}
+
+/* Every node judges its own HCAs (one node's port down is the classic multi-node failure);
+ * rank 0 keeps the worst, naming the host when there is more than one node. */
+static fb_status infiniband_worst(const struct fb_session *s, const struct fb_rank_facts *facts,
+                                  struct fb_check *worst)
+{
+    struct fb_ib_port *ports = NULL;
+    struct fb_check mine, *all = NULL;
+    size_t n = 0;
+    fb_status st = FB_OK;
+    int rc, pick = -1;
+
+    memset(&mine, 0, sizeof mine);
+    mine.verdict = FB_SKIP;
+    if (s->world.local_rank == 0) {
+        if ((st = fb_ib_ports(&ports, &n)) == FB_OK) {
+            fb_doctor_infiniband(ports, n, &mine);
+        } else {
+            snprintf(mine.name, sizeof mine.name, "infiniband");
+            mine.verdict = FB_WARN;
+            snprintf(mine.why, sizeof mine.why, "cannot list InfiniBand ports: %s",
+                     fb_status_str(st));
+        }
+        st = FB_OK;
+    }
+    if (s->world.rank == 0 && !(all = calloc((size_t)s->world.size, sizeof *all)))
+        st = FB_ERR_NOMEM;
+    if ((st = fb_world_agree(&s->world, st)) != FB_OK)
+        goto out;
+    rc = MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
+                    s->world.comm);
+    if ((st = fb_world_agree(&s->world, rc == MPI_SUCCESS ? FB_OK : FB_ERR_MPI)) != FB_OK)
+        goto out;
+    if (s->world.rank != 0)
+        goto out;
+    for (int r = 0; r < s->world.size; r++) {
+        if (!all[r].name[0])
+            continue;
+        if (pick < 0 || fb_verdict_worst(all[pick].verdict, all[r].verdict) != all[pick].verdict)
+            pick = r;
+    }
+    if (pick >= 0) {
+        *worst = all[pick];
+        if (s->world.nodes > 1)
+            snprintf(worst->why, sizeof worst->why, "%s: %.190s", facts[pick].host,
+                     all[pick].why);
+    }
+out:
+    free(ports);
+    free(all);
+    return st;
+}
+
+int fb_cmd_doctor(int argc, char **argv)
+{
+    const char *backend = "auto", *coll = "auto", *json_path = NULL;
+    bool help = false;
+    char err[256] = "";
+    int rank = 0, code = 0;
+    struct fb_session s;
+    struct fb_topo *topo = NULL;
+    struct fb_rank_facts mine, *all = NULL;
+    struct fb_check checks[FB_DOCTOR_MAX_CHECKS], ib;
+    size_t nchecks = 0;
+    cJSON *fp = NULL;
+    fb_status st;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    /* Every rank parses the same argv, so all agree without talking. */
+    if (!parse(argc, argv, &backend, &coll, &json_path, &help, err, sizeof err)) {
+        if (rank == 0)
+            fprintf(stderr, "fabricbench doctor: %s\n", err);
+        return 2;
+    }
+    if (help) {
+        if (rank == 0)
+            usage();
+        return 0;
+    }
+
+    /* Oversubscription is allowed so that doctor can report it instead of refusing. */
+    st = fb_session_open(&s, backend, coll, true);
+    if (st != FB_OK) {
+        code = fb_status_exit_code(st);
+        goto out;
+    }
+    if (fb_topo_load(&topo, NULL) != FB_OK) {
+        fb_warn("cannot load this machine's topology: binding and GPU locality are unknown");
+        topo = NULL;
+    }
+    fb_facts_collect(&s, topo, &mine);
+    if ((st = fb_facts_gather(&s, &mine, &all)) != FB_OK) {
+        code = fb_status_exit_code(st);
+        goto out;
+    }
+    memset(&ib, 0, sizeof ib);
+    if ((st = infiniband_worst(&s, all, &ib)) != FB_OK) {
+        code = fb_status_exit_code(st);
+        goto out;
+    }
+
+    if (rank == 0) {
+        nchecks = fb_doctor_checks(&s, all, s.world.size, NULL, 0, checks, FB_DOCTOR_MAX_CHECKS);
+        for (size_t i = 0; i < nchecks; i++)
+            if (ib.name[0] && strcmp(checks[i].name, "infiniband") == 0)
+                checks[i] = ib;
+        if (!(fp = fb_fingerprint_json(&s, topo, all, "doctor"))) {
+            code = 1;
+        } else {
+            print_fingerprint(fp, all, s.world.size);
+            print_checks(checks, nchecks);
+            if (fb_doctor_worst(checks, nchecks) == FB_FAIL)
+                code = 1;
+            if (json_path && (st = fb_fingerprint_write(json_path, fp)) != FB_OK)
+                code = fb_status_exit_code(st);
+            else if (json_path)
+                fb_info("fingerprint written to '%s'", json_path);
+        }
+    }
+    /* All ranks return rank 0's verdict, so a launcher sees one exit code. */
+    MPI_Bcast(&code, 1, MPI_INT, 0, s.world.comm);
+out:
+    cJSON_Delete(fp);
+    free(all);
+    fb_topo_free(topo);
+    fb_session_close(&s);
+    return code;
+}

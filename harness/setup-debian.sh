@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs what fabricbench needs from Debian's packages, and only what is missing.
+# The CUDA toolkit and NCCL are not Debian packages: when nvcc is on PATH (or CUDACXX is set)
+# the build finds them, otherwise it builds the host backend alone.
+set -eu
+packages="build-essential cmake pkg-config binutils openmpi-bin libopenmpi-dev libhwloc-dev
+libibverbs-dev libcjson-dev gnuplot-nox"
+missing=""
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "installing:$missing"
+    [ "$(id -u)" = 0 ] || { echo "run as root (or install:$missing)" >&2; exit 1; }
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi

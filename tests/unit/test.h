@@ -1,0 +1,36 @@
+/* A minimal check macro for the unit tests: prints the failing expression and its location,
+ * counts failures, and lets the test go on so one run shows every failure. */
+#ifndef FB_TEST_H
+#define FB_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+
+static int fb_test_failures;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);     \
+            fb_test_failures++;                                                          \
+        }                                                                                \
+    } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                                            \
+    do {                                                                                 \
+        double a_ = (a), b_ = (b);                                                       \
+        if (!(fabs(a_ - b_) <= (tol))) {                                                 \
+            fprintf(stderr, "%s:%d: %s = %.9g, expected %.9g (tolerance %g)\n", __FILE__, \
+                    __LINE__, #a, a_, b_, (double)(tol));                                \
+            fb_test_failures++;                                                          \
+        }                                                                                \
+    } while (0)
+
+#define TEST_DONE()                                                                      \
+    do {                                                                                 \
+        if (fb_test_failures)                                                            \
+            fprintf(stderr, "%d check(s) failed\n", fb_test_failures);                   \
+        return fb_test_failures ? 1 : 0;                                                 \
+    } while (0)
+
+#endif

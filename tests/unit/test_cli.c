@@ -1,0 +1,59 @@
+/* `run` option parsing: good values land in the options, each kind of bad input is refused
+ * with a message that names the option. */
+#include <string.h>
+
+#include "cli.h"
+#include "test.h"
+
+static fb_status parse(struct fb_options *o, char *err, const char *a1, const char *a2,
+                       const char *a3)
+{
+    char *argv[5] = {"run", (char *)a1, (char *)a2, (char *)a3, NULL};
+    int argc = 1 + (a1 != NULL) + (a2 != NULL) + (a3 != NULL), help = 0;
+    err[0] = '\0';
+    return fb_cli_parse_run(argc, argv, o, &help, err, 256);
+}
+
+static void bad(const char *a1, const char *a2, const char *a3, const char *msg_part)
+{
+    struct fb_options o;
+    char err[256];
+    CHECK(parse(&o, err, a1, a2, a3) == FB_ERR_USAGE);
+    if (!strstr(err, msg_part)) {
+        fprintf(stderr, "message '%s' lacks '%s'\n", err, msg_part);
+        fb_test_failures++;
+    }
+}
+
+int main(void)
+{
+    struct fb_options o;
+    char err[256];
+
+    CHECK(parse(&o, err, NULL, NULL, NULL) == FB_OK);
+    CHECK(o.nbench == 0 && o.trials == 10 && o.warmup == 5 && o.iters == 0);
+    CHECK(strcmp(o.backend, "auto") == 0 && strcmp(o.coll, "auto") == 0);
+
+    CHECK(parse(&o, err, "allreduce", "--max-bytes", "1M") == FB_OK);
+    CHECK(o.nbench == 1 && strcmp(o.bench[0], "allreduce") == 0 && o.max_bytes == 1048576);
+    CHECK(parse(&o, err, "--sizes", "8,27872824,1K", "--trials=3") == FB_OK);
+    CHECK(o.nsizes == 3 && o.sizes[1] == 27872824 && o.sizes[2] == 1024 && o.trials == 3);
+    CHECK(parse(&o, err, "--backend", "host", "--dtype=int32") == FB_OK);
+    CHECK(strcmp(o.backend, "host") == 0 && o.dtype == FB_DTYPE_INT32);
+
+    bad("--max-bytes", "12Q", NULL, "--max-bytes");
+    bad("--max-bytes", "12Q", NULL, "unknown suffix");
+    bad("--trials", "-3", NULL, "out of range");
+    bad("--trials", "0", NULL, "--trials");
+    bad("--iters", "ten", NULL, "not a whole number");
+    bad("--bogus", NULL, NULL, "unknown option '--bogus'");
+    bad("--out", NULL, NULL, "needs a value");
+    bad("--backend", "gpu", NULL, "'gpu' is not one of the choices");
+    bad("nosuchbench", NULL, NULL, "unknown benchmark 'nosuchbench'");
+    bad("--min-bytes", "2M", "--max-bytes=1M", "larger than");
+    bad("--sizes", ",", NULL, "empty list");
+    bad("--sizes", "8,0", NULL, "zero");
+    bad("--min-bytes", "0", NULL, "zero");
+    bad("--factor", "1", NULL, "out of range");
+    TEST_DONE();
+}

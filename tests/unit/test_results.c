@@ -1,0 +1,116 @@
+/* results.csv: exact output for known rows (quoting, empty cells for "does not apply"), the
+ * run folder rules (--out refused when it holds a run, unless forced), and atomic rewrites. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "results.h"
+#include "test.h"
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *buf = calloc(1, 65536);
+    if (f && buf)
+        fread(buf, 1, 65535, f);
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+int main(void)
+{
+    struct fb_row row;
+    struct fb_results r;
+    char *text = NULL, dir[256], path[512];
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    const char *expected =
+        "run_id,bench,case,backend,transport,nodes,ranks,src,dst,batch,bytes,count,dtype,redop,"
+        "iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong\n"
+        "r1,allreduce,out_of_place,host,mpi,1,2,,,,1024,256,float32,sum,100,busbw,GB/s,3,"
+        "1.5,1.1,1.9,1,2,1.5,0.5,0\n"
+        "r1,h2d,\"odd,\"\"name\",host,memcpy,1,1,0,,,4096,,,,7,bandwidth,GB/s,1,2,2,2,2,2,2,2,\n";
+
+    memset(&row, 0, sizeof row);
+    strcpy(row.bench, "allreduce");
+    strcpy(row.kase, "out_of_place");
+    strcpy(row.backend, "host");
+    strcpy(row.transport, "mpi");
+    row.nodes = 1;
+    row.ranks = 2;
+    row.src = row.dst = -1;
+    row.batch = -1;
+    row.bytes = 1024;
+    row.count = 256;
+    strcpy(row.dtype, "float32");
+    strcpy(row.redop, "sum");
+    row.iters = 100;
+    strcpy(row.metric, "busbw");
+    strcpy(row.unit, "GB/s");
+    row.st = (struct fb_stats){3, 1.5, 1.1, 1.9, 1, 2, 1.5, 0.5};
+    row.wrong = 0;
+
+    struct fb_row rows[2] = {row, row};
+    strcpy(rows[1].bench, "h2d");
+    strcpy(rows[1].kase, "odd,\"name");
+    strcpy(rows[1].transport, "memcpy");
+    rows[1].ranks = 1;
+    rows[1].src = 0;
+    rows[1].bytes = 4096;
+    rows[1].count = -1;
+    rows[1].dtype[0] = rows[1].redop[0] = '\0';
+    rows[1].iters = 7;
+    strcpy(rows[1].metric, "bandwidth");
+    rows[1].st = (struct fb_stats){1, 2, 2, 2, 2, 2, 2, 2};
+    rows[1].wrong = -1;
+
+    CHECK(mem && fb_results_write_csv(mem, "r1", rows, 2) == 0);
+    fclose(mem);
+    if (strcmp(text, expected) != 0) {
+        fprintf(stderr, "CSV differs:\n--- got\n%s--- expected\n%s", text, expected);
+        fb_test_failures++;
+    }
+    free(text);
+    CHECK(fb_results_ncolumns == 26);
+
+    /* The run folder. */
+    snprintf(dir, sizeof dir, "/tmp/fb-test-results-%d/a/b", (int)getpid());
+    CHECK(fb_results_prepare(&r, dir, "unused", "host", false) == FB_OK);
+    CHECK(strcmp(r.run_id, "b") == 0);
+    CHECK(fb_results_add(&r, &row) == FB_OK);
+    CHECK(fb_results_flush(&r) == FB_OK);
+    snprintf(path, sizeof path, "%s/results.csv.tmp", dir);
+    CHECK(access(path, F_OK) != 0); /* no temporary left behind */
+    snprintf(path, sizeof path, "%s/results.csv", dir);
+    text = slurp(path);
+    CHECK(text && strncmp(text, "run_id,bench", 12) == 0 && strstr(text, "\nb,allreduce,") != NULL);
+    free(text);
+    fb_results_release(&r);
+
+    /* A folder that holds a run is not overwritten unless forced. */
+    CHECK(fb_results_prepare(&r, dir, "unused", "host", false) == FB_ERR_USAGE);
+    CHECK(fb_results_prepare(&r, dir, "unused", "host", true) == FB_OK);
+    fb_results_release(&r);
+
+    /* A path through a file cannot be made. */
+    snprintf(path, sizeof path, "%s/results.csv/sub", dir);
+    CHECK(fb_results_prepare(&r, path, "unused", "host", false) == FB_ERR_USAGE);
+
+    /* Without --out: a fresh, unique folder under the root. */
+    snprintf(path, sizeof path, "/tmp/fb-test-results-%d/root", (int)getpid());
+    CHECK(fb_results_prepare(&r, NULL, path, "nodeA", false) == FB_OK);
+    CHECK(strstr(r.run_id, "-nodeA") != NULL);
+    CHECK(strncmp(r.dir, path, strlen(path)) == 0);
+    {
+        struct fb_results r2;
+        CHECK(fb_results_prepare(&r2, NULL, path, "nodeA", false) == FB_OK);
+        CHECK(strcmp(r2.dir, r.dir) != 0);
+    }
+    snprintf(path, sizeof path, "rm -rf /tmp/fb-test-results-%d", (int)getpid());
+    CHECK(system(path) == 0);
+    TEST_DONE();
+}

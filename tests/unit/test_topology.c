@@ -1,0 +1,278 @@
+/* Topology answers against recorded real machines (hwloc XML fixtures): counts, where each GPU
+ * attaches, and the binding verdict for ranks bound to the right socket, the wrong one, both, or
+ * none. argv[1] is the fixture folder (shared/fixtures/topology). */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "test.h"
+#include "topology.h"
+
+#define CHECK_STR(a, b)                                                                    \
+    do {                                                                                   \
+        const char *a_ = (a), *b_ = (b);                                                   \
+        if (strcmp(a_, b_) != 0) {                                                         \
+            fprintf(stderr, "%s:%d: %s = \"%s\", expected \"%s\"\n", __FILE__, __LINE__,   \
+                    #a, a_, b_);                                                           \
+            fb_test_failures++;                                                            \
+        }                                                                                  \
+    } while (0)
+
+#define CHECK_HAS(hay, needle)                                                             \
+    do {                                                                                   \
+        const char *h_ = (hay), *n_ = (needle);                                            \
+        if (!strstr(h_, n_)) {                                                             \
+            fprintf(stderr, "%s:%d: \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, h_, n_);   \
+            fb_test_failures++;                                                            \
+        }                                                                                  \
+    } while (0)
+
+static const char *fixtures;
+
+static struct fb_topo *load(const char *name)
+{
+    char path[4096];
+    struct fb_topo *t = NULL;
+
+    snprintf(path, sizeof path, "%s/%s", fixtures, name);
+    if (fb_topo_load(&t, path) != FB_OK) {
+        fprintf(stderr, "cannot load fixture '%s'\n", path);
+        fb_test_failures++;
+        return NULL;
+    }
+    return t;
+}
+
+/* Checks where the GPU at busid attaches. */
+static void check_gpu(struct fb_topo *t, const char *busid, const char *cpus, const char *numa)
+{
+    char c[512], n[64];
+    fb_status st = fb_topo_pci_locality(t, busid, c, sizeof c, n, sizeof n);
+
+    if (st != FB_OK) {
+        fprintf(stderr, "GPU %s: fb_topo_pci_locality says %s\n", busid, fb_status_str(st));
+        fb_test_failures++;
+        return;
+    }
+    if (strcmp(c, cpus) != 0 || strcmp(n, numa) != 0) {
+        fprintf(stderr, "GPU %s: cpus \"%s\" numa \"%s\", expected \"%s\" and \"%s\"\n", busid, c,
+                n, cpus, numa);
+        fb_test_failures++;
+    }
+}
+
+static void check_verdict(struct fb_topo *t, const char *cpus, const char *busid,
+                          enum fb_verdict want, const char *why_has)
+{
+    char why[256] = "unset";
+    enum fb_verdict v = fb_topo_binding_verdict(t, cpus, busid, why, sizeof why);
+
+    if (v != want) {
+        fprintf(stderr, "rank cpus \"%s\" + GPU %s: %s, expected %s (%s)\n", cpus ? cpus : "NULL",
+                busid ? busid : "NULL", fb_verdict_str(v), fb_verdict_str(want), why);
+        fb_test_failures++;
+    }
+    if (strchr(why, '\n'))
+        fprintf(stderr, "why is not one line: %s\n", why), fb_test_failures++;
+    if (why_has)
+        CHECK_HAS(why, why_has);
+}
+
+/* 2-socket Xeon E5-2650 (8 cores x 2 threads per socket), a Tesla K40m behind socket 1. */
+static void xeon_k40m(void)
+{
+    struct fb_topo *t = load("32em64t-2n8c2t-pci-normalio.xml");
+    struct fb_topo_summary sum;
+    char cpus[64], numa[64];
+    bool bound = true;
+
+    if (!t)
+        return;
+    fb_topo_summary(t, &sum);
+    CHECK(sum.sockets == 2);
+    CHECK(sum.numa_nodes == 2);
+    CHECK(sum.cores == 16);
+    CHECK(sum.pus == 32);
+    /* 33525560 KiB + 33554432 KiB on the two NUMA nodes. */
+    CHECK(sum.memory_bytes == 67079992ULL * 1024);
+    CHECK_STR(sum.cpu_model, "Intel(R) Xeon(R) CPU E5-2650 0 @ 2.00GHz");
+    CHECK_STR(sum.hwloc_version, ""); /* this export does not record one */
+    CHECK(!fb_topo_is_this_system(t));
+
+    check_gpu(t, "0000:84:00.0", "8-15,24-31", "1"); /* Tesla K40m (cuda0) */
+    check_gpu(t, "0000:03:00.0", "0-7,16-23", "0");  /* Tesla M2075 on socket 0 */
+    check_gpu(t, "84:00.0", "8-15,24-31", "1");      /* domain may be omitted */
+
+    CHECK(fb_topo_pci_locality(t, "0000:99:00.0", cpus, sizeof cpus, numa, sizeof numa) ==
+          FB_ERR_UNSUPPORTED);
+    CHECK_STR(cpus, "");
+    CHECK(fb_topo_pci_locality(t, "not-a-bus-id", cpus, sizeof cpus, numa, sizeof numa) ==
+          FB_ERR_USAGE);
+    /* An XML topology is not this machine: asking for this process's binding is refused. */
+    CHECK(fb_topo_my_binding(t, cpus, sizeof cpus, numa, sizeof numa, &bound) ==
+          FB_ERR_UNSUPPORTED);
+    CHECK(!bound);
+
+    CHECK(fb_topo_cpus_numa(t, "8-15", numa, sizeof numa) == FB_OK);
+    CHECK_STR(numa, "1");
+    CHECK(fb_topo_cpus_numa(t, "0,31", numa, sizeof numa) == FB_OK);
+    CHECK_STR(numa, "0-1");
+    CHECK(fb_topo_cpus_numa(t, "x", numa, sizeof numa) == FB_ERR_USAGE);
+
+    /* The classic: a rank on socket 0 driving the GPU of socket 1. */
+    check_verdict(t, "0-7,16-23", "0000:84:00.0", FB_FAIL, "NUMA node 0");
+    check_verdict(t, "0-7,16-23", "0000:84:00.0", FB_FAIL, "on NUMA node 1");
+    check_verdict(t, "0", "0000:84:00.0", FB_FAIL, NULL);
+    check_verdict(t, "8-15,24-31", "0000:84:00.0", FB_PASS, "NUMA node 1");
+    check_verdict(t, "12", "0000:84:00.0", FB_PASS, NULL);
+    check_verdict(t, "0-7,16-23", "0000:03:00.0", FB_PASS, "NUMA node 0");
+    check_verdict(t, "0-31", "0000:84:00.0", FB_WARN, "not bound");
+    check_verdict(t, "7-8", "0000:84:00.0", FB_WARN, "straddle NUMA nodes 0-1");
+    check_verdict(t, "", "0000:84:00.0", FB_WARN, "unknown");
+    check_verdict(t, NULL, "0000:84:00.0", FB_WARN, "unknown");
+    check_verdict(t, "8-15", "0000:99:00.0", FB_SKIP, "not in the hwloc topology");
+    check_verdict(t, "8-15", "", FB_SKIP, NULL);
+    check_verdict(t, "8-15", NULL, FB_SKIP, NULL);
+    check_verdict(t, "200-201", "0000:84:00.0", FB_SKIP, "not in this topology");
+    fb_topo_free(t);
+}
+
+/* DGX-2H: 16 V100 behind PLX switches, 8 per socket; CPU sets cut to PUs 0-1 and 24-25. */
+static void dgx2(void)
+{
+    static const char *const sock0[] = {"0000:34:00.0", "0000:36:00.0", "0000:39:00.0",
+                                        "0000:3b:00.0", "0000:57:00.0", "0000:59:00.0",
+                                        "0000:5c:00.0", "0000:5e:00.0"};
+    static const char *const sock1[] = {"0000:b7:00.0", "0000:b9:00.0", "0000:bc:00.0",
+                                        "0000:be:00.0", "0000:e0:00.0", "0000:e2:00.0",
+                                        "0000:e5:00.0", "0000:e7:00.0"};
+    struct fb_topo *t = load("nvidiaDGX2.xml");
+    struct fb_topo_summary sum;
+
+    if (!t)
+        return;
+    fb_topo_summary(t, &sum);
+    CHECK(sum.sockets == 2);
+    CHECK(sum.numa_nodes == 2);
+    CHECK(sum.pus == 4);
+    /* The release that wrote the XML, as the root object records it. */
+    CHECK_STR(sum.hwloc_version, "PR-436-20201209.1647.gitfc946998");
+    for (size_t i = 0; i < 8; i++) {
+        check_gpu(t, sock0[i], "0-1", "0");
+        check_gpu(t, sock1[i], "24-25", "1");
+    }
+    /* cudaDeviceGetPCIBusId writes upper-case hex. */
+    check_gpu(t, "0000:3B:00.0", "0-1", "0");
+    check_gpu(t, "0000:B7:00.0", "24-25", "1");
+
+    check_verdict(t, "24-25", "0000:E7:00.0", FB_PASS, NULL);
+    check_verdict(t, "0-1", "0000:B7:00.0", FB_FAIL, "NUMA node 1");
+    check_verdict(t, "0-1,24-25", "0000:34:00.0", FB_WARN, "not bound");
+    check_verdict(t, "1,24", "0000:34:00.0", FB_WARN, "straddle");
+    fb_topo_free(t);
+}
+
+/* IBM POWER8 (8335-GTB): 4 P100 over NVLink, 2 per socket, PCI domains 0002/0003 and 000a/000b. */
+static void power8(void)
+{
+    struct fb_topo *t = load("power8gpudistances.xml");
+    struct fb_topo_summary sum;
+
+    if (!t)
+        return;
+    fb_topo_summary(t, &sum);
+    CHECK(sum.sockets == 2);
+    CHECK(sum.numa_nodes == 2);
+    CHECK(sum.cores == 8);
+    CHECK(sum.pus == 16);
+    CHECK_STR(sum.hwloc_version, "2.5.0a1-git");
+    check_gpu(t, "0002:01:00.0", "0-1,8-9,16-17,24-25", "0");
+    check_gpu(t, "0003:01:00.0", "0-1,8-9,16-17,24-25", "0");
+    check_gpu(t, "000a:01:00.0", "80-81,88-89,96-97,104-105", "1");
+    check_gpu(t, "000B:01:00.0", "80-81,88-89,96-97,104-105", "1");
+
+    check_verdict(t, "80-81", "000a:01:00.0", FB_PASS, NULL);
+    check_verdict(t, "0-1,8-9,16-17,24-25", "000b:01:00.0", FB_FAIL, "NUMA node 0");
+    check_verdict(t, "0-1,8-9,16-17,24-25,80-81,88-89,96-97,104-105", "0002:01:00.0", FB_WARN,
+                  "not bound");
+    fb_topo_free(t);
+}
+
+/* This machine: the binding read through hwloc matches the affinity the test sets itself. */
+static void this_machine(void)
+{
+    struct fb_topo *t = NULL;
+    struct fb_topo_summary sum;
+    cpu_set_t orig, one;
+    char cpus[512], numa[64], want[16];
+    bool bound = false;
+    int first = -1;
+
+    if (fb_topo_load(&t, NULL) != FB_OK) {
+        fprintf(stderr, "cannot load this machine's topology\n");
+        fb_test_failures++;
+        return;
+    }
+    CHECK(fb_topo_is_this_system(t));
+    fb_topo_summary(t, &sum);
+    CHECK(sum.pus >= 1);
+    CHECK(sum.hwloc_version[0] != '\0');
+    CHECK(fb_topo_my_binding(t, cpus, sizeof cpus, numa, sizeof numa, &bound) == FB_OK);
+    CHECK(cpus[0] != '\0');
+
+    /* Pin this (single-threaded) test to its first allowed CPU and read it back. */
+    if (sched_getaffinity(0, sizeof orig, &orig) == 0) {
+        for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+            if (CPU_ISSET(c, &orig))
+                first = c;
+        CPU_ZERO(&one);
+        CPU_SET(first, &one);
+        if (first >= 0 && sched_setaffinity(0, sizeof one, &one) == 0) {
+            snprintf(want, sizeof want, "%d", first);
+            CHECK(fb_topo_my_binding(t, cpus, sizeof cpus, numa, sizeof numa, &bound) == FB_OK);
+            CHECK_STR(cpus, want);
+            CHECK(numa[0] != '\0');
+            /* One CPU of several the machine allows is a binding; the only CPU there is, is
+             * not (hwloc drops CPUs a cgroup forbids, so pus counts the allowed ones). */
+            CHECK(bound == (sum.pus > 1));
+            sched_setaffinity(0, sizeof orig, &orig);
+        }
+    }
+    fb_topo_free(t);
+}
+
+static void verdict_names(void)
+{
+    CHECK_STR(fb_verdict_str(FB_PASS), "PASS");
+    CHECK_STR(fb_verdict_str(FB_WARN), "WARN");
+    CHECK_STR(fb_verdict_str(FB_FAIL), "FAIL");
+    CHECK_STR(fb_verdict_str(FB_SKIP), "SKIP");
+    CHECK(fb_verdict_worst(FB_PASS, FB_FAIL) == FB_FAIL);
+    CHECK(fb_verdict_worst(FB_WARN, FB_PASS) == FB_WARN);
+    CHECK(fb_verdict_worst(FB_SKIP, FB_PASS) == FB_PASS);
+    CHECK(fb_verdict_worst(FB_FAIL, FB_SKIP) == FB_FAIL);
+    CHECK(fb_verdict_worst(FB_SKIP, FB_SKIP) == FB_SKIP);
+}
+
+int main(int argc, char **argv)
+{
+    struct fb_topo *t = NULL;
+
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s FIXTURE_DIR (shared/fixtures/topology)\n", argv[0]);
+        return 1;
+    }
+    fixtures = argv[1];
+    verdict_names();
+    xeon_k40m();
+    dgx2();
+    power8();
+    this_machine();
+
+    /* A missing file is an error with a status, not a crash. */
+    CHECK(fb_topo_load(&t, "/nonexistent/topology.xml") == FB_ERR_IO);
+    CHECK(t == NULL);
+    fb_topo_free(NULL);
+    TEST_DONE();
+}
