@@ -367,7 +367,15 @@ out:
 static bool env_wanted(const char *entry)
 {
     static const char *const prefixes[] = {"NCCL_", "OMPI_", "UCX_", "SLURM_"};
+    /* Set by mpirun for each job: a contact address and a per-job key. They differ in every
+     * run, would show as a change in every comparison, and the key is nobody's business. */
+    static const char *const per_job[] = {"OMPI_MCA_orte_hnp_uri=",
+                                          "OMPI_MCA_orte_precondition_transports=",
+                                          "OMPI_MCA_ess_base_jobid=", "OMPI_MCA_pmix_"};
 
+    for (size_t i = 0; i < sizeof per_job / sizeof per_job[0]; i++)
+        if (strncmp(entry, per_job[i], strlen(per_job[i])) == 0)
+            return false;
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (strncmp(entry, prefixes[i], strlen(prefixes[i])) == 0)
             return true;
