@@ -6,6 +6,7 @@
 #include <fb_version.h>
 
 #include "coll.h"
+#include "log.h"
 #include "commands.h"
 #include "registry.h"
 
@@ -31,8 +32,13 @@ static void print_builds(void)
 
 int fb_cmd_list(int argc, char **argv)
 {
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        printf("usage: fabricbench list\nLists the benchmarks, and the backends and collectives "
+               "built into this binary.\n");
+        return 0;
+    }
     if (argc > 1) {
-        fprintf(stderr, "fabricbench list: unexpected argument '%s'\n", argv[1]);
+        fb_error("list: unexpected argument '%s'", argv[1]);
         return 2;
     }
     printf("benchmarks:\n");

@@ -18,6 +18,7 @@ static void usage(FILE *f)
             "  run [BENCH...]   run benchmarks, write results/<run-id>/ (see `run --help`)\n"
             "  list             list benchmarks, backends and collectives\n"
             "  doctor           print this job's fingerprint and check binding, GPUs, MPI, IB\n"
+            "  densenet         list DenseNet-121's gradient tensors in backward order\n"
             "  --version        print the version and what this binary was built with\n"
             "  --help           this text\n");
 }
@@ -39,6 +40,8 @@ int main(int argc, char **argv)
         return fb_cmd_version();
     if (strcmp(cmd, "list") == 0)
         return fb_cmd_list(argc - 1, argv + 1);
+    if (strcmp(cmd, "densenet") == 0)
+        return fb_cmd_densenet(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return fb_cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0) {
