@@ -162,6 +162,23 @@ static fb_status emit(struct fb_runner *r, struct fb_row *row, const char *metri
     return fb_results_add(r->res, row);
 }
 
+int fb_runner_slowest(const double *all, const int *flag, int nranks, size_t trials, double *out)
+{
+    int n = 0;
+
+    for (size_t t = 0; t < trials; t++)
+        out[t] = 0.0;
+    for (int k = 0; k < nranks; k++) {
+        if (!flag[k])
+            continue;
+        n++;
+        for (size_t t = 0; t < trials; t++)
+            if (all[(size_t)k * trials + t] > out[t])
+                out[t] = all[(size_t)k * trials + t];
+    }
+    return n;
+}
+
 /* Rank 0: rows of one case from every rank's samples (all[rank * trials + t]). */
 static fb_status report(struct fb_runner *r, const struct fb_bench *b, const struct fb_case *c,
                         const double *all, const long long *wrong, long iters)
@@ -182,15 +199,10 @@ static fb_status report(struct fb_runner *r, const struct fb_bench *b, const str
         st = FB_ERR_NOMEM;
         goto out;
     }
-    for (int k = 0; k < w->size; k++) {
-        if (!(flag[k] = is_active(c, k)))
-            continue;
-        nactive++;
-        total_wrong += wrong[k];
-        for (size_t t = 0; t < trials; t++)
-            if (all[(size_t)k * trials + t] > slow[t])
-                slow[t] = all[(size_t)k * trials + t];
-    }
+    for (int k = 0; k < w->size; k++)
+        if ((flag[k] = is_active(c, k)))
+            total_wrong += wrong[k];
+    nactive = fb_runner_slowest(all, flag, w->size, trials, slow);
     nodes = fb_world_count_nodes(r->node_of, flag, w->size);
 
     /* The point as a whole: each trial lasts as long as its slowest rank. */

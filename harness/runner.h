@@ -26,6 +26,11 @@ void fb_runner_release(struct fb_runner *r);
  * results.csv after every point. */
 fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b);
 
+/* The cross-rank reduction: for each trial t, out[t] = the largest all[r * trials + t] over
+ * the ranks r with flag[r] set (a point lasts as long as its slowest rank). Returns how many
+ * ranks were flagged. */
+int fb_runner_slowest(const double *all, const int *flag, int nranks, size_t trials, double *out);
+
 /* Derived metrics of a point, shared by the runner and its tests: GB/s (1e9 B/s) for `bytes`
  * moved in `time_us` microseconds. */
 static inline double fb_gbps(double bytes, double time_us)
