@@ -62,6 +62,16 @@ void fb_cli_run_usage(void)
            "256M, 1G). Bandwidths are decimal: GB/s = 1e9 bytes/s.\n");
 }
 
+void fb_cli_option_error(int c, char **argv, char *err, size_t errlen)
+{
+    if (c == ':')
+        snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+    else if (optopt && optopt < 256)
+        snprintf(err, errlen, "unknown option '-%c'", optopt);
+    else
+        snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+}
+
 int fb_cli_rank_hint(void)
 {
     static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
@@ -168,14 +178,8 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
         case OPT_OVERSUB: o->allow_oversubscribe = true; break;
         case OPT_QUIET: o->quiet = true; break;
         case OPT_HELP: *help = 1; return FB_OK;
-        case ':':
-            snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-            return FB_ERR_USAGE;
         default:
-            if (optopt && optopt < 256)
-                snprintf(err, errlen, "unknown option '-%c'", optopt);
-            else
-                snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+            fb_cli_option_error(c, argv, err, errlen);
             return FB_ERR_USAGE;
         }
         if (st != FB_OK) {

@@ -14,6 +14,10 @@
 fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *help, char *err,
                            size_t errlen);
 
+/* After getopt_long (opterr = 0, optstring starting with ':') returned ':' or '?': writes
+ * "option '--x' needs a value" or "unknown option '--x'" into err. */
+void fb_cli_option_error(int c, char **argv, char *err, size_t errlen);
+
 /* The help text of `run`. */
 void fb_cli_run_usage(void);
 

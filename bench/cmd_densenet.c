@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "densenet.h"
 #include "log.h"
@@ -55,8 +56,10 @@ int fb_cmd_densenet(int argc, char **argv)
             break;
         case 's': csv = 1; break;
         case 'h': usage(); return 0;
-        case ':': fb_error("densenet: option '%s' needs a value", argv[optind - 1]); return 2;
-        default: fb_error("densenet: unknown option '%s'", argv[optind - 1]); return 2;
+        default:
+            fb_cli_option_error(c, argv, why, sizeof why);
+            fb_error("densenet: %s", why);
+            return 2;
         }
     }
     if (optind < argc) {

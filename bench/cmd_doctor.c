@@ -13,6 +13,7 @@
 #include <cJSON.h>
 #include <fb_version.h>
 
+#include "cli.h"
 #include "doctor.h"
 #include "fingerprint.h"
 #include "ib.h"
@@ -87,14 +88,8 @@ static bool parse(int argc, char **argv, const char **backend, const char **coll
         case 'h':
             *help = true;
             break;
-        case ':':
-            snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-            return false;
         default:
-            if (optopt && optopt < 256)
-                snprintf(err, errlen, "unknown option '-%c'", optopt);
-            else
-                snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+            fb_cli_option_error(c, argv, err, errlen);
             return false;
         }
     }

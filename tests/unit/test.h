@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static int fb_test_failures;
 
@@ -24,6 +25,24 @@ static int fb_test_failures;
                     __LINE__, #a, a_, b_, (double)(tol));                                \
             fb_test_failures++;                                                          \
         }                                                                                \
+    } while (0)
+
+#define CHECK_STR(a, b)                                                                    \
+    do {                                                                                   \
+        const char *a_ = (a), *b_ = (b);                                                   \
+        if (strcmp(a_, b_) != 0) {                                                         \
+            fprintf(stderr, "%s:%d: %s = \"%s\", expected \"%s\"\n", __FILE__, __LINE__,   \
+                    #a, a_, b_);                                                           \
+            fb_test_failures++;                                                            \
+        }                                                                                  \
+    } while (0)
+#define CHECK_HAS(hay, needle)                                                             \
+    do {                                                                                   \
+        const char *h_ = (hay), *n_ = (needle);                                            \
+        if (!strstr(h_, n_)) {                                                             \
+            fprintf(stderr, "%s:%d: \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, h_, n_);   \
+            fb_test_failures++;                                                            \
+        }                                                                                  \
     } while (0)
 
 #define TEST_DONE()                                                                      \

@@ -11,24 +11,6 @@
 #include "fingerprint.h"
 #include "test.h"
 
-#define CHECK_STR(a, b)                                                                    \
-    do {                                                                                   \
-        const char *a_ = (a), *b_ = (b);                                                   \
-        if (strcmp(a_, b_) != 0) {                                                         \
-            fprintf(stderr, "%s:%d: %s = \"%s\", expected \"%s\"\n", __FILE__, __LINE__,   \
-                    #a, a_, b_);                                                           \
-            fb_test_failures++;                                                            \
-        }                                                                                  \
-    } while (0)
-
-#define CHECK_HAS(hay, needle)                                                             \
-    do {                                                                                   \
-        const char *h_ = (hay), *n_ = (needle);                                            \
-        if (!strstr(h_, n_)) {                                                             \
-            fprintf(stderr, "%s:%d: \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, h_, n_);   \
-            fb_test_failures++;                                                            \
-        }                                                                                  \
-    } while (0)
 
 #define CHECK_VERDICT(c, want)                                                             \
     do {                                                                                   \
