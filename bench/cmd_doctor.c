@@ -261,7 +261,7 @@ int fb_cmd_doctor(int argc, char **argv)
     /* Every rank parses the same argv, so all agree without talking. */
     if (!parse(argc, argv, &backend, &coll, &json_path, &help, err, sizeof err)) {
         if (rank == 0)
-            fprintf(stderr, "fabricbench doctor: %s\n", err);
+            fb_error("doctor: %s", err);
         return 2;
     }
     if (help) {
