@@ -63,15 +63,17 @@ void fb_info(const char *fmt, ...)
 
 void fb_out(const char *fmt, ...)
 {
+    char line[4096];
     va_list ap;
+
+    /* Format once, write twice: the table lines are short; a longer one is cut, not lost. */
     va_start(ap, fmt);
-    vfprintf(stdout, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    fputs(line, stdout);
     fflush(stdout);
     if (log_file) {
-        va_start(ap, fmt);
-        vfprintf(log_file, fmt, ap);
-        va_end(ap);
+        fputs(line, log_file);
         fflush(log_file);
     }
 }
