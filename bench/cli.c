@@ -121,23 +121,37 @@ static fb_status parse_sizes(const char *text, struct fb_options *o, char *why, 
     return FB_OK;
 }
 
+const char *const fb_cli_backends[] = {"auto", "host", "cuda", NULL};
+const char *const fb_cli_colls[] = {"auto", "nccl", "mpi", NULL};
+
+fb_status fb_cli_choice(const char *text, const char *const *choices, char *why, size_t whylen)
+{
+    size_t used;
+
+    for (size_t i = 0; choices[i]; i++)
+        if (strcmp(text, choices[i]) == 0)
+            return FB_OK;
+    used = (size_t)snprintf(why, whylen, "'%s' is not one of the choices (use", text);
+    for (size_t i = 0; choices[i] && used < whylen; i++)
+        used += (size_t)snprintf(why + used, whylen - used, "%s %s", i ? "," : "", choices[i]);
+    if (used < whylen)
+        snprintf(why + used, whylen - used, ")");
+    return FB_ERR_USAGE;
+}
+
 static fb_status parse_choice(const char *text, const char *const *choices, char *dst,
                               size_t dstlen, char *why, size_t whylen)
 {
-    for (size_t i = 0; choices[i]; i++)
-        if (strcmp(text, choices[i]) == 0) {
-            snprintf(dst, dstlen, "%s", text);
-            return FB_OK;
-        }
-    snprintf(why, whylen, "'%s' is not one of the choices", text);
-    return FB_ERR_USAGE;
+    fb_status st = fb_cli_choice(text, choices, why, whylen);
+
+    if (st == FB_OK)
+        snprintf(dst, dstlen, "%s", text);
+    return st;
 }
 
 fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *help, char *err,
                            size_t errlen)
 {
-    static const char *const backends[] = {"auto", "host", "cuda", NULL};
-    static const char *const colls[] = {"auto", "nccl", "mpi", NULL};
     static const char *const dtypes[] = {"float32", "float64", "int32", NULL};
     char why[256] = "", dtype[16];
     int c, idx = -1;
@@ -149,8 +163,8 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
     opterr = 0;
     while (st == FB_OK && (c = getopt_long(argc, argv, ":", run_options, &idx)) != -1) {
         switch (c) {
-        case OPT_BACKEND: st = parse_choice(optarg, backends, o->backend, sizeof o->backend, why, sizeof why); break;
-        case OPT_COLL: st = parse_choice(optarg, colls, o->coll, sizeof o->coll, why, sizeof why); break;
+        case OPT_BACKEND: st = parse_choice(optarg, fb_cli_backends, o->backend, sizeof o->backend, why, sizeof why); break;
+        case OPT_COLL: st = parse_choice(optarg, fb_cli_colls, o->coll, sizeof o->coll, why, sizeof why); break;
         case OPT_OUT:
             if (!*optarg) {
                 snprintf(why, sizeof why, "empty path");

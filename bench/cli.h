@@ -18,6 +18,14 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
  * "option '--x' needs a value" or "unknown option '--x'" into err. */
 void fb_cli_option_error(int c, char **argv, char *err, size_t errlen);
 
+/* The names --backend and --coll accept, NULL-terminated (shared by run and doctor). */
+extern const char *const fb_cli_backends[];
+extern const char *const fb_cli_colls[];
+
+/* FB_OK when text is one of choices; else FB_ERR_USAGE with "'x' is not one of the choices
+ * (use a, b, c)" in why. */
+fb_status fb_cli_choice(const char *text, const char *const *choices, char *why, size_t whylen);
+
 /* The help text of `run`. */
 void fb_cli_run_usage(void);
 

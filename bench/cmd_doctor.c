@@ -46,20 +46,11 @@ static void usage(void)
            "exit code: 0 nothing failed (warnings allowed), 1 a check failed, 2 bad options.\n");
 }
 
-static bool one_of(const char *v, const char *const *choices)
-{
-    for (size_t i = 0; choices[i]; i++)
-        if (strcmp(v, choices[i]) == 0)
-            return true;
-    return false;
-}
-
 /* Parses the options; on bad input writes one line to err and returns false. */
 static bool parse(int argc, char **argv, const char **backend, const char **coll,
                   const char **json, bool *help, char *err, size_t errlen)
 {
-    static const char *const backends[] = {"auto", "host", "cuda", NULL};
-    static const char *const colls[] = {"auto", "nccl", "mpi", NULL};
+    char why[160];
     int c;
 
     optind = 1;
@@ -67,17 +58,15 @@ static bool parse(int argc, char **argv, const char **backend, const char **coll
     while ((c = getopt_long(argc, argv, ":h", doctor_options, NULL)) != -1) {
         switch (c) {
         case OPT_BACKEND:
-            if (!one_of(optarg, backends)) {
-                snprintf(err, errlen, "bad value for '--backend': '%s' (use auto, host or cuda)",
-                         optarg);
+            if (fb_cli_choice(optarg, fb_cli_backends, why, sizeof why) != FB_OK) {
+                snprintf(err, errlen, "bad value for --backend: %s", why);
                 return false;
             }
             *backend = optarg;
             break;
         case OPT_COLL:
-            if (!one_of(optarg, colls)) {
-                snprintf(err, errlen, "bad value for '--coll': '%s' (use auto, nccl or mpi)",
-                         optarg);
+            if (fb_cli_choice(optarg, fb_cli_colls, why, sizeof why) != FB_OK) {
+                snprintf(err, errlen, "bad value for --coll: %s", why);
                 return false;
             }
             *coll = optarg;

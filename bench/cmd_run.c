@@ -117,7 +117,7 @@ static int run_benchmarks(struct run *r)
 {
     const struct fb_world *w = &r->s.world;
     struct fb_runner runner;
-    const struct fb_bench *list[FB_MAX_BENCHES + 8];
+    const struct fb_bench *list[FB_MAX_BENCHES];
     size_t n = 0;
     fb_status st, worst = FB_OK;
     bool verify_failed;
