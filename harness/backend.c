@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "half.h"
+
 const struct fb_backend *const fb_backends[] = {&fb_backend_cuda, &fb_backend_host, NULL};
 
 const struct fb_backend *fb_backend_find(const char *name)
@@ -33,6 +35,12 @@ void fb_pattern_fill_host(void *buf, size_t count, enum fb_dtype dtype, struct f
     case FB_DTYPE_FLOAT32: FB_FILL_LOOP(float); break;
     case FB_DTYPE_FLOAT64: FB_FILL_LOOP(double); break;
     case FB_DTYPE_INT32: FB_FILL_LOOP(int32_t); break;
+    case FB_DTYPE_FLOAT16: {
+        uint16_t *v = buf;
+        for (size_t i = 0; i < count; i++)
+            v[i] = fb_half_from_float((float)fb_pattern_expect(p, i));
+        break;
+    }
     default: break;
     }
 }
@@ -46,6 +54,15 @@ size_t fb_pattern_check_host(const void *buf, size_t count, enum fb_dtype dtype,
     case FB_DTYPE_FLOAT32: FB_CHECK_LOOP(float); break;
     case FB_DTYPE_FLOAT64: FB_CHECK_LOOP(double); break;
     case FB_DTYPE_INT32: FB_CHECK_LOOP(int32_t); break;
+    case FB_DTYPE_FLOAT16: {
+        /* Compared as values, like the other types: the expectation rounded to a half, and a
+         * NaN is always wrong. */
+        const uint16_t *v = buf;
+        for (size_t i = 0; i < count; i++)
+            wrong += fb_half_to_float(v[i]) !=
+                     fb_half_to_float(fb_half_from_float((float)fb_pattern_expect(p, i)));
+        break;
+    }
     default: return count;
     }
     return wrong;

@@ -2,7 +2,9 @@
  * Every buffer a benchmark moves is filled with a pattern whose expected value at any index is
  * known in closed form, so one check serves copies (the sender's values) and sum reductions
  * (n times the base plus a rank offset) on the host and on the GPU alike. Values are small
- * integers, exact in every supported type for up to a million ranks. */
+ * integers (|value| <= 11 n for a sum of n ranks), exact in float32, float64 and int32 for up to
+ * a million ranks; float16 (IEEE binary16) is exact only for integers up to 2048 in magnitude,
+ * so float16 sums are checked exactly for up to 186 ranks (11 * 186 = 2046). */
 #ifndef FB_PATTERN_H
 #define FB_PATTERN_H
 
@@ -19,7 +21,16 @@
 extern "C" {
 #endif
 
-enum fb_dtype { FB_DTYPE_FLOAT32, FB_DTYPE_FLOAT64, FB_DTYPE_INT32, FB_DTYPE_COUNT };
+/* FB_DTYPE_FLOAT16 is IEEE binary16 (CUDA __half, NCCL ncclFloat16); host code handles its
+ * 16-bit patterns through harness/half.h, since C11 has no half type. New types go before
+ * FB_DTYPE_COUNT so existing values never change. */
+enum fb_dtype {
+    FB_DTYPE_FLOAT32,
+    FB_DTYPE_FLOAT64,
+    FB_DTYPE_INT32,
+    FB_DTYPE_FLOAT16,
+    FB_DTYPE_COUNT
+};
 
 /* expect(i) = scale * base(seed, i) + offset. scale = 0 gives a constant (a poison value). */
 struct fb_pattern {
@@ -49,7 +60,7 @@ static inline FB_HD int64_t fb_pattern_expect(struct fb_pattern p, size_t i)
 
 static inline size_t fb_dtype_size(enum fb_dtype t)
 {
-    return t == FB_DTYPE_FLOAT64 ? 8 : 4;
+    return t == FB_DTYPE_FLOAT64 ? 8 : t == FB_DTYPE_FLOAT16 ? 2 : 4;
 }
 
 #ifdef __cplusplus

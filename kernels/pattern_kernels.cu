@@ -1,4 +1,5 @@
 /* GPU fill and check kernels for the shared data pattern (kernels/pattern.h). */
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "pattern_kernels.h"
@@ -13,12 +14,28 @@ unsigned grid_for(size_t count)
     return (unsigned)(blocks > 65535 * 8 ? 65535 * 8 : (blocks ? blocks : 1));
 }
 
+/* How a pattern value becomes an element, and when an element is wrong. Comparing as values
+ * matches the host check (harness/backend.c): NaN is always wrong. */
+template <typename T>
+struct elem {
+    static __device__ T from(int64_t v) { return (T)v; }
+    static __device__ bool differ(T a, T b) { return a != b; }
+};
+
+/* __half: one rounding, to nearest even, as fb_half_from_float on the host; compared in float
+ * so that no half operators (sm_53+, and off under __CUDA_NO_HALF_OPERATORS__) are needed. */
+template <>
+struct elem<__half> {
+    static __device__ __half from(int64_t v) { return __ll2half_rn((long long)v); }
+    static __device__ bool differ(__half a, __half b) { return __half2float(a) != __half2float(b); }
+};
+
 template <typename T>
 __global__ void fill_kernel(T *buf, size_t count, struct fb_pattern p)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
          i += (size_t)gridDim.x * blockDim.x)
-        buf[i] = (T)fb_pattern_expect(p, i);
+        buf[i] = elem<T>::from(fb_pattern_expect(p, i));
 }
 
 template <typename T>
@@ -28,7 +45,7 @@ __global__ void check_kernel(const T *buf, size_t count, struct fb_pattern p,
     unsigned long long local = 0;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
          i += (size_t)gridDim.x * blockDim.x)
-        local += buf[i] != (T)fb_pattern_expect(p, i);
+        local += elem<T>::differ(buf[i], elem<T>::from(fb_pattern_expect(p, i)));
     if (local)
         atomicAdd(wrong, local);
 }
@@ -58,6 +75,7 @@ extern "C" int fb_kernel_fill(void *buf, size_t count, enum fb_dtype dtype, stru
     case FB_DTYPE_FLOAT32: return fill_typed<float>(buf, count, p, s);
     case FB_DTYPE_FLOAT64: return fill_typed<double>(buf, count, p, s);
     case FB_DTYPE_INT32: return fill_typed<int>(buf, count, p, s);
+    case FB_DTYPE_FLOAT16: return fill_typed<__half>(buf, count, p, s);
     default: return (int)cudaErrorInvalidValue;
     }
 }
@@ -77,6 +95,7 @@ extern "C" int fb_kernel_check(const void *buf, size_t count, enum fb_dtype dtyp
         case FB_DTYPE_FLOAT32: err = (cudaError_t)check_typed<float>(buf, count, p, dev_wrong, s); break;
         case FB_DTYPE_FLOAT64: err = (cudaError_t)check_typed<double>(buf, count, p, dev_wrong, s); break;
         case FB_DTYPE_INT32: err = (cudaError_t)check_typed<int>(buf, count, p, dev_wrong, s); break;
+        case FB_DTYPE_FLOAT16: err = (cudaError_t)check_typed<__half>(buf, count, p, dev_wrong, s); break;
         default: err = cudaErrorInvalidValue;
         }
     }
