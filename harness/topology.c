@@ -105,6 +105,8 @@ void fb_topo_free(struct fb_topo *t)
 
 bool fb_topo_is_this_system(const struct fb_topo *t) { return t && t->this_system; }
 
+struct hwloc_topology *fb_topo_hwloc(struct fb_topo *t) { return t ? t->topo : NULL; }
+
 static int count_type(hwloc_topology_t topo, hwloc_obj_type_t type)
 {
     int n = hwloc_get_nbobjs_by_type(topo, type);

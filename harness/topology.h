@@ -12,6 +12,7 @@
 #include "verdict.h"
 
 struct fb_topo; /* an hwloc topology with I/O devices; opaque */
+struct hwloc_topology; /* hwloc_topology_t without pulling hwloc.h into every includer */
 
 struct fb_topo_summary {
     int sockets;         /* packages */
@@ -29,6 +30,10 @@ struct fb_topo_summary {
  * (fb_topo_free). FB_ERR_IO with a message when the XML cannot be read, FB_ERR_NOMEM. */
 fb_status fb_topo_load(struct fb_topo **out, const char *xml_path);
 void fb_topo_free(struct fb_topo *t); /* accepts NULL */
+
+/* The hwloc topology inside t (NULL for NULL), for harness modules that ask hwloc questions of
+ * their own (pair_link.c) and tests that edit a fixture; still owned by t. */
+struct hwloc_topology *fb_topo_hwloc(struct fb_topo *t);
 
 /* Whether the topology describes the machine this process runs on (false for XML). */
 bool fb_topo_is_this_system(const struct fb_topo *t);

@@ -1,6 +1,6 @@
 # Unit tests of the topology, fingerprint and doctor rules; included from tests/CMakeLists.txt.
 # test_topology reads the recorded hwloc XML topologies in ${FB_FIXTURES_DIR}/topology.
-foreach(_fb_t test_topology test_doctor)
+foreach(_fb_t test_topology test_doctor test_pair_link)
   add_executable(${_fb_t} ${CMAKE_CURRENT_LIST_DIR}/${_fb_t}.c)
   target_compile_options(${_fb_t} PRIVATE ${FB_WARNINGS})
   target_include_directories(${_fb_t} PRIVATE ${CMAKE_CURRENT_LIST_DIR})
@@ -9,4 +9,18 @@ endforeach()
 
 add_test(NAME test_topology COMMAND test_topology ${FB_FIXTURES_DIR}/topology)
 add_test(NAME test_doctor COMMAND test_doctor)
-set_tests_properties(test_topology test_doctor PROPERTIES LABELS unit SKIP_RETURN_CODE 77)
+add_test(NAME test_pair_link COMMAND test_pair_link ${FB_FIXTURES_DIR}/topology)
+set_tests_properties(test_topology test_doctor test_pair_link PROPERTIES LABELS unit SKIP_RETURN_CODE 77)
+
+# NVML's link counting, run against a fake libnvidia-ml.so.1 built from test_pair_link.c itself
+# and put first on the library path, since no machine here has NVLink to check it on.
+add_library(fb_fake_nvml SHARED ${CMAKE_CURRENT_LIST_DIR}/test_pair_link.c)
+target_compile_definitions(fb_fake_nvml PRIVATE FB_FAKE_NVML)
+target_compile_options(fb_fake_nvml PRIVATE ${FB_WARNINGS})
+set_target_properties(fb_fake_nvml PROPERTIES OUTPUT_NAME nvidia-ml PREFIX lib SUFFIX .so.1
+                      LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fake_nvml)
+add_dependencies(test_pair_link fb_fake_nvml)
+add_test(NAME test_pair_link_fake_nvml
+         COMMAND test_pair_link ${FB_FIXTURES_DIR}/topology fake-nvml)
+set_tests_properties(test_pair_link_fake_nvml PROPERTIES LABELS unit
+  ENVIRONMENT_MODIFICATION "LD_LIBRARY_PATH=path_list_prepend:$<TARGET_FILE_DIR:fb_fake_nvml>")
