@@ -25,7 +25,7 @@ static fb_status allreduce_plan(const struct fb_ctx *ctx, struct fb_case **out, 
     size_t nsizes = fb_sweep_sizes(ctx->opt, allreduce_defaults, NULL), k = 0;
     size_t *sizes = malloc(nsizes * sizeof *sizes), esize = fb_dtype_size(ctx->opt->dtype);
     struct fb_case *cases = calloc(2 * nsizes, sizeof *cases);
-    int ranks = ctx->s->world.size;
+    int ranks = ctx->ranks;
 
     if (!sizes || !cases) {
         free(sizes);
@@ -40,14 +40,14 @@ static fb_status allreduce_plan(const struct fb_ctx *ctx, struct fb_case **out, 
             struct fb_case *c = &cases[k++];
             snprintf(c->name, sizeof c->name, "%s", in_place ? "in_place" : "out_of_place");
             snprintf(c->transport, sizeof c->transport, "%s",
-                     ctx->s->coll->transport(ctx->coll_comm));
+                     ctx->s->coll->transport(ctx->world_coll));
             c->count = sizes[i] / esize;
             c->bytes = c->count * esize;
             c->dtype = ctx->opt->dtype;
             c->typed = true;
             c->redop = "sum";
             c->active = FB_ALL_RANKS;
-            c->collective = true;
+            c->report = FB_REPORT_COLLECTIVE;
             /* Each rank sends and receives 2(n-1)/n of the buffer in a ring (nccl-tests). */
             c->bus_factor = 2.0 * (ranks - 1) / ranks;
             c->variant = in_place;
@@ -79,7 +79,7 @@ static fb_status allreduce_setup(const struct fb_ctx *ctx, const struct fb_case 
                                  struct fb_stream *stream, void **state)
 {
     struct allreduce_state *s = calloc(1, sizeof *s);
-    int ranks = ctx->s->world.size;
+    int ranks = ctx->ranks;
     int64_t offsets = 0;
     fb_status st;
 
@@ -133,7 +133,7 @@ const struct fb_bench fb_bench_allreduce = {
     .name = "allreduce",
     .summary = "sum all-reduce over a size sweep, out of place and in place, algbw and busbw "
                "as in nccl-tests",
-    .needs = FB_NEEDS_COLL,
+    .needs = FB_NEEDS_COLL | FB_SCALES,
     .min_ranks = 1,
     .plan = allreduce_plan,
     .setup = allreduce_setup,

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "fingerprint.h"
+#include "half.h"
 #include "log.h"
 #include "registry.h"
 #include "results.h"
@@ -28,35 +29,44 @@ struct run {
     char env_path[4300];
 };
 
-/* The largest size of each (bench, case) and its headline figures. */
+static bool same_series(const struct fb_row *a, const struct fb_row *b)
+{
+    return strcmp(a->bench, b->bench) == 0 && strcmp(a->kase, b->kase) == 0 &&
+           strcmp(a->transport, b->transport) == 0 && a->ranks == b->ranks && a->src == b->src &&
+           a->dst == b->dst && strcmp(a->metric, b->metric) == 0 && strcmp(a->dtype, b->dtype) == 0;
+}
+
+/* The largest size of each series (bench, case, transport, ranks, pair) and its figure. Matrix
+ * cells and per-rank shares are left to their own tables. */
 static void print_headline(const struct fb_results *res)
 {
     fb_out("\nheadline (median at the largest size of each case; GB/s = 1e9 B/s):\n");
-    fb_out("  %-10s %-14s %6s %6s %8s %-16s %10s\n", "bench", "case", "ranks", "rank", "size",
-           "metric", "median");
+    fb_out("  %-18s %-14s %-10s %-8s %5s %6s %8s %-16s %10s\n", "bench", "case", "transport",
+           "dtype", "ranks", "rank", "size", "metric", "median");
     for (size_t i = 0; i < res->nrows; i++) {
         const struct fb_row *w = &res->rows[i];
         bool largest = true;
-        char size[24], who[16];
+        char size[24], who[24];
 
-        if (strcmp(w->metric, "busbw") != 0 && strcmp(w->metric, "bandwidth") != 0 &&
-            strcmp(w->metric, "bandwidth_total") != 0)
+        if (w->detail || (strcmp(w->metric, "busbw") != 0 && strcmp(w->metric, "bandwidth") != 0 &&
+                          strcmp(w->metric, "bandwidth_total") != 0))
             continue;
-        if (w->ranks > 1 && w->src >= 0)
-            continue; /* per-rank detail of a concurrent point */
         for (size_t j = 0; j < res->nrows && largest; j++)
-            if (strcmp(res->rows[j].bench, w->bench) == 0 && strcmp(res->rows[j].kase, w->kase) == 0 &&
-                res->rows[j].bytes > w->bytes)
+            if (same_series(&res->rows[j], w) && (res->rows[j].bytes > w->bytes ||
+                                                  (res->rows[j].bytes == w->bytes && j < i)))
                 largest = false;
         if (!largest)
             continue;
         fb_size_format((size_t)w->bytes, size, sizeof size);
-        if (w->src >= 0)
+        if (w->src >= 0 && w->dst >= 0)
+            snprintf(who, sizeof who, "%d>%d", w->src, w->dst);
+        else if (w->src >= 0)
             snprintf(who, sizeof who, "%d", w->src);
         else
             snprintf(who, sizeof who, "all");
-        fb_out("  %-10s %-14s %6d %6s %8s %-16s %10.3f %s\n", w->bench, w->kase, w->ranks, who,
-               size, w->metric, w->st.median, w->unit);
+        fb_out("  %-18s %-14s %-10s %-8s %5d %6s %8s %-16s %10.3f %s\n", w->bench, w->kase,
+               w->transport, w->dtype[0] ? w->dtype : "-", w->ranks, who, size, w->metric,
+               w->st.median, w->unit);
     }
 }
 
@@ -160,6 +170,28 @@ static int run_benchmarks(struct run *r)
     return verify_failed ? 1 : 0;
 }
 
+/* Rank lists are checked against the job's size before anything is written. */
+static fb_status check_ranks(const struct run *r)
+{
+    int size = r->s.world.size;
+
+    for (size_t i = 0; i < r->opt.ngroups; i++)
+        if (r->opt.groups[i] > size) {
+            if (r->s.world.rank == 0)
+                fb_error("run: bad value for --ranks: %d ranks asked for, but the job has %d",
+                         r->opt.groups[i], size);
+            return FB_ERR_USAGE;
+        }
+    for (size_t i = 0; i < r->opt.npairs; i++)
+        if (r->opt.pairs[i][0] >= size || r->opt.pairs[i][1] >= size) {
+            if (r->s.world.rank == 0)
+                fb_error("run: bad value for --pairs: %d:%d names a rank the job does not have "
+                         "(ranks 0..%d)", r->opt.pairs[i][0], r->opt.pairs[i][1], size - 1);
+            return FB_ERR_USAGE;
+        }
+    return FB_OK;
+}
+
 static int run_main(struct run *r)
 {
     const struct fb_world *w = &r->s.world;
@@ -167,6 +199,8 @@ static int run_main(struct run *r)
     int rc;
 
     st = fb_session_open(&r->s, r->opt.backend, r->opt.coll, r->opt.allow_oversubscribe);
+    if (st == FB_OK)
+        st = check_ranks(r);
     if (st != FB_OK) {
         fb_session_close(&r->s);
         return fb_status_exit_code(st);
@@ -223,6 +257,7 @@ int fb_cmd_run(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     rc = run_main(r);
+    fb_mpi_half_free();
     MPI_Finalize();
     free(r);
     return rc;

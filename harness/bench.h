@@ -10,13 +10,24 @@
 
 #include "backend.h"
 #include "coll.h"
+#include "links.h"
 #include "options.h"
+#include "results.h"
 #include "session.h"
 
 enum { FB_ALL_RANKS = -1 };
 
 enum fb_needs {
-    FB_NEEDS_COLL = 1u << 0, /* the runner creates a collectives communicator first */
+    FB_NEEDS_COLL = 1u << 0,  /* the runner creates a collectives communicator first */
+    FB_SCALES = 1u << 1,      /* run once per rank count k, on the first k ranks (--ranks) */
+    FB_NEEDS_LINKS = 1u << 2, /* rows about a pair of ranks carry the pair's link label */
+};
+
+/* What a case's rows say besides its time per iteration. */
+enum fb_report {
+    FB_REPORT_BANDWIDTH,  /* bandwidth (or bandwidth_total and per-rank rows) in GB/s */
+    FB_REPORT_COLLECTIVE, /* algbw and busbw = algbw * bus_factor, as nccl-tests defines them */
+    FB_REPORT_LATENCY,    /* latency = time per iteration / legs, in microseconds */
 };
 
 /* One measurement point. Identical on every rank (plans are computed from the same inputs). */
@@ -28,11 +39,18 @@ struct fb_case {
     enum fb_dtype dtype;
     bool typed;          /* count and dtype apply */
     const char *redop;   /* "sum", or NULL when not a reduction */
-    int active;          /* FB_ALL_RANKS, or the one rank that runs while the others wait */
+    int active;          /* FB_ALL_RANKS (every rank of the group), or the one rank that runs */
+    bool pair;           /* with one active rank: `peer` runs too */
+    int peer;            /* the other rank of a pair */
+    int shift;           /* all ranks at once, per_rank: rank k's partner is (k + shift) % ranks */
     bool per_rank;       /* also report each rank's own figures (concurrent copies) */
-    bool collective;     /* report algbw and busbw = algbw * bus_factor (nccl-tests), not bandwidth */
-    double bus_factor;
+    bool detail;         /* a cell of a matrix the benchmark summarizes: not a headline */
+    enum fb_report report;
+    double bus_factor;   /* FB_REPORT_COLLECTIVE */
+    int legs;            /* FB_REPORT_LATENCY: one-way trips per iteration (a ping-pong has 2) */
+    int group;           /* set by the runner: the case runs on ranks 0..group-1 */
     int variant;         /* the benchmark's own selector */
+    long aux;            /* the benchmark's own number (a fusion threshold, ...) */
 };
 
 /* What hooks may read. */
@@ -40,7 +58,14 @@ struct fb_ctx {
     const struct fb_session *s;
     const struct fb_backend *be;
     const struct fb_options *opt;
-    struct fb_coll_comm *coll_comm; /* set when the benchmark needs FB_NEEDS_COLL */
+    int ranks;                      /* the group: the first `ranks` ranks of the world */
+    MPI_Comm comm;                  /* the group's communicator; MPI_COMM_NULL outside it */
+    struct fb_coll_comm *coll_comm; /* the group's collectives (FB_NEEDS_COLL); NULL outside */
+    struct fb_coll_comm *world_coll; /* collectives over the whole world (FB_NEEDS_COLL) */
+    const int *node_of;              /* world rank -> node index */
+    /* For summarize, rank 0, FB_NEEDS_LINKS: links[src * size + dst] and "host gpu" names. */
+    const char (*links)[FB_LINK_LABEL];
+    const char (*rank_names)[FB_RANK_NAME];
 };
 
 struct fb_bench {
@@ -58,6 +83,10 @@ struct fb_bench {
     /* After timing: refill, run one iteration, wait, and count the wrong elements. */
     fb_status (*verify)(void *state, size_t *wrong);
     void (*teardown)(void *state); /* accepts NULL */
+    /* Optional, rank 0 only, after the last case: a view over this benchmark's rows
+     * (rows[first..res->nrows)), such as a rank x rank matrix; it may add derived rows
+     * (the runner flushes them). */
+    void (*summarize)(const struct fb_ctx *ctx, struct fb_results *res, size_t first);
 };
 
 #endif

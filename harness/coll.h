@@ -25,12 +25,22 @@ struct fb_coll {
     fb_status (*comm_create)(MPI_Comm comm, const struct fb_backend *be,
                              struct fb_coll_comm **out);
     void (*comm_destroy)(struct fb_coll_comm *c); /* accepts NULL */
+    /* Collective over every rank of `parent`: a communicator of the ranks whose `sub` is not
+     * MPI_COMM_NULL (sub comes from MPI_Comm_split over parent's ranks, members in parent's
+     * order, and must outlive the result); *out is NULL on the other ranks. NCCL splits its
+     * own communicator (ncclCommSplit) where it can. */
+    fb_status (*comm_split)(struct fb_coll_comm *parent, MPI_Comm sub, struct fb_coll_comm **out);
     /* The transport label written to the CSV: "mpi", "mpi-cuda-aware", "mpi-staged", "nccl". */
     const char *(*transport)(const struct fb_coll_comm *c);
     /* Collective, stream-ordered where the library is (NCCL); MPI completes before returning.
      * send == recv means in place. */
     fb_status (*allreduce)(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
                            enum fb_dtype dtype, enum fb_redop op, struct fb_stream *s);
+    /* Point to point: sends `bytes` of `send` to rank `to` while receiving `bytes` into `recv`
+     * from rank `from` (ranks of this communicator; either may be -1 for none). Stream-ordered
+     * where the library is (NCCL); MPI completes before returning. */
+    fb_status (*sendrecv)(struct fb_coll_comm *c, const void *send, int to, void *recv, int from,
+                          size_t bytes, struct fb_stream *s);
 };
 
 extern const struct fb_coll fb_coll_mpi;

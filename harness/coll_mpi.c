@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "half.h"
 #include "log.h"
 
 struct fb_coll_comm {
@@ -54,6 +55,7 @@ MPI_Datatype fb_dtype_mpi(enum fb_dtype dtype)
     case FB_DTYPE_FLOAT32: return MPI_FLOAT;
     case FB_DTYPE_FLOAT64: return MPI_DOUBLE;
     case FB_DTYPE_INT32: return MPI_INT32_T;
+    case FB_DTYPE_FLOAT16: return fb_mpi_half_type(); /* MPI has none: 2 bytes, our own sum */
     default: return MPI_DATATYPE_NULL;
     }
 }
@@ -80,6 +82,13 @@ static fb_status mpi_comm_create(MPI_Comm comm, const struct fb_backend *be,
     c->staged = be != &fb_backend_host && !fb_mpi_cuda_aware(why, sizeof why);
     *out = c;
     return FB_OK;
+}
+
+static fb_status mpi_comm_split(struct fb_coll_comm *parent, MPI_Comm sub,
+                                struct fb_coll_comm **out)
+{
+    *out = NULL;
+    return sub == MPI_COMM_NULL ? FB_OK : mpi_comm_create(sub, parent->be, out);
 }
 
 static void mpi_comm_destroy(struct fb_coll_comm *c)
@@ -130,6 +139,7 @@ static fb_status mpi_allreduce(struct fb_coll_comm *c, const void *send, void *r
 {
     size_t bytes = count * fb_dtype_size(dtype);
     MPI_Datatype t = fb_dtype_mpi(dtype);
+    MPI_Op sum = dtype == FB_DTYPE_FLOAT16 ? fb_mpi_half_sum() : MPI_SUM;
     fb_status st;
 
     (void)op; /* only FB_REDOP_SUM exists so far */
@@ -141,19 +151,57 @@ static fb_status mpi_allreduce(struct fb_coll_comm *c, const void *send, void *r
         if ((st = c->be->stream_sync(s)) != FB_OK)
             return st;
         return mpi_check(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count, t,
-                                       MPI_SUM, c->comm),
+                                       sum, c->comm),
                          "MPI_Allreduce");
     }
     if ((st = stage_reserve(c, bytes)) != FB_OK ||
         (st = c->be->copy(c->stage, send, bytes, FB_COPY_D2H, s)) != FB_OK ||
         (st = c->be->stream_sync(s)) != FB_OK)
         return st;
-    if ((st = mpi_check(MPI_Allreduce(MPI_IN_PLACE, c->stage, (int)count, t, MPI_SUM, c->comm),
+    if ((st = mpi_check(MPI_Allreduce(MPI_IN_PLACE, c->stage, (int)count, t, sum, c->comm),
                         "MPI_Allreduce")) != FB_OK)
         return st;
     if ((st = c->be->copy(recv, c->stage, bytes, FB_COPY_H2D, s)) != FB_OK)
         return st;
     return c->be->stream_sync(s);
+}
+
+/* Device buffers go through the staging buffer in two halves: [0, bytes) out, [bytes, 2 bytes)
+ * in. */
+static fb_status mpi_sendrecv(struct fb_coll_comm *c, const void *send, int to, void *recv,
+                              int from, size_t bytes, struct fb_stream *s)
+{
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    const void *out = send;
+    void *in = recv;
+    fb_status st;
+
+    if (bytes > (size_t)INT32_MAX)
+        return FB_ERR_UNSUPPORTED;
+    if (c->staged) {
+        if ((st = stage_reserve(c, 2 * bytes)) != FB_OK)
+            return st;
+        out = c->stage;
+        in = (char *)c->stage + bytes;
+        if (to >= 0 && (st = c->be->copy(c->stage, send, bytes, FB_COPY_D2H, s)) != FB_OK)
+            return st;
+    }
+    /* MPI is not stream-ordered: the sender's data must be complete before MPI reads it. */
+    if (to >= 0 && (st = c->be->stream_sync(s)) != FB_OK)
+        return st;
+    if (from >= 0 && MPI_Irecv(in, (int)bytes, MPI_BYTE, from, 0, c->comm, &req[0]) != MPI_SUCCESS)
+        return mpi_check(MPI_ERR_OTHER, "MPI_Irecv");
+    if (to >= 0 && (st = mpi_check(MPI_Isend(out, (int)bytes, MPI_BYTE, to, 0, c->comm, &req[1]),
+                                   "MPI_Isend")) != FB_OK)
+        return st;
+    if ((st = mpi_check(MPI_Waitall(2, req, MPI_STATUSES_IGNORE), "MPI_Waitall")) != FB_OK)
+        return st;
+    if (c->staged && from >= 0) {
+        if ((st = c->be->copy(recv, in, bytes, FB_COPY_H2D, s)) != FB_OK)
+            return st;
+        return c->be->stream_sync(s);
+    }
+    return FB_OK;
 }
 
 const struct fb_coll fb_coll_mpi = {
@@ -162,6 +210,8 @@ const struct fb_coll fb_coll_mpi = {
     .usable = mpi_usable,
     .comm_create = mpi_comm_create,
     .comm_destroy = mpi_comm_destroy,
+    .comm_split = mpi_comm_split,
     .transport = mpi_transport,
     .allreduce = mpi_allreduce,
+    .sendrecv = mpi_sendrecv,
 };

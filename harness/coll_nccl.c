@@ -10,6 +10,7 @@
 
 struct fb_coll_comm {
     ncclComm_t comm;
+    int rank;
 };
 
 int fb_nccl_version_code(void)
@@ -61,8 +62,40 @@ static fb_status nccl_comm_create(MPI_Comm comm, const struct fb_backend *be,
         free(c);
         return st;
     }
+    c->rank = rank;
     *out = c;
     return FB_OK;
+}
+
+static fb_status nccl_comm_split(struct fb_coll_comm *parent, MPI_Comm sub,
+                                 struct fb_coll_comm **out)
+{
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0)
+    /* Children share the parent's setup (topology, bootstrap), which a fresh init repeats.
+     * Every rank of the parent must call it, members or not. */
+    struct fb_coll_comm *c;
+    ncclComm_t child = NULL;
+    fb_status st;
+
+    *out = NULL;
+    st = nccl_check(ncclCommSplit(parent->comm, sub != MPI_COMM_NULL ? 0 : NCCL_SPLIT_NOCOLOR,
+                                  parent->rank, &child, NULL),
+                    "ncclCommSplit");
+    if (st != FB_OK || sub == MPI_COMM_NULL)
+        return st;
+    if (!(c = calloc(1, sizeof *c))) {
+        (void)ncclCommDestroy(child);
+        return FB_ERR_NOMEM;
+    }
+    c->comm = child;
+    MPI_Comm_rank(sub, &c->rank);
+    *out = c;
+    return FB_OK;
+#else
+    (void)parent;
+    *out = NULL;
+    return sub == MPI_COMM_NULL ? FB_OK : nccl_comm_create(sub, NULL, out);
+#endif
 }
 
 static void nccl_comm_destroy(struct fb_coll_comm *c)
@@ -84,6 +117,7 @@ static ncclDataType_t nccl_type(enum fb_dtype dtype)
     switch (dtype) {
     case FB_DTYPE_FLOAT64: return ncclFloat64;
     case FB_DTYPE_INT32: return ncclInt32;
+    case FB_DTYPE_FLOAT16: return ncclFloat16;
     case FB_DTYPE_FLOAT32:
     default: return ncclFloat32;
     }
@@ -98,12 +132,36 @@ static fb_status nccl_allreduce(struct fb_coll_comm *c, const void *send, void *
                       "ncclAllReduce");
 }
 
+static fb_status nccl_sendrecv(struct fb_coll_comm *c, const void *send, int to, void *recv,
+                               int from, size_t bytes, struct fb_stream *s)
+{
+    cudaStream_t stream = fb_backend_cuda.stream_native(s);
+    fb_status st;
+
+    /* One group, so a bidirectional exchange cannot deadlock on the two sends. */
+    if ((st = nccl_check(ncclGroupStart(), "ncclGroupStart")) != FB_OK)
+        return st;
+    if (to >= 0 && (st = nccl_check(ncclSend(send, bytes, ncclInt8, to, c->comm, stream),
+                                    "ncclSend")) != FB_OK) {
+        (void)ncclGroupEnd();
+        return st;
+    }
+    if (from >= 0 && (st = nccl_check(ncclRecv(recv, bytes, ncclInt8, from, c->comm, stream),
+                                      "ncclRecv")) != FB_OK) {
+        (void)ncclGroupEnd();
+        return st;
+    }
+    return nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+}
+
 const struct fb_coll fb_coll_nccl = {
     .name = "nccl",
     .built = true,
     .usable = nccl_usable,
     .comm_create = nccl_comm_create,
     .comm_destroy = nccl_comm_destroy,
+    .comm_split = nccl_comm_split,
     .transport = nccl_transport,
     .allreduce = nccl_allreduce,
+    .sendrecv = nccl_sendrecv,
 };

@@ -14,4 +14,5 @@ void fb_options_defaults(struct fb_options *o)
     o->trials = 10;
     o->trial_ms = 5.0;
     o->dtype = FB_DTYPE_FLOAT32;
+    o->classes = 14;
 }

@@ -25,6 +25,16 @@ struct fb_options {
     long trials;              /* timed trials per point (the statistics' samples) */
     double trial_ms;          /* target length of one trial when iters == 0 */
     enum fb_dtype dtype;
+    size_t ngroups;           /* --ranks: rank counts of the scaling curve; 0 = 1, 2, 4, ... all */
+    int groups[FB_MAX_SIZES];
+    size_t nthresholds;       /* --fusion: fusion thresholds in bytes (0 = off); 0 = defaults */
+    size_t thresholds[FB_MAX_SIZES];
+    size_t npairs;            /* --pairs: the pairs of the p2p size sweep; 0 = the default */
+    int pairs[FB_MAX_SIZES][2];
+    size_t matrix_bytes;      /* p2p matrix bandwidth size; 0 = the default */
+    size_t latency_bytes;     /* p2p matrix latency size; 0 = the default */
+    int classes;              /* densenet_allreduce: classifier outputs (default 14, CheXNet) */
+    bool no_nccl_log;         /* --no-nccl-log: leave NCCL_DEBUG alone */
     bool allow_oversubscribe;
     bool force;               /* reuse an --out folder that already holds a run */
     bool quiet;

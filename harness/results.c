@@ -14,10 +14,10 @@
 #include "log.h"
 
 const char *const fb_results_columns[] = {
-    "run_id", "bench", "case",  "backend", "transport", "nodes", "ranks",  "src",
-    "dst",    "batch", "bytes", "count",   "dtype",     "redop", "iters",  "metric",
-    "unit",   "samples", "median", "p05",  "p95",       "min",   "max",    "mean",
-    "stddev", "wrong",
+    "run_id", "bench",   "case",   "backend", "transport", "link",  "nodes", "ranks",
+    "src",    "dst",     "batch",  "bytes",   "count",     "dtype", "redop", "iters",
+    "metric", "unit",    "samples", "median", "p05",       "p95",   "min",   "max",
+    "mean",   "stddev",  "wrong",
 };
 const size_t fb_results_ncolumns = sizeof fb_results_columns / sizeof fb_results_columns[0];
 
@@ -145,7 +145,7 @@ int fb_results_write_csv(FILE *f, const char *run_id, const struct fb_row *rows,
             samples[24], stat[7][32], wrong[24];
         const double v[7] = {w->st.median, w->st.p05, w->st.p95, w->st.min,
                              w->st.max,    w->st.mean, w->st.stddev};
-        const char *fields[26];
+        const char *fields[27];
 
         fmt_ll(nodes, sizeof nodes, w->nodes);
         fmt_ll(ranks, sizeof ranks, w->ranks);
@@ -165,23 +165,24 @@ int fb_results_write_csv(FILE *f, const char *run_id, const struct fb_row *rows,
         fields[2] = w->kase;
         fields[3] = w->backend;
         fields[4] = w->transport;
-        fields[5] = nodes;
-        fields[6] = ranks;
-        fields[7] = src;
-        fields[8] = dst;
-        fields[9] = batch;
-        fields[10] = bytes;
-        fields[11] = count;
-        fields[12] = w->dtype;
-        fields[13] = w->redop;
-        fields[14] = iters;
-        fields[15] = w->metric;
-        fields[16] = w->unit;
-        fields[17] = samples;
+        fields[5] = w->link;
+        fields[6] = nodes;
+        fields[7] = ranks;
+        fields[8] = src;
+        fields[9] = dst;
+        fields[10] = batch;
+        fields[11] = bytes;
+        fields[12] = count;
+        fields[13] = w->dtype;
+        fields[14] = w->redop;
+        fields[15] = iters;
+        fields[16] = w->metric;
+        fields[17] = w->unit;
+        fields[18] = samples;
         for (int k = 0; k < 7; k++)
-            fields[18 + k] = stat[k];
-        fields[25] = wrong;
-        if (fb_csv_row(f, fields, 26) != 0)
+            fields[19 + k] = stat[k];
+        fields[26] = wrong;
+        if (fb_csv_row(f, fields, 27) != 0)
             return -1;
     }
     return 0;

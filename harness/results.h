@@ -16,6 +16,7 @@ struct fb_row {
     char kase[48];
     char backend[16];
     char transport[24];
+    char link[16];        /* a pair's link ("nvlink", "cross-socket", "network"); "" otherwise */
     int nodes, ranks;
     int src, dst;         /* -1 when not about one rank or pair */
     long batch;           /* -1 when not about a batch */
@@ -28,6 +29,8 @@ struct fb_row {
     char unit[12];
     struct fb_stats st;
     long long wrong;      /* -1 when not verified */
+    bool detail;          /* not in results.csv's columns: a per-rank share or a matrix cell,
+                             left out of the headline */
 };
 
 /* The CSV header, in order; results/SCHEMA.md documents each (a test checks it). */

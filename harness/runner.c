@@ -12,7 +12,8 @@
 enum { MAX_ITERS = 100000 };
 
 static const char *const dtype_names[] = {
-    [FB_DTYPE_FLOAT32] = "float32", [FB_DTYPE_FLOAT64] = "float64", [FB_DTYPE_INT32] = "int32"};
+    [FB_DTYPE_FLOAT32] = "float32", [FB_DTYPE_FLOAT64] = "float64", [FB_DTYPE_INT32] = "int32",
+    [FB_DTYPE_FLOAT16] = "float16"};
 
 fb_status fb_runner_init(struct fb_runner *r, struct fb_session *s, const struct fb_options *opt,
                          struct fb_results *res)
@@ -32,6 +33,8 @@ void fb_runner_release(struct fb_runner *r)
     if (r->coll_comm)
         r->s->coll->comm_destroy(r->coll_comm);
     free(r->node_of);
+    free(r->links);
+    free(r->rank_names);
     memset(r, 0, sizeof *r);
 }
 
@@ -44,7 +47,9 @@ struct measured {
 
 static bool is_active(const struct fb_case *c, int rank)
 {
-    return c->active == FB_ALL_RANKS || c->active == rank;
+    if (rank >= c->group)
+        return false;
+    return c->active == FB_ALL_RANKS || c->active == rank || (c->pair && c->peer == rank);
 }
 
 /* Times `iters` iterations between two events; returns microseconds per iteration. */
@@ -67,6 +72,35 @@ static fb_status time_iters(const struct fb_bench *b, const struct fb_backend *b
     return FB_OK;
 }
 
+/* How many iterations fill a trial of --trial-ms: batches of 1, 4, 16, ... iterations are timed
+ * until one lasts a fifth of a trial, so a single iteration caught by a hiccup cannot decide.
+ * The slowest rank decides each round, so every rank runs the same count. Collective. */
+static fb_status calibrate(struct fb_runner *r, const struct fb_bench *b, void *state,
+                           struct fb_stream *stream, struct fb_event *ev[2], bool active,
+                           long *iters)
+{
+    const struct fb_world *w = &r->s->world;
+    double target_us = r->opt->trial_ms * 1e3, per_iter = 0.0, batch_us, slowest;
+    fb_status st = FB_OK;
+
+    for (long n = 1;; n *= 4) {
+        double us = 0.0;
+        if (active && st == FB_OK)
+            st = time_iters(b, r->s->be, state, stream, ev, n, &us);
+        fb_world_barrier(w->comm, !active);
+        if ((st = fb_world_agree(w, st)) != FB_OK)
+            return st;
+        MPI_Allreduce(&us, &slowest, 1, MPI_DOUBLE, MPI_MAX, w->comm);
+        per_iter = slowest;
+        batch_us = slowest * (double)n;
+        if (batch_us >= target_us / 5 || n * 4 > MAX_ITERS)
+            break;
+    }
+    *iters = per_iter > 0.0 ? (long)ceil(target_us / per_iter) : MAX_ITERS;
+    *iters = *iters < 1 ? 1 : *iters > MAX_ITERS ? MAX_ITERS : *iters;
+    return FB_OK;
+}
+
 /* Warm-up, calibration, trials and verification of one case. Collective. */
 static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const struct fb_ctx *ctx,
                          const struct fb_case *c, struct measured *m)
@@ -78,7 +112,6 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
     struct fb_stream *stream = NULL;
     struct fb_event *ev[2] = {NULL, NULL};
     void *state = NULL;
-    double one = 0.0, slowest = 0.0;
     fb_status st = FB_OK;
 
     if (active && ((st = be->stream_create(&stream)) != FB_OK ||
@@ -95,27 +128,22 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
         st = b->iterate(state);
     if (active && st == FB_OK)
         st = be->stream_sync(stream);
-    /* Calibration: one timed iteration tells how many fill a trial; the slowest rank decides
-     * so every rank runs the same count. */
-    if (active && st == FB_OK && o->iters == 0)
-        st = time_iters(b, be, state, stream, ev, 1, &one);
+    fb_world_barrier(w->comm, !active);
     if ((st = fb_world_agree(w, st)) != FB_OK)
         goto out;
-    if (o->iters > 0) {
+    if (o->iters > 0)
         m->iters = o->iters;
-    } else {
-        MPI_Allreduce(&one, &slowest, 1, MPI_DOUBLE, MPI_MAX, w->comm);
-        m->iters = slowest > 0.0 ? (long)ceil(o->trial_ms * 1e3 / slowest) : MAX_ITERS;
-        m->iters = m->iters < 1 ? 1 : m->iters > MAX_ITERS ? MAX_ITERS : m->iters;
-    }
+    else if ((st = calibrate(r, b, state, stream, ev, active, &m->iters)) != FB_OK)
+        goto out;
 
     for (long t = 0; t < o->trials; t++) {
         /* Start every trial together, so concurrent cases really overlap and a collective
-         * is not charged for a late starter. */
-        MPI_Barrier(w->comm);
+         * is not charged for a late starter. Ranks that sit the case out wait quietly. */
+        fb_world_barrier(w->comm, !active);
         if (active && st == FB_OK)
             st = time_iters(b, be, state, stream, ev, m->iters, &m->samples[t]);
     }
+    fb_world_barrier(w->comm, !active);
     if ((st = fb_world_agree(w, st)) != FB_OK)
         goto out;
 
@@ -150,6 +178,16 @@ static void row_init(struct fb_row *row, const struct fb_runner *r, const struct
     if (c->redop)
         snprintf(row->redop, sizeof row->redop, "%s", c->redop);
     row->iters = iters;
+    row->detail = c->detail;
+}
+
+/* The row is about rank src (and its partner dst when dst >= 0). */
+static void row_who(struct fb_row *row, const struct fb_runner *r, int src, int dst)
+{
+    row->src = src;
+    row->dst = dst;
+    if (src >= 0 && dst >= 0 && r->links)
+        snprintf(row->link, sizeof row->link, "%s", r->links[(size_t)src * r->s->world.size + dst]);
 }
 
 static fb_status emit(struct fb_runner *r, struct fb_row *row, const char *metric, const char *unit,
@@ -179,6 +217,51 @@ int fb_runner_slowest(const double *all, const int *flag, int nranks, size_t tri
     return n;
 }
 
+/* Rank 0: the point's own line in the stdout table. */
+static void print_line(const struct fb_case *c, int nactive, long iters, const struct fb_stats *time,
+                       const struct fb_stats *bw, const struct fb_stats *bus, long long wrong)
+{
+    char size[24], who[24];
+
+    if (c->active == FB_ALL_RANKS)
+        snprintf(who, sizeof who, "all");
+    else if (!c->pair)
+        snprintf(who, sizeof who, "%d", c->active);
+    else
+        snprintf(who, sizeof who, "%d%s%d", c->active, c->per_rank ? "<>" : ">", c->peer);
+    switch (c->report) {
+    case FB_REPORT_COLLECTIVE:
+        /* nccl-tests' columns: size in bytes, count, type, redop, time, algbw, busbw, #wrong. */
+        fb_out("%-16s %5d %12zu %10zu %8s %5s %7ld %10.2f %10.2f %10.2f %9.3f %9.3f %6lld%s\n",
+               c->name, nactive, c->bytes, c->count, c->typed ? dtype_names[c->dtype] : "-",
+               c->redop ? c->redop : "-", iters, time->median, time->p05, time->p95, bw->median,
+               bus->median, wrong, wrong ? "  WRONG" : "");
+        break;
+    case FB_REPORT_LATENCY:
+        fb_size_format(c->bytes, size, sizeof size);
+        fb_out("%-16s %5d %6s %10s %7ld %10.2f %10.2f %10.2f %10.3f %6lld%s\n", c->name, nactive,
+               who, size, iters, time->median, time->p05, time->p95, bw->median, wrong,
+               wrong ? "  WRONG" : "");
+        break;
+    case FB_REPORT_BANDWIDTH:
+        fb_size_format(c->bytes, size, sizeof size);
+        fb_out("%-16s %5d %6s %10s %7ld %10.2f %10.2f %10.2f %9.3f %9.3f %6lld%s\n", c->name,
+               nactive, who, size, iters, time->median, time->p05, time->p95, bw->median,
+               bw->median / (c->per_rank ? nactive : 1), wrong, wrong ? "  WRONG" : "");
+        break;
+    }
+}
+
+/* Rank k's partner in a per-rank row. */
+static int partner_of(const struct fb_case *c, int k)
+{
+    if (c->pair)
+        return k == c->active ? c->peer : c->active;
+    if (c->shift > 0)
+        return (k + c->shift) % c->group;
+    return -1;
+}
+
 /* Rank 0: rows of one case from every rank's samples (all[rank * trials + t]). */
 static fb_status report(struct fb_runner *r, const struct fb_bench *b, const struct fb_case *c,
                         const double *all, const long long *wrong, long iters)
@@ -191,8 +274,7 @@ static fb_status report(struct fb_runner *r, const struct fb_bench *b, const str
     int nactive = 0, nodes;
     long long total_wrong = 0;
     struct fb_row row;
-    struct fb_stats time_st, bw_st, bus_st;
-    char size[24], who[16];
+    struct fb_stats time_st, bw_st = {0}, bus_st = {0};
     fb_status st = FB_OK;
 
     if (!flag || !slow || !bw || !bus) {
@@ -207,38 +289,48 @@ static fb_status report(struct fb_runner *r, const struct fb_bench *b, const str
 
     /* The point as a whole: each trial lasts as long as its slowest rank. */
     row_init(&row, r, b, c, nactive, nodes, iters);
-    row.src = c->active;
+    row_who(&row, r, c->active, c->pair ? c->peer : -1);
     row.wrong = total_wrong;
     for (size_t t = 0; t < trials; t++) {
         double moved = c->per_rank ? (double)c->bytes * nactive : (double)c->bytes;
-        bw[t] = fb_gbps(moved, slow[t]);
+        bw[t] = c->report == FB_REPORT_LATENCY ? slow[t] / (c->legs > 0 ? c->legs : 1)
+                                               : fb_gbps(moved, slow[t]);
         bus[t] = bw[t] * c->bus_factor;
     }
+    memset(&bus_st, 0, sizeof bus_st);
     if ((st = emit(r, &row, "time", "us", slow, trials)) != FB_OK)
         goto out;
     time_st = row.st;
-    if (c->collective) {
+    switch (c->report) {
+    case FB_REPORT_COLLECTIVE:
         if ((st = emit(r, &row, "algbw", "GB/s", bw, trials)) != FB_OK)
             goto out;
         bw_st = row.st;
         if ((st = emit(r, &row, "busbw", "GB/s", bus, trials)) != FB_OK)
             goto out;
         bus_st = row.st;
-    } else {
+        break;
+    case FB_REPORT_LATENCY:
+        if ((st = emit(r, &row, "latency", "us", bw, trials)) != FB_OK)
+            goto out;
+        bw_st = row.st;
+        break;
+    case FB_REPORT_BANDWIDTH:
         if ((st = emit(r, &row, c->per_rank ? "bandwidth_total" : "bandwidth", "GB/s", bw,
                        trials)) != FB_OK)
             goto out;
         bw_st = row.st;
-        memset(&bus_st, 0, sizeof bus_st);
+        break;
     }
 
-    /* Concurrent copies: each rank's own figures, so one slow GPU or socket stands out. */
+    /* Concurrent copies: each rank's own figures, so one slow GPU, socket or pair stands out. */
     for (int k = 0; c->per_rank && k < w->size; k++) {
         const double *mine = &all[(size_t)k * trials];
         if (!flag[k])
             continue;
         row_init(&row, r, b, c, nactive, nodes, iters);
-        row.src = k;
+        row.detail = true;
+        row_who(&row, r, k, partner_of(c, k));
         row.wrong = wrong[k];
         for (size_t t = 0; t < trials; t++)
             bw[t] = fb_gbps((double)c->bytes, mine[t]);
@@ -246,16 +338,7 @@ static fb_status report(struct fb_runner *r, const struct fb_bench *b, const str
             (st = emit(r, &row, "bandwidth", "GB/s", bw, trials)) != FB_OK)
             goto out;
     }
-
-    fb_size_format(c->bytes, size, sizeof size);
-    if (c->active == FB_ALL_RANKS)
-        snprintf(who, sizeof who, "all");
-    else
-        snprintf(who, sizeof who, "%d", c->active);
-    fb_out("%-16s %5d %4s %10s %7ld %10.2f %10.2f %10.2f %9.3f %9.3f %6lld%s\n", c->name, nactive,
-           who, size, iters, time_st.median, time_st.p05, time_st.p95, bw_st.median,
-           c->collective ? bus_st.median : bw_st.median / (c->per_rank ? nactive : 1),
-           total_wrong, total_wrong ? "  WRONG" : "");
+    print_line(c, nactive, iters, &time_st, &bw_st, &bus_st, total_wrong);
 out:
     free(flag);
     free(slow);
@@ -264,67 +347,125 @@ out:
     return st;
 }
 
-static void print_header(const struct fb_bench *b, const struct fb_options *o, bool bus)
+static void print_header(const struct fb_bench *b, const struct fb_options *o, int group,
+                         int nodes, bool first)
 {
-    fb_out("\n# %s: %s\n", b->name, b->summary);
-    fb_out("# sizes in bytes (K/M/G = 2^10/2^20/2^30); GB/s = 1e9 B/s; time per iteration, "
-           "median [p05 p95] of %ld trials\n", o->trials);
-    fb_out("# %-14s %5s %4s %10s %7s %10s %10s %10s %9s %9s %6s\n", "case", "ranks", "rank",
-           "size", "iters", "time_us", "p05", "p95", bus ? "algbw" : "GB/s",
-           bus ? "busbw" : "per_rank", "wrong");
+    if (first) {
+        fb_out("\n# %s: %s\n", b->name, b->summary);
+        fb_out("# sizes in bytes (K/M/G = 2^10/2^20/2^30); GB/s = 1e9 B/s; time per iteration, "
+               "median [p05 p95] of %ld trials\n", o->trials);
+    }
+    if (group > 0)
+        fb_out("# on ranks 0..%d (%d rank%s on %d node%s)\n", group - 1, group,
+               group == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s");
 }
 
-fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
+static void print_columns(enum fb_report kind, const char *transport)
+{
+    fb_out("# over %s\n", transport);
+    switch (kind) {
+    case FB_REPORT_COLLECTIVE:
+        fb_out("# %-14s %5s %12s %10s %8s %5s %7s %10s %10s %10s %9s %9s %6s\n", "case", "ranks",
+               "size", "count", "type", "redop", "iters", "time_us", "p05", "p95", "algbw",
+               "busbw", "#wrong");
+        break;
+    case FB_REPORT_LATENCY:
+        fb_out("# %-14s %5s %6s %10s %7s %10s %10s %10s %10s %6s\n", "case", "ranks", "rank",
+               "size", "iters", "time_us", "p05", "p95", "latency_us", "wrong");
+        break;
+    case FB_REPORT_BANDWIDTH:
+        fb_out("# %-14s %5s %6s %10s %7s %10s %10s %10s %9s %9s %6s\n", "case", "ranks", "rank",
+               "size", "iters", "time_us", "p05", "p95", "GB/s", "per_rank", "wrong");
+        break;
+    }
+}
+
+int fb_runner_groups(const struct fb_options *o, int size, int *out, size_t cap)
+{
+    size_t n = 0;
+
+    if (o->ngroups) {
+        for (size_t i = 0; i < o->ngroups && n < cap; i++)
+            out[n++] = o->groups[i];
+        return (int)n;
+    }
+    for (int k = 1; k < size && n + 1 < cap; k *= 2)
+        out[n++] = k;
+    out[n++] = size;
+    return (int)n;
+}
+
+/* Collective: the communicators of the group of the first k ranks. The whole world reuses the
+ * runner's own. */
+static fb_status group_open(struct fb_runner *r, const struct fb_bench *b, int k,
+                            struct fb_ctx *ctx)
 {
     const struct fb_world *w = &r->s->world;
-    struct fb_ctx ctx = {.s = r->s, .be = r->s->be, .opt = r->opt};
+    fb_status st = FB_OK;
+
+    ctx->ranks = k;
+    ctx->comm = w->comm;
+    ctx->coll_comm = r->coll_comm;
+    ctx->world_coll = r->coll_comm;
+    if (k == w->size)
+        return FB_OK;
+    if (MPI_Comm_split(w->comm, w->rank < k ? 0 : MPI_UNDEFINED, w->rank, &ctx->comm) !=
+        MPI_SUCCESS)
+        return fb_world_agree(w, FB_ERR_MPI);
+    ctx->coll_comm = NULL;
+    if (b->needs & FB_NEEDS_COLL)
+        st = r->s->coll->comm_split(r->coll_comm, ctx->comm, &ctx->coll_comm);
+    return fb_world_agree(w, st);
+}
+
+static void group_close(struct fb_runner *r, struct fb_ctx *ctx)
+{
+    if (ctx->coll_comm && ctx->coll_comm != r->coll_comm)
+        r->s->coll->comm_destroy(ctx->coll_comm);
+    if (ctx->comm != MPI_COMM_NULL && ctx->comm != r->s->world.comm)
+        MPI_Comm_free(&ctx->comm);
+    ctx->coll_comm = NULL;
+    ctx->comm = MPI_COMM_NULL;
+}
+
+/* Collective: plans and measures every case of one group, gathering to rank 0. */
+static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct fb_ctx *ctx,
+                           struct measured *m, double *all, long long *wrong, bool *first)
+{
+    const struct fb_world *w = &r->s->world;
     struct fb_case *cases = NULL;
     size_t ncases = 0;
-    struct measured m = {0};
-    double *all = NULL;
-    long long mine_wrong, *wrong = NULL;
+    long long mine_wrong;
+    int nodes = 0, *flag = NULL;
     fb_status st;
 
-    if (w->size < b->min_ranks) {
-        if (w->rank == 0)
-            fb_warn("%s waived: needs at least %d ranks, this run has %d", b->name, b->min_ranks,
-                    w->size);
-        return FB_ERR_UNSUPPORTED;
-    }
-    if ((b->needs & FB_NEEDS_COLL) && !r->coll_comm) {
-        st = r->s->coll->comm_create(w->comm, r->s->be, &r->coll_comm);
-        if ((st = fb_world_agree(w, st)) != FB_OK)
-            return st;
-    }
-    ctx.coll_comm = r->coll_comm;
-    if ((st = b->plan(&ctx, &cases, &ncases)) != FB_OK)
-        return fb_world_agree(w, st);
-
-    m.samples = calloc((size_t)r->opt->trials, sizeof *m.samples);
-    if (w->rank == 0) {
-        all = calloc((size_t)w->size * (size_t)r->opt->trials, sizeof *all);
-        wrong = calloc((size_t)w->size, sizeof *wrong);
-    }
-    st = (!m.samples || (w->rank == 0 && (!all || !wrong))) ? FB_ERR_NOMEM : FB_OK;
-    if ((st = fb_world_agree(w, st)) != FB_OK)
+    if ((st = fb_world_agree(w, b->plan(ctx, &cases, &ncases))) != FB_OK)
         goto out;
-
-    if (w->rank == 0)
-        print_header(b, r->opt, ncases && cases[0].collective);
+    if (w->rank == 0 && (flag = calloc((size_t)w->size, sizeof *flag))) {
+        for (int k = 0; k < ctx->ranks; k++)
+            flag[k] = 1;
+        nodes = fb_world_count_nodes(r->node_of, flag, w->size);
+        print_header(b, r->opt, (b->needs & FB_SCALES) ? ctx->ranks : 0, nodes, *first);
+    }
+    *first = false;
     for (size_t i = 0; i < ncases; i++) {
-        const struct fb_case *c = &cases[i];
-        memset(m.samples, 0, (size_t)r->opt->trials * sizeof *m.samples);
-        m.wrong = 0;
-        if ((st = measure(r, b, &ctx, c, &m)) != FB_OK)
+        struct fb_case *c = &cases[i];
+        c->group = ctx->ranks;
+        if (w->rank == 0 && (i == 0 || c->report != cases[i - 1].report ||
+                             strcmp(c->transport, cases[i - 1].transport) != 0))
+            print_columns(c->report, c->transport);
+        memset(m->samples, 0, (size_t)r->opt->trials * sizeof *m->samples);
+        m->wrong = 0;
+        if ((st = measure(r, b, ctx, c, m)) != FB_OK)
             break;
-        mine_wrong = (long long)m.wrong;
+        mine_wrong = (long long)m->wrong;
         /* One gather per point, not one message per rank. */
-        MPI_Gather(m.samples, (int)r->opt->trials, MPI_DOUBLE, all, (int)r->opt->trials,
+        MPI_Gather(m->samples, (int)r->opt->trials, MPI_DOUBLE, all, (int)r->opt->trials,
                    MPI_DOUBLE, 0, w->comm);
         MPI_Gather(&mine_wrong, 1, MPI_LONG_LONG, wrong, 1, MPI_LONG_LONG, 0, w->comm);
         r->points++;
         if (w->rank == 0) {
-            st = report(r, b, c, all, wrong, m.iters);
+            st = report(r, b, c, all, wrong, m->iters);
             if (st == FB_OK)
                 st = fb_results_flush(r->res);
             for (int k = 0; k < w->size; k++)
@@ -338,8 +479,67 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
             break;
     }
 out:
-    MPI_Bcast(&r->failed_points, 1, MPI_INT, 0, w->comm);
+    free(flag);
     free(cases);
+    return st;
+}
+
+fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
+{
+    const struct fb_world *w = &r->s->world;
+    struct fb_ctx ctx = {.s = r->s, .be = r->s->be, .opt = r->opt, .node_of = r->node_of};
+    struct measured m = {0};
+    double *all = NULL;
+    long long *wrong = NULL;
+    int groups[FB_MAX_SIZES + 1], ngroups = 1;
+    size_t first_row = r->res ? r->res->nrows : 0;
+    bool first = true;
+    fb_status st;
+
+    if (w->size < b->min_ranks) {
+        if (w->rank == 0)
+            fb_warn("%s waived: needs at least %d ranks, this run has %d", b->name, b->min_ranks,
+                    w->size);
+        return FB_ERR_UNSUPPORTED;
+    }
+    if ((b->needs & FB_NEEDS_COLL) && !r->coll_comm) {
+        st = r->s->coll->comm_create(w->comm, r->s->be, &r->coll_comm);
+        if ((st = fb_world_agree(w, st)) != FB_OK)
+            return st;
+    }
+    if ((b->needs & FB_NEEDS_LINKS) && !r->links_done) {
+        r->links_done = true;
+        st = fb_links_compute(r->s, w->rank == 0 ? &r->links : NULL,
+                              w->rank == 0 ? &r->rank_names : NULL);
+        if ((st = fb_world_agree(w, st)) != FB_OK)
+            return st;
+    }
+    groups[0] = w->size;
+    if (b->needs & FB_SCALES)
+        ngroups = fb_runner_groups(r->opt, w->size, groups, FB_MAX_SIZES + 1);
+
+    m.samples = calloc((size_t)r->opt->trials, sizeof *m.samples);
+    if (w->rank == 0) {
+        all = calloc((size_t)w->size * (size_t)r->opt->trials, sizeof *all);
+        wrong = calloc((size_t)w->size, sizeof *wrong);
+    }
+    st = (!m.samples || (w->rank == 0 && (!all || !wrong))) ? FB_ERR_NOMEM : FB_OK;
+    for (int g = 0; g < ngroups && (st = fb_world_agree(w, st)) == FB_OK; g++) {
+        if (groups[g] > w->size)
+            continue; /* refused with a message before the run starts */
+        if ((st = group_open(r, b, groups[g], &ctx)) == FB_OK)
+            st = run_group(r, b, &ctx, &m, all, wrong, &first);
+        group_close(r, &ctx);
+    }
+    if (st == FB_OK && w->rank == 0 && b->summarize) {
+        ctx.ranks = w->size;
+        ctx.links = (const char(*)[FB_LINK_LABEL])r->links;
+        ctx.rank_names = (const char(*)[FB_RANK_NAME])r->rank_names;
+        b->summarize(&ctx, r->res, first_row);
+        st = fb_results_flush(r->res);
+    }
+    st = fb_world_agree(w, st);
+    MPI_Bcast(&r->failed_points, 1, MPI_INT, 0, w->comm);
     free(m.samples);
     free(all);
     free(wrong);

@@ -5,6 +5,7 @@
 #define FB_RUNNER_H
 
 #include "bench.h"
+#include "links.h"
 #include "results.h"
 
 struct fb_runner {
@@ -13,6 +14,9 @@ struct fb_runner {
     struct fb_results *res; /* rank 0: where rows go; NULL on other ranks */
     struct fb_coll_comm *coll_comm; /* created on first need, over the whole world */
     int *node_of;           /* world rank -> node index */
+    char (*links)[FB_LINK_LABEL]; /* rank 0: links[src * size + dst], on first need */
+    char (*rank_names)[FB_RANK_NAME]; /* rank 0: "host gpu" of each rank, with links */
+    bool links_done;
     int points, failed_points;
 };
 
@@ -30,6 +34,10 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b);
  * the ranks r with flag[r] set (a point lasts as long as its slowest rank). Returns how many
  * ranks were flagged. */
 int fb_runner_slowest(const double *all, const int *flag, int nranks, size_t trials, double *out);
+
+/* The rank counts a scaling benchmark runs on: --ranks as given, or 1, 2, 4, ... below `size`
+ * and then `size`. Writes at most `cap`; returns how many. */
+int fb_runner_groups(const struct fb_options *o, int size, int *out, size_t cap);
 
 /* Derived metrics of a point, shared by the runner and its tests: GB/s (1e9 B/s) for `bytes`
  * moved in `time_us` microseconds. */

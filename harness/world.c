@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -53,6 +54,26 @@ fb_status fb_world_agree(const struct fb_world *w, fb_status mine)
     if (MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, w->comm) != MPI_SUCCESS)
         return FB_ERR_MPI;
     return (fb_status)out;
+}
+
+fb_status fb_world_barrier(MPI_Comm comm, bool quiet)
+{
+    const struct timespec nap = {0, 100 * 1000};
+    MPI_Request req;
+    int done = 0;
+
+    /* Every rank uses the non-blocking barrier: MPI never matches it with a blocking one. */
+    if (MPI_Ibarrier(comm, &req) != MPI_SUCCESS)
+        return FB_ERR_MPI;
+    if (!quiet)
+        return MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS ? FB_OK : FB_ERR_MPI;
+    for (;;) {
+        if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return FB_ERR_MPI;
+        if (done)
+            return FB_OK;
+        nanosleep(&nap, NULL);
+    }
 }
 
 int fb_world_count_nodes(const int *node_of, const int *flag, int nranks)

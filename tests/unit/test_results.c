@@ -29,11 +29,11 @@ int main(void)
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     const char *expected =
-        "run_id,bench,case,backend,transport,nodes,ranks,src,dst,batch,bytes,count,dtype,redop,"
+        "run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype,redop,"
         "iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong\n"
-        "r1,allreduce,out_of_place,host,mpi,1,2,,,,1024,256,float32,sum,100,busbw,GB/s,3,"
+        "r1,allreduce,out_of_place,host,mpi,,1,2,,,,1024,256,float32,sum,100,busbw,GB/s,3,"
         "1.5,1.1,1.9,1,2,1.5,0.5,0\n"
-        "r1,h2d,\"odd,\"\"name\",host,memcpy,1,1,0,,,4096,,,,7,bandwidth,GB/s,1,2,2,2,2,2,2,2,\n";
+        "r1,h2d,\"odd,\"\"name\",host,memcpy,cross-socket,1,1,0,1,,4096,,,,7,bandwidth,GB/s,1,2,2,2,2,2,2,2,\n";
 
     memset(&row, 0, sizeof row);
     strcpy(row.bench, "allreduce");
@@ -60,6 +60,8 @@ int main(void)
     strcpy(rows[1].transport, "memcpy");
     rows[1].ranks = 1;
     rows[1].src = 0;
+    rows[1].dst = 1;
+    strcpy(rows[1].link, "cross-socket");
     rows[1].bytes = 4096;
     rows[1].count = -1;
     rows[1].dtype[0] = rows[1].redop[0] = '\0';
@@ -75,7 +77,7 @@ int main(void)
         fb_test_failures++;
     }
     free(text);
-    CHECK(fb_results_ncolumns == 26);
+    CHECK(fb_results_ncolumns == 27);
 
     /* The run folder. */
     snprintf(dir, sizeof dir, "/tmp/fb-test-results-%d/a/b", (int)getpid());
