@@ -15,6 +15,14 @@ enum fb_mem {
     FB_MEM_DEVICE,   /* GPU memory (host backend: page-touched host memory) */
     FB_MEM_PINNED,   /* page-locked host memory (host backend: mlock'ed when allowed) */
     FB_MEM_PAGEABLE, /* ordinary malloc'ed host memory */
+    FB_MEM_SHARED_DEVICE, /* device memory other processes of the node can map (ipc_export) */
+    FB_MEM_SHARED_PINNED, /* page-locked host memory other processes of the node can map */
+};
+
+/* A buffer as another process of the node can map it (a cudaIpcMemHandle_t, or a memfd). */
+enum { FB_IPC_HANDLE_BYTES = 72 };
+struct fb_ipc_handle {
+    unsigned char bytes[FB_IPC_HANDLE_BYTES];
 };
 
 enum fb_copy { FB_COPY_H2D, FB_COPY_D2H, FB_COPY_D2D, FB_COPY_PEER };
@@ -60,6 +68,14 @@ struct fb_backend {
     fb_status (*event_record)(struct fb_event *e, struct fb_stream *s);
     /* Microseconds from a to b; both must have completed (sync the stream first). */
     fb_status (*event_elapsed_us)(struct fb_event *a, struct fb_event *b, double *us);
+
+    /* Sharing buffers between the processes of a node (the CUDA IPC of NCCL's P2P/IPC
+     * transport; memfd mappings on host). export: a handle for a buffer alloc'ed as
+     * FB_MEM_SHARED_*; open: maps another process's handle into this one, usable with
+     * copy(FB_COPY_PEER) (device) or as host memory (pinned); close: unmaps an opened one. */
+    fb_status (*ipc_export)(enum fb_mem kind, void *ptr, struct fb_ipc_handle *h);
+    fb_status (*ipc_open)(enum fb_mem kind, const struct fb_ipc_handle *h, void **ptr);
+    void (*ipc_close)(enum fb_mem kind, void *ptr); /* accepts NULL */
 
     /* Stream-ordered fill of `count` elements of device memory with a pattern. */
     fb_status (*fill)(void *buf, size_t count, enum fb_dtype dtype, struct fb_pattern p,

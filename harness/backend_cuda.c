@@ -10,6 +10,7 @@
 
 #include "../kernels/pattern_kernels.h"
 #include "log.h"
+#include "shm.h"
 
 struct fb_stream {
     cudaStream_t s;
@@ -77,6 +78,22 @@ static fb_status cuda_open(int device, struct fb_device_info *info)
 
 static void cuda_close(void) { (void)cudaDeviceSynchronize(); }
 
+/* Shared pinned memory: a memfd mapping that every process registers with CUDA itself. */
+static fb_status shared_pinned_alloc(size_t bytes, void **out)
+{
+    cudaError_t err;
+    fb_status st = fb_shm_alloc(bytes, out);
+
+    if (st != FB_OK)
+        return st;
+    if ((err = cudaHostRegister(*out, bytes ? bytes : 1, cudaHostRegisterPortable)) != cudaSuccess) {
+        fb_shm_free(*out);
+        *out = NULL;
+        return cuda_fail(err, "cudaHostRegister");
+    }
+    return FB_OK;
+}
+
 static fb_status cuda_alloc(enum fb_mem kind, size_t bytes, void **out)
 {
     *out = NULL;
@@ -87,6 +104,8 @@ static fb_status cuda_alloc(enum fb_mem kind, size_t bytes, void **out)
         if (!(*out = malloc(bytes ? bytes : 1)))
             return FB_ERR_NOMEM;
         break;
+    case FB_MEM_SHARED_DEVICE: CUDA_TRY(cudaMalloc(out, bytes ? bytes : 1)); break;
+    case FB_MEM_SHARED_PINNED: return shared_pinned_alloc(bytes, out);
     }
     return FB_OK;
 }
@@ -99,6 +118,66 @@ static void cuda_free(enum fb_mem kind, void *ptr)
     case FB_MEM_DEVICE: (void)cudaFree(ptr); break;
     case FB_MEM_PINNED: (void)cudaFreeHost(ptr); break;
     case FB_MEM_PAGEABLE: free(ptr); break;
+    case FB_MEM_SHARED_DEVICE: (void)cudaFree(ptr); break;
+    case FB_MEM_SHARED_PINNED:
+        (void)cudaHostUnregister(ptr);
+        fb_shm_free(ptr);
+        break;
+    }
+}
+
+static fb_status cuda_ipc_export(enum fb_mem kind, void *ptr, struct fb_ipc_handle *h)
+{
+    struct fb_shm_handle sh;
+    cudaIpcMemHandle_t mh;
+    fb_status st;
+
+    memset(h, 0, sizeof *h);
+    if (kind == FB_MEM_SHARED_PINNED) {
+        if ((st = fb_shm_export(ptr, &sh)) == FB_OK)
+            memcpy(h->bytes, &sh, sizeof sh);
+        return st;
+    }
+    _Static_assert(sizeof mh <= FB_IPC_HANDLE_BYTES, "cudaIpcMemHandle_t fits the handle");
+    CUDA_TRY(cudaIpcGetMemHandle(&mh, ptr));
+    memcpy(h->bytes, &mh, sizeof mh);
+    return FB_OK;
+}
+
+static fb_status cuda_ipc_open(enum fb_mem kind, const struct fb_ipc_handle *h, void **ptr)
+{
+    struct fb_shm_handle sh;
+    cudaIpcMemHandle_t mh;
+    cudaError_t err;
+    fb_status st;
+
+    *ptr = NULL;
+    if (kind == FB_MEM_SHARED_PINNED) {
+        memcpy(&sh, h->bytes, sizeof sh);
+        if ((st = fb_shm_open(&sh, ptr)) != FB_OK)
+            return st;
+        if ((err = cudaHostRegister(*ptr, (size_t)sh.bytes, cudaHostRegisterPortable)) != cudaSuccess) {
+            fb_shm_close(*ptr);
+            *ptr = NULL;
+            return cuda_fail(err, "cudaHostRegister");
+        }
+        return FB_OK;
+    }
+    memcpy(&mh, h->bytes, sizeof mh);
+    /* Peer access between the two GPUs is enabled on first use, as NCCL's P2P/IPC does. */
+    CUDA_TRY(cudaIpcOpenMemHandle(ptr, mh, cudaIpcMemLazyEnablePeerAccess));
+    return FB_OK;
+}
+
+static void cuda_ipc_close(enum fb_mem kind, void *ptr)
+{
+    if (!ptr)
+        return;
+    if (kind == FB_MEM_SHARED_PINNED) {
+        (void)cudaHostUnregister(ptr);
+        fb_shm_close(ptr);
+    } else {
+        (void)cudaIpcCloseMemHandle(ptr);
     }
 }
 
@@ -220,6 +299,9 @@ const struct fb_backend fb_backend_cuda = {
     .event_destroy = cuda_event_destroy,
     .event_record = cuda_event_record,
     .event_elapsed_us = cuda_event_elapsed_us,
+    .ipc_export = cuda_ipc_export,
+    .ipc_open = cuda_ipc_open,
+    .ipc_close = cuda_ipc_close,
     .fill = cuda_fill,
     .check = cuda_check,
 };

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "shm.h"
+
 struct fb_stream {
     int unused;
 };
@@ -74,9 +76,16 @@ static void host_close(void) {}
 static fb_status host_alloc(enum fb_mem kind, size_t bytes, void **out)
 {
     size_t rounded = (bytes + HOST_ALIGN - 1) / HOST_ALIGN * HOST_ALIGN;
-    void *p = aligned_alloc(HOST_ALIGN, rounded ? rounded : HOST_ALIGN);
+    void *p;
+    fb_status st;
 
     *out = NULL;
+    if (kind == FB_MEM_SHARED_DEVICE || kind == FB_MEM_SHARED_PINNED) {
+        if ((st = fb_shm_alloc(bytes, out)) == FB_OK && kind == FB_MEM_SHARED_PINNED)
+            (void)mlock(*out, rounded);
+        return st;
+    }
+    p = aligned_alloc(HOST_ALIGN, rounded ? rounded : HOST_ALIGN);
     if (!p)
         return FB_ERR_NOMEM;
     if (kind != FB_MEM_PAGEABLE) {
@@ -93,8 +102,37 @@ static fb_status host_alloc(enum fb_mem kind, size_t bytes, void **out)
 
 static void host_free(enum fb_mem kind, void *ptr)
 {
+    /* munlock is implied when the pages are released */
+    if (kind == FB_MEM_SHARED_DEVICE || kind == FB_MEM_SHARED_PINNED)
+        fb_shm_free(ptr);
+    else
+        free(ptr);
+}
+
+static fb_status host_ipc_export(enum fb_mem kind, void *ptr, struct fb_ipc_handle *h)
+{
+    struct fb_shm_handle sh;
+    fb_status st = fb_shm_export(ptr, &sh);
+
     (void)kind;
-    free(ptr); /* munlock is implied when the pages are released */
+    memset(h, 0, sizeof *h);
+    memcpy(h->bytes, &sh, sizeof sh);
+    return st;
+}
+
+static fb_status host_ipc_open(enum fb_mem kind, const struct fb_ipc_handle *h, void **ptr)
+{
+    struct fb_shm_handle sh;
+
+    (void)kind;
+    memcpy(&sh, h->bytes, sizeof sh);
+    return fb_shm_open(&sh, ptr);
+}
+
+static void host_ipc_close(enum fb_mem kind, void *ptr)
+{
+    (void)kind;
+    fb_shm_close(ptr);
 }
 
 static fb_status host_stream_create(struct fb_stream **out)
@@ -184,6 +222,9 @@ const struct fb_backend fb_backend_host = {
     .event_destroy = host_event_destroy,
     .event_record = host_event_record,
     .event_elapsed_us = host_event_elapsed_us,
+    .ipc_export = host_ipc_export,
+    .ipc_open = host_ipc_open,
+    .ipc_close = host_ipc_close,
     .fill = host_fill,
     .check = host_check,
 };

@@ -1,0 +1,414 @@
+/* p2p: bandwidth and latency between every pair of ranks, one pair at a time with the others
+ * idle, and all ranks at once; over the collectives library's send/recv (NCCL, or MPI), and
+ * inside a node also as direct copies into the peer's memory through IPC handles and as copies
+ * staged through shared host memory. A size sweep follows for chosen pairs, and the summary
+ * prints rank x rank matrices and names the slowest pairs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "log.h"
+#include "p2p_matrix.h"
+#include "registry.h"
+#include "sweep.h"
+
+static const struct fb_sweep sweep_defaults = {8, 64u << 20, 4};
+enum { MATRIX_BYTES = 64u << 20, LATENCY_BYTES = 8 };
+
+/* Message tags of the IPC handshakes; collectives never use tags. */
+enum { TAG_HANDLE = 0x7f01, TAG_READY, TAG_DONE, TAG_CLOSED };
+
+struct p2p_state {
+    const struct fb_ctx *ctx;
+    struct fb_stream *stream;
+    enum p2p_kind kind;
+    enum p2p_via via;
+    size_t bytes;
+    int to, from;       /* whom this rank sends to and receives from; -1 for none */
+    bool ping_first;    /* latency over send/recv: this rank sends first */
+    bool exchanged;     /* handles were swapped: teardown must say when it is done with them */
+    void *send, *recv;  /* own buffers: recv is where `from` puts its data */
+    void *peer_recv;    /* ipc: `to`'s recv buffer, mapped here */
+    void *stage_in;     /* staged: own shared pinned buffer that `from` fills */
+    void *peer_stage;   /* staged: `to`'s stage_in, mapped here */
+    struct fb_pattern mine, theirs;
+};
+
+static int peer_or_null(int rank) { return rank >= 0 ? rank : MPI_PROC_NULL; }
+
+/* The roles of `rank` in case c. */
+static void roles(const struct fb_case *c, int rank, int *to, int *from, bool *ping_first)
+{
+    *to = *from = -1;
+    *ping_first = false;
+    switch ((enum p2p_kind)c->variant) {
+    case P2P_ALL_PAIRS:
+        *to = (rank + c->shift) % c->group;
+        *from = (rank - c->shift + c->group) % c->group;
+        return;
+    case P2P_MATRIX_BIDIR:
+    case P2P_SWEEP_BIDIR:
+        *to = *from = rank == c->active ? c->peer : c->active;
+        return;
+    case P2P_MATRIX_LATENCY:
+        if (c->aux != P2P_VIA_IPC) { /* a ping-pong; over IPC, one-way copies */
+            *to = *from = rank == c->active ? c->peer : c->active;
+            *ping_first = rank == c->active;
+            return;
+        }
+        *to = rank == c->active ? c->peer : -1;
+        *from = rank == c->active ? -1 : c->active;
+        return;
+    case P2P_MATRIX_UNI:
+    case P2P_SWEEP_UNI:
+        *to = rank == c->active ? c->peer : -1;
+        *from = rank == c->active ? -1 : c->active;
+        return;
+    case P2P_KIND_COUNT: return;
+    }
+}
+
+/* ---- plan ---- */
+
+struct plan {
+    const struct fb_ctx *ctx;
+    struct fb_case *cases;
+    size_t n, cap;
+};
+
+static struct fb_case *add_case(struct plan *p, enum p2p_via via, enum p2p_kind kind, size_t bytes)
+{
+    struct fb_case *c;
+
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 64;
+        struct fb_case *grown = realloc(p->cases, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        p->cases = grown;
+        p->cap = cap;
+    }
+    c = &p->cases[p->n++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%s", p2p_kind_name[kind]);
+    if (via == P2P_VIA_COLL)
+        snprintf(c->transport, sizeof c->transport, "%s",
+                 p->ctx->s->coll->transport(p->ctx->world_coll));
+    else
+        snprintf(c->transport, sizeof c->transport, "%s", p2p_via_name[via]);
+    c->bytes = bytes;
+    c->variant = kind;
+    c->aux = via;
+    c->report = kind == P2P_MATRIX_LATENCY ? FB_REPORT_LATENCY : FB_REPORT_BANDWIDTH;
+    /* A ping-pong is two one-way trips; an IPC latency point is one copy. */
+    c->legs = via == P2P_VIA_IPC ? 1 : 2;
+    c->detail = kind != P2P_SWEEP_UNI && kind != P2P_SWEEP_BIDIR; /* shown as matrices */
+    return c;
+}
+
+static bool add_pair(struct plan *p, enum p2p_via via, enum p2p_kind kind, size_t bytes, int a,
+                     int b)
+{
+    struct fb_case *c = add_case(p, via, kind, bytes);
+
+    if (!c)
+        return false;
+    c->active = a;
+    c->pair = true;
+    c->peer = b;
+    /* Both directions at once: the total and each direction's own figure. */
+    c->per_rank = kind == P2P_MATRIX_BIDIR || kind == P2P_SWEEP_BIDIR;
+    return true;
+}
+
+/* Whether every pair (k, k + shift) lies on one node. */
+static bool shift_on_nodes(const struct fb_ctx *ctx, int shift)
+{
+    for (int k = 0; k < ctx->ranks; k++)
+        if (ctx->node_of[k] != ctx->node_of[(k + shift) % ctx->ranks])
+            return false;
+    return true;
+}
+
+static bool plan_via(struct plan *p, enum p2p_via via)
+{
+    const struct fb_ctx *ctx = p->ctx;
+    const struct fb_options *o = ctx->opt;
+    size_t big = o->matrix_bytes ? o->matrix_bytes : MATRIX_BYTES;
+    size_t small = o->latency_bytes ? o->latency_bytes : LATENCY_BYTES;
+    size_t nsizes = fb_sweep_sizes(o, sweep_defaults, NULL);
+    size_t *sizes = malloc(nsizes * sizeof *sizes);
+    int n = ctx->ranks, sweep_pairs[FB_MAX_SIZES + 1][2], npairs = 0;
+    bool ok = sizes != NULL;
+    bool ipc = via != P2P_VIA_COLL;
+
+    /* IPC reaches only the processes of one node. */
+#define SAME_NODE(a, b) (ctx->node_of[(a)] == ctx->node_of[(b)])
+    for (int a = 0; ok && a < n; a++)
+        for (int b = 0; ok && b < n; b++)
+            if (a != b && (!ipc || SAME_NODE(a, b)))
+                ok = add_pair(p, via, P2P_MATRIX_UNI, big, a, b);
+    for (int a = 0; ok && a < n; a++)
+        for (int b = a + 1; ok && b < n; b++)
+            if (!ipc || SAME_NODE(a, b))
+                ok = add_pair(p, via, P2P_MATRIX_BIDIR, big, a, b);
+    for (int a = 0; ok && a < n && via != P2P_VIA_STAGED; a++)
+        for (int b = a + 1; ok && b < n; b++)
+            if (!ipc || SAME_NODE(a, b))
+                ok = add_pair(p, via, P2P_MATRIX_LATENCY, small, a, b);
+    for (int shift = 1; ok && shift < n; shift++) {
+        struct fb_case *c;
+        if (ipc && !shift_on_nodes(ctx, shift))
+            continue;
+        if (!(c = add_case(p, via, P2P_ALL_PAIRS, big))) {
+            ok = false;
+            break;
+        }
+        c->active = FB_ALL_RANKS;
+        c->shift = shift;
+        c->per_rank = true;
+    }
+
+    /* The sweep: the pairs asked for, or 0 -> 1 and 0 -> the first rank of another node. */
+    if (o->npairs) {
+        for (size_t i = 0; i < o->npairs; i++) {
+            sweep_pairs[npairs][0] = o->pairs[i][0];
+            sweep_pairs[npairs++][1] = o->pairs[i][1];
+        }
+    } else {
+        sweep_pairs[npairs][0] = 0;
+        sweep_pairs[npairs++][1] = 1;
+        for (int b = 2; b < n; b++)
+            if (!SAME_NODE(0, b)) {
+                sweep_pairs[npairs][0] = 0;
+                sweep_pairs[npairs++][1] = b;
+                break;
+            }
+    }
+    if (ok)
+        fb_sweep_sizes(o, sweep_defaults, sizes);
+    for (int i = 0; ok && i < npairs; i++) {
+        int a = sweep_pairs[i][0], b = sweep_pairs[i][1];
+        if (ipc && !SAME_NODE(a, b))
+            continue;
+        for (size_t k = 0; ok && k < nsizes; k++)
+            ok = add_pair(p, via, P2P_SWEEP_UNI, sizes[k], a, b);
+        for (size_t k = 0; ok && k < nsizes; k++)
+            ok = add_pair(p, via, P2P_SWEEP_BIDIR, sizes[k], a, b);
+    }
+#undef SAME_NODE
+    free(sizes);
+    return ok;
+}
+
+static fb_status p2p_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t *n)
+{
+    struct plan p = {.ctx = ctx};
+    bool ok;
+
+    /* --pairs was checked against the job's size before the run began. */
+    ok = plan_via(&p, P2P_VIA_COLL);
+    if (ok && ctx->be->ipc_export)
+        ok = plan_via(&p, P2P_VIA_IPC) && plan_via(&p, P2P_VIA_STAGED);
+    if (!ok) {
+        free(p.cases);
+        return FB_ERR_NOMEM;
+    }
+    *out = p.cases;
+    *n = p.n;
+    return FB_OK;
+}
+
+/* ---- setup and teardown ---- */
+
+/* Swaps handles of the buffers peers write into: mine goes to `from` (who writes into it),
+ * `to`'s comes back. Always called by both sides, even after a failed allocation, so that
+ * neither waits forever; the status travels with the handle. */
+static fb_status swap_handles(struct p2p_state *s, enum fb_mem kind, void *own, void **peer)
+{
+    const struct fb_backend *be = s->ctx->be;
+    struct {
+        int32_t st;
+        struct fb_ipc_handle h;
+    } out, in;
+    fb_status st = FB_OK;
+
+    memset(&out, 0, sizeof out);
+    memset(&in, 0, sizeof in);
+    if (s->from >= 0)
+        out.st = own ? be->ipc_export(kind, own, &out.h) : FB_ERR_NOMEM;
+    MPI_Sendrecv(&out, (int)sizeof out, MPI_BYTE, peer_or_null(s->from), TAG_HANDLE, &in,
+                 (int)sizeof in, MPI_BYTE, peer_or_null(s->to), TAG_HANDLE, s->ctx->s->world.comm,
+                 MPI_STATUS_IGNORE);
+    s->exchanged = true;
+    if (out.st != FB_OK)
+        return (fb_status)out.st;
+    if (s->to >= 0) {
+        if (in.st != FB_OK)
+            return (fb_status)in.st;
+        st = be->ipc_open(kind, &in.h, peer);
+    }
+    return st;
+}
+
+/* A zero-byte message to `a` while one arrives from `b`: the handshakes of IPC copies. */
+static void token(const struct p2p_state *s, int a, int b, int tag)
+{
+    MPI_Sendrecv(NULL, 0, MPI_BYTE, peer_or_null(a), tag, NULL, 0, MPI_BYTE, peer_or_null(b), tag,
+                 s->ctx->s->world.comm, MPI_STATUS_IGNORE);
+}
+
+static void p2p_teardown(void *p)
+{
+    struct p2p_state *s = p;
+    const struct fb_backend *be;
+
+    if (!s)
+        return;
+    be = s->ctx->be;
+    if (s->peer_recv)
+        be->ipc_close(FB_MEM_SHARED_DEVICE, s->peer_recv);
+    if (s->peer_stage)
+        be->ipc_close(FB_MEM_SHARED_PINNED, s->peer_stage);
+    /* Free what a peer mapped only after it has let go of it. */
+    if (s->exchanged)
+        token(s, s->to, s->from, TAG_CLOSED);
+    be->free(FB_MEM_DEVICE, s->send);
+    be->free(s->via == P2P_VIA_IPC ? FB_MEM_SHARED_DEVICE : FB_MEM_DEVICE, s->recv);
+    be->free(FB_MEM_SHARED_PINNED, s->stage_in);
+    free(s);
+}
+
+static fb_status p2p_setup(const struct fb_ctx *ctx, const struct fb_case *c,
+                           struct fb_stream *stream, void **state)
+{
+    struct p2p_state *s = calloc(1, sizeof *s);
+    const struct fb_backend *be = ctx->be;
+    int rank = ctx->s->world.rank;
+    fb_status st = FB_OK;
+
+    *state = s;
+    if (!s)
+        return FB_ERR_NOMEM; /* the peer then waits: out of memory ends the run anyway */
+    s->ctx = ctx;
+    s->stream = stream;
+    s->kind = (enum p2p_kind)c->variant;
+    s->via = (enum p2p_via)c->aux;
+    s->bytes = c->bytes;
+    roles(c, rank, &s->to, &s->from, &s->ping_first);
+    /* Each sender's data differs, so a message from the wrong rank is caught. */
+    s->mine = (struct fb_pattern){.seed = 100u + (uint32_t)rank, .scale = 1, .offset = 0};
+    s->theirs = (struct fb_pattern){.seed = 100u + (uint32_t)s->from, .scale = 1, .offset = 0};
+
+    if (s->to >= 0 && (st = be->alloc(FB_MEM_DEVICE, c->bytes, &s->send)) == FB_OK)
+        st = be->fill(s->send, c->bytes / 4, FB_DTYPE_INT32, s->mine, stream);
+    if (st == FB_OK && s->from >= 0)
+        st = be->alloc(s->via == P2P_VIA_IPC ? FB_MEM_SHARED_DEVICE : FB_MEM_DEVICE, c->bytes,
+                       &s->recv);
+    if (s->via == P2P_VIA_STAGED && st == FB_OK && s->from >= 0)
+        st = be->alloc(FB_MEM_SHARED_PINNED, c->bytes, &s->stage_in);
+    if (s->via == P2P_VIA_IPC) {
+        fb_status swapped = swap_handles(s, FB_MEM_SHARED_DEVICE, st == FB_OK ? s->recv : NULL,
+                                         &s->peer_recv);
+        st = st != FB_OK ? st : swapped;
+    } else if (s->via == P2P_VIA_STAGED) {
+        fb_status swapped = swap_handles(s, FB_MEM_SHARED_PINNED,
+                                         st == FB_OK ? s->stage_in : NULL, &s->peer_stage);
+        st = st != FB_OK ? st : swapped;
+    }
+    if (st == FB_OK)
+        st = be->stream_sync(stream);
+    return st;
+}
+
+/* ---- one iteration ---- */
+
+static fb_status iterate_coll(struct p2p_state *s)
+{
+    const struct fb_coll *coll = s->ctx->s->coll;
+    struct fb_coll_comm *cc = s->ctx->world_coll;
+    fb_status st;
+
+    if (s->kind != P2P_MATRIX_LATENCY)
+        return coll->sendrecv(cc, s->send, s->to, s->recv, s->from, s->bytes, s->stream);
+    /* Ping-pong: the first rank sends then waits for the answer; the other answers. */
+    if (s->ping_first) {
+        if ((st = coll->sendrecv(cc, s->send, s->to, NULL, -1, s->bytes, s->stream)) != FB_OK)
+            return st;
+        return coll->sendrecv(cc, NULL, -1, s->recv, s->from, s->bytes, s->stream);
+    }
+    if ((st = coll->sendrecv(cc, NULL, -1, s->recv, s->from, s->bytes, s->stream)) != FB_OK)
+        return st;
+    return coll->sendrecv(cc, s->send, s->to, NULL, -1, s->bytes, s->stream);
+}
+
+/* Staged through host memory, as a transport without peer access must: the sender copies into
+ * the receiver's shared pinned buffer, says so, the receiver copies it out and says it is free
+ * again. Not pipelined: the time is both copies plus two handshakes. */
+static fb_status iterate_staged(struct p2p_state *s)
+{
+    const struct fb_backend *be = s->ctx->be;
+    fb_status st;
+
+    if (s->to >= 0 && ((st = be->copy(s->peer_stage, s->send, s->bytes, FB_COPY_D2H, s->stream)) != FB_OK ||
+                       (st = be->stream_sync(s->stream)) != FB_OK))
+        return st;
+    token(s, s->to, s->from, TAG_READY);
+    if (s->from >= 0 && ((st = be->copy(s->recv, s->stage_in, s->bytes, FB_COPY_H2D, s->stream)) != FB_OK ||
+                         (st = be->stream_sync(s->stream)) != FB_OK))
+        return st;
+    token(s, s->from, s->to, TAG_DONE);
+    return FB_OK;
+}
+
+static fb_status p2p_iterate(void *p)
+{
+    struct p2p_state *s = p;
+
+    switch (s->via) {
+    case P2P_VIA_COLL: return iterate_coll(s);
+    case P2P_VIA_IPC:
+        /* A direct copy into the peer's memory; the receiver has nothing to do. */
+        return s->to >= 0 ? s->ctx->be->copy(s->peer_recv, s->send, s->bytes, FB_COPY_PEER, s->stream)
+                          : FB_OK;
+    case P2P_VIA_STAGED: return iterate_staged(s);
+    case P2P_VIA_COUNT: break;
+    }
+    return FB_ERR_USAGE;
+}
+
+static fb_status p2p_verify(void *p, size_t *wrong)
+{
+    struct p2p_state *s = p;
+    const struct fb_backend *be = s->ctx->be;
+    const struct fb_pattern poison = {.seed = 0, .scale = 0, .offset = -77};
+    fb_status st = FB_OK;
+
+    *wrong = 0;
+    /* Poison what arrives, tell the writer, let it write once, and hear that it has. */
+    if (s->from >= 0 && ((st = be->fill(s->recv, s->bytes / 4, FB_DTYPE_INT32, poison, s->stream)) != FB_OK ||
+                         (st = be->stream_sync(s->stream)) != FB_OK))
+        return st;
+    token(s, s->from, s->to, TAG_READY);
+    if ((st = p2p_iterate(s)) != FB_OK || (st = be->stream_sync(s->stream)) != FB_OK)
+        return st;
+    token(s, s->to, s->from, TAG_DONE);
+    if (s->from >= 0)
+        st = be->check(s->recv, s->bytes / 4, FB_DTYPE_INT32, s->theirs, wrong, s->stream);
+    return st;
+}
+
+const struct fb_bench fb_bench_p2p = {
+    .name = "p2p",
+    .summary = "bandwidth and latency between every pair of ranks (send/recv, IPC, staged), "
+               "matrices and a size sweep",
+    .needs = FB_NEEDS_COLL | FB_NEEDS_LINKS,
+    .min_ranks = 2,
+    .plan = p2p_plan,
+    .setup = p2p_setup,
+    .iterate = p2p_iterate,
+    .verify = p2p_verify,
+    .teardown = p2p_teardown,
+    .summarize = p2p_summarize,
+};

@@ -1,0 +1,128 @@
+/* Shared host mappings through memfd. A short list remembers each mapping's size and
+ * descriptor, since munmap needs the one and the export the other. */
+#define _GNU_SOURCE
+#include "shm.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "log.h"
+
+struct mapping {
+    void *ptr;
+    size_t bytes;
+    int fd; /* -1 for an opened (imported) mapping */
+    struct mapping *next;
+};
+
+static struct mapping *mappings;
+
+static struct mapping *take(const void *ptr, bool unlink_it)
+{
+    for (struct mapping **m = &mappings; *m; m = &(*m)->next)
+        if ((*m)->ptr == ptr) {
+            struct mapping *found = *m;
+            if (unlink_it)
+                *m = found->next;
+            return found;
+        }
+    return NULL;
+}
+
+static fb_status remember(void *ptr, size_t bytes, int fd)
+{
+    struct mapping *m = malloc(sizeof *m);
+
+    if (!m)
+        return FB_ERR_NOMEM;
+    *m = (struct mapping){ptr, bytes, fd, mappings};
+    mappings = m;
+    return FB_OK;
+}
+
+fb_status fb_shm_alloc(size_t bytes, void **out)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    size_t rounded = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+    int fd = memfd_create("fabricbench", MFD_CLOEXEC);
+    void *p;
+
+    *out = NULL;
+    if (rounded == 0)
+        rounded = (size_t)page;
+    if (fd < 0 || ftruncate(fd, (off_t)rounded) != 0) {
+        fb_error("cannot create %zu bytes of shared memory: %s", rounded, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return FB_ERR_NOMEM;
+    }
+    p = mmap(NULL, rounded, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        close(fd);
+        return FB_ERR_NOMEM;
+    }
+    memset(p, 0, rounded); /* resident from the start, like device memory */
+    if (remember(p, rounded, fd) != FB_OK) {
+        munmap(p, rounded);
+        close(fd);
+        return FB_ERR_NOMEM;
+    }
+    *out = p;
+    return FB_OK;
+}
+
+void fb_shm_free(void *ptr)
+{
+    struct mapping *m = ptr ? take(ptr, true) : NULL;
+
+    if (!m)
+        return;
+    munmap(m->ptr, m->bytes);
+    if (m->fd >= 0)
+        close(m->fd);
+    free(m);
+}
+
+fb_status fb_shm_export(const void *ptr, struct fb_shm_handle *h)
+{
+    struct mapping *m = take(ptr, false);
+
+    if (!m || m->fd < 0)
+        return FB_ERR_USAGE;
+    *h = (struct fb_shm_handle){(int32_t)getpid(), m->fd, m->bytes};
+    return FB_OK;
+}
+
+fb_status fb_shm_open(const struct fb_shm_handle *h, void **out)
+{
+    char path[64];
+    int fd;
+    void *p;
+
+    *out = NULL;
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)h->pid, (int)h->fd);
+    if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0) {
+        fb_error("cannot open the peer's shared memory %s: %s", path, strerror(errno));
+        return FB_ERR_BACKEND;
+    }
+    p = mmap(NULL, (size_t)h->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd); /* the mapping keeps the memory */
+    if (p == MAP_FAILED) {
+        fb_error("cannot map the peer's shared memory %s: %s", path, strerror(errno));
+        return FB_ERR_BACKEND;
+    }
+    if (remember(p, (size_t)h->bytes, -1) != FB_OK) {
+        munmap(p, (size_t)h->bytes);
+        return FB_ERR_NOMEM;
+    }
+    *out = p;
+    return FB_OK;
+}
+
+void fb_shm_close(void *ptr) { fb_shm_free(ptr); }
