@@ -12,7 +12,9 @@
 
 enum {
     OPT_BACKEND = 256, OPT_COLL, OPT_OUT, OPT_FORCE, OPT_MIN, OPT_MAX, OPT_SIZES, OPT_FACTOR,
-    OPT_WARMUP, OPT_ITERS, OPT_TRIALS, OPT_TRIAL_MS, OPT_DTYPE, OPT_OVERSUB, OPT_QUIET, OPT_HELP
+    OPT_WARMUP, OPT_ITERS, OPT_TRIALS, OPT_TRIAL_MS, OPT_DTYPE, OPT_OVERSUB, OPT_QUIET, OPT_HELP,
+    OPT_RANKS, OPT_PAIRS, OPT_MATRIX_BYTES, OPT_LATENCY_BYTES, OPT_FUSION, OPT_NO_NCCL_LOG,
+    OPT_CLASSES
 };
 
 static const struct option run_options[] = {
@@ -32,6 +34,13 @@ static const struct option run_options[] = {
     {"allow-oversubscribe", no_argument, NULL, OPT_OVERSUB},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"help", no_argument, NULL, OPT_HELP},
+    {"ranks", required_argument, NULL, OPT_RANKS},
+    {"pairs", required_argument, NULL, OPT_PAIRS},
+    {"matrix-bytes", required_argument, NULL, OPT_MATRIX_BYTES},
+    {"latency-bytes", required_argument, NULL, OPT_LATENCY_BYTES},
+    {"fusion", required_argument, NULL, OPT_FUSION},
+    {"no-nccl-log", no_argument, NULL, OPT_NO_NCCL_LOG},
+    {"classes", required_argument, NULL, OPT_CLASSES},
     {NULL, 0, NULL, 0},
 };
 
@@ -54,7 +63,19 @@ void fb_cli_run_usage(void)
            "  --trials N                timed trials per point; statistics are over these "
            "(default 10)\n"
            "  --trial-ms MS             target length of a trial (default 5)\n"
-           "  --dtype float32|float64|int32   element type of reductions (default float32)\n"
+           "  --dtype float32|float64|int32|float16   element type of allreduce (default float32)\n"
+           "  --ranks N[,N...]          rank counts of the scaling curve: allreduce and\n"
+           "                            densenet_allreduce run on the first N ranks for each\n"
+           "                            (default 1, 2, 4, ... and all ranks)\n"
+           "  --pairs A:B[,A:B...]      p2p: the pairs of the size sweep (default 0:1, and 0\n"
+           "                            and the first rank of another node)\n"
+           "  --matrix-bytes SIZE       p2p: message size of the bandwidth matrices (default 64M)\n"
+           "  --latency-bytes SIZE      p2p: message size of the latency matrix (default 8)\n"
+           "  --fusion SIZE|off[,...]   densenet_allreduce: fusion thresholds (default off, 1M,\n"
+           "                            4M, 16M, 25M, 64M, 128M; plus one flat buffer always)\n"
+           "  --classes N               densenet_allreduce: classifier outputs (default 14)\n"
+           "  --no-nccl-log             leave NCCL_DEBUG alone (by default NCCL's INFO log is kept\n"
+           "                            in the run folder, one file per rank)\n"
            "  --allow-oversubscribe     measure even with more ranks than GPUs on a node\n"
            "  --quiet                   fewer progress messages\n"
            "  --help                    this text\n\n"
@@ -95,29 +116,92 @@ static fb_status parse_nonzero_size(const char *text, size_t *bytes, char *why, 
     return st;
 }
 
-static fb_status parse_sizes(const char *text, struct fb_options *o, char *why, size_t whylen)
+/* One item of a comma-separated list into slot i. */
+typedef fb_status (*item_parser)(const char *item, void *out, size_t i, char *why, size_t whylen);
+
+/* Splits `text` at commas (empty items are errors: "1,,2") and parses each item. */
+static fb_status parse_list(const char *text, item_parser parse, void *out, size_t *n,
+                            char *why, size_t whylen)
 {
-    char buf[1024], *save = NULL;
+    char buf[1024];
+    const char *item = buf;
     fb_status st;
 
     if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf) {
         snprintf(why, whylen, "list is too long");
         return FB_ERR_USAGE;
     }
-    o->nsizes = 0;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (o->nsizes == FB_MAX_SIZES) {
-            snprintf(why, whylen, "more than %d sizes", FB_MAX_SIZES);
+    *n = 0;
+    for (char *p = buf;; p++) {
+        bool end = *p == '\0';
+        if (*p != ',' && !end)
+            continue;
+        *p = '\0';
+        if (!*item) {
+            snprintf(why, whylen, "empty item in '%s'", text);
             return FB_ERR_USAGE;
         }
-        if ((st = parse_nonzero_size(tok, &o->sizes[o->nsizes], why, whylen)) != FB_OK)
+        if (*n == FB_MAX_SIZES) {
+            snprintf(why, whylen, "more than %d items", FB_MAX_SIZES);
+            return FB_ERR_USAGE;
+        }
+        if ((st = parse(item, out, *n, why, whylen)) != FB_OK)
             return st;
-        o->nsizes++;
+        (*n)++;
+        if (end)
+            return FB_OK;
+        item = p + 1;
     }
-    if (o->nsizes == 0) {
-        snprintf(why, whylen, "empty list");
+}
+
+static fb_status size_item(const char *item, void *out, size_t i, char *why, size_t whylen)
+{
+    return parse_nonzero_size(item, &((size_t *)out)[i], why, whylen);
+}
+
+/* A fusion threshold: a size, or "off" (0: one all-reduce per tensor). */
+static fb_status threshold_item(const char *item, void *out, size_t i, char *why, size_t whylen)
+{
+    if (strcmp(item, "off") == 0) {
+        ((size_t *)out)[i] = 0;
+        return FB_OK;
+    }
+    return parse_nonzero_size(item, &((size_t *)out)[i], why, whylen);
+}
+
+static fb_status ranks_item(const char *item, void *out, size_t i, char *why, size_t whylen)
+{
+    long v;
+    fb_status st = fb_count_parse(item, 1, 1 << 24, &v, why, whylen);
+
+    ((int *)out)[i] = (int)v;
+    return st;
+}
+
+/* "A:B": rank A sends to rank B. */
+static fb_status pair_item(const char *item, void *out, size_t i, char *why, size_t whylen)
+{
+    int(*pairs)[2] = out;
+    char a[32], b[32];
+    const char *colon = strchr(item, ':');
+    long va, vb;
+    fb_status st;
+
+    if (!colon || (size_t)(colon - item) >= sizeof a || strlen(colon + 1) >= sizeof b) {
+        snprintf(why, whylen, "'%s' is not a pair A:B of ranks", item);
         return FB_ERR_USAGE;
     }
+    snprintf(a, sizeof a, "%.*s", (int)(colon - item), item);
+    snprintf(b, sizeof b, "%s", colon + 1);
+    if ((st = fb_count_parse(a, 0, 1 << 24, &va, why, whylen)) != FB_OK ||
+        (st = fb_count_parse(b, 0, 1 << 24, &vb, why, whylen)) != FB_OK)
+        return st;
+    if (va == vb) {
+        snprintf(why, whylen, "pair '%s' names one rank twice", item);
+        return FB_ERR_USAGE;
+    }
+    pairs[i][0] = (int)va;
+    pairs[i][1] = (int)vb;
     return FB_OK;
 }
 
@@ -152,7 +236,7 @@ static fb_status parse_choice(const char *text, const char *const *choices, char
 fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *help, char *err,
                            size_t errlen)
 {
-    static const char *const dtypes[] = {"float32", "float64", "int32", NULL};
+    static const char *const dtypes[] = {"float32", "float64", "int32", "float16", NULL};
     char why[256] = "", dtype[16];
     int c, idx = -1;
     fb_status st = FB_OK;
@@ -175,7 +259,21 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
         case OPT_FORCE: o->force = true; break;
         case OPT_MIN: st = parse_nonzero_size(optarg, &o->min_bytes, why, sizeof why); break;
         case OPT_MAX: st = parse_nonzero_size(optarg, &o->max_bytes, why, sizeof why); break;
-        case OPT_SIZES: st = parse_sizes(optarg, o, why, sizeof why); break;
+        case OPT_SIZES: st = parse_list(optarg, size_item, o->sizes, &o->nsizes, why, sizeof why); break;
+        case OPT_RANKS: st = parse_list(optarg, ranks_item, o->groups, &o->ngroups, why, sizeof why); break;
+        case OPT_PAIRS: st = parse_list(optarg, pair_item, o->pairs, &o->npairs, why, sizeof why); break;
+        case OPT_FUSION:
+            st = parse_list(optarg, threshold_item, o->thresholds, &o->nthresholds, why, sizeof why);
+            break;
+        case OPT_MATRIX_BYTES: st = parse_nonzero_size(optarg, &o->matrix_bytes, why, sizeof why); break;
+        case OPT_LATENCY_BYTES: st = parse_nonzero_size(optarg, &o->latency_bytes, why, sizeof why); break;
+        case OPT_NO_NCCL_LOG: o->no_nccl_log = true; break;
+        case OPT_CLASSES: {
+            long v;
+            st = fb_count_parse(optarg, 1, 1000000, &v, why, sizeof why);
+            o->classes = (int)v;
+            break;
+        }
         case OPT_FACTOR:
             st = fb_count_parse(optarg, 2, 1024, &o->factor, why, sizeof why);
             break;
@@ -185,9 +283,10 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
         case OPT_TRIAL_MS: st = fb_real_parse(optarg, 0.001, 600000.0, &o->trial_ms, why, sizeof why); break;
         case OPT_DTYPE:
             if ((st = parse_choice(optarg, dtypes, dtype, sizeof dtype, why, sizeof why)) == FB_OK)
-                o->dtype = strcmp(dtype, "float64") == 0 ? FB_DTYPE_FLOAT64
-                           : strcmp(dtype, "int32") == 0 ? FB_DTYPE_INT32
-                                                         : FB_DTYPE_FLOAT32;
+                o->dtype = strcmp(dtype, "float64") == 0   ? FB_DTYPE_FLOAT64
+                           : strcmp(dtype, "int32") == 0   ? FB_DTYPE_INT32
+                           : strcmp(dtype, "float16") == 0 ? FB_DTYPE_FLOAT16
+                                                           : FB_DTYPE_FLOAT32;
             break;
         case OPT_OVERSUB: o->allow_oversubscribe = true; break;
         case OPT_QUIET: o->quiet = true; break;

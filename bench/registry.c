@@ -5,7 +5,9 @@
 
 const struct fb_bench *const fb_benches[] = {
     &fb_bench_h2d,
+    &fb_bench_p2p,
     &fb_bench_allreduce,
+    &fb_bench_densenet_allreduce,
     NULL,
 };
 

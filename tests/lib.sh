@@ -9,3 +9,12 @@ finish() {
 mpi() { np=$1; shift; "${MPIEXEC:-mpirun}" --oversubscribe -np "$np" "$@"; }
 # csv_col FILE NAME: the 1-based index of a column in a CSV header.
 csv_col() { head -n 1 "$1" | tr ',' '\n' | grep -nx "$2" | cut -d: -f1; }
+# csv_awk PROGRAM [VAR=VALUE...] FILE: awk over results.csv with columns by name: v("metric")
+# is the field of the current row, and the header row is skipped. VAR=VALUE operands are set
+# before the file is read (not in BEGIN).
+csv_awk() {
+    prog=$1; shift
+    awk -F, "NR == 1 { for (i = 1; i <= NF; i++) col[\$i] = i; next }
+function v(name) { if (!(name in col)) { print \"no column \" name > \"/dev/stderr\"; exit 3 } return \$(col[name]) }
+$prog" "$@"
+}

@@ -1,81 +1,142 @@
 #!/bin/sh
 # The host suite under mpirun -np N: checks the content of results.csv and env.json, not just
-# the exit code - columns, every planned point present, plausible values, busbw = algbw * 2(n-1)/n,
-# order of the statistics, wrong = 0 everywhere.
+# the exit code - columns, every planned point present, plausible values, busbw = algbw * 2(k-1)/k
+# on each sub-communicator of the scaling curve, the p2p matrices complete, the DenseNet-121
+# totals exact, order of the statistics, wrong = 0 everywhere.
 . "$(dirname "$0")/../lib.sh"
 bin=$1 np=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 run="$work/run"
 
-mpi "$np" "$bin" run h2d allreduce --backend host --out "$run" --min-bytes 8 --max-bytes 1M \
-    --trials 5 --warmup 2 --trial-ms 1 --quiet >"$work/stdout" 2>"$work/stderr"
+mpi "$np" "$bin" run h2d allreduce p2p densenet_allreduce --backend host --out "$run" \
+    --min-bytes 8 --max-bytes 1M --matrix-bytes 256K --fusion off,4M --trials 5 --warmup 2 \
+    --trial-ms 1 --quiet >"$work/stdout" 2>"$work/stderr"
 rc=$?
 [ "$rc" = 0 ] || { cat "$work/stderr" >&2; fail "run exited $rc"; finish; }
 csv="$run/results.csv"
 [ -f "$csv" ] || { fail "no results.csv"; finish; }
 [ ! -e "$csv.tmp" ] || fail "a temporary file was left behind"
 
-expected="run_id,bench,case,backend,transport,nodes,ranks,src,dst,batch,bytes,count,dtype,redop,iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong"
+expected="run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype,redop,iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong"
 [ "$(head -n 1 "$csv")" = "$expected" ] || fail "header is $(head -n 1 "$csv")"
 
-# Per-row checks. Fields: 2 bench 3 case 4 backend 5 transport 6 nodes 7 ranks 8 src 11 bytes
-# 12 count 13 dtype 16 metric 17 unit 18 samples 19 median 20 p05 21 p95 22 min 23 max 26 wrong
-awk -F, -v np="$np" -v run_id="$(basename "$run")" '
-NR == 1 { next }
+# The rank counts of the scaling curve: 1, 2, 4, ... and all ranks.
+groups=$(awk -v np="$np" 'BEGIN { for (k = 1; k < np; k *= 2) printf "%d ", k; printf "%d", np }')
+
+csv_awk '
 {
     rows++
-    where = "row " NR " (" $2 " " $3 " " $11 " " $16 ")"
-    if ($1 != run_id) bad(where, "run_id " $1)
-    if ($4 != "host") bad(where, "backend " $4)
-    if ($6 != 1) bad(where, "nodes " $6)
-    if ($18 != 5) bad(where, "samples " $18)
-    if ($26 != "0") bad(where, "wrong = " $26)
-    if (!($22 <= $20 && $20 <= $19 && $19 <= $21 && $21 <= $23)) bad(where, "min <= p05 <= median <= p95 <= max fails")
-    # one rank: busbw is 0 by definition, and an in-place all-reduce moves nothing
-    if ($19 <= 0 && !(np == 1 && $16 == "busbw")) bad(where, "median " $19 " not positive")
-    if ($17 == "GB/s" && $19 > 2000 && !(np == 1 && $2 == "allreduce")) bad(where, "implausible " $19 " GB/s")
-    if ($2 == "allreduce") {
-        if ($5 != "mpi") bad(where, "transport " $5)
-        if ($7 != np) bad(where, "ranks " $7)
-        if ($13 != "float32" || $12 * 4 != $11) bad(where, "count/dtype " $12 " " $13)
-        if ($16 == "algbw") algbw[$3 "," $11] = $19
-        if ($16 == "busbw") busbw[$3 "," $11] = $19
-        if ($16 == "time") { t[$3 "," $11] = $19; ar_points++ }
-    } else if ($2 == "h2d") {
-        if ($5 != "memcpy") bad(where, "transport " $5)
-        if ($16 == "time") h2d_time++
-        if ($16 == "bandwidth" && $7 == 1) alone[$3 "," $8]++
-        if ($16 == "bandwidth_total") together[$3]++
-    } else bad(where, "unexpected bench " $2)
+    b = v("bench"); c = v("case"); m = v("metric"); med = v("median") + 0; k = v("ranks") + 0
+    where = "row " NR " (" b " " c " " v("transport") " " v("bytes") " " m ")"
+    if (v("run_id") != run_id) bad(where, "run_id " v("run_id"))
+    if (v("backend") != "host") bad(where, "backend " v("backend"))
+    if (v("nodes") != 1) bad(where, "nodes " v("nodes"))
+    if (m != "overhead_vs_flat") {
+        if (v("samples") != 5) bad(where, "samples " v("samples"))
+        if (v("wrong") != "0") bad(where, "wrong = " v("wrong"))
+        if (!(v("min") <= v("p05") && v("p05") <= med && med <= v("p95") && v("p95") <= v("max")))
+            bad(where, "min <= p05 <= median <= p95 <= max fails")
+        # one rank: busbw is 0 by definition, and an in-place all-reduce of one rank moves nothing
+        if (med <= 0 && !(k == 1 && (m == "busbw" || b == "densenet_allreduce"))) bad(where, "median " med " not positive")
+        if (v("unit") == "GB/s" && med > 2000 && !(k == 1 || v("transport") == "ipc")) bad(where, "implausible " med " GB/s")
+    }
+    if (v("src") != "" && v("dst") != "" && v("link") == "") bad(where, "a pair row without its link")
+    if (b == "allreduce") {
+        if (v("transport") != "mpi") bad(where, "transport " v("transport"))
+        if (v("dtype") != "float32" || v("count") * 4 != v("bytes")) bad(where, "count/dtype " v("count") " " v("dtype"))
+        key = k "," c "," v("bytes")
+        if (m == "algbw") algbw[key] = med
+        if (m == "busbw") busbw[key] = med
+        if (m == "time") { t[key] = med; ar_points[k]++ }
+    } else if (b == "h2d") {
+        if (v("transport") != "memcpy") bad(where, "transport " v("transport"))
+        if (m == "bandwidth" && k == 1) alone[c "," v("src")]++
+        if (m == "bandwidth_total") together[c]++
+    } else if (b == "densenet_allreduce") {
+        esize = v("dtype") == "float16" ? 2 : 4
+        # DenseNet-121 with 14 classes: 6,968,206 parameters, the whole gradient every step
+        if (v("count") != 6968206 || v("bytes") != 6968206 * esize) bad(where, "count/bytes " v("count") " " v("bytes"))
+        if (m == "time") dn[k "," v("dtype") "," c]++
+        if (m == "overhead_vs_flat") { ov[k "," v("dtype") "," c] = med; if (c == "flat" && med != 0) bad(where, "flat against itself " med) }
+    } else if (b == "p2p") {
+        tr = v("transport"); s = v("src"); d = v("dst")
+        if (tr != "mpi" && tr != "ipc" && tr != "ipc-staged") bad(where, "transport " tr)
+        if (c == "matrix_uni" && m == "bandwidth") uni[tr "," s "," d]++
+        if (c == "matrix_bidir" && m == "bandwidth_total") bidir[tr "," s "," d]++
+        if (c == "matrix_latency" && m == "latency") { lat[tr "," s "," d]++; if (med <= 0 || med > 100000) bad(where, "latency " med) }
+        if (c == "all_pairs" && m == "bandwidth") allp[tr "," s "," d]++
+        if (c == "sweep_uni" && m == "bandwidth") sweep[tr "," s "," d]++
+        if (s != "" && d != "" && v("link") != "socket" && v("link") != "cross-socket" && v("link") != "same-node") bad(where, "link " v("link"))
+    } else bad(where, "unexpected bench " b)
 }
 function bad(where, what) { print "FAIL: " where ": " what > "/dev/stderr"; errors++ }
 END {
-    factor = 2 * (np - 1) / np
-    for (k in algbw) {
-        split(k, parts, ",")
+    ng = split(groups, g, " ")
+    for (key in algbw) {
+        split(key, parts, ",")
+        factor = 2 * (parts[1] - 1) / parts[1]
         # algbw = bytes / time: medians of a monotone function commute
-        want = parts[2] / t[k] / 1e3
-        if (want > 0 && (algbw[k] / want > 1.001 || algbw[k] / want < 0.999)) bad(k, "algbw " algbw[k] " != bytes/time " want)
-        if (factor == 0 && busbw[k] != 0) bad(k, "busbw " busbw[k] " should be 0 on one rank")
-        if (factor > 0 && (busbw[k] / algbw[k] > factor * 1.001 || busbw[k] / algbw[k] < factor * 0.999)) bad(k, "busbw/algbw " busbw[k] / algbw[k] " != " factor)
+        want = parts[3] / t[key] / 1e3
+        if (want > 0 && (algbw[key] / want > 1.001 || algbw[key] / want < 0.999)) bad(key, "algbw " algbw[key] " != bytes/time " want)
+        if (factor == 0 && busbw[key] != 0) bad(key, "busbw " busbw[key] " should be 0 on one rank")
+        if (factor > 0 && (busbw[key] / algbw[key] > factor * 1.001 || busbw[key] / algbw[key] < factor * 0.999)) bad(key, "busbw/algbw " busbw[key] / algbw[key] " != " factor)
     }
-    # allreduce: 8 B .. 1 MiB by 2 = 18 sizes, out of place and in place
-    if (ar_points != 36) bad("allreduce", ar_points " points, expected 36")
+    for (i = 1; i <= ng; i++) {
+        k = g[i]
+        # allreduce: 8 B .. 1 MiB by 2 = 18 sizes, out of place and in place, on each group
+        if (ar_points[k] != 36) bad("allreduce", "on " k " ranks: " ar_points[k] " points, expected 36")
+        # densenet_allreduce: per tensor, 4M fusion and flat, in fp32 and fp16, on each group
+        split("per_tensor fusion_4M flat", strat, " ")
+        for (j = 1; j <= 3; j++) for (dt = 0; dt < 2; dt++) {
+            key = k "," (dt ? "float16" : "float32") "," strat[j]
+            if (dn[key] != 1) bad("densenet_allreduce", key ": " dn[key] " points, expected 1")
+            if (!(key in ov)) bad("densenet_allreduce", key ": no overhead_vs_flat row")
+        }
+    }
+    if (ar_points[np] == 0) bad("allreduce", "nothing on all " np " ranks")
     # h2d: 8 B .. 1 MiB by 4 = 9 sizes; each of the 4 variants alone on every rank...
-    for (v = 0; v < 4; v++) {
-        name = v == 0 ? "pinned_h2d" : v == 1 ? "pinned_d2h" : v == 2 ? "pageable_h2d" : "pageable_d2h"
+    for (vv = 0; vv < 4; vv++) {
+        name = vv == 0 ? "pinned_h2d" : vv == 1 ? "pinned_d2h" : vv == 2 ? "pageable_h2d" : "pageable_d2h"
         for (r = 0; r < np; r++) if (alone[name "," r] != 9) bad("h2d", name " rank " r " alone: " alone[name "," r] " sizes, expected 9")
         # ...and, with several ranks, all at once
         if (np > 1 && together[name] != 9) bad("h2d", name " all ranks: " together[name] " sizes, expected 9")
     }
+    # p2p: every ordered pair once in each matrix of each transport (one node: IPC reaches all)
+    split("mpi ipc ipc-staged", trs, " ")
+    for (ti = 1; np > 1 && ti <= 3; ti++) {
+        tr = trs[ti]
+        for (a = 0; a < np; a++) for (z = 0; z < np; z++) {
+            if (a == z) continue
+            key = tr "," a "," z
+            if (uni[key] != 1) bad("p2p " key, "matrix_uni has " uni[key] " rows, expected 1")
+            if (allp[key] != 1) bad("p2p " key, "all_pairs has " allp[key] " rows, expected 1")
+            if (a < z && bidir[key] != 1) bad("p2p " key, "matrix_bidir has " bidir[key] " rows, expected 1")
+            if (a < z && tr != "ipc-staged" && lat[key] != 1) bad("p2p " key, "matrix_latency has " lat[key] " rows, expected 1")
+        }
+        # the sweep: pair 0 > 1 over 8 B .. 1 MiB by 4
+        if (sweep[tr ",0,1"] != 9) bad("p2p " tr, "sweep 0>1 has " sweep[tr ",0,1"] " sizes, expected 9")
+    }
+    if (np == 1) for (key in uni) bad("p2p", "ran on one rank")
     exit errors ? 1 : 0
-}' "$csv" || fail "CSV content checks failed"
+}' np="$np" run_id="$(basename "$run")" groups="$groups" "$csv" || fail "CSV content checks failed"
 
 # The sizes really swept, not just counted: the allreduce byte column holds 8..1M.
-sizes=$(awk -F, '$2 == "allreduce" && $16 == "time" && $3 == "in_place" { print $11 }' "$csv" | tr '\n' ' ')
+sizes=$(csv_awk 'v("bench") == "allreduce" && v("metric") == "time" && v("case") == "in_place" && v("ranks") == np { print v("bytes") }' np="$np" "$csv" | tr '\n' ' ')
 [ "$sizes" = "8 16 32 64 128 256 512 1024 2048 4096 8192 16384 32768 65536 131072 262144 524288 1048576 " ] ||
     fail "allreduce sizes are: $sizes"
+
+# The summaries: matrices with the slowest pairs named, and the fusion table.
+if [ "$np" -gt 1 ]; then
+    for tr in mpi ipc ipc-staged; do
+        grep -q "# p2p matrix_uni over $tr" "$work/stdout" || fail "no matrix_uni table over $tr"
+    done
+    grep -q "# slowest pair: " "$work/stdout" || fail "the slowest pairs are not named"
+    grep -q "x the median pair" "$work/stdout" || fail "no ratio to the median pair"
+else
+    grep -q "p2p waived: needs at least 2 ranks" "$work/stderr" || fail "p2p on one rank not waived with a reason"
+fi
+grep -q "vs_flat" "$work/stdout" || fail "no fusion table against the flat buffer"
 
 # env.json: complete, and the fingerprint has what a regression hunt needs.
 env="$run/env.json"

@@ -41,6 +41,25 @@ int main(void)
     CHECK(parse(&o, err, "--backend", "host", "--dtype=int32") == FB_OK);
     CHECK(strcmp(o.backend, "host") == 0 && o.dtype == FB_DTYPE_INT32);
 
+    /* Issue 3's options: rank counts, pairs, fusion thresholds, matrix sizes, classes. */
+    CHECK(parse(&o, err, "--ranks", "1,3,8", "--pairs=0:1,3:2") == FB_OK);
+    CHECK(o.ngroups == 3 && o.groups[0] == 1 && o.groups[1] == 3 && o.groups[2] == 8);
+    CHECK(o.npairs == 2 && o.pairs[1][0] == 3 && o.pairs[1][1] == 2);
+    CHECK(parse(&o, err, "--fusion", "off,25M,128M", "--dtype=float16") == FB_OK);
+    CHECK(o.nthresholds == 3 && o.thresholds[0] == 0 && o.thresholds[1] == 25u << 20 &&
+          o.thresholds[2] == 128u << 20 && o.dtype == FB_DTYPE_FLOAT16);
+    CHECK(parse(&o, err, "--matrix-bytes", "4M", "--classes=1000") == FB_OK);
+    CHECK(o.matrix_bytes == 4u << 20 && o.classes == 1000 && o.latency_bytes == 0);
+    CHECK(parse(&o, err, NULL, NULL, NULL) == FB_OK && o.classes == 14 && o.ngroups == 0);
+    bad("--ranks", "0", NULL, "out of range");
+    bad("--ranks", "2,,4", NULL, "empty item");
+    bad("--pairs", "0-1", NULL, "not a pair A:B");
+    bad("--pairs", "2:2", NULL, "names one rank twice");
+    bad("--pairs", "0:x", NULL, "not a whole number");
+    bad("--fusion", "on", NULL, "--fusion");
+    bad("--classes", "0", NULL, "out of range");
+    bad("--latency-bytes", "0", NULL, "zero");
+
     bad("--max-bytes", "12Q", NULL, "--max-bytes");
     bad("--max-bytes", "12Q", NULL, "unknown suffix");
     bad("--trials", "-3", NULL, "out of range");
@@ -51,7 +70,7 @@ int main(void)
     bad("--backend", "gpu", NULL, "'gpu' is not one of the choices");
     bad("nosuchbench", NULL, NULL, "unknown benchmark 'nosuchbench'");
     bad("--min-bytes", "2M", "--max-bytes=1M", "larger than");
-    bad("--sizes", ",", NULL, "empty list");
+    bad("--sizes", ",", NULL, "empty item");
     bad("--sizes", "8,0", NULL, "zero");
     bad("--min-bytes", "0", NULL, "zero");
     bad("--factor", "1", NULL, "out of range");
