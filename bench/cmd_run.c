@@ -13,6 +13,7 @@
 #include "fingerprint.h"
 #include "half.h"
 #include "log.h"
+#include "nccl_log.h"
 #include "registry.h"
 #include "results.h"
 #include "runner.h"
@@ -192,6 +193,25 @@ static fb_status check_ranks(const struct run *r)
     return FB_OK;
 }
 
+/* Collective: NCCL's INFO log goes into the run folder, one file per rank, when NCCL runs. */
+static fb_status keep_nccl_log(struct run *r)
+{
+    const struct fb_world *w = &r->s.world;
+    char dir[4096], path[4200];
+    fb_status st = FB_OK;
+
+    if (r->s.coll != &fb_coll_nccl || r->opt.no_nccl_log)
+        return FB_OK;
+    if (w->rank == 0)
+        snprintf(dir, sizeof dir, "%s", r->res.dir);
+    MPI_Bcast(dir, (int)sizeof dir, MPI_CHAR, 0, w->comm);
+    st = fb_world_agree(w, fb_nccl_log_setup(dir, w->rank, path, sizeof path));
+    if (st == FB_OK && w->rank == 0)
+        fb_info("NCCL's log: %s", path[0] ? "nccl-rank<N>.log in the results folder (NCCL_DEBUG=INFO)"
+                                          : "where NCCL_DEBUG/NCCL_DEBUG_FILE already send it");
+    return st;
+}
+
 static int run_main(struct run *r)
 {
     const struct fb_world *w = &r->s.world;
@@ -216,7 +236,7 @@ static int run_main(struct run *r)
         fb_info("collectives: %s (%s)", r->s.coll->name, r->s.coll_why);
         fb_info("results: %s", r->res.dir);
     }
-    if ((st = record_fingerprint(r)) != FB_OK) {
+    if ((st = keep_nccl_log(r)) != FB_OK || (st = record_fingerprint(r)) != FB_OK) {
         rc = fb_status_exit_code(st);
         goto out;
     }
