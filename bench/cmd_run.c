@@ -60,7 +60,8 @@ static void print_headline(const struct fb_results *res)
             continue;
         fb_size_format((size_t)w->bytes, size, sizeof size);
         if (w->src >= 0 && w->dst >= 0)
-            snprintf(who, sizeof who, "%d>%d", w->src, w->dst);
+            snprintf(who, sizeof who, "%d%s%d", w->src,
+                     strcmp(w->metric, "bandwidth_total") == 0 ? "<>" : ">", w->dst);
         else if (w->src >= 0)
             snprintf(who, sizeof who, "%d", w->src);
         else

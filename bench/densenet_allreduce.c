@@ -233,6 +233,8 @@ static void grad_summarize(const struct fb_ctx *ctx, struct fb_results *res, siz
         if (fb_results_add(res, &extra) != FB_OK)
             break;
     }
+    if (res->nrows > nrows && res->rows[nrows].ranks == 1)
+        fb_out("# on one rank nothing crosses a fabric: those times are the calls' own cost\n");
     fb_densenet_free(&d);
 }
 

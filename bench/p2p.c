@@ -13,7 +13,7 @@
 #include "registry.h"
 #include "sweep.h"
 
-static const struct fb_sweep sweep_defaults = {8, 64u << 20, 4};
+static const struct fb_sweep sweep_defaults = {4, 64u << 20, 4};
 enum { MATRIX_BYTES = 64u << 20, LATENCY_BYTES = 8 };
 
 /* Message tags of the IPC handshakes; collectives never use tags. */

@@ -1,6 +1,7 @@
 #!/bin/sh
-# The prepared GPU check: doctor, h2d and allreduce on one GPU, each result kept under
-# $OUT (or ./gpu-check). Tried first on the host backend (FB_BACKEND=host) where no GPU exists.
+# The prepared GPU check: doctor, then h2d, allreduce and densenet_allreduce on one GPU (NCCL
+# with one rank), then p2p between two processes sharing that GPU (CUDA IPC; MPI send/recv, since
+# NCCL refuses two ranks on one GPU), each result kept under $OUT (or ./gpu-check). Tried first on the host backend (FB_BACKEND=host) where no GPU exists.
 # On a bare GPU host without MPI, unpack Open MPI from Debian packages first and set MPIRUN
 # (docs/gpu-check.md); with no mpirun at all the binary runs as an MPI singleton.
 set -u
@@ -11,7 +12,8 @@ backend=${FB_BACKEND:-auto}
 mpirun=${MPIRUN:-mpirun}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p "$out"
-launch() { if command -v "$mpirun" >/dev/null 2>&1; then "$mpirun" -np 1 "$@"; else "$@"; fi; }
+have_mpirun() { command -v "$mpirun" >/dev/null 2>&1; }
+launch() { if have_mpirun; then "$mpirun" -np 1 "$@"; else "$@"; fi; }
 {
     echo "== $(date -u +%FT%TZ) $(hostname)"
     command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current --format=csv
@@ -19,12 +21,25 @@ launch() { if command -v "$mpirun" >/dev/null 2>&1; then "$mpirun" -np 1 "$@"; e
 } >"$out/versions.txt" 2>&1
 launch "$bin" doctor --backend "$backend" --json "$out/doctor.json" >"$out/doctor.txt" 2>&1
 echo "doctor exit $?" >>"$out/doctor.txt"
-NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$out/nccl.%h.%p.log" \
-    launch "$bin" run h2d allreduce --backend "$backend" --out "$out/run" --force --quiet \
-    >"$out/run.txt" 2>&1
+# NCCL's INFO log lands in the run folder by itself (nccl-rank<N>.log).
+launch "$bin" run h2d allreduce densenet_allreduce --backend "$backend" --out "$out/run" --force \
+    --quiet >"$out/run.txt" 2>&1
 rc=$?
 echo "run exit $rc" >>"$out/run.txt"
-# One folder deep at most comes back from the device machine: copy the run's files up.
+p2p_rc=0
+if have_mpirun; then
+    "$mpirun" -np 2 --oversubscribe "$bin" run p2p --backend "$backend" --coll mpi \
+        --allow-oversubscribe --out "$out/p2p" --force --quiet >"$out/p2p.txt" 2>&1
+    p2p_rc=$?
+    echo "p2p exit $p2p_rc" >>"$out/p2p.txt"
+else
+    echo "p2p skipped: two processes need mpirun" >"$out/p2p.txt"
+fi
+# One folder deep at most comes back from the device machine: copy the runs' files up.
 for f in results.csv env.json; do cp "$out/run/$f" "$out/$f" 2>/dev/null; done
+cp "$out"/run/nccl-rank*.log "$out/" 2>/dev/null
+cp "$out/p2p/results.csv" "$out/p2p-results.csv" 2>/dev/null
 tail -n 25 "$out/run.txt"
-exit $rc
+tail -n 40 "$out/p2p.txt"
+[ $rc = 0 ] || exit $rc
+exit $p2p_rc

@@ -30,7 +30,7 @@ echo "== run: $launch $bin run --out $out"
 # shellcheck disable=SC2086
 $launch "$bin" run --out "$out" "$@"
 if command -v gnuplot >/dev/null 2>&1; then
-    for p in h2d allreduce; do
+    for p in h2d p2p allreduce; do
         gnuplot -e "csv='$out/results.csv'; out='$out/$p.png'" "$top/plots/$p.gp" && echo "plot: $out/$p.png"
     done
 else

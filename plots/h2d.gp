@@ -1,17 +1,19 @@
 # h2d: copy bandwidth against message size, one line per case, from a fabricbench results.csv.
 # usage: gnuplot -e "csv='results/RUN/results.csv'; out='results/RUN/h2d.png'" plots/h2d.gp
-# Columns (results/SCHEMA.md): 3 case, 7 ranks, 8 src, 11 bytes, 16 metric, 19 median.
+# Columns are read by their names in the header (results/SCHEMA.md).
 set datafile separator ","
+set datafile columnheaders
 cases = "pinned_h2d pinned_d2h pageable_h2d pageable_d2h"
-alone(c) = strcol(3) eq c && strcol(16) eq "bandwidth" && strcol(7) eq "1" && strcol(8) eq "0"
+alone(c) = strcol("case") eq c && strcol("metric") eq "bandwidth" && strcol("ranks") eq "1" && strcol("src") eq "0"
 # One data block per case, so each line joins only its own points.
 do for [i = 1:words(cases)] {
     c = word(cases, i)
     eval sprintf('set table $case%d', i)
-    plot csv using 11:19 with table if (alone(c))
+    plot csv using (column("bytes")):(column("median")) with table if (alone(c))
     unset table
 }
 set datafile separator whitespace
+unset datafile columnheaders
 set terminal pngcairo size 1000,600 noenhanced font ",11"
 set output out
 set title "h2d: host-device copy bandwidth, rank 0 alone (median of trials)"

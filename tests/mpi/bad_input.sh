@@ -36,4 +36,10 @@ expect_usage 1 "already holds a run" run --out held
 [ "$(cat held/results.csv)" = x ] || fail "an existing run was overwritten"
 rm -rf held
 expect_usage 0 "unknown backend\|not one of the choices" run --backend gpu
+# rank lists are checked against the job before anything is written
+expect_usage 2 "bad value for --ranks: 8 ranks asked for, but the job has 2" run --ranks 1,8
+expect_usage 2 "bad value for --pairs: 0:5 names a rank the job does not have" run p2p --pairs 0:5
+expect_usage 0 "bad value for --pairs: '1' is not a pair A:B" run --pairs 1
+expect_usage 0 "bad value for --fusion" run --fusion 4M,,8M
+expect_usage 0 "bad value for --dtype" run --dtype bfloat16
 finish
