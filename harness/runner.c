@@ -9,7 +9,7 @@
 #include "log.h"
 #include "units.h"
 
-enum { MAX_ITERS = 100000 };
+enum { MAX_ITERS = 100000, MAX_EACH = 200 };
 
 static const char *const dtype_names[] = {
     [FB_DTYPE_FLOAT32] = "float32", [FB_DTYPE_FLOAT64] = "float64", [FB_DTYPE_INT32] = "int32",
@@ -35,6 +35,7 @@ void fb_runner_release(struct fb_runner *r)
     free(r->node_of);
     free(r->links);
     free(r->rank_names);
+    free(r->each_all);
     memset(r, 0, sizeof *r);
 }
 
@@ -42,6 +43,8 @@ void fb_runner_release(struct fb_runner *r)
 struct measured {
     double *samples; /* per trial: microseconds per iteration */
     long iters;
+    double each[MAX_EACH]; /* collectives: iterations timed one by one, microseconds */
+    long neach;
     size_t wrong;
 };
 
@@ -70,6 +73,30 @@ static fb_status time_iters(const struct fb_bench *b, const struct fb_backend *b
         return st;
     *us = total / (double)iters;
     return FB_OK;
+}
+
+/* Times `n` iterations one by one: an event between every two, all enqueued back to back so
+ * the stream never waits for the host; microseconds of each into us[]. */
+static fb_status time_each(const struct fb_bench *b, const struct fb_backend *be, void *state,
+                           struct fb_stream *stream, long n, double *us)
+{
+    struct fb_event *ev[MAX_EACH + 1] = {NULL};
+    fb_status st = FB_OK;
+
+    for (long i = 0; i <= n && st == FB_OK; i++)
+        st = be->event_create(&ev[i]);
+    if (st == FB_OK)
+        st = be->event_record(ev[0], stream);
+    for (long i = 0; i < n && st == FB_OK; i++)
+        if ((st = b->iterate(state)) == FB_OK)
+            st = be->event_record(ev[i + 1], stream);
+    if (st == FB_OK)
+        st = be->stream_sync(stream);
+    for (long i = 0; i < n && st == FB_OK; i++)
+        st = be->event_elapsed_us(ev[i], ev[i + 1], &us[i]);
+    for (long i = 0; i <= n; i++)
+        be->event_destroy(ev[i]);
+    return st;
 }
 
 /* How many iterations fill a trial of --trial-ms: batches of 1, 4, 16, ... iterations are timed
@@ -146,6 +173,20 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
     fb_world_barrier(w->comm, !active);
     if ((st = fb_world_agree(w, st)) != FB_OK)
         goto out;
+
+    /* A collective's spread from one iteration to the next (a slow member, a jittery link)
+     * hides in a trial's average: time up to MAX_EACH iterations one by one, no more than the
+     * trials themselves took. */
+    m->neach = 0;
+    if (c->report == FB_REPORT_COLLECTIVE) {
+        m->neach = m->iters * o->trials < MAX_EACH ? m->iters * o->trials : MAX_EACH;
+        fb_world_barrier(w->comm, !active);
+        if (active)
+            st = time_each(b, be, state, stream, m->neach, m->each);
+        fb_world_barrier(w->comm, !active);
+        if ((st = fb_world_agree(w, st)) != FB_OK)
+            goto out;
+    }
 
     if (active && (st = b->verify(state, &m->wrong)) != FB_OK)
         fb_error("%s %s: verification could not run: %s", b->name, c->name, fb_status_str(st));
@@ -264,7 +305,7 @@ static int partner_of(const struct fb_case *c, int k)
 
 /* Rank 0: rows of one case from every rank's samples (all[rank * trials + t]). */
 static fb_status report(struct fb_runner *r, const struct fb_bench *b, const struct fb_case *c,
-                        const double *all, const long long *wrong, long iters)
+                        const double *all, const long long *wrong, long iters, long neach)
 {
     const struct fb_world *w = &r->s->world;
     size_t trials = (size_t)r->opt->trials;
@@ -309,6 +350,13 @@ static fb_status report(struct fb_runner *r, const struct fb_bench *b, const str
         if ((st = emit(r, &row, "busbw", "GB/s", bus, trials)) != FB_OK)
             goto out;
         bus_st = row.st;
+        if (neach > 0) {
+            /* each iteration as long as its slowest rank, like the trials */
+            double each[MAX_EACH];
+            fb_runner_slowest(r->each_all, flag, w->size, (size_t)neach, each);
+            if ((st = emit(r, &row, "time_iter", "us", each, (size_t)neach)) != FB_OK)
+                goto out;
+        }
         break;
     case FB_REPORT_LATENCY:
         if ((st = emit(r, &row, "latency", "us", bw, trials)) != FB_OK)
@@ -463,9 +511,12 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
         MPI_Gather(m->samples, (int)r->opt->trials, MPI_DOUBLE, all, (int)r->opt->trials,
                    MPI_DOUBLE, 0, w->comm);
         MPI_Gather(&mine_wrong, 1, MPI_LONG_LONG, wrong, 1, MPI_LONG_LONG, 0, w->comm);
+        if (m->neach)
+            MPI_Gather(m->each, (int)m->neach, MPI_DOUBLE, r->each_all, (int)m->neach, MPI_DOUBLE,
+                       0, w->comm);
         r->points++;
         if (w->rank == 0) {
-            st = report(r, b, c, all, wrong, m->iters);
+            st = report(r, b, c, all, wrong, m->iters, m->neach);
             if (st == FB_OK)
                 st = fb_results_flush(r->res);
             for (int k = 0; k < w->size; k++)
@@ -522,8 +573,10 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
     if (w->rank == 0) {
         all = calloc((size_t)w->size * (size_t)r->opt->trials, sizeof *all);
         wrong = calloc((size_t)w->size, sizeof *wrong);
+        if (!r->each_all)
+            r->each_all = calloc((size_t)w->size * MAX_EACH, sizeof *r->each_all);
     }
-    st = (!m.samples || (w->rank == 0 && (!all || !wrong))) ? FB_ERR_NOMEM : FB_OK;
+    st = (!m.samples || (w->rank == 0 && (!all || !wrong || !r->each_all))) ? FB_ERR_NOMEM : FB_OK;
     for (int g = 0; g < ngroups && (st = fb_world_agree(w, st)) == FB_OK; g++) {
         if (groups[g] > w->size)
             continue; /* refused with a message before the run starts */

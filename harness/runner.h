@@ -17,6 +17,7 @@ struct fb_runner {
     char (*links)[FB_LINK_LABEL]; /* rank 0: links[src * size + dst], on first need */
     char (*rank_names)[FB_RANK_NAME]; /* rank 0: "host gpu" of each rank, with links */
     bool links_done;
+    double *each_all;       /* rank 0: every rank's iterations timed one by one */
     int points, failed_points;
 };
 

@@ -32,8 +32,13 @@ csv_awk '
     if (v("run_id") != run_id) bad(where, "run_id " v("run_id"))
     if (v("backend") != "host") bad(where, "backend " v("backend"))
     if (v("nodes") != 1) bad(where, "nodes " v("nodes"))
+    if (m == "time_iter") {
+        # iterations timed one by one: as many as the trials ran, at most 200
+        if (v("samples") != (v("iters") * 5 < 200 ? v("iters") * 5 : 200)) bad(where, "samples " v("samples") " for iters " v("iters"))
+        each[b "," k "," c "," v("dtype") "," v("bytes")] = med
+    }
     if (m != "overhead_vs_flat") {
-        if (v("samples") != 5) bad(where, "samples " v("samples"))
+        if (m != "time_iter" && v("samples") != 5) bad(where, "samples " v("samples"))
         if (v("wrong") != "0") bad(where, "wrong = " v("wrong"))
         if (!(v("min") <= v("p05") && v("p05") <= med && med <= v("p95") && v("p95") <= v("max")))
             bad(where, "min <= p05 <= median <= p95 <= max fails")
@@ -48,7 +53,7 @@ csv_awk '
         key = k "," c "," v("bytes")
         if (m == "algbw") algbw[key] = med
         if (m == "busbw") busbw[key] = med
-        if (m == "time") { t[key] = med; ar_points[k]++ }
+        if (m == "time") { t[key] = med; ar_points[k]++; tkey[b "," k "," c ",float32," v("bytes")] = med }
     } else if (b == "h2d") {
         if (v("transport") != "memcpy") bad(where, "transport " v("transport"))
         if (m == "bandwidth" && k == 1) alone[c "," v("src")]++
@@ -57,7 +62,7 @@ csv_awk '
         esize = v("dtype") == "float16" ? 2 : 4
         # DenseNet-121 with 14 classes: 6,968,206 parameters, the whole gradient every step
         if (v("count") != 6968206 || v("bytes") != 6968206 * esize) bad(where, "count/bytes " v("count") " " v("bytes"))
-        if (m == "time") dn[k "," v("dtype") "," c]++
+        if (m == "time") { dn[k "," v("dtype") "," c]++; tkey[b "," k "," c "," v("dtype") "," v("bytes")] = med }
         if (m == "overhead_vs_flat") { ov[k "," v("dtype") "," c] = med; if (c == "flat" && med != 0) bad(where, "flat against itself " med) }
     } else if (b == "p2p") {
         tr = v("transport"); s = v("src"); d = v("dst")
@@ -95,6 +100,12 @@ END {
         }
     }
     if (ar_points[np] == 0) bad("allreduce", "nothing on all " np " ranks")
+    # every collective point has its one-by-one iterations, and they agree with the trials
+    # (within a factor of 10: one-by-one timing adds an event per iteration, and noise)
+    for (key in tkey) {
+        if (!(key in each)) { bad(key, "no time_iter row"); continue }
+        if (tkey[key] > 5 && (each[key] > 10 * tkey[key] || each[key] < tkey[key] / 10)) bad(key, "time_iter " each[key] " far from time " tkey[key])
+    }
     # h2d: 8 B .. 1 MiB by 4 = 9 sizes; each of the 4 variants alone on every rank...
     for (vv = 0; vv < 4; vv++) {
         name = vv == 0 ? "pinned_h2d" : vv == 1 ? "pinned_d2h" : vv == 2 ? "pageable_h2d" : "pageable_d2h"
