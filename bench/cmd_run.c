@@ -1,6 +1,7 @@
 /* `fabricbench run`: checks the options, starts MPI, opens the session and the run folder,
  * records the fingerprint, runs each benchmark through the runner, and ends with a headline. */
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,17 @@ static int run_benchmarks(struct run *r)
     return verify_failed ? 1 : 0;
 }
 
+/* Whether benchmark `name` is part of this run. */
+static bool wants(const struct run *r, const char *name)
+{
+    if (r->opt.nbench == 0)
+        return true;
+    for (int i = 0; i < r->opt.nbench; i++)
+        if (strcmp(r->opt.bench[i], name) == 0)
+            return true;
+    return false;
+}
+
 /* Rank lists are checked against the job's size before anything is written. */
 static fb_status check_ranks(const struct run *r)
 {
@@ -184,6 +196,19 @@ static fb_status check_ranks(const struct run *r)
                          r->opt.groups[i], size);
             return FB_ERR_USAGE;
         }
+    /* MPI counts are ints: a p2p message over MPI above 2 GiB - 1 cannot be sent as one. */
+    if (r->s.coll == &fb_coll_mpi && wants(r, "p2p")) {
+        size_t big = r->opt.matrix_bytes > r->opt.max_bytes ? r->opt.matrix_bytes : r->opt.max_bytes;
+        for (size_t i = 0; i < r->opt.nsizes; i++)
+            big = r->opt.sizes[i] > big ? r->opt.sizes[i] : big;
+        big = r->opt.latency_bytes > big ? r->opt.latency_bytes : big;
+        if (big > (size_t)INT32_MAX) {
+            if (r->s.world.rank == 0)
+                fb_error("run: p2p over MPI sends one message of at most 2147483647 bytes; "
+                         "%zu asked for", big);
+            return FB_ERR_USAGE;
+        }
+    }
     for (size_t i = 0; i < r->opt.npairs; i++)
         if (r->opt.pairs[i][0] >= size || r->opt.pairs[i][1] >= size) {
             if (r->s.world.rank == 0)
@@ -206,11 +231,14 @@ static fb_status keep_nccl_log(struct run *r)
     if (w->rank == 0)
         snprintf(dir, sizeof dir, "%s", r->res.dir);
     MPI_Bcast(dir, (int)sizeof dir, MPI_CHAR, 0, w->comm);
+    /* A node where the folder cannot be made keeps NCCL's default: noted, not fatal. */
     st = fb_world_agree(w, fb_nccl_log_setup(dir, w->rank, path, sizeof path));
     if (st == FB_OK && w->rank == 0)
         fb_info("NCCL's log: %s", path[0] ? "nccl-rank<N>.log in the results folder (NCCL_DEBUG=INFO)"
                                           : "where NCCL_DEBUG/NCCL_DEBUG_FILE already send it");
-    return st;
+    else if (w->rank == 0)
+        fb_warn("NCCL's log is not kept in the results folder on every rank (see above)");
+    return FB_OK;
 }
 
 static int run_main(struct run *r)

@@ -17,7 +17,6 @@
 #include "fusion.h"
 #include "log.h"
 #include "registry.h"
-#include "runner.h"
 #include "units.h"
 
 static const size_t default_thresholds[] = {FB_FUSION_OFF, 1u << 20, 4u << 20, 16u << 20,
@@ -170,15 +169,15 @@ static fb_status grad_verify(void *p, size_t *wrong)
     return s->ctx->be->check(s->arena, s->elements, s->dtype, s->sum, wrong, s->stream);
 }
 
-/* The time row of (ranks, dtype, case) from `first` on, or NULL. */
-static const struct fb_row *find_time(const struct fb_results *res, size_t first, int ranks,
-                                      const char *dtype, const char *kase)
+/* The `metric` row of (ranks, dtype, case) from `first` on, or NULL. */
+static const struct fb_row *find_row(const struct fb_results *res, size_t first, int ranks,
+                                     const char *dtype, const char *kase, const char *metric)
 {
     for (size_t i = first; i < res->nrows; i++) {
         const struct fb_row *w = &res->rows[i];
         if (strcmp(w->bench, "densenet_allreduce") == 0 && w->ranks == ranks &&
             strcmp(w->dtype, dtype) == 0 && strcmp(w->kase, kase) == 0 &&
-            strcmp(w->metric, "time") == 0)
+            strcmp(w->metric, metric) == 0)
             return w;
     }
     return NULL;
@@ -190,6 +189,7 @@ static void grad_summarize(const struct fb_ctx *ctx, struct fb_results *res, siz
 {
     struct fb_densenet d;
     size_t nrows = res->nrows;
+    bool one_rank = false;
 
     if (fb_densenet121(ctx->opt->classes, &d) != FB_OK)
         return;
@@ -199,7 +199,7 @@ static void grad_summarize(const struct fb_ctx *ctx, struct fb_results *res, siz
     fb_out("# %5s %-8s %-14s %8s %12s %10s %10s %9s\n", "ranks", "dtype", "strategy", "buckets",
            "time_us", "algbw", "busbw", "vs_flat");
     for (size_t i = first; i < nrows; i++) {
-        const struct fb_row *w = &res->rows[i], *flat;
+        const struct fb_row *w = &res->rows[i], *flat, *alg, *bus;
         struct fb_row extra;
         struct fb_bucket *b = NULL;
         size_t nb = 0, threshold;
@@ -207,8 +207,11 @@ static void grad_summarize(const struct fb_ctx *ctx, struct fb_results *res, siz
         double pct;
 
         if (strcmp(w->bench, "densenet_allreduce") != 0 || strcmp(w->metric, "time") != 0 ||
-            !(flat = find_time(res, first, w->ranks, w->dtype, "flat")))
+            !(flat = find_row(res, first, w->ranks, w->dtype, "flat", "time")) ||
+            !(alg = find_row(res, first, w->ranks, w->dtype, w->kase, "algbw")) ||
+            !(bus = find_row(res, first, w->ranks, w->dtype, w->kase, "busbw")))
             continue;
+        one_rank |= w->ranks == 1;
         /* The threshold back from the case name the plan gave it. */
         if (strcmp(w->kase, "flat") == 0)
             threshold = FB_FUSION_FLAT;
@@ -222,8 +225,7 @@ static void grad_summarize(const struct fb_ctx *ctx, struct fb_results *res, siz
         free(b);
         pct = (w->st.median / flat->st.median - 1.0) * 100.0;
         fb_out("  %5d %-8s %-14s %8zu %12.1f %10.3f %10.3f %8.1f%%\n", w->ranks, w->dtype, w->kase,
-               nb, w->st.median, fb_gbps((double)w->bytes, w->st.median),
-               fb_gbps((double)w->bytes, w->st.median) * 2.0 * (w->ranks - 1) / w->ranks, pct);
+               nb, w->st.median, alg->st.median, bus->st.median, pct);
         extra = *w;
         snprintf(extra.metric, sizeof extra.metric, "overhead_vs_flat");
         snprintf(extra.unit, sizeof extra.unit, "%%");
@@ -233,7 +235,7 @@ static void grad_summarize(const struct fb_ctx *ctx, struct fb_results *res, siz
         if (fb_results_add(res, &extra) != FB_OK)
             break;
     }
-    if (res->nrows > nrows && res->rows[nrows].ranks == 1)
+    if (one_rank)
         fb_out("# on one rank nothing crosses a fabric: those times are the calls' own cost\n");
     fb_densenet_free(&d);
 }

@@ -168,6 +168,8 @@ static bool plan_via(struct plan *p, enum p2p_via via)
         c->active = FB_ALL_RANKS;
         c->shift = shift;
         c->per_rank = true;
+        /* one point per shift: the name keeps their rows apart */
+        snprintf(c->name, sizeof c->name, "%s+%d", p2p_kind_name[P2P_ALL_PAIRS], shift);
     }
 
     /* The sweep: the pairs asked for, or 0 -> 1 and 0 -> the first rank of another node. */
@@ -252,11 +254,16 @@ static fb_status swap_handles(struct p2p_state *s, enum fb_mem kind, void *own, 
     return st;
 }
 
-/* A zero-byte message to `a` while one arrives from `b`: the handshakes of IPC copies. */
-static void token(const struct p2p_state *s, int a, int b, int tag)
+/* The handshakes of IPC copies: this rank's status goes to `a` while `b`'s arrives; returns
+ * the worse of the two. Sent even after a failure, so a partner never waits for a message that
+ * will not come, and learns that the step failed. */
+static fb_status token(MPI_Comm comm, int a, int b, int tag, fb_status mine)
 {
-    MPI_Sendrecv(NULL, 0, MPI_BYTE, peer_or_null(a), tag, NULL, 0, MPI_BYTE, peer_or_null(b), tag,
-                 s->ctx->s->world.comm, MPI_STATUS_IGNORE);
+    int32_t out = (int32_t)mine, in = FB_OK;
+
+    MPI_Sendrecv(&out, 1, MPI_INT32_T, peer_or_null(a), tag, &in, 1, MPI_INT32_T, peer_or_null(b),
+                 tag, comm, MPI_STATUS_IGNORE);
+    return in > out ? (fb_status)in : mine;
 }
 
 static void p2p_teardown(void *p)
@@ -273,11 +280,27 @@ static void p2p_teardown(void *p)
         be->ipc_close(FB_MEM_SHARED_PINNED, s->peer_stage);
     /* Free what a peer mapped only after it has let go of it. */
     if (s->exchanged)
-        token(s, s->to, s->from, TAG_CLOSED);
+        (void)token(s->ctx->s->world.comm, s->to, s->from, TAG_CLOSED, FB_OK);
     be->free(FB_MEM_DEVICE, s->send);
     be->free(s->via == P2P_VIA_IPC ? FB_MEM_SHARED_DEVICE : FB_MEM_DEVICE, s->recv);
     be->free(FB_MEM_SHARED_PINNED, s->stage_in);
     free(s);
+}
+
+/* Setup that failed before the handles could be swapped still swaps a status, so the partner
+ * is not left waiting. */
+static fb_status swap_failure(MPI_Comm comm, int to, int from, fb_status st)
+{
+    struct {
+        int32_t st;
+        struct fb_ipc_handle h;
+    } out, in;
+
+    memset(&out, 0, sizeof out);
+    out.st = st;
+    MPI_Sendrecv(&out, (int)sizeof out, MPI_BYTE, peer_or_null(from), TAG_HANDLE, &in,
+                 (int)sizeof in, MPI_BYTE, peer_or_null(to), TAG_HANDLE, comm, MPI_STATUS_IGNORE);
+    return st;
 }
 
 static fb_status p2p_setup(const struct fb_ctx *ctx, const struct fb_case *c,
@@ -285,38 +308,44 @@ static fb_status p2p_setup(const struct fb_ctx *ctx, const struct fb_case *c,
 {
     struct p2p_state *s = calloc(1, sizeof *s);
     const struct fb_backend *be = ctx->be;
-    int rank = ctx->s->world.rank;
-    fb_status st = FB_OK;
+    int rank = ctx->s->world.rank, to, from;
+    bool ping_first;
+    fb_status st = FB_OK, swapped = FB_OK;
 
     *state = s;
+    roles(c, rank, &to, &from, &ping_first);
     if (!s)
-        return FB_ERR_NOMEM; /* the peer then waits: out of memory ends the run anyway */
+        return c->aux == P2P_VIA_COLL ? FB_ERR_NOMEM
+                                       : swap_failure(ctx->s->world.comm, to, from, FB_ERR_NOMEM);
     s->ctx = ctx;
     s->stream = stream;
     s->kind = (enum p2p_kind)c->variant;
     s->via = (enum p2p_via)c->aux;
     s->bytes = c->bytes;
-    roles(c, rank, &s->to, &s->from, &s->ping_first);
-    /* Each sender's data differs, so a message from the wrong rank is caught. */
+    s->to = to;
+    s->from = from;
+    s->ping_first = ping_first;
+    /* Each sender's data differs, so a message from the wrong rank is caught; every byte is
+     * checked. */
     s->mine = (struct fb_pattern){.seed = 100u + (uint32_t)rank, .scale = 1, .offset = 0};
     s->theirs = (struct fb_pattern){.seed = 100u + (uint32_t)s->from, .scale = 1, .offset = 0};
 
     if (s->to >= 0 && (st = be->alloc(FB_MEM_DEVICE, c->bytes, &s->send)) == FB_OK)
-        st = be->fill(s->send, c->bytes / 4, FB_DTYPE_INT32, s->mine, stream);
+        st = be->fill(s->send, c->bytes, FB_DTYPE_INT8, s->mine, stream);
     if (st == FB_OK && s->from >= 0)
         st = be->alloc(s->via == P2P_VIA_IPC ? FB_MEM_SHARED_DEVICE : FB_MEM_DEVICE, c->bytes,
                        &s->recv);
     if (s->via == P2P_VIA_STAGED && st == FB_OK && s->from >= 0)
         st = be->alloc(FB_MEM_SHARED_PINNED, c->bytes, &s->stage_in);
-    if (s->via == P2P_VIA_IPC) {
-        fb_status swapped = swap_handles(s, FB_MEM_SHARED_DEVICE, st == FB_OK ? s->recv : NULL,
-                                         &s->peer_recv);
-        st = st != FB_OK ? st : swapped;
-    } else if (s->via == P2P_VIA_STAGED) {
-        fb_status swapped = swap_handles(s, FB_MEM_SHARED_PINNED,
-                                         st == FB_OK ? s->stage_in : NULL, &s->peer_stage);
-        st = st != FB_OK ? st : swapped;
-    }
+    if (s->via == P2P_VIA_IPC)
+        swapped = swap_handles(s, FB_MEM_SHARED_DEVICE, st == FB_OK ? s->recv : NULL, &s->peer_recv);
+    else if (s->via == P2P_VIA_STAGED)
+        swapped = swap_handles(s, FB_MEM_SHARED_PINNED, st == FB_OK ? s->stage_in : NULL,
+                               &s->peer_stage);
+    /* A peer's memory that cannot be mapped here (no peer access between the GPUs, /proc out of
+     * reach) waives this pair's IPC point; it does not stop the benchmark. */
+    if (st == FB_OK && swapped != FB_OK)
+        st = swapped == FB_ERR_NOMEM ? swapped : FB_ERR_UNSUPPORTED;
     if (st == FB_OK)
         st = be->stream_sync(stream);
     return st;
@@ -349,17 +378,16 @@ static fb_status iterate_coll(struct p2p_state *s)
 static fb_status iterate_staged(struct p2p_state *s)
 {
     const struct fb_backend *be = s->ctx->be;
-    fb_status st;
+    MPI_Comm comm = s->ctx->s->world.comm;
+    fb_status st = FB_OK;
 
-    if (s->to >= 0 && ((st = be->copy(s->peer_stage, s->send, s->bytes, FB_COPY_D2H, s->stream)) != FB_OK ||
-                       (st = be->stream_sync(s->stream)) != FB_OK))
-        return st;
-    token(s, s->to, s->from, TAG_READY);
-    if (s->from >= 0 && ((st = be->copy(s->recv, s->stage_in, s->bytes, FB_COPY_H2D, s->stream)) != FB_OK ||
-                         (st = be->stream_sync(s->stream)) != FB_OK))
-        return st;
-    token(s, s->from, s->to, TAG_DONE);
-    return FB_OK;
+    if (s->to >= 0 && (st = be->copy(s->peer_stage, s->send, s->bytes, FB_COPY_D2H, s->stream)) == FB_OK)
+        st = be->stream_sync(s->stream);
+    st = token(comm, s->to, s->from, TAG_READY, st);
+    if (st == FB_OK && s->from >= 0 &&
+        (st = be->copy(s->recv, s->stage_in, s->bytes, FB_COPY_H2D, s->stream)) == FB_OK)
+        st = be->stream_sync(s->stream);
+    return token(comm, s->from, s->to, TAG_DONE, st);
 }
 
 static fb_status p2p_iterate(void *p)
@@ -368,10 +396,16 @@ static fb_status p2p_iterate(void *p)
 
     switch (s->via) {
     case P2P_VIA_COLL: return iterate_coll(s);
-    case P2P_VIA_IPC:
-        /* A direct copy into the peer's memory; the receiver has nothing to do. */
-        return s->to >= 0 ? s->ctx->be->copy(s->peer_recv, s->send, s->bytes, FB_COPY_PEER, s->stream)
-                          : FB_OK;
+    case P2P_VIA_IPC: {
+        /* A direct copy into the peer's memory; the receiver has nothing to do. For latency,
+         * each copy is waited for: the time until a small message has landed. */
+        fb_status st = FB_OK;
+        if (s->to >= 0 &&
+            (st = s->ctx->be->copy(s->peer_recv, s->send, s->bytes, FB_COPY_PEER, s->stream)) == FB_OK &&
+            s->kind == P2P_MATRIX_LATENCY)
+            st = s->ctx->be->stream_sync(s->stream);
+        return st;
+    }
     case P2P_VIA_STAGED: return iterate_staged(s);
     case P2P_VIA_COUNT: break;
     }
@@ -382,20 +416,26 @@ static fb_status p2p_verify(void *p, size_t *wrong)
 {
     struct p2p_state *s = p;
     const struct fb_backend *be = s->ctx->be;
+    MPI_Comm comm = s->ctx->s->world.comm;
     const struct fb_pattern poison = {.seed = 0, .scale = 0, .offset = -77};
     fb_status st = FB_OK;
 
     *wrong = 0;
-    /* Poison what arrives, tell the writer, let it write once, and hear that it has. */
-    if (s->from >= 0 && ((st = be->fill(s->recv, s->bytes / 4, FB_DTYPE_INT32, poison, s->stream)) != FB_OK ||
-                         (st = be->stream_sync(s->stream)) != FB_OK))
-        return st;
-    token(s, s->from, s->to, TAG_READY);
-    if ((st = p2p_iterate(s)) != FB_OK || (st = be->stream_sync(s->stream)) != FB_OK)
-        return st;
-    token(s, s->to, s->from, TAG_DONE);
-    if (s->from >= 0)
-        st = be->check(s->recv, s->bytes / 4, FB_DTYPE_INT32, s->theirs, wrong, s->stream);
+    /* Poison what arrives, tell the writer, let it write once, and hear that it has; the
+     * handshakes carry failures across, so no side waits on one that gave up. */
+    if (s->from >= 0 && (st = be->fill(s->recv, s->bytes, FB_DTYPE_INT8, poison, s->stream)) == FB_OK)
+        st = be->stream_sync(s->stream);
+    /* Every step runs whatever happened before it, so all ranks exchange the same messages. */
+    st = token(comm, s->from, s->to, TAG_READY, st);
+    {
+        fb_status it = p2p_iterate(s);
+        if (it == FB_OK)
+            it = be->stream_sync(s->stream);
+        st = st != FB_OK ? st : it;
+    }
+    st = token(comm, s->to, s->from, TAG_DONE, st);
+    if (st == FB_OK && s->from >= 0)
+        st = be->check(s->recv, s->bytes, FB_DTYPE_INT8, s->theirs, wrong, s->stream);
     return st;
 }
 

@@ -22,15 +22,17 @@ const char *const p2p_via_name[P2P_VIA_COUNT] = {
 struct matrix_view {
     const char *kase, *metric;
     bool symmetric;         /* one row per unordered pair fills both cells */
+    bool prefix;            /* kase names the start of the case names */
     bool higher_is_better;
     const char *title;
 };
 
 static const struct matrix_view views[] = {
-    {"matrix_uni", "bandwidth", false, true, "one pair at a time, one way; GB/s"},
-    {"matrix_bidir", "bandwidth_total", true, true, "one pair at a time, both ways; GB/s total"},
-    {"all_pairs", "bandwidth", false, true, "every rank sending at once; GB/s per pair"},
-    {"matrix_latency", "latency", true, false, "one pair at a time; latency in us"},
+    {"matrix_uni", "bandwidth", false, false, true, "one pair at a time, one way; GB/s"},
+    {"matrix_bidir", "bandwidth_total", true, false, true, "one pair at a time, both ways; GB/s total"},
+    {"all_pairs+", "bandwidth", false, true, true,
+     "every rank sending (and receiving) at once; GB/s each sender to its receiver"},
+    {"matrix_latency", "latency", true, false, false, "one pair at a time; one-way latency in us"},
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -86,7 +88,9 @@ static size_t fill_matrix(struct fb_results *res, size_t first, const struct mat
         m[i] = NAN;
     for (size_t r = first; r < res->nrows; r++) {
         const struct fb_row *w = &res->rows[r];
-        if (strcmp(w->bench, "p2p") != 0 || strcmp(w->kase, v->kase) != 0 ||
+        /* all_pairs has one case per shift ("all_pairs+1", ...): they fill one matrix */
+        if (strcmp(w->bench, "p2p") != 0 ||
+            (v->prefix ? strncmp(w->kase, v->kase, strlen(v->kase)) : strcmp(w->kase, v->kase)) != 0 ||
             strcmp(w->transport, transport) != 0 || strcmp(w->metric, v->metric) != 0 ||
             w->src < 0 || w->dst < 0 || w->src >= n || w->dst >= n)
             continue;
@@ -107,7 +111,8 @@ static void print_matrix(const struct fb_ctx *ctx, const struct matrix_view *v,
     double median;
 
     fb_size_format(bytes, size, sizeof size);
-    fb_out("\n# p2p %s over %s, %s: %s (median of trials)\n", v->kase, transport, size, v->title);
+    fb_out("\n# p2p %s over %s, %s: %s (median of trials)\n", v->prefix ? "all_pairs" : v->kase,
+           transport, size, v->title);
     fb_out("# row: sender, column: receiver\n%6s", "rank");
     for (int j = 0; j < n; j++)
         fb_out(" %9d", j);

@@ -3,6 +3,7 @@
 #include "atomic_file.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -62,4 +63,27 @@ fb_status fb_atomic_write(const char *path, const char *data, size_t len)
         return FB_ERR_IO;
     }
     return fb_atomic_commit(&af);
+}
+
+int fb_mkdirs(const char *path)
+{
+    char buf[4096];
+    size_t len = strlen(path);
+
+    if (len == 0 || len >= sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(buf, path, len + 1);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0775) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0775) != 0 && errno != EEXIST)
+        return -1;
+    return 0;
 }

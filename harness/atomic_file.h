@@ -25,4 +25,8 @@ void fb_atomic_abort(struct fb_atomic_file *af);
 /* Writes `len` bytes of `data` to `path` atomically. */
 fb_status fb_atomic_write(const char *path, const char *data, size_t len);
 
+/* mkdir -p: creates `path` and its missing parents (mode 0775). Returns 0, or -1 with errno
+ * set. */
+int fb_mkdirs(const char *path);
+
 #endif

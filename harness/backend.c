@@ -35,6 +35,7 @@ void fb_pattern_fill_host(void *buf, size_t count, enum fb_dtype dtype, struct f
     case FB_DTYPE_FLOAT32: FB_FILL_LOOP(float); break;
     case FB_DTYPE_FLOAT64: FB_FILL_LOOP(double); break;
     case FB_DTYPE_INT32: FB_FILL_LOOP(int32_t); break;
+    case FB_DTYPE_INT8: FB_FILL_LOOP(int8_t); break;
     case FB_DTYPE_FLOAT16: {
         uint16_t *v = buf;
         for (size_t i = 0; i < count; i++)
@@ -54,6 +55,7 @@ size_t fb_pattern_check_host(const void *buf, size_t count, enum fb_dtype dtype,
     case FB_DTYPE_FLOAT32: FB_CHECK_LOOP(float); break;
     case FB_DTYPE_FLOAT64: FB_CHECK_LOOP(double); break;
     case FB_DTYPE_INT32: FB_CHECK_LOOP(int32_t); break;
+    case FB_DTYPE_INT8: FB_CHECK_LOOP(int8_t); break;
     case FB_DTYPE_FLOAT16: {
         /* Compared as values, like the other types: the expectation rounded to a half, and a
          * NaN is always wrong. */

@@ -55,6 +55,7 @@ MPI_Datatype fb_dtype_mpi(enum fb_dtype dtype)
     case FB_DTYPE_FLOAT32: return MPI_FLOAT;
     case FB_DTYPE_FLOAT64: return MPI_DOUBLE;
     case FB_DTYPE_INT32: return MPI_INT32_T;
+    case FB_DTYPE_INT8: return MPI_INT8_T;
     case FB_DTYPE_FLOAT16: return fb_mpi_half_type(); /* MPI has none: 2 bytes, our own sum */
     default: return MPI_DATATYPE_NULL;
     }
@@ -174,34 +175,38 @@ static fb_status mpi_sendrecv(struct fb_coll_comm *c, const void *send, int to, 
     MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     const void *out = send;
     void *in = recv;
-    fb_status st;
+    fb_status st = FB_OK, mpi;
 
     if (bytes > (size_t)INT32_MAX)
-        return FB_ERR_UNSUPPORTED;
+        return FB_ERR_UNSUPPORTED; /* refused before the run (cmd_run.c): never reached */
     if (c->staged) {
         if ((st = stage_reserve(c, 2 * bytes)) != FB_OK)
-            return st;
+            return st; /* nothing is posted: the peer's MPI_Waitall hangs (issue 7's timeouts) */
         out = c->stage;
         in = (char *)c->stage + bytes;
-        if (to >= 0 && (st = c->be->copy(c->stage, send, bytes, FB_COPY_D2H, s)) != FB_OK)
-            return st;
+        if (to >= 0)
+            st = c->be->copy(c->stage, send, bytes, FB_COPY_D2H, s);
     }
     /* MPI is not stream-ordered: the sender's data must be complete before MPI reads it. */
-    if (to >= 0 && (st = c->be->stream_sync(s)) != FB_OK)
-        return st;
+    if (st == FB_OK && to >= 0)
+        st = c->be->stream_sync(s);
+    /* The messages are posted even after a failed copy, so the peer is not left waiting. */
     if (from >= 0 && MPI_Irecv(in, (int)bytes, MPI_BYTE, from, 0, c->comm, &req[0]) != MPI_SUCCESS)
         return mpi_check(MPI_ERR_OTHER, "MPI_Irecv");
-    if (to >= 0 && (st = mpi_check(MPI_Isend(out, (int)bytes, MPI_BYTE, to, 0, c->comm, &req[1]),
-                                   "MPI_Isend")) != FB_OK)
-        return st;
-    if ((st = mpi_check(MPI_Waitall(2, req, MPI_STATUSES_IGNORE), "MPI_Waitall")) != FB_OK)
-        return st;
-    if (c->staged && from >= 0) {
-        if ((st = c->be->copy(recv, in, bytes, FB_COPY_H2D, s)) != FB_OK)
-            return st;
-        return c->be->stream_sync(s);
+    if (to >= 0 && (mpi = mpi_check(MPI_Isend(out, (int)bytes, MPI_BYTE, to, 0, c->comm, &req[1]),
+                                    "MPI_Isend")) != FB_OK) {
+        if (req[0] != MPI_REQUEST_NULL) {
+            MPI_Cancel(&req[0]);
+            MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+        }
+        return mpi;
     }
-    return FB_OK;
+    if ((mpi = mpi_check(MPI_Waitall(2, req, MPI_STATUSES_IGNORE), "MPI_Waitall")) != FB_OK)
+        return mpi;
+    if (st == FB_OK && c->staged && from >= 0 &&
+        (st = c->be->copy(recv, in, bytes, FB_COPY_H2D, s)) == FB_OK)
+        st = c->be->stream_sync(s);
+    return st;
 }
 
 const struct fb_coll fb_coll_mpi = {

@@ -118,6 +118,7 @@ static ncclDataType_t nccl_type(enum fb_dtype dtype)
     case FB_DTYPE_FLOAT64: return ncclFloat64;
     case FB_DTYPE_INT32: return ncclInt32;
     case FB_DTYPE_FLOAT16: return ncclFloat16;
+    case FB_DTYPE_INT8: return ncclInt8;
     case FB_DTYPE_FLOAT32:
     default: return ncclFloat32;
     }

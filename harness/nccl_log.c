@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+
+#include "atomic_file.h"
 
 #include "log.h"
 
@@ -18,16 +21,18 @@ fb_status fb_nccl_log_setup(const char *dir, int rank, char *path, size_t pathle
     path[0] = '\0';
     if (file && *file)
         return FB_OK; /* the user's choice of file stands */
-    if (level && *level && strcmp(level, "INFO") != 0 && strcmp(level, "TRACE") != 0)
+    /* NCCL reads the level without regard to case */
+    if (level && *level && strcasecmp(level, "INFO") != 0 && strcasecmp(level, "TRACE") != 0)
         return FB_OK; /* a quieter level asked for: it would not say which transport ran */
-    if (mkdir(dir, 0775) != 0 && (errno != EEXIST || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
-        fb_error("cannot create folder '%s' for NCCL's log: %s", dir,
-                 errno == EEXIST ? "a file has that name" : strerror(errno));
+    if (fb_mkdirs(dir) != 0 || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fb_warn("cannot create folder '%s' for NCCL's log (%s): NCCL logs where it would "
+                "have", dir, errno == EEXIST ? "a file has that name" : strerror(errno));
         return FB_ERR_IO;
     }
     if (snprintf(path, pathlen, "%s/nccl-rank%d.log", dir, rank) >= (int)pathlen) {
         path[0] = '\0';
-        fb_error("the path of NCCL's log under '%s' is too long", dir);
+        fb_warn("the path of NCCL's log under '%s' is too long: NCCL logs where it would have",
+                dir);
         return FB_ERR_IO;
     }
     if (!(level && *level))

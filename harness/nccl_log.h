@@ -11,9 +11,11 @@
 
 /* Before NCCL initialises (it reads its environment then): sets NCCL_DEBUG=INFO unless the user
  * set a level, and NCCL_DEBUG_FILE=<dir>/nccl-rank<rank>.log unless the user named a file
- * (creating <dir> on this node if it is missing, as on a node without the shared file system).
- * Writes the file name used into path ("" when the user's own NCCL_DEBUG_FILE or level keeps
- * the log elsewhere). FB_ERR_IO with a message when the folder cannot be made. */
+ * (creating <dir> and its parents on this node if missing, as on a node without the shared
+ * file system). Writes the file name used into path; "" when the user's own NCCL_DEBUG_FILE or
+ * level keeps the log elsewhere, or when the folder cannot be made (then a warning says so,
+ * NCCL logs where it would have, and FB_ERR_IO is returned for the caller to note; the run
+ * does not depend on it). */
 fb_status fb_nccl_log_setup(const char *dir, int rank, char *path, size_t pathlen);
 
 #endif

@@ -21,30 +21,6 @@ const char *const fb_results_columns[] = {
 };
 const size_t fb_results_ncolumns = sizeof fb_results_columns / sizeof fb_results_columns[0];
 
-/* mkdir -p; returns 0 or -1 with errno set. */
-static int make_dirs(const char *path)
-{
-    char buf[4096];
-    size_t len = strlen(path);
-
-    if (len == 0 || len >= sizeof buf) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    memcpy(buf, path, len + 1);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0775) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    if (mkdir(buf, 0775) != 0 && errno != EEXIST)
-        return -1;
-    return 0;
-}
-
 static fb_status use_dir(struct fb_results *r, const char *dir, bool force)
 {
     struct stat sb;
@@ -64,7 +40,7 @@ static fb_status use_dir(struct fb_results *r, const char *dir, bool force)
                      "--force to overwrite it", dir);
             return FB_ERR_USAGE;
         }
-    } else if (make_dirs(dir) != 0) {
+    } else if (fb_mkdirs(dir) != 0) {
         fb_error("cannot create results folder '%s': %s", dir, strerror(errno));
         return FB_ERR_USAGE;
     }

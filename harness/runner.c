@@ -13,7 +13,7 @@ enum { MAX_ITERS = 100000, MAX_EACH = 200 };
 
 static const char *const dtype_names[] = {
     [FB_DTYPE_FLOAT32] = "float32", [FB_DTYPE_FLOAT64] = "float64", [FB_DTYPE_INT32] = "int32",
-    [FB_DTYPE_FLOAT16] = "float16"};
+    [FB_DTYPE_FLOAT16] = "float16", [FB_DTYPE_INT8] = "int8"};
 
 fb_status fb_runner_init(struct fb_runner *r, struct fb_session *s, const struct fb_options *opt,
                          struct fb_results *res)
@@ -143,12 +143,21 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
 
     if (active && ((st = be->stream_create(&stream)) != FB_OK ||
                    (st = be->event_create(&ev[0])) != FB_OK ||
-                   (st = be->event_create(&ev[1])) != FB_OK ||
-                   (st = b->setup(ctx, c, stream, &state)) != FB_OK))
-        fb_error("%s %s: setup of %zu bytes failed: %s", b->name, c->name, c->bytes,
-                 fb_status_str(st));
+                   (st = be->event_create(&ev[1])) != FB_OK))
+        fb_error("%s %s: no stream or events: %s", b->name, c->name, fb_status_str(st));
+    /* Agreed before setup: a setup may wait on a partner (p2p swaps IPC handles). */
     if ((st = fb_world_agree(w, st)) != FB_OK)
         goto out;
+    if (active && (st = b->setup(ctx, c, stream, &state)) != FB_OK && st != FB_ERR_UNSUPPORTED)
+        fb_error("%s %s: setup of %zu bytes failed: %s", b->name, c->name, c->bytes,
+                 fb_status_str(st));
+    if ((st = fb_world_agree(w, st)) != FB_OK) {
+        /* A point this machine cannot measure (a pair without peer access) is waived. */
+        if (st == FB_ERR_UNSUPPORTED && w->rank == 0)
+            fb_warn("%s %s %zu bytes waived: not possible between these ranks", b->name, c->name,
+                    c->bytes);
+        goto out;
+    }
 
     /* Warm-up: first touches, lazy connection setup and clock ramps stay out of the timing. */
     for (long i = 0; active && st == FB_OK && i < o->warmup; i++)
@@ -457,10 +466,15 @@ static fb_status group_open(struct fb_runner *r, const struct fb_bench *b, int k
     ctx->world_coll = r->coll_comm;
     if (k == w->size)
         return FB_OK;
-    if (MPI_Comm_split(w->comm, w->rank < k ? 0 : MPI_UNDEFINED, w->rank, &ctx->comm) !=
-        MPI_SUCCESS)
-        return fb_world_agree(w, FB_ERR_MPI);
     ctx->coll_comm = NULL;
+    if (MPI_Comm_split(w->comm, w->rank < k ? 0 : MPI_UNDEFINED, w->rank, &ctx->comm) !=
+        MPI_SUCCESS) {
+        ctx->comm = MPI_COMM_NULL;
+        st = FB_ERR_MPI;
+    }
+    /* Agreed before the split of the collectives, which every rank must enter. */
+    if ((st = fb_world_agree(w, st)) != FB_OK)
+        return st;
     if (b->needs & FB_NEEDS_COLL)
         st = r->s->coll->comm_split(r->coll_comm, ctx->comm, &ctx->coll_comm);
     return fb_world_agree(w, st);
@@ -504,7 +518,11 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
             print_columns(c->report, c->transport);
         memset(m->samples, 0, (size_t)r->opt->trials * sizeof *m->samples);
         m->wrong = 0;
-        if ((st = measure(r, b, ctx, c, m)) != FB_OK)
+        if ((st = measure(r, b, ctx, c, m)) == FB_ERR_UNSUPPORTED) {
+            st = FB_OK; /* waived with a reason; the others go on */
+            continue;
+        }
+        if (st != FB_OK)
             break;
         mine_wrong = (long long)m->wrong;
         /* One gather per point, not one message per rank. */
@@ -578,8 +596,6 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
     }
     st = (!m.samples || (w->rank == 0 && (!all || !wrong || !r->each_all))) ? FB_ERR_NOMEM : FB_OK;
     for (int g = 0; g < ngroups && (st = fb_world_agree(w, st)) == FB_OK; g++) {
-        if (groups[g] > w->size)
-            continue; /* refused with a message before the run starts */
         if ((st = group_open(r, b, groups[g], &ctx)) == FB_OK)
             st = run_group(r, b, &ctx, &m, all, wrong, &first);
         group_close(r, &ctx);

@@ -29,6 +29,7 @@ enum fb_dtype {
     FB_DTYPE_FLOAT64,
     FB_DTYPE_INT32,
     FB_DTYPE_FLOAT16,
+    FB_DTYPE_INT8, /* copies verified byte by byte (p2p); too narrow for sums of many ranks */
     FB_DTYPE_COUNT
 };
 
@@ -60,7 +61,7 @@ static inline FB_HD int64_t fb_pattern_expect(struct fb_pattern p, size_t i)
 
 static inline size_t fb_dtype_size(enum fb_dtype t)
 {
-    return t == FB_DTYPE_FLOAT64 ? 8 : t == FB_DTYPE_FLOAT16 ? 2 : 4;
+    return t == FB_DTYPE_FLOAT64 ? 8 : t == FB_DTYPE_FLOAT16 ? 2 : t == FB_DTYPE_INT8 ? 1 : 4;
 }
 
 #ifdef __cplusplus

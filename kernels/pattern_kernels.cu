@@ -53,6 +53,9 @@ __global__ void check_kernel(const T *buf, size_t count, struct fb_pattern p,
 template <typename T>
 int fill_typed(void *buf, size_t count, struct fb_pattern p, cudaStream_t s)
 {
+    /* Clear an error left by an earlier call whose result was ignored (an IPC close, an
+     * unregister), so the check below speaks of this launch only. */
+    (void)cudaGetLastError();
     fill_kernel<T><<<grid_for(count), kThreads, 0, s>>>((T *)buf, count, p);
     return (int)cudaGetLastError();
 }
@@ -61,6 +64,7 @@ template <typename T>
 int check_typed(const void *buf, size_t count, struct fb_pattern p, unsigned long long *dev_wrong,
                 cudaStream_t s)
 {
+    (void)cudaGetLastError();
     check_kernel<T><<<grid_for(count), kThreads, 0, s>>>((const T *)buf, count, p, dev_wrong);
     return (int)cudaGetLastError();
 }
@@ -76,6 +80,7 @@ extern "C" int fb_kernel_fill(void *buf, size_t count, enum fb_dtype dtype, stru
     case FB_DTYPE_FLOAT64: return fill_typed<double>(buf, count, p, s);
     case FB_DTYPE_INT32: return fill_typed<int>(buf, count, p, s);
     case FB_DTYPE_FLOAT16: return fill_typed<__half>(buf, count, p, s);
+    case FB_DTYPE_INT8: return fill_typed<signed char>(buf, count, p, s);
     default: return (int)cudaErrorInvalidValue;
     }
 }
@@ -96,6 +101,7 @@ extern "C" int fb_kernel_check(const void *buf, size_t count, enum fb_dtype dtyp
         case FB_DTYPE_FLOAT64: err = (cudaError_t)check_typed<double>(buf, count, p, dev_wrong, s); break;
         case FB_DTYPE_INT32: err = (cudaError_t)check_typed<int>(buf, count, p, dev_wrong, s); break;
         case FB_DTYPE_FLOAT16: err = (cudaError_t)check_typed<__half>(buf, count, p, dev_wrong, s); break;
+        case FB_DTYPE_INT8: err = (cudaError_t)check_typed<signed char>(buf, count, p, dev_wrong, s); break;
         default: err = cudaErrorInvalidValue;
         }
     }

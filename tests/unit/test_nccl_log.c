@@ -38,7 +38,7 @@ int main(void)
     CHECK(fb_nccl_log_setup(dir, 1, path, sizeof path) == FB_OK && path[0] != '\0');
     CHECK(strcmp(getenv("NCCL_DEBUG"), "TRACE") == 0);
 
-    /* A folder that cannot be made (a file has its name) is an error, not a log lost. */
+    /* A folder that cannot be made (a file has its name) is reported, and nothing is set. */
     unsetenv("NCCL_DEBUG_FILE");
     snprintf(file, sizeof file, "%s/plain-file", dir);
     {
@@ -50,6 +50,15 @@ int main(void)
     CHECK(fb_nccl_log_setup(file, 0, path, sizeof path) == FB_ERR_IO);
     CHECK(!getenv("NCCL_DEBUG_FILE"));
     remove(file);
+    /* Parents are made too (a node without the shared file system), and the level is read
+     * without regard to case, as NCCL does. */
+    setenv("NCCL_DEBUG", "info", 1);
+    snprintf(file, sizeof file, "%s/a/b", dir);
+    CHECK(fb_nccl_log_setup(file, 2, path, sizeof path) == FB_OK && strstr(path, "/a/b/nccl-rank2.log"));
+    CHECK(strcmp(getenv("NCCL_DEBUG"), "info") == 0);
+    rmdir(file);
+    snprintf(file, sizeof file, "%s/a", dir);
+    rmdir(file);
     rmdir(dir);
     TEST_DONE();
 }

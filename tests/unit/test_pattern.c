@@ -226,6 +226,18 @@ int main(void)
     }
     test_half_conversions();
     test_half_pattern();
+    {
+        /* int8: p2p's byte-by-byte check; one flipped byte anywhere, the last one too. */
+        int8_t bytes[13];
+        struct fb_pattern p = {.seed = 104, .scale = 1, .offset = 0};
+        fb_pattern_fill_host(bytes, 13, FB_DTYPE_INT8, p);
+        CHECK(fb_pattern_check_host(bytes, 13, FB_DTYPE_INT8, p) == 0);
+        CHECK(fb_pattern_check_host(bytes, 13, FB_DTYPE_INT8,
+                                    (struct fb_pattern){.seed = 105, .scale = 1, .offset = 0}) > 3);
+        bytes[12] ^= 1;
+        CHECK(fb_pattern_check_host(bytes, 13, FB_DTYPE_INT8, p) == 1);
+        CHECK(fb_dtype_size(FB_DTYPE_INT8) == 1);
+    }
     free(acc);
     free(mine);
     free(ints);
