@@ -55,6 +55,13 @@ static bool is_active(const struct fb_case *c, int rank)
     return c->active == FB_ALL_RANKS || c->active == rank || (c->pair && c->peer == rank);
 }
 
+/* Whether every rank of the world takes part in case c: then nobody waits quietly and the
+ * barriers can be MPI's blocking ones, which release all ranks closer together. */
+static bool all_take_part(const struct fb_case *c, int size)
+{
+    return c->group == size && c->active == FB_ALL_RANKS;
+}
+
 /* Times `iters` iterations between two events; returns microseconds per iteration. */
 static fb_status time_iters(const struct fb_bench *b, const struct fb_backend *be, void *state,
                             struct fb_stream *stream, struct fb_event *ev[2], long iters,
@@ -102,19 +109,20 @@ static fb_status time_each(const struct fb_bench *b, const struct fb_backend *be
 /* How many iterations fill a trial of --trial-ms: batches of 1, 4, 16, ... iterations are timed
  * until one lasts a fifth of a trial, so a single iteration caught by a hiccup cannot decide.
  * The slowest rank decides each round, so every rank runs the same count. Collective. */
-static fb_status calibrate(struct fb_runner *r, const struct fb_bench *b, void *state,
-                           struct fb_stream *stream, struct fb_event *ev[2], bool active,
-                           long *iters)
+static fb_status calibrate(struct fb_runner *r, const struct fb_bench *b,
+                           const struct fb_case *c, void *state, struct fb_stream *stream,
+                           struct fb_event *ev[2], bool active, long *iters)
 {
     const struct fb_world *w = &r->s->world;
     double target_us = r->opt->trial_ms * 1e3, per_iter = 0.0, batch_us, slowest;
+    bool everyone = all_take_part(c, w->size);
     fb_status st = FB_OK;
 
     for (long n = 1;; n *= 4) {
         double us = 0.0;
         if (active && st == FB_OK)
             st = time_iters(b, r->s->be, state, stream, ev, n, &us);
-        fb_world_barrier(w->comm, !active);
+        fb_world_barrier(w->comm, !active, everyone);
         if ((st = fb_world_agree(w, st)) != FB_OK)
             return st;
         MPI_Allreduce(&us, &slowest, 1, MPI_DOUBLE, MPI_MAX, w->comm);
@@ -135,7 +143,7 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
     const struct fb_backend *be = r->s->be;
     const struct fb_options *o = r->opt;
     const struct fb_world *w = &r->s->world;
-    bool active = is_active(c, w->rank);
+    bool active = is_active(c, w->rank), everyone = all_take_part(c, w->size);
     struct fb_stream *stream = NULL;
     struct fb_event *ev[2] = {NULL, NULL};
     void *state = NULL;
@@ -164,22 +172,22 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
         st = b->iterate(state);
     if (active && st == FB_OK)
         st = be->stream_sync(stream);
-    fb_world_barrier(w->comm, !active);
+    fb_world_barrier(w->comm, !active, everyone);
     if ((st = fb_world_agree(w, st)) != FB_OK)
         goto out;
     if (o->iters > 0)
         m->iters = o->iters;
-    else if ((st = calibrate(r, b, state, stream, ev, active, &m->iters)) != FB_OK)
+    else if ((st = calibrate(r, b, c, state, stream, ev, active, &m->iters)) != FB_OK)
         goto out;
 
     for (long t = 0; t < o->trials; t++) {
         /* Start every trial together, so concurrent cases really overlap and a collective
          * is not charged for a late starter. Ranks that sit the case out wait quietly. */
-        fb_world_barrier(w->comm, !active);
+        fb_world_barrier(w->comm, !active, everyone);
         if (active && st == FB_OK)
             st = time_iters(b, be, state, stream, ev, m->iters, &m->samples[t]);
     }
-    fb_world_barrier(w->comm, !active);
+    fb_world_barrier(w->comm, !active, everyone);
     if ((st = fb_world_agree(w, st)) != FB_OK)
         goto out;
 
@@ -189,10 +197,10 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
     m->neach = 0;
     if (c->report == FB_REPORT_COLLECTIVE) {
         m->neach = m->iters * o->trials < MAX_EACH ? m->iters * o->trials : MAX_EACH;
-        fb_world_barrier(w->comm, !active);
+        fb_world_barrier(w->comm, !active, everyone);
         if (active)
             st = time_each(b, be, state, stream, m->neach, m->each);
-        fb_world_barrier(w->comm, !active);
+        fb_world_barrier(w->comm, !active, everyone);
         if ((st = fb_world_agree(w, st)) != FB_OK)
             goto out;
     }

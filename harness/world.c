@@ -56,12 +56,14 @@ fb_status fb_world_agree(const struct fb_world *w, fb_status mine)
     return (fb_status)out;
 }
 
-fb_status fb_world_barrier(MPI_Comm comm, bool quiet)
+fb_status fb_world_barrier(MPI_Comm comm, bool quiet, bool everyone)
 {
     const struct timespec nap = {0, 100 * 1000};
     MPI_Request req;
     int done = 0;
 
+    if (everyone)
+        return MPI_Barrier(comm) == MPI_SUCCESS ? FB_OK : FB_ERR_MPI;
     /* Every rank uses the non-blocking barrier: MPI never matches it with a blocking one. */
     if (MPI_Ibarrier(comm, &req) != MPI_SUCCESS)
         return FB_ERR_MPI;

@@ -27,11 +27,12 @@ void fb_world_release(struct fb_world *w);
  * all ranks take the same branch after a phase. */
 fb_status fb_world_agree(const struct fb_world *w, fb_status mine);
 
-/* Collective barrier over `comm`. A quiet rank waits by testing a non-blocking barrier every
- * 100 us and sleeping in between, so a rank that sits out a measurement neither takes a core
- * from the ranks that measure nor spins on MPI's shared-memory queues; ranks that measure wait
- * the ordinary way. */
-fb_status fb_world_barrier(MPI_Comm comm, bool quiet);
+/* Collective barrier over `comm`. When `everyone` measures (every rank passes true), it is
+ * MPI_Barrier, which releases the ranks closest together. Otherwise every rank enters a
+ * non-blocking barrier (MPI never matches it with a blocking one): a quiet rank tests it every
+ * 100 us and sleeps in between, so a rank that sits out a measurement neither takes a core from
+ * the ranks that measure nor spins on MPI's shared-memory queues; the others wait on it. */
+fb_status fb_world_barrier(MPI_Comm comm, bool quiet, bool everyone);
 
 /* Number of distinct nodes among the ranks whose flag is non-zero; node_of[r] is rank r's node. */
 int fb_world_count_nodes(const int *node_of, const int *flag, int nranks);
