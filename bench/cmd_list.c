@@ -43,7 +43,7 @@ int fb_cmd_list(int argc, char **argv)
     }
     printf("benchmarks:\n");
     for (size_t i = 0; fb_benches[i]; i++)
-        printf("  %-10s %s\n", fb_benches[i]->name, fb_benches[i]->summary);
+        printf("  %-18s %s\n", fb_benches[i]->name, fb_benches[i]->summary);
     printf("backends and collectives:\n");
     print_builds();
     return 0;
