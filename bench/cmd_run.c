@@ -53,6 +53,11 @@ static void print_headline(const struct fb_results *res)
         if (w->detail || (strcmp(w->metric, "busbw") != 0 && strcmp(w->metric, "bandwidth") != 0 &&
                           strcmp(w->metric, "bandwidth_total") != 0))
             continue;
+        /* Of a scaling curve, the whole job: the smaller groups are in the tables above. */
+        for (size_t j = 0; j < res->nrows && largest; j++)
+            if (strcmp(res->rows[j].bench, w->bench) == 0 && res->rows[j].src < 0 &&
+                w->src < 0 && res->rows[j].ranks > w->ranks)
+                largest = false;
         for (size_t j = 0; j < res->nrows && largest; j++)
             if (same_series(&res->rows[j], w) && (res->rows[j].bytes > w->bytes ||
                                                   (res->rows[j].bytes == w->bytes && j < i)))

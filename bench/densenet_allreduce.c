@@ -87,6 +87,8 @@ static fb_status grad_plan(const struct fb_ctx *ctx, struct fb_case **out, size_
             c->report = FB_REPORT_COLLECTIVE;
             c->bus_factor = 2.0 * (ctx->ranks - 1) / ctx->ranks;
             c->aux = thr == FB_FUSION_FLAT ? -1 : (long)thr;
+            /* the headline keeps the two ends; the fusion table shows every threshold */
+            c->detail = thr != FB_FUSION_FLAT && thr != FB_FUSION_OFF;
         }
     fb_densenet_free(&d);
     *out = cases;
