@@ -2,9 +2,9 @@
 #define _DEFAULT_SOURCE
 #include "world.h"
 
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -58,7 +58,7 @@ fb_status fb_world_agree(const struct fb_world *w, fb_status mine)
 
 fb_status fb_world_barrier(MPI_Comm comm, bool quiet, bool everyone)
 {
-    const struct timespec nap = {0, 100 * 1000};
+    struct timespec nap = {0, 20 * 1000};
     MPI_Request req;
     int done = 0;
 
@@ -69,12 +69,19 @@ fb_status fb_world_barrier(MPI_Comm comm, bool quiet, bool everyone)
         return FB_ERR_MPI;
     if (!quiet)
         return MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS ? FB_OK : FB_ERR_MPI;
+    /* Sleep between tests, with naps growing from 20 us to 2 ms, so a long wait wakes rarely.
+     * Measured on 2 cores, 4 ranks, 2 of them idle (np 2 with no idle ranks in brackets): a
+     * 1 KiB all-reduce 4.4 us sleeping against 12.6 us yielding (busy yielders take the core
+     * from the small-message ranks); 1 MiB 250-314 us sleeping against 207-216 us yielding
+     * (175-195). Small messages, where a disturbance weighs most, decide. */
     for (;;) {
         if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
             return FB_ERR_MPI;
         if (done)
             return FB_OK;
         nanosleep(&nap, NULL);
+        if (nap.tv_nsec < 2 * 1000 * 1000)
+            nap.tv_nsec *= 2;
     }
 }
 

@@ -29,9 +29,9 @@ fb_status fb_world_agree(const struct fb_world *w, fb_status mine);
 
 /* Collective barrier over `comm`. When `everyone` measures (every rank passes true), it is
  * MPI_Barrier, which releases the ranks closest together. Otherwise every rank enters a
- * non-blocking barrier (MPI never matches it with a blocking one): a quiet rank tests it every
- * 100 us and sleeps in between, so a rank that sits out a measurement neither takes a core from
- * the ranks that measure nor spins on MPI's shared-memory queues; the others wait on it. */
+ * non-blocking barrier (MPI never matches it with a blocking one): a quiet rank tests it and
+ * sleeps in between (20 us growing to 2 ms), so a rank that sits out a measurement takes no
+ * processor time from the ranks that measure; the others wait on it. */
 fb_status fb_world_barrier(MPI_Comm comm, bool quiet, bool everyone);
 
 /* Number of distinct nodes among the ranks whose flag is non-zero; node_of[r] is rank r's node. */

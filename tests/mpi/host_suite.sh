@@ -105,13 +105,14 @@ END {
     }
     if (ar_points[np] == 0) bad("allreduce", "nothing on all " np " ranks")
     # every collective point has its one-by-one iterations, and they measure the same thing as
-    # the trials: the average of a trial lies within their range, with a factor 10 of slack as
-    # the two are taken at different moments on a shared, oversubscribed machine (a unit slip
-    # is a factor 1000). Below 1 us the clock read of one-by-one timing itself dominates.
+    # the trials: the average of a trial lies within their range, with a factor 100 of slack as
+    # the two are taken at different moments on a shared, oversubscribed machine where a rank
+    # can lose a 4 ms time slice (a unit slip is a factor 1000). Below 1 us the clock read of
+    # one-by-one timing itself dominates.
     for (key in tkey) {
         if (!(key in each)) { bad(key, "no time_iter row"); continue }
         if (each[key] <= 0) bad(key, "time_iter median " each[key])
-        if (tkey[key] >= 1 && (tkey[key] < each_min[key] / 10 || tkey[key] > each_max[key] * 10)) bad(key, "time " tkey[key] " outside the one-by-one range [" each_min[key] ", " each_max[key] "]")
+        if (tkey[key] >= 1 && (tkey[key] < each_min[key] / 100 || tkey[key] > each_max[key] * 100)) bad(key, "time " tkey[key] " outside the one-by-one range [" each_min[key] ", " each_max[key] "]")
     }
     # h2d: 8 B .. 1 MiB by 4 = 9 sizes; each of the 4 variants alone on every rank...
     for (vv = 0; vv < 4; vv++) {
