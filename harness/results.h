@@ -1,6 +1,6 @@
 /* A run's results: the run folder, the rows measured so far, and results.csv rewritten
- * atomically after every point, so the file on disk is always complete up to the last point
- * that finished. Rank 0 only. Columns and metrics are documented in results/SCHEMA.md. */
+ * atomically (the runner does it after every point, see fb_runner_run), so the file on disk is
+ * always whole, complete up to the last rewrite. Rank 0 only. Columns and metrics are documented in results/SCHEMA.md. */
 #ifndef FB_RESULTS_H
 #define FB_RESULTS_H
 

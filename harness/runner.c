@@ -1,10 +1,12 @@
 /* The runner. Every rank walks the same plan; the ranks that a case leaves idle still take part
  * in its barriers so that all ranks stay in step. */
+#define _POSIX_C_SOURCE 200809L
 #include "runner.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "units.h"
@@ -498,6 +500,32 @@ static void group_close(struct fb_runner *r, struct fb_ctx *ctx)
     ctx->comm = MPI_COMM_NULL;
 }
 
+static double monotonic_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* Rank 0, after a point: results.csv is rewritten unless the last rewrite took more than a
+ * tenth of the time since it ended. A small file is rewritten after every point; one of many
+ * rows (a large p2p matrix) less often, so rewriting never costs more than about 10% of the
+ * run. fb_runner_run rewrites it at the end of every benchmark in any case. */
+static fb_status flush_point(struct fb_runner *r)
+{
+    double start = monotonic_us();
+    fb_status st;
+
+    r->flush_pending = true;
+    if (start - r->last_flush_end_us < 10.0 * r->last_flush_cost_us)
+        return FB_OK;
+    st = fb_results_flush(r->res);
+    r->last_flush_end_us = monotonic_us();
+    r->last_flush_cost_us = r->last_flush_end_us - start;
+    r->flush_pending = st != FB_OK;
+    return st;
+}
+
 /* Collective: plans and measures every case of one group, gathering to rank 0. */
 static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct fb_ctx *ctx,
                            struct measured *m, double *all, long long *wrong, bool *first)
@@ -544,7 +572,7 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
         if (w->rank == 0) {
             st = report(r, b, c, all, wrong, m->iters, m->neach);
             if (st == FB_OK)
-                st = fb_results_flush(r->res);
+                st = flush_point(r);
             for (int k = 0; k < w->size; k++)
                 if (is_active(c, k) && wrong[k] > 0) {
                     r->failed_points++;
@@ -613,7 +641,13 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
         ctx.links = (const char(*)[FB_LINK_LABEL])r->links;
         ctx.rank_names = (const char(*)[FB_RANK_NAME])r->rank_names;
         b->summarize(&ctx, r->res, first_row);
-        st = fb_results_flush(r->res);
+        r->flush_pending = true;
+    }
+    /* Whatever happened, every point measured so far is on disk when a benchmark ends. */
+    if (w->rank == 0 && r->flush_pending) {
+        fb_status flushed = fb_results_flush(r->res);
+        r->flush_pending = flushed != FB_OK;
+        st = st != FB_OK ? st : flushed;
     }
     st = fb_world_agree(w, st);
     MPI_Bcast(&r->failed_points, 1, MPI_INT, 0, w->comm);

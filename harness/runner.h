@@ -18,6 +18,8 @@ struct fb_runner {
     char (*rank_names)[FB_RANK_NAME]; /* rank 0: "host gpu" of each rank, with links */
     bool links_done;
     double *each_all;       /* rank 0: every rank's iterations timed one by one */
+    bool flush_pending;     /* rank 0: rows not yet in results.csv */
+    double last_flush_end_us, last_flush_cost_us;
     int points, failed_points;
 };
 
@@ -28,7 +30,8 @@ void fb_runner_release(struct fb_runner *r);
 
 /* Collective: runs every case of one benchmark. A benchmark that cannot run here (too few
  * ranks, no collectives) is waived with a reason and FB_ERR_UNSUPPORTED. Rows are flushed to
- * results.csv after every point. */
+ * results.csv after every point (less often when rewriting costs more than a tenth of the time
+ * between rewrites) and always when the benchmark ends. */
 fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b);
 
 /* The cross-rank reduction: for each trial t, out[t] = the largest all[r * trials + t] over
