@@ -94,24 +94,9 @@ int nvmlDeviceGetNvLinkRemotePciInfo_v2(const struct gpu *g, unsigned l, struct 
 #include <hwloc.h>
 
 #include "pair_link.h"
+#include "fixture.h"
 #include "test.h"
 #include "topology.h"
-
-static const char *fixtures;
-
-static struct fb_topo *load(const char *name)
-{
-    char path[4096];
-    struct fb_topo *t = NULL;
-
-    snprintf(path, sizeof path, "%s/%s", fixtures, name);
-    if (fb_topo_load(&t, path) != FB_OK) {
-        fprintf(stderr, "cannot load fixture '%s'\n", path);
-        fb_test_failures++;
-        return NULL;
-    }
-    return t;
-}
 
 static void check_gpu(struct fb_topo *t, const char *a, const char *b, int nvlinks,
                       enum fb_link want, int line)
@@ -182,7 +167,7 @@ static void nvlink_matrix(struct fb_topo *t)
  * baseboard's 6 NVSwitches and no GPU to another directly. PUs 0-1 and 24-25. */
 static void dgx2(void)
 {
-    struct fb_topo *t = load("nvidiaDGX2.xml");
+    struct fb_topo *t = fb_fixture_topo("nvidiaDGX2.xml");
 
     if (!t)
         return;
@@ -212,7 +197,7 @@ static void dgx2(void)
  * PUs 0-1,8-9,16-17,24-25 | 80-81,88-89,96-97,104-105. */
 static void power8(void)
 {
-    struct fb_topo *t = load("power8gpudistances.xml");
+    struct fb_topo *t = fb_fixture_topo("power8gpudistances.xml");
 
     if (!t)
         return;
@@ -232,7 +217,7 @@ static void power8(void)
  * 84:00.0 (3D) on package 1's, each below its own root port. Package 0 = PUs 0-7,16-23. */
 static void xeon(void)
 {
-    struct fb_topo *t = load("32em64t-2n8c2t-pci-normalio.xml");
+    struct fb_topo *t = fb_fixture_topo("32em64t-2n8c2t-pci-normalio.xml");
 
     if (!t)
         return;
@@ -384,7 +369,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s FIXTURE_DIR [fake-nvml]\n", argv[0]);
         return 2;
     }
-    fixtures = argv[1];
+    fb_fixtures = argv[1];
     if (argc > 2 && strcmp(argv[2], "fake-nvml") == 0) {
         nvml_fake();
         TEST_DONE();

@@ -6,25 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "test.h"
 #include "topology.h"
-
-
-static const char *fixtures;
-
-static struct fb_topo *load(const char *name)
-{
-    char path[4096];
-    struct fb_topo *t = NULL;
-
-    snprintf(path, sizeof path, "%s/%s", fixtures, name);
-    if (fb_topo_load(&t, path) != FB_OK) {
-        fprintf(stderr, "cannot load fixture '%s'\n", path);
-        fb_test_failures++;
-        return NULL;
-    }
-    return t;
-}
 
 /* Checks where the GPU at busid attaches. */
 static void check_gpu(struct fb_topo *t, const char *busid, const char *cpus, const char *numa)
@@ -64,7 +48,7 @@ static void check_verdict(struct fb_topo *t, const char *cpus, const char *busid
 /* 2-socket Xeon E5-2650 (8 cores x 2 threads per socket), a Tesla K40m behind socket 1. */
 static void xeon_k40m(void)
 {
-    struct fb_topo *t = load("32em64t-2n8c2t-pci-normalio.xml");
+    struct fb_topo *t = fb_fixture_topo("32em64t-2n8c2t-pci-normalio.xml");
     struct fb_topo_summary sum;
     char cpus[64], numa[64];
     bool bound = true;
@@ -129,7 +113,7 @@ static void dgx2(void)
     static const char *const sock1[] = {"0000:b7:00.0", "0000:b9:00.0", "0000:bc:00.0",
                                         "0000:be:00.0", "0000:e0:00.0", "0000:e2:00.0",
                                         "0000:e5:00.0", "0000:e7:00.0"};
-    struct fb_topo *t = load("nvidiaDGX2.xml");
+    struct fb_topo *t = fb_fixture_topo("nvidiaDGX2.xml");
     struct fb_topo_summary sum;
 
     if (!t)
@@ -158,7 +142,7 @@ static void dgx2(void)
 /* IBM POWER8 (8335-GTB): 4 P100 over NVLink, 2 per socket, PCI domains 0002/0003 and 000a/000b. */
 static void power8(void)
 {
-    struct fb_topo *t = load("power8gpudistances.xml");
+    struct fb_topo *t = fb_fixture_topo("power8gpudistances.xml");
     struct fb_topo_summary sum;
 
     if (!t)
@@ -245,7 +229,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s FIXTURE_DIR (shared/fixtures/topology)\n", argv[0]);
         return 1;
     }
-    fixtures = argv[1];
+    fb_fixtures = argv[1];
     verdict_names();
     xeon_k40m();
     dgx2();
