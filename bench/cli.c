@@ -14,7 +14,8 @@ enum {
     OPT_BACKEND = 256, OPT_COLL, OPT_OUT, OPT_FORCE, OPT_MIN, OPT_MAX, OPT_SIZES, OPT_FACTOR,
     OPT_WARMUP, OPT_ITERS, OPT_TRIALS, OPT_TRIAL_MS, OPT_DTYPE, OPT_OVERSUB, OPT_QUIET, OPT_HELP,
     OPT_RANKS, OPT_PAIRS, OPT_MATRIX_BYTES, OPT_LATENCY_BYTES, OPT_FUSION, OPT_NO_NCCL_LOG,
-    OPT_CLASSES
+    OPT_CLASSES, OPT_BATCH, OPT_RESOLUTION, OPT_THREADS, OPT_PREFETCH, OPT_DATASET,
+    OPT_HOST_MEMORY, OPT_WIRE, OPT_RATE, OPT_PRECISION, OPT_MEMORY_BUDGET, OPT_OPTIMIZER
 };
 
 static const struct option run_options[] = {
@@ -41,6 +42,17 @@ static const struct option run_options[] = {
     {"fusion", required_argument, NULL, OPT_FUSION},
     {"no-nccl-log", no_argument, NULL, OPT_NO_NCCL_LOG},
     {"classes", required_argument, NULL, OPT_CLASSES},
+    {"batch", required_argument, NULL, OPT_BATCH},
+    {"resolution", required_argument, NULL, OPT_RESOLUTION},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"prefetch", required_argument, NULL, OPT_PREFETCH},
+    {"dataset", required_argument, NULL, OPT_DATASET},
+    {"host-memory", required_argument, NULL, OPT_HOST_MEMORY},
+    {"wire", required_argument, NULL, OPT_WIRE},
+    {"rate", required_argument, NULL, OPT_RATE},
+    {"precision", required_argument, NULL, OPT_PRECISION},
+    {"memory-budget", required_argument, NULL, OPT_MEMORY_BUDGET},
+    {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
     {NULL, 0, NULL, 0},
 };
 
@@ -73,7 +85,25 @@ void fb_cli_run_usage(void)
            "  --latency-bytes SIZE      p2p: message size of the latency matrix (default 8)\n"
            "  --fusion SIZE|off[,...]   densenet_allreduce: fusion thresholds (default off, 1M,\n"
            "                            4M, 16M, 25M, 64M, 128M; plus one flat buffer always)\n"
-           "  --classes N               densenet_allreduce: classifier outputs (default 14)\n"
+           "  --classes N               densenet_allreduce, compute, memfit: classifier outputs\n"
+           "                            (default 14, CheXNet's findings)\n"
+           "  --batch N[,N...]          pipeline, compute: images per batch per GPU (default:\n"
+           "                            pipeline 32; compute 32 on cuda, 8 on host)\n"
+           "  --resolution R            pipeline, compute, memfit: the model's input side\n"
+           "                            (default 224; compute on host 64)\n"
+           "  --threads N               pipeline: decode/augment threads (default: the CPUs this\n"
+           "                            rank is bound to)\n"
+           "  --prefetch D              pipeline: batches in the ring (default 2 x threads)\n"
+           "  --dataset chestxray|imagenet  pipeline: 1024x1024 gray PNG (default), or 500x375\n"
+           "                            RGB JPEG\n"
+           "  --host-memory pinned|pageable  pipeline: the batches' host memory (default pinned)\n"
+           "  --wire uint8|float        pipeline: what is copied (uint8: normalized on the\n"
+           "                            device, the default; float: normalized by the workers)\n"
+           "  --rate IMG/S[,...]        pipeline: consumer rates for the stall fraction\n"
+           "  --precision fp16|bf16|fp32  compute, memfit: GEMM inputs (default fp16 on cuda,\n"
+           "                            fp32 on host); accumulation is always fp32\n"
+           "  --memory-budget SIZE      memfit on host: the memory to fit in (default 1G)\n"
+           "  --optimizer sgd|momentum|adam  memfit: optimizer state per weight (default adam)\n"
            "  --no-nccl-log             leave NCCL_DEBUG alone (by default NCCL's INFO log is kept\n"
            "                            in the run folder, one file per rank)\n"
            "  --allow-oversubscribe     measure even with more ranks than GPUs on a node\n"
@@ -205,6 +235,16 @@ static fb_status pair_item(const char *item, void *out, size_t i, char *why, siz
     return FB_OK;
 }
 
+static fb_status batch_item(const char *item, void *out, size_t i, char *why, size_t whylen)
+{
+    return fb_count_parse(item, 1, 1 << 20, &((long *)out)[i], why, whylen);
+}
+
+static fb_status rate_item(const char *item, void *out, size_t i, char *why, size_t whylen)
+{
+    return fb_real_parse(item, 0.001, 1e9, &((double *)out)[i], why, whylen);
+}
+
 const char *const fb_cli_backends[] = {"auto", "host", "cuda", NULL};
 const char *const fb_cli_colls[] = {"auto", "nccl", "mpi", NULL};
 
@@ -237,6 +277,11 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
                            size_t errlen)
 {
     static const char *const dtypes[] = {"float32", "float64", "int32", "float16", NULL};
+    static const char *const datasets[] = {"chestxray", "imagenet", NULL};
+    static const char *const host_memories[] = {"pinned", "pageable", NULL};
+    static const char *const wires[] = {"uint8", "float", NULL};
+    static const char *const precisions[] = {"fp16", "bf16", "fp32", NULL};
+    static const char *const optimizers[] = {"sgd", "momentum", "adam", NULL};
     char why[256] = "", dtype[16];
     int c, idx = -1;
     fb_status st = FB_OK;
@@ -274,6 +319,23 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
             o->classes = (int)v;
             break;
         }
+        case OPT_BATCH: st = parse_list(optarg, batch_item, o->batches, &o->nbatches, why, sizeof why); break;
+        case OPT_RATE: st = parse_list(optarg, rate_item, o->rates, &o->nrates, why, sizeof why); break;
+        case OPT_RESOLUTION: st = fb_count_parse(optarg, 32, 4096, &o->resolution, why, sizeof why); break;
+        case OPT_THREADS: st = fb_count_parse(optarg, 1, 1024, &o->threads, why, sizeof why); break;
+        case OPT_PREFETCH: st = fb_count_parse(optarg, 1, 4096, &o->prefetch, why, sizeof why); break;
+        case OPT_DATASET: st = parse_choice(optarg, datasets, o->dataset, sizeof o->dataset, why, sizeof why); break;
+        case OPT_HOST_MEMORY:
+            if ((st = fb_cli_choice(optarg, host_memories, why, sizeof why)) == FB_OK)
+                o->pageable = strcmp(optarg, "pageable") == 0;
+            break;
+        case OPT_WIRE:
+            if ((st = fb_cli_choice(optarg, wires, why, sizeof why)) == FB_OK)
+                o->wire_float = strcmp(optarg, "float") == 0;
+            break;
+        case OPT_PRECISION: st = parse_choice(optarg, precisions, o->precision, sizeof o->precision, why, sizeof why); break;
+        case OPT_OPTIMIZER: st = parse_choice(optarg, optimizers, o->optimizer, sizeof o->optimizer, why, sizeof why); break;
+        case OPT_MEMORY_BUDGET: st = parse_nonzero_size(optarg, &o->memory_budget, why, sizeof why); break;
         case OPT_FACTOR:
             st = fb_count_parse(optarg, 2, 1024, &o->factor, why, sizeof why);
             break;

@@ -28,6 +28,8 @@ enum fb_report {
     FB_REPORT_BANDWIDTH,  /* bandwidth (or bandwidth_total and per-rank rows) in GB/s */
     FB_REPORT_COLLECTIVE, /* algbw and busbw = algbw * bus_factor, as nccl-tests defines them */
     FB_REPORT_LATENCY,    /* latency = time per iteration / legs, in microseconds */
+    FB_REPORT_THROUGHPUT, /* work done per second: images/s (items), TFLOP/s (flops), GB/s
+                             (bytes, when not 0), and the stall fraction (busy_us) */
 };
 
 /* One measurement point. Identical on every rank (plans are computed from the same inputs). */
@@ -51,6 +53,12 @@ struct fb_case {
     int group;           /* set by the runner: the case runs on ranks 0..group-1 */
     int variant;         /* the benchmark's own selector */
     long aux;            /* the benchmark's own number (a fusion threshold, ...) */
+    /* FB_REPORT_THROUGHPUT: what one iteration of one active rank does. */
+    long batch;          /* the CSV `batch` column; 0 when not about a batch */
+    double items;        /* images per iteration: reports images_per_s; 0 = none */
+    double flops;        /* floating-point operations per iteration: reports tflops; 0 = none */
+    double busy_us;      /* known work per iteration (a consumer's compute): reports
+                            stall_fraction = 1 - busy_us / time; 0 = none */
 };
 
 /* What hooks may read. */

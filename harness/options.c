@@ -15,4 +15,6 @@ void fb_options_defaults(struct fb_options *o)
     o->trial_ms = 5.0;
     o->dtype = FB_DTYPE_FLOAT32;
     o->classes = 14;
+    strcpy(o->dataset, "chestxray");
+    strcpy(o->optimizer, "adam"); /* CheXNet trained with Adam */
 }

@@ -35,6 +35,20 @@ struct fb_options {
     size_t latency_bytes;     /* p2p matrix latency size; 0 = the default */
     int classes;              /* densenet_allreduce: classifier outputs (default 14, CheXNet) */
     bool no_nccl_log;         /* --no-nccl-log: leave NCCL_DEBUG alone */
+    /* The training-step benchmarks (pipeline, compute, memfit); 0 = the benchmark's default. */
+    size_t nbatches;          /* --batch: images per batch (per GPU) */
+    long batches[FB_MAX_SIZES];
+    long resolution;          /* --resolution: the model's input side in pixels */
+    long threads;             /* --threads: pipeline worker threads */
+    long prefetch;            /* --prefetch: pipeline ring depth, in batches */
+    char dataset[16];         /* --dataset: "chestxray" (1024x1024 gray PNG) or "imagenet" (JPEG) */
+    bool pageable;            /* --host-memory pageable: pipeline batches in pageable memory */
+    bool wire_float;          /* --wire float: normalize on the CPU, copy floats */
+    size_t nrates;            /* --rate: consumer rates in images/s for the stall fraction */
+    double rates[FB_MAX_SIZES];
+    char precision[8];        /* --precision: "fp16", "bf16", "fp32"; "" = the backend's best */
+    size_t memory_budget;     /* --memory-budget: memfit's budget in bytes (host); 0 = default */
+    char optimizer[12];       /* --optimizer: "sgd", "momentum", "adam" (memfit's state) */
     bool allow_oversubscribe;
     bool force;               /* reuse an --out folder that already holds a run */
     bool quiet;

@@ -230,7 +230,7 @@ static void row_init(struct fb_row *row, const struct fb_runner *r, const struct
     row->nodes = nodes;
     row->ranks = ranks;
     row->src = row->dst = -1;
-    row->batch = -1;
+    row->batch = c->batch > 0 ? c->batch : -1;
     row->bytes = (long long)c->bytes;
     row->count = c->typed ? (long long)c->count : -1;
     if (c->typed)
@@ -303,6 +303,12 @@ static void print_line(const struct fb_case *c, int nactive, long iters, const s
                who, size, iters, time->median, time->p05, time->p95, bw->median, wrong,
                wrong ? "  WRONG" : "");
         break;
+    case FB_REPORT_THROUGHPUT:
+        /* bw: the headline rate (images/s, else TFLOP/s, else GB/s); bus: GB/s copied */
+        fb_out("%-16s %5d %6s %6ld %7ld %10.1f %10.1f %10.1f %10.2f %9.3f %6lld%s\n", c->name,
+               nactive, who, c->batch, iters, time->median, time->p05, time->p95, bw->median,
+               bus->median, wrong, wrong ? "  WRONG" : "");
+        break;
     case FB_REPORT_BANDWIDTH:
         fb_size_format(c->bytes, size, sizeof size);
         fb_out("%-16s %5d %6s %10s %7ld %10.2f %10.2f %10.2f %9.3f %9.3f %6lld%s\n", c->name,
@@ -320,6 +326,50 @@ static int partner_of(const struct fb_case *c, int k)
     if (c->shift > 0)
         return (k + c->shift) % c->group;
     return -1;
+}
+
+/* FB_REPORT_THROUGHPUT rows from per-trial times (microseconds per iteration): what `ranks`
+ * ranks did together per second, each trial as long as `times` says. Writes the last rate row's
+ * statistics (images/s, else TFLOP/s, else GB/s) into *headline. */
+static fb_status emit_throughput(struct fb_runner *r, struct fb_row *row, const struct fb_case *c,
+                                 const double *times, size_t n, int ranks, bool whole,
+                                 struct fb_stats *headline, struct fb_stats *gbps)
+{
+    double *v = calloc(n, sizeof *v);
+    fb_status st = FB_OK;
+
+    if (!v)
+        return FB_ERR_NOMEM;
+    if (c->bytes > 0) {
+        for (size_t t = 0; t < n; t++)
+            v[t] = fb_gbps((double)c->bytes * ranks, times[t]);
+        if ((st = emit(r, row, whole && c->per_rank ? "bandwidth_total" : "bandwidth", "GB/s", v,
+                       n)) != FB_OK)
+            goto out;
+        *gbps = *headline = row->st;
+    }
+    if (c->flops > 0) {
+        for (size_t t = 0; t < n; t++)
+            v[t] = times[t] > 0 ? c->flops * ranks / times[t] / 1e6 : 0.0;
+        if ((st = emit(r, row, "tflops", "TFLOP/s", v, n)) != FB_OK)
+            goto out;
+        *headline = row->st;
+    }
+    if (c->items > 0) {
+        for (size_t t = 0; t < n; t++)
+            v[t] = times[t] > 0 ? c->items * ranks / times[t] * 1e6 : 0.0;
+        if ((st = emit(r, row, "images_per_s", "images/s", v, n)) != FB_OK)
+            goto out;
+        *headline = row->st;
+    }
+    if (c->busy_us > 0) {
+        for (size_t t = 0; t < n; t++)
+            v[t] = times[t] > c->busy_us ? 1.0 - c->busy_us / times[t] : 0.0;
+        st = emit(r, row, "stall_fraction", "fraction", v, n);
+    }
+out:
+    free(v);
+    return st;
 }
 
 /* Rank 0: rows of one case from every rank's samples (all[rank * trials + t]). */
@@ -388,6 +438,11 @@ static fb_status report(struct fb_runner *r, const struct fb_bench *b, const str
             goto out;
         bw_st = row.st;
         break;
+    case FB_REPORT_THROUGHPUT:
+        if ((st = emit_throughput(r, &row, c, slow, trials, c->per_rank ? nactive : 1, true,
+                                  &bw_st, &bus_st)) != FB_OK)
+            goto out;
+        break;
     }
 
     /* Concurrent copies: each rank's own figures, so one slow GPU, socket or pair stands out. */
@@ -401,8 +456,15 @@ static fb_status report(struct fb_runner *r, const struct fb_bench *b, const str
         row.wrong = wrong[k];
         for (size_t t = 0; t < trials; t++)
             bw[t] = fb_gbps((double)c->bytes, mine[t]);
-        if ((st = emit(r, &row, "time", "us", mine, trials)) != FB_OK ||
-            (st = emit(r, &row, "bandwidth", "GB/s", bw, trials)) != FB_OK)
+        if ((st = emit(r, &row, "time", "us", mine, trials)) != FB_OK)
+            goto out;
+        if (c->report == FB_REPORT_THROUGHPUT) {
+            struct fb_stats unused[2];
+            st = emit_throughput(r, &row, c, mine, trials, 1, false, &unused[0], &unused[1]);
+        } else {
+            st = emit(r, &row, "bandwidth", "GB/s", bw, trials);
+        }
+        if (st != FB_OK)
             goto out;
     }
     print_line(c, nactive, iters, &time_st, &bw_st, &bus_st, total_wrong);
@@ -443,6 +505,11 @@ static void print_columns(enum fb_report kind, const char *transport)
     case FB_REPORT_BANDWIDTH:
         fb_out("# %-14s %5s %6s %10s %7s %10s %10s %10s %9s %9s %6s\n", "case", "ranks", "rank",
                "size", "iters", "time_us", "p05", "p95", "GB/s", "per_rank", "wrong");
+        break;
+    case FB_REPORT_THROUGHPUT:
+        fb_out("# %-14s %5s %6s %6s %7s %10s %10s %10s %10s %9s %6s\n", "case", "ranks", "rank",
+               "batch", "iters", "time_us", "p05", "p95", "rate", "GB/s", "wrong");
+        fb_out("# rate: images/s when the case counts images, else TFLOP/s, else GB/s\n");
         break;
     }
 }
