@@ -77,6 +77,12 @@ struct fb_backend {
     fb_status (*ipc_open)(enum fb_mem kind, const struct fb_ipc_handle *h, void **ptr);
     void (*ipc_close)(enum fb_mem kind, void *ptr); /* accepts NULL */
 
+    /* Free and total device memory now (host: the kernel's MemAvailable and MemTotal). */
+    fb_status (*mem_info)(size_t *free_bytes, size_t *total_bytes);
+    /* Device memory that may not be there (memfit looks for the limit): as
+     * alloc(FB_MEM_DEVICE), but running out is FB_ERR_NOMEM without a message. */
+    fb_status (*probe_alloc)(size_t bytes, void **out);
+
     /* Stream-ordered fill of `count` elements of device memory with a pattern. */
     fb_status (*fill)(void *buf, size_t count, enum fb_dtype dtype, struct fb_pattern p,
                       struct fb_stream *s);

@@ -281,6 +281,28 @@ static fb_status cuda_check(const void *buf, size_t count, enum fb_dtype dtype,
     return FB_OK;
 }
 
+static fb_status cuda_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+    CUDA_TRY(cudaMemGetInfo(free_bytes, total_bytes));
+    return FB_OK;
+}
+
+static fb_status cuda_probe_alloc(size_t bytes, void **out)
+{
+    cudaError_t err = cudaMalloc(out, bytes ? bytes : 1);
+
+    if (err == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError(); /* not sticky: clear it so later calls do not see it */
+        *out = NULL;
+        return FB_ERR_NOMEM;
+    }
+    if (err != cudaSuccess) {
+        *out = NULL;
+        return cuda_fail(err, "cudaMalloc");
+    }
+    return FB_OK;
+}
+
 const struct fb_backend fb_backend_cuda = {
     .name = "cuda",
     .built = true,
@@ -304,4 +326,6 @@ const struct fb_backend fb_backend_cuda = {
     .ipc_close = cuda_ipc_close,
     .fill = cuda_fill,
     .check = cuda_check,
+    .mem_info = cuda_mem_info,
+    .probe_alloc = cuda_probe_alloc,
 };

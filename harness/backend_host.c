@@ -204,6 +204,36 @@ static fb_status host_check(const void *buf, size_t count, enum fb_dtype dtype,
     return FB_OK;
 }
 
+/* A /proc/meminfo line's value in bytes ("MemAvailable:   123456 kB"); 0 when absent. */
+static size_t meminfo_bytes(const char *key)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    size_t len = strlen(key), kb = 0;
+
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, len) == 0 && line[len] == ':') {
+            kb = strtoull(line + len + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return kb * 1024;
+}
+
+static fb_status host_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+    *free_bytes = meminfo_bytes("MemAvailable");
+    *total_bytes = meminfo_bytes("MemTotal");
+    return *total_bytes ? FB_OK : FB_ERR_IO;
+}
+
+static fb_status host_probe_alloc(size_t bytes, void **out)
+{
+    return host_alloc(FB_MEM_DEVICE, bytes, out);
+}
+
 const struct fb_backend fb_backend_host = {
     .name = "host",
     .built = true,
@@ -227,4 +257,6 @@ const struct fb_backend fb_backend_host = {
     .ipc_close = host_ipc_close,
     .fill = host_fill,
     .check = host_check,
+    .mem_info = host_mem_info,
+    .probe_alloc = host_probe_alloc,
 };

@@ -21,6 +21,16 @@ enum fb_needs {
     FB_NEEDS_COLL = 1u << 0,  /* the runner creates a collectives communicator first */
     FB_SCALES = 1u << 1,      /* run once per rank count k, on the first k ranks (--ranks) */
     FB_NEEDS_LINKS = 1u << 2, /* rows about a pair of ranks carry the pair's link label */
+    FB_REPORTS_VALUES = 1u << 3, /* not timed: setup finds figures (a batch that fits, ...)
+                                    and the `values` hook reports them */
+};
+
+/* A figure a FB_REPORTS_VALUES benchmark found: one row with one sample. */
+enum { FB_MAX_VALUES = 8 };
+struct fb_value {
+    char metric[24];
+    char unit[12];
+    double value;
 };
 
 /* What a case's rows say besides its time per iteration. */
@@ -95,6 +105,9 @@ struct fb_bench {
      * (rows[first..res->nrows)), such as a rank x rank matrix; it may add derived rows
      * (the runner flushes them). */
     void (*summarize)(const struct fb_ctx *ctx, struct fb_results *res, size_t first);
+    /* FB_REPORTS_VALUES, on the active ranks after setup (iterate is never called): up to
+     * FB_MAX_VALUES figures, the same metrics in the same order on every rank. */
+    fb_status (*values)(void *state, struct fb_value *out, size_t *n);
 };
 
 #endif

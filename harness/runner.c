@@ -38,6 +38,7 @@ void fb_runner_release(struct fb_runner *r)
     free(r->links);
     free(r->rank_names);
     free(r->each_all);
+    free(r->values_all);
     memset(r, 0, sizeof *r);
 }
 
@@ -48,6 +49,8 @@ struct measured {
     double each[MAX_EACH]; /* collectives: iterations timed one by one, microseconds */
     long neach;
     size_t wrong;
+    struct fb_value values[FB_MAX_VALUES]; /* FB_REPORTS_VALUES */
+    size_t nvalues;
 };
 
 static bool is_active(const struct fb_case *c, int rank)
@@ -166,6 +169,15 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
         if (st == FB_ERR_UNSUPPORTED && w->rank == 0)
             fb_warn("%s %s %zu bytes waived: not possible between these ranks", b->name, c->name,
                     c->bytes);
+        goto out;
+    }
+
+    if (b->needs & FB_REPORTS_VALUES) {
+        /* Nothing to time: the figures were found by setup. */
+        m->nvalues = 0;
+        if (active && (st = b->values(state, m->values, &m->nvalues)) != FB_OK)
+            fb_error("%s %s: %s", b->name, c->name, fb_status_str(st));
+        st = fb_world_agree(w, st);
         goto out;
     }
 
@@ -369,6 +381,50 @@ static fb_status emit_throughput(struct fb_runner *r, struct fb_row *row, const 
     }
 out:
     free(v);
+    return st;
+}
+
+/* Rank 0, FB_REPORTS_VALUES: each figure once for the point, the smallest over the active
+ * ranks (a batch that fits every GPU of the job), and once per rank when several took part.
+ * vals[rank * FB_MAX_VALUES + i]; the metric names are rank 0's. */
+static fb_status report_values(struct fb_runner *r, const struct fb_bench *b,
+                               const struct fb_case *c, const struct measured *mine,
+                               const double *vals)
+{
+    const struct fb_world *w = &r->s->world;
+    int *flag = calloc((size_t)w->size, sizeof *flag), nactive = 0, nodes;
+    struct fb_row row;
+    fb_status st = FB_OK;
+
+    if (!flag)
+        return FB_ERR_NOMEM;
+    for (int k = 0; k < w->size; k++)
+        nactive += flag[k] = is_active(c, k);
+    nodes = fb_world_count_nodes(r->node_of, flag, w->size);
+    for (size_t i = 0; i < mine->nvalues && st == FB_OK; i++) {
+        double least = 0.0;
+        bool any = false;
+        for (int k = 0; k < w->size; k++)
+            if (flag[k] && (!any || vals[(size_t)k * FB_MAX_VALUES + i] < least)) {
+                least = vals[(size_t)k * FB_MAX_VALUES + i];
+                any = true;
+            }
+        row_init(&row, r, b, c, nactive, nodes, 0);
+        row_who(&row, r, nactive == 1 ? c->active : -1, -1);
+        st = emit(r, &row, mine->values[i].metric, mine->values[i].unit, &least, 1);
+        for (int k = 0; nactive > 1 && k < w->size && st == FB_OK; k++) {
+            if (!flag[k])
+                continue;
+            row_init(&row, r, b, c, nactive, nodes, 0);
+            row.detail = true;
+            row_who(&row, r, k, -1);
+            st = emit(r, &row, mine->values[i].metric, mine->values[i].unit,
+                      &vals[(size_t)k * FB_MAX_VALUES + i], 1);
+        }
+        fb_out("%-16s %5d %-24s %14.6g %s\n", c->name, nactive, mine->values[i].metric, least,
+               mine->values[i].unit);
+    }
+    free(flag);
     return st;
 }
 
@@ -617,8 +673,13 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
         struct fb_case *c = &cases[i];
         c->group = ctx->ranks;
         if (w->rank == 0 && (i == 0 || c->report != cases[i - 1].report ||
-                             strcmp(c->transport, cases[i - 1].transport) != 0))
-            print_columns(c->report, c->transport);
+                             strcmp(c->transport, cases[i - 1].transport) != 0)) {
+            if (b->needs & FB_REPORTS_VALUES)
+                fb_out("# %-14s %5s %-24s %14s unit (the smallest over the ranks)\n", "case",
+                       "ranks", "metric", "value");
+            else
+                print_columns(c->report, c->transport);
+        }
         memset(m->samples, 0, (size_t)r->opt->trials * sizeof *m->samples);
         m->wrong = 0;
         if ((st = measure(r, b, ctx, c, m)) == FB_ERR_UNSUPPORTED) {
@@ -627,6 +688,19 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
         }
         if (st != FB_OK)
             break;
+        r->points++;
+        if (b->needs & FB_REPORTS_VALUES) {
+            double mine[FB_MAX_VALUES] = {0};
+            for (size_t v = 0; v < m->nvalues && v < FB_MAX_VALUES; v++)
+                mine[v] = m->values[v].value;
+            MPI_Gather(mine, FB_MAX_VALUES, MPI_DOUBLE, r->values_all, FB_MAX_VALUES,
+                       MPI_DOUBLE, 0, w->comm);
+            if (w->rank == 0 && (st = report_values(r, b, c, m, r->values_all)) == FB_OK)
+                st = flush_point(r);
+            if ((st = fb_world_agree(w, st)) != FB_OK)
+                break;
+            continue;
+        }
         mine_wrong = (long long)m->wrong;
         /* One gather per point, not one message per rank. */
         MPI_Gather(m->samples, (int)r->opt->trials, MPI_DOUBLE, all, (int)r->opt->trials,
@@ -635,7 +709,6 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
         if (m->neach)
             MPI_Gather(m->each, (int)m->neach, MPI_DOUBLE, r->each_all, (int)m->neach, MPI_DOUBLE,
                        0, w->comm);
-        r->points++;
         if (w->rank == 0) {
             st = report(r, b, c, all, wrong, m->iters, m->neach);
             if (st == FB_OK)
@@ -696,8 +769,13 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
         wrong = calloc((size_t)w->size, sizeof *wrong);
         if (!r->each_all)
             r->each_all = calloc((size_t)w->size * MAX_EACH, sizeof *r->each_all);
+        if (!r->values_all)
+            r->values_all = calloc((size_t)w->size * FB_MAX_VALUES, sizeof *r->values_all);
     }
-    st = (!m.samples || (w->rank == 0 && (!all || !wrong || !r->each_all))) ? FB_ERR_NOMEM : FB_OK;
+    st = (!m.samples ||
+          (w->rank == 0 && (!all || !wrong || !r->each_all || !r->values_all)))
+             ? FB_ERR_NOMEM
+             : FB_OK;
     for (int g = 0; g < ngroups && (st = fb_world_agree(w, st)) == FB_OK; g++) {
         if ((st = group_open(r, b, groups[g], &ctx)) == FB_OK)
             st = run_group(r, b, &ctx, &m, all, wrong, &first);

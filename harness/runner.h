@@ -18,6 +18,7 @@ struct fb_runner {
     char (*rank_names)[FB_RANK_NAME]; /* rank 0: "host gpu" of each rank, with links */
     bool links_done;
     double *each_all;       /* rank 0: every rank's iterations timed one by one */
+    double *values_all;     /* rank 0: every rank's FB_REPORTS_VALUES figures */
     bool flush_pending;     /* rank 0: rows not yet in results.csv */
     double last_flush_end_us, last_flush_cost_us;
     int points, failed_points;
