@@ -38,11 +38,23 @@ static bool same_series(const struct fb_row *a, const struct fb_row *b)
            a->dst == b->dst && strcmp(a->metric, b->metric) == 0 && strcmp(a->dtype, b->dtype) == 0;
 }
 
+/* What a benchmark is read for: bus bandwidth, bandwidth, images/s, TFLOP/s, a batch. */
+static bool headline_metric(const char *metric)
+{
+    static const char *const metrics[] = {"busbw",        "bandwidth", "bandwidth_total",
+                                          "images_per_s", "tflops",    "batch_max"};
+    for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++)
+        if (strcmp(metric, metrics[i]) == 0)
+            return true;
+    return false;
+}
+
 /* The largest size of each series (bench, case, transport, ranks, pair) and its figure. Matrix
  * cells and per-rank shares are left to their own tables. */
 static void print_headline(const struct fb_results *res)
 {
-    fb_out("\nheadline (median at the largest size of each case; GB/s = 1e9 B/s):\n");
+    fb_out("\nheadline (median at the largest size of each case; GB/s = 1e9 B/s; size bN = a "
+           "batch of N):\n");
     fb_out("  %-18s %-14s %-10s %-8s %5s %6s %8s %-16s %10s\n", "bench", "case", "transport",
            "dtype", "ranks", "rank", "size", "metric", "median");
     for (size_t i = 0; i < res->nrows; i++) {
@@ -50,8 +62,7 @@ static void print_headline(const struct fb_results *res)
         bool largest = true;
         char size[24], who[24];
 
-        if (w->detail || (strcmp(w->metric, "busbw") != 0 && strcmp(w->metric, "bandwidth") != 0 &&
-                          strcmp(w->metric, "bandwidth_total") != 0))
+        if (w->detail || !headline_metric(w->metric))
             continue;
         /* Of a scaling curve, the whole job: the smaller groups are in the tables above. */
         for (size_t j = 0; j < res->nrows && largest; j++)
@@ -64,7 +75,12 @@ static void print_headline(const struct fb_results *res)
                 largest = false;
         if (!largest)
             continue;
-        fb_size_format((size_t)w->bytes, size, sizeof size);
+        if (w->batch > 0)
+            snprintf(size, sizeof size, "b%ld", w->batch);
+        else if (w->bytes >= 0)
+            fb_size_format((size_t)w->bytes, size, sizeof size);
+        else
+            snprintf(size, sizeof size, "-");
         if (w->src >= 0 && w->dst >= 0)
             snprintf(who, sizeof who, "%d%s%d", w->src,
                      strcmp(w->metric, "bandwidth_total") == 0 ? "<>" : ">", w->dst);

@@ -133,7 +133,7 @@ int fb_results_write_csv(FILE *f, const char *run_id, const struct fb_row *rows,
         fmt_ll(iters, sizeof iters, w->iters);
         fmt_ll(samples, sizeof samples, (long long)w->st.samples);
         for (int k = 0; k < 7; k++)
-            snprintf(stat[k], sizeof stat[k], "%.6g", v[k]);
+            snprintf(stat[k], sizeof stat[k], "%.10g", v[k]);
         fmt_opt(wrong, sizeof wrong, w->wrong);
 
         fields[0] = run_id;

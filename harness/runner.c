@@ -243,7 +243,8 @@ static void row_init(struct fb_row *row, const struct fb_runner *r, const struct
     row->ranks = ranks;
     row->src = row->dst = -1;
     row->batch = c->batch > 0 ? c->batch : -1;
-    row->bytes = (long long)c->bytes;
+    /* work that is not a message (a compute step, a batch that fits) has no size */
+    row->bytes = c->report == FB_REPORT_THROUGHPUT && c->bytes == 0 ? -1 : (long long)c->bytes;
     row->count = c->typed ? (long long)c->count : -1;
     if (c->typed)
         snprintf(row->dtype, sizeof row->dtype, "%s", dtype_names[c->dtype]);
@@ -410,12 +411,14 @@ static fb_status report_values(struct fb_runner *r, const struct fb_bench *b,
                 any = true;
             }
         row_init(&row, r, b, c, nactive, nodes, 0);
+        row.wrong = -1;
         row_who(&row, r, nactive == 1 ? c->active : -1, -1);
         st = emit(r, &row, mine->values[i].metric, mine->values[i].unit, &least, 1);
         for (int k = 0; nactive > 1 && k < w->size && st == FB_OK; k++) {
             if (!flag[k])
                 continue;
             row_init(&row, r, b, c, nactive, nodes, 0);
+            row.wrong = -1;
             row.detail = true;
             row_who(&row, r, k, -1);
             st = emit(r, &row, mine->values[i].metric, mine->values[i].unit,
@@ -537,7 +540,8 @@ static void print_header(const struct fb_bench *b, const struct fb_options *o, i
 {
     if (first) {
         fb_out("\n# %s: %s\n", b->name, b->summary);
-        fb_out("# sizes in bytes (K/M/G = 2^10/2^20/2^30); GB/s = 1e9 B/s; time per iteration, "
+        if (!(b->needs & FB_REPORTS_VALUES))
+            fb_out("# sizes in bytes (K/M/G = 2^10/2^20/2^30); GB/s = 1e9 B/s; time per iteration, "
                "median [p05 p95] of %ld trials\n", o->trials);
     }
     if (group > 0)

@@ -7,7 +7,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # Two ranks, so that every benchmark (p2p needs a pair) writes its rows and metrics.
 mpi 2 "$bin" run --out "$out/run" --quiet --sizes 64K --matrix-bytes 64K --fusion off,4M \
-    --trials 2 --warmup 1 >/dev/null 2>&1 || fail "a short run failed"
+    --trials 2 --warmup 1 --memory-budget 128M --resolution 32 >/dev/null 2>&1 || fail "a short run failed"
 header=$(head -n 1 "$out/run/results.csv")
 [ -n "$header" ] || fail "no header written"
 for col in $(echo "$header" | tr ',' ' '); do
