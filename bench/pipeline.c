@@ -172,10 +172,23 @@ static fb_status pl_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t 
     return FB_OK;
 }
 
-static fb_status pl_fill(void *arg, int worker, long n, void *dst)
+/* A worker's batch, image by image, stopping at the gate between images: while the runner is
+ * between trials, at most the image in hand per worker is finished off the clock. */
+static fb_status pl_fill(void *arg, struct fb_pipeline *p, int worker, long n, void *dst)
 {
     struct pl_state *s = arg;
-    return fb_imageset_batch(s->set, &s->spec, n, s->scratch[worker], dst);
+    size_t each = fb_batch_image_bytes(&s->spec);
+    fb_status st;
+
+    for (int i = 0; i < s->spec.batch; i++) {
+        if (i > 0)
+            fb_pipeline_gate_wait(p);
+        if ((st = fb_imageset_image(s->set, &s->spec, (uint64_t)n * (uint64_t)s->spec.batch + (uint64_t)i,
+                                    s->scratch[worker], (unsigned char *)dst + (size_t)i * each)) !=
+            FB_OK)
+            return st;
+    }
+    return FB_OK;
 }
 
 static void pl_teardown(void *p)
@@ -383,12 +396,32 @@ static fb_status feed(struct pl_state *s)
     return FB_OK;
 }
 
+/* Batches with workers: the gate is open only while an iteration runs, so the ring does not
+ * fill up between trials (runner barriers) and hand the next trial batches built off the clock.
+ * Between two iterations of a trial it closes for microseconds; a worker that finishes an image
+ * then waits that long. */
+static fb_status gated(struct pl_state *s)
+{
+    fb_status st = FB_OK;
+    struct fb_batch b;
+
+    fb_pipeline_gate(s->pipe, true);
+    for (int i = 0; i < s->per_iter && st == FB_OK; i++) {
+        if (s->variant != V_CPU) {
+            st = feed(s);
+        } else if ((st = take(s, &b)) == FB_OK) {
+            fb_pipeline_release(s->pipe, &b);
+            s->n++;
+        }
+    }
+    fb_pipeline_gate(s->pipe, false);
+    return st;
+}
+
 static fb_status pl_iterate(void *p)
 {
     struct pl_state *s = p;
     struct fb_image_info info;
-    struct fb_batch b;
-    fb_status st;
     int k;
 
     switch (s->variant) {
@@ -400,19 +433,10 @@ static fb_status pl_iterate(void *p)
         k = (int)(s->next_raw++ % s->depth);
         return s->be->copy(s->dev_wire[s->next_raw % 2], s->host_raw[k], s->wire_bytes,
                            FB_COPY_H2D, s->stream);
-    case V_CPU:
-        for (int i = 0; i < s->per_iter; i++) {
-            if ((st = take(s, &b)) != FB_OK)
-                return st;
-            fb_pipeline_release(s->pipe, &b);
-            s->n++;
-        }
-        return FB_OK;
+    case V_COPY:
+        return feed(s);
     default:
-        for (int i = 0; i < s->per_iter; i++)
-            if ((st = feed(s)) != FB_OK)
-                return st;
-        return FB_OK;
+        return gated(s);
     }
 }
 
@@ -446,6 +470,8 @@ static fb_status pl_verify(void *p, size_t *wrong)
     int k, bi;
 
     *wrong = 0;
+    if (s->pipe) /* the workers build the batch checked */
+        fb_pipeline_gate(s->pipe, true);
     switch (s->variant) {
     case V_DECODE: {
         /* the decoded image against the analytic one: exact for PNG, near for JPEG */

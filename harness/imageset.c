@@ -80,27 +80,35 @@ int fb_imageset_index(const struct fb_imageset *s, uint64_t seq)
     return (int)(seq % (uint64_t)s->count);
 }
 
+fb_status fb_imageset_image(const struct fb_imageset *s, const struct fb_batch_spec *b,
+                            uint64_t seq, unsigned char *scratch, void *dst)
+{
+    int k = fb_imageset_index(s, seq);
+    struct fb_image_info info;
+    struct fb_augment a;
+    fb_status st;
+
+    if ((st = fb_image_decode(s->data[k], s->len[k], scratch, fb_imageset_decoded_bytes(s),
+                              &info)) != FB_OK)
+        return st;
+    fb_augment_plan(info.width, info.height, info.channels, b->res, b->aug_seed, seq, &a);
+    if (b->wire_float)
+        fb_augment_f32(&a, scratch, dst);
+    else
+        fb_augment_u8(&a, scratch, dst);
+    return FB_OK;
+}
+
 fb_status fb_imageset_batch(const struct fb_imageset *s, const struct fb_batch_spec *b, long n,
                             unsigned char *scratch, void *dst)
 {
-    size_t cap = fb_imageset_decoded_bytes(s), each = fb_batch_image_bytes(b);
+    size_t each = fb_batch_image_bytes(b);
     fb_status st;
 
-    for (int i = 0; i < b->batch; i++) {
-        uint64_t seq = (uint64_t)n * (uint64_t)b->batch + (uint64_t)i;
-        int k = fb_imageset_index(s, seq);
-        struct fb_image_info info;
-        struct fb_augment a;
-        unsigned char *out = (unsigned char *)dst + (size_t)i * each;
-
-        if ((st = fb_image_decode(s->data[k], s->len[k], scratch, cap, &info)) != FB_OK)
+    for (int i = 0; i < b->batch; i++)
+        if ((st = fb_imageset_image(s, b, (uint64_t)n * (uint64_t)b->batch + (uint64_t)i, scratch,
+                                    (unsigned char *)dst + (size_t)i * each)) != FB_OK)
             return st;
-        fb_augment_plan(info.width, info.height, info.channels, b->res, b->aug_seed, seq, &a);
-        if (b->wire_float)
-            fb_augment_f32(&a, scratch, (float *)(void *)out);
-        else
-            fb_augment_u8(&a, scratch, out);
-    }
     return FB_OK;
 }
 

@@ -46,6 +46,10 @@ size_t fb_batch_bytes(const struct fb_batch_spec *b);
 /* Image number seq of the run is encoded image seq % count. */
 int fb_imageset_index(const struct fb_imageset *s, uint64_t seq);
 
+/* Builds image number seq of the run into dst (one output image), decoding into scratch. */
+fb_status fb_imageset_image(const struct fb_imageset *s, const struct fb_batch_spec *b,
+                            uint64_t seq, unsigned char *scratch, void *dst);
+
 /* Builds batch n into dst: images n * batch + i, decoded into scratch (decoded_bytes) and
  * augmented. Returns the decoder's status (FB_ERR_IO for corrupt data). Thread-safe. */
 fb_status fb_imageset_batch(const struct fb_imageset *s, const struct fb_batch_spec *b, long n,

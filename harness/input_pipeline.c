@@ -34,6 +34,7 @@ struct fb_pipeline {
     long next_take;  /* the next batch the consumer takes */
     long held;       /* taken and not released */
     bool stopping;
+    bool gate_open;  /* workers may start new work */
     long failed_at;  /* the first batch a worker failed to build; LONG_MAX when none */
     fb_status error; /* its status */
 };
@@ -46,7 +47,12 @@ static void *worker_main(void *arg)
 
     pthread_mutex_lock(&p->lock);
     while (!p->stopping) {
-        long n = p->next_claim++;
+        long n;
+        while (!p->gate_open && !p->stopping)
+            pthread_cond_wait(&p->freed, &p->lock);
+        if (p->stopping)
+            break;
+        n = p->next_claim++;
         struct slot *s = &p->slots[n % depth];
         fb_status st;
 
@@ -56,7 +62,7 @@ static void *worker_main(void *arg)
         if (p->stopping)
             break;
         pthread_mutex_unlock(&p->lock);
-        st = p->cfg.fill(p->cfg.arg, w->index, n, s->data);
+        st = p->cfg.fill(p->cfg.arg, p, w->index, n, s->data);
         pthread_mutex_lock(&p->lock);
         if (st != FB_OK) {
             /* The batches before it still arrive; the consumer gets the error in its place.
@@ -97,6 +103,7 @@ fb_status fb_pipeline_start(const struct fb_pipeline_config *cfg, struct fb_pipe
         return FB_ERR_NOMEM;
     p->cfg = *cfg;
     p->failed_at = LONG_MAX;
+    p->gate_open = true;
     if (!(p->slots = calloc((size_t)cfg->depth, sizeof *p->slots)) ||
         !(p->workers = calloc((size_t)cfg->threads, sizeof *p->workers)))
         goto fail;
@@ -171,6 +178,23 @@ void fb_pipeline_release(struct fb_pipeline *p, const struct fb_batch *b)
     p->slots[b->slot].released = b->seq;
     p->held--;
     pthread_cond_broadcast(&p->freed);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void fb_pipeline_gate(struct fb_pipeline *p, bool open)
+{
+    pthread_mutex_lock(&p->lock);
+    p->gate_open = open;
+    if (open)
+        pthread_cond_broadcast(&p->freed);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void fb_pipeline_gate_wait(struct fb_pipeline *p)
+{
+    pthread_mutex_lock(&p->lock);
+    while (!p->gate_open && !p->stopping)
+        pthread_cond_wait(&p->freed, &p->lock);
     pthread_mutex_unlock(&p->lock);
 }
 

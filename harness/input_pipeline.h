@@ -6,6 +6,7 @@
 #ifndef FB_INPUT_PIPELINE_H
 #define FB_INPUT_PIPELINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "backend.h"
@@ -14,7 +15,9 @@
  * (0..threads-1; one at a time per worker, so per-worker scratch needs no lock). A status other
  * than FB_OK ends the stream there: the consumer still gets the batches before it, then the
  * status from its take. */
-typedef fb_status (*fb_pipeline_fill_fn)(void *arg, int worker, long batch, void *dst);
+struct fb_pipeline;
+typedef fb_status (*fb_pipeline_fill_fn)(void *arg, struct fb_pipeline *p, int worker, long batch,
+                                         void *dst);
 
 struct fb_pipeline_config {
     const struct fb_backend *be;
@@ -50,6 +53,15 @@ void fb_pipeline_release(struct fb_pipeline *p, const struct fb_batch *b);
 /* Stops the workers (one filling a batch finishes it first; none is left waiting), joins them
  * and frees the ring. Accepts NULL. */
 void fb_pipeline_stop(struct fb_pipeline *p);
+
+/* The gate: while closed, workers take on no new batch, and a fill that calls
+ * fb_pipeline_gate_wait between its items stops there. A benchmark closes it while nobody times
+ * the pipeline (between trials), so the ring does not fill up for free and flatter the next
+ * trial. Open at start. */
+void fb_pipeline_gate(struct fb_pipeline *p, bool open);
+
+/* For fill callbacks, between two items: returns once the gate is open or the pipeline stops. */
+void fb_pipeline_gate_wait(struct fb_pipeline *p);
 
 /* The CPUs this process may run on (sched_getaffinity), at least 1: the default thread count. */
 int fb_pipeline_cpus(void);

@@ -20,13 +20,14 @@ struct counts {
 
 /* Writes the batch number all over the slot, after a pause that varies per batch so that
  * workers finish out of order. */
-static fb_status fill(void *arg, int worker, long n, void *dst)
+static fb_status fill(void *arg, struct fb_pipeline *p, int worker, long n, void *dst)
 {
     struct counts *k = arg;
     struct timespec nap = {0, (long)((n * 2654435761u) % 300u) * 1000};
     long *words = dst;
 
     (void)worker;
+    fb_pipeline_gate_wait(p);
     if (n == k->fail_at)
         return FB_ERR_IO;
     nanosleep(&nap, NULL);
@@ -137,6 +138,34 @@ int main(void)
         CHECK(fb_pipeline_start(&cfg, &p) == FB_OK);
         fb_pipeline_stop(p);
         fb_pipeline_stop(NULL);
+    }
+
+    /* a closed gate: nothing new is built until it opens again */
+    {
+        struct fb_pipeline_config cfg = {&fb_backend_host, FB_MEM_PINNED, SLOT, 2, 4, fill, k};
+        struct timespec wait = {0, 30 * 1000 * 1000};
+        int built;
+        memset(k, 0, sizeof *k);
+        k->fail_at = -1;
+        CHECK(fb_pipeline_start(&cfg, &p) == FB_OK);
+        CHECK(fb_pipeline_take(p, &b[0]) == FB_OK && b[0].seq == 0);
+        fb_pipeline_gate(p, false);
+        nanosleep(&wait, NULL);
+        built = 0;
+        for (int n = 0; n < MAXB; n++)
+            built += atomic_load(&k->filled[n]);
+        fb_pipeline_release(p, &b[0]);
+        nanosleep(&wait, NULL);
+        for (int n = 0; n < MAXB; n++)
+            built -= atomic_load(&k->filled[n]);
+        CHECK(built == 0); /* the freed slot stayed empty while the gate was closed */
+        fb_pipeline_gate(p, true);
+        for (long n = 1; n < 10; n++) {
+            CHECK(fb_pipeline_take(p, &b[0]) == FB_OK && b[0].seq == n && batch_is(&b[0], n));
+            fb_pipeline_release(p, &b[0]);
+        }
+        fb_pipeline_gate(p, false);
+        fb_pipeline_stop(p); /* with the gate closed: must not hang */
     }
 
     /* bad configurations */
