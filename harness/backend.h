@@ -89,6 +89,20 @@ struct fb_backend {
     /* Synchronous check of `count` device elements against a pattern; *wrong = mismatches. */
     fb_status (*check)(const void *buf, size_t count, enum fb_dtype dtype, struct fb_pattern p,
                        size_t *wrong, struct fb_stream *s);
+
+    /* The input pipeline's device side. Waits on the host until the work before event e is
+     * done (the host backend's work is always done). */
+    fb_status (*event_sync)(struct fb_event *e);
+    /* Stream-ordered: work queued on s after this waits for event e (recorded on another
+     * stream): a copy stream hands batches to a compute stream this way. */
+    fb_status (*stream_wait_event)(struct fb_stream *s, struct fb_event *e);
+    /* Stream-ordered ToTensor + Normalize: `images` images of 3 planes of `plane` uint8 values
+     * in device memory become floats, dst = (src / 255 - mean[c]) * inv_std[c]. */
+    fb_status (*normalize_u8)(float *dst, const unsigned char *src, size_t images, size_t plane,
+                              const float mean[3], const float inv_std[3], struct fb_stream *s);
+    /* Stream-ordered: keeps the device busy for `us` microseconds (a spin kernel on cuda, a
+     * busy loop on the monotonic clock on host): a consumer's compute at a known rate. */
+    fb_status (*busy_wait)(double us, struct fb_stream *s);
 };
 
 extern const struct fb_backend fb_backend_host;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../kernels/pattern_kernels.h"
+#include "../kernels/pipeline_kernels.h"
 #include "log.h"
 #include "shm.h"
 
@@ -303,6 +304,32 @@ static fb_status cuda_probe_alloc(size_t bytes, void **out)
     return FB_OK;
 }
 
+static fb_status cuda_event_sync(struct fb_event *e)
+{
+    CUDA_TRY(cudaEventSynchronize(e->e));
+    return FB_OK;
+}
+
+static fb_status cuda_stream_wait_event(struct fb_stream *s, struct fb_event *e)
+{
+    CUDA_TRY(cudaStreamWaitEvent(s->s, e->e, 0));
+    return FB_OK;
+}
+
+static fb_status cuda_normalize_u8(float *dst, const unsigned char *src, size_t images,
+                                   size_t plane, const float mean[3], const float inv_std[3],
+                                   struct fb_stream *s)
+{
+    CUDA_TRY((cudaError_t)fb_kernel_normalize_u8(dst, src, images, plane, mean, inv_std, s->s));
+    return FB_OK;
+}
+
+static fb_status cuda_busy_wait(double us, struct fb_stream *s)
+{
+    CUDA_TRY((cudaError_t)fb_kernel_busy_wait(us, s->s));
+    return FB_OK;
+}
+
 const struct fb_backend fb_backend_cuda = {
     .name = "cuda",
     .built = true,
@@ -328,4 +355,8 @@ const struct fb_backend fb_backend_cuda = {
     .check = cuda_check,
     .mem_info = cuda_mem_info,
     .probe_alloc = cuda_probe_alloc,
+    .event_sync = cuda_event_sync,
+    .stream_wait_event = cuda_stream_wait_event,
+    .normalize_u8 = cuda_normalize_u8,
+    .busy_wait = cuda_busy_wait,
 };

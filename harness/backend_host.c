@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "backend.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +235,53 @@ static fb_status host_probe_alloc(size_t bytes, void **out)
     return host_alloc(FB_MEM_DEVICE, bytes, out);
 }
 
+static fb_status host_event_sync(struct fb_event *e)
+{
+    (void)e;
+    return FB_OK;
+}
+
+static fb_status host_stream_wait_event(struct fb_stream *s, struct fb_event *e)
+{
+    (void)s;
+    (void)e;
+    return FB_OK;
+}
+
+static fb_status host_normalize_u8(float *dst, const unsigned char *src, size_t images,
+                                   size_t plane, const float mean[3], const float inv_std[3],
+                                   struct fb_stream *s)
+{
+    (void)s;
+    for (size_t i = 0; i < images; i++)
+        for (size_t c = 0; c < 3; c++) {
+            size_t base = (i * 3 + c) * plane;
+            for (size_t k = 0; k < plane; k++)
+                dst[base + k] = ((float)src[base + k] * (1.0f / 255.0f) - mean[c]) * inv_std[c];
+        }
+    return FB_OK;
+}
+
+/* Sleeps to an absolute deadline rather than spinning: it stands for a GPU's compute, which
+ * takes no CPU core from the input pipeline's workers. On a 2-core machine a spinning consumer
+ * would halve the workers and report a stall the GPU case would not have. */
+static fb_status host_busy_wait(double us, struct fb_stream *s)
+{
+    struct timespec end;
+    long long ns;
+    int rc;
+
+    (void)s;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    ns = (long long)end.tv_nsec + (long long)(us * 1e3);
+    end.tv_sec += (time_t)(ns / 1000000000LL);
+    end.tv_nsec = (long)(ns % 1000000000LL);
+    /* interrupted by a signal: sleep on to the same deadline */
+    while ((rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL)) == EINTR)
+        ;
+    return rc == 0 ? FB_OK : FB_ERR_BACKEND;
+}
+
 const struct fb_backend fb_backend_host = {
     .name = "host",
     .built = true,
@@ -259,4 +307,8 @@ const struct fb_backend fb_backend_host = {
     .check = host_check,
     .mem_info = host_mem_info,
     .probe_alloc = host_probe_alloc,
+    .event_sync = host_event_sync,
+    .stream_wait_event = host_stream_wait_event,
+    .normalize_u8 = host_normalize_u8,
+    .busy_wait = host_busy_wait,
 };
