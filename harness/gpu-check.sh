@@ -1,7 +1,8 @@
 #!/bin/sh
 # The prepared GPU check: doctor, then h2d, allreduce and densenet_allreduce on one GPU (NCCL
 # with one rank), then p2p between two processes sharing that GPU (CUDA IPC; MPI send/recv, since
-# NCCL refuses two ranks on one GPU), each result kept under $OUT (or ./gpu-check). Tried first on the host backend (FB_BACKEND=host) where no GPU exists.
+# NCCL refuses two ranks on one GPU), then the kernels' self-check (kernels.txt), each result
+# kept under $OUT (or ./gpu-check). Tried first on the host backend (FB_BACKEND=host) where no GPU exists.
 # On a bare GPU host without MPI, unpack Open MPI from Debian packages first and set MPIRUN
 # (docs/gpu-check.md); with no mpirun at all the binary runs as an MPI singleton.
 set -u
@@ -35,11 +36,23 @@ if have_mpirun; then
 else
     echo "p2p skipped: two processes need mpirun" >"$out/p2p.txt"
 fi
+# The conv and BatchNorm kernels against their CPU reference (exit 77: no GPU, skipped).
+kbin=${FB_KERNEL_TEST:-$(dirname "$bin")/../tests/gpu/test_conv_gemm}
+k_rc=0
+if [ -x "$kbin" ]; then
+    "$kbin" >"$out/kernels.txt" 2>&1
+    k_rc=$?
+    echo "test_conv_gemm exit $k_rc" >>"$out/kernels.txt"
+else
+    echo "test_conv_gemm not built: $kbin" >"$out/kernels.txt"
+fi
 # One folder deep at most comes back from the device machine: copy the runs' files up.
 for f in results.csv env.json; do cp "$out/run/$f" "$out/$f" 2>/dev/null; done
 cp "$out"/run/nccl-rank*.log "$out/" 2>/dev/null
 cp "$out/p2p/results.csv" "$out/p2p-results.csv" 2>/dev/null
 tail -n 25 "$out/run.txt"
 tail -n 40 "$out/p2p.txt"
+tail -n 3 "$out/kernels.txt"
 [ $rc = 0 ] || exit $rc
-exit $p2p_rc
+[ $p2p_rc = 0 ] || exit $p2p_rc
+[ $k_rc = 0 ] || [ $k_rc = 77 ] || exit $k_rc

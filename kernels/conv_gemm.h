@@ -1,7 +1,8 @@
-/* Launchers of the DenseNet-121 compute stand-in's kernels (kernels/conv_gemm.cu): convolutions
- * as implicit GEMMs (no im2col buffer), forward and both backward passes, and the memory-bound
- * BatchNorm + ReLU passes. C code calls these; it never sees CUDA launch syntax. Each returns a
- * cudaError_t as int (0 = success); all are stream-ordered on `stream` (a cudaStream_t).
+/* Launchers of the DenseNet-121 compute stand-in's kernels (kernels/conv_implicit_gemm.cu,
+ * kernels/batchnorm_relu.cu): convolutions as implicit GEMMs (no im2col buffer), forward and
+ * both backward passes, and the memory-bound BatchNorm + ReLU passes. C code calls these; it
+ * never sees CUDA launch syntax. Each returns a cudaError_t as int (0 = success); all are
+ * stream-ordered on `stream` (a cudaStream_t).
  *
  * Layouts: activations NHWC, contiguous (element (n, y, x, c) at ((n*H + y)*W + x)*C + c);
  * weights K x R x S x C, contiguous. `prec` says the type of activations and weights
@@ -54,6 +55,12 @@ int fb_kbn_relu_bwd(int prec, const void *x, const void *y, const void *dy, void
 
 /* Whether the current device runs `prec` on tensor cores (fp16: sm_70+, bf16: sm_80+). */
 int fb_kconv_tensor_cores(int prec);
+
+/* For tests, so that every kernel variant can be checked: `tile` 64 or 128 forces that block
+ * tile on all later convolution launches (anything else: chosen by shape), and `simt_only`
+ * non-zero runs fp16/bf16 on CUDA cores as on a GPU without tensor cores. Process-wide, not
+ * thread-safe; call with (0, 0) to restore the defaults. */
+void fb_kconv_set_override(int tile, int simt_only);
 
 #ifdef __cplusplus
 }
