@@ -8,6 +8,7 @@ const struct fb_bench *const fb_benches[] = {
     &fb_bench_p2p,
     &fb_bench_allreduce,
     &fb_bench_densenet_allreduce,
+    &fb_bench_compute,
     NULL,
 };
 

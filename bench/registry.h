@@ -9,6 +9,7 @@ extern const struct fb_bench fb_bench_h2d;
 extern const struct fb_bench fb_bench_allreduce;
 extern const struct fb_bench fb_bench_p2p;
 extern const struct fb_bench fb_bench_densenet_allreduce;
+extern const struct fb_bench fb_bench_compute;
 
 /* Every benchmark, NULL-terminated, in the default run order. */
 extern const struct fb_bench *const fb_benches[];
