@@ -9,6 +9,7 @@ const struct fb_bench *const fb_benches[] = {
     &fb_bench_allreduce,
     &fb_bench_densenet_allreduce,
     &fb_bench_pipeline,
+    &fb_bench_compute,
     &fb_bench_memfit,
     NULL,
 };

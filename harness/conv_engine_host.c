@@ -1,0 +1,430 @@
+/* The `host` convolution engine: DenseNet-121's layers on the CPU, fp32. Convolutions are
+ * im2col into a scratch buffer (skipped for 1x1 stride-1 convolutions, whose input already is
+ * the GEMM operand) and one OpenBLAS sgemm per pass and chunk of images; BatchNorm + ReLU,
+ * pools and concatenation copies are plain C loops. It is both the CPU measurement and the
+ * reference the GPU engine is checked against. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include "conv_engine.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* im2col scratch per call is capped: larger problems are done a chunk of images at a time,
+ * which keeps a 224x224 batch of 32 from needing half a gigabyte of scratch. */
+enum { COL_CAP_BYTES = 64 << 20 };
+
+static const float BN_EPS = 1e-5f;
+
+struct fb_conv_ctx {
+    float *col;
+    size_t col_cap; /* floats */
+    double *acc;    /* per-channel sums of BatchNorm */
+    size_t acc_cap; /* doubles */
+};
+
+static fb_status grow(void **buf, size_t *cap, size_t want, size_t esize)
+{
+    void *p;
+    if (want <= *cap)
+        return FB_OK;
+    if (!(p = realloc(*buf, want * esize)))
+        return FB_ERR_NOMEM;
+    *buf = p;
+    *cap = want;
+    return FB_OK;
+}
+
+static fb_status host_open(const struct fb_backend *be, enum fb_conv_prec prec,
+                           struct fb_conv_ctx **out, char *why, size_t whylen)
+{
+    cpu_set_t set;
+    int cpus = 1;
+
+    (void)be;
+    *out = NULL;
+    if (prec != FB_CONV_FP32) {
+        snprintf(why, whylen, "%s on host: OpenBLAS has no %s GEMM with fp32 accumulation that "
+                 "a CPU without it would run natively; use --precision fp32",
+                 fb_conv_prec_name(prec), fb_conv_prec_name(prec));
+        return FB_ERR_UNSUPPORTED;
+    }
+    if (!(*out = calloc(1, sizeof **out)))
+        return FB_ERR_NOMEM;
+    /* One BLAS thread per CPU this rank is bound to: more would fight the other ranks of the
+     * node for the same cores, fewer would leave ours idle. */
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        cpus = CPU_COUNT(&set);
+    openblas_set_num_threads(cpus);
+    return FB_OK;
+}
+
+static void host_close(struct fb_conv_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    free(ctx->col);
+    free(ctx->acc);
+    free(ctx);
+}
+
+static const char *host_describe(bool ref)
+{
+    return ref ? "openblas" : "im2col-openblas";
+}
+
+static const char *host_ref_missing(const struct fb_conv_ctx *ctx)
+{
+    (void)ctx;
+    return NULL;
+}
+
+/* Rows [0, nb*p*q) of the im2col matrix of images n0..n0+nb: row (n, p, q), columns (r, s, c). */
+static void im2col(const struct fb_kconv *cv, const float *x, int n0, int nb, float *col)
+{
+    size_t rsc = (size_t)cv->r * cv->s * cv->c, row = 0;
+
+    for (int n = n0; n < n0 + nb; n++)
+        for (int p = 0; p < cv->p; p++)
+            for (int q = 0; q < cv->q; q++, row++) {
+                float *dst = col + row * rsc;
+                for (int r = 0; r < cv->r; r++)
+                    for (int s = 0; s < cv->s; s++, dst += cv->c) {
+                        int y = p * cv->stride - cv->pad + r, xx = q * cv->stride - cv->pad + s;
+                        if (y < 0 || y >= cv->h || xx < 0 || xx >= cv->w)
+                            memset(dst, 0, (size_t)cv->c * sizeof *dst);
+                        else
+                            memcpy(dst, x + (((size_t)n * cv->h + y) * cv->w + xx) * cv->c,
+                                   (size_t)cv->c * sizeof *dst);
+                    }
+            }
+}
+
+/* The adjoint of im2col: adds each column row back onto the pixels it was read from. */
+static void col2im(const struct fb_kconv *cv, const float *col, int n0, int nb, float *dx)
+{
+    size_t rsc = (size_t)cv->r * cv->s * cv->c, row = 0;
+
+    memset(dx + (size_t)n0 * cv->h * cv->w * cv->c, 0,
+           (size_t)nb * cv->h * cv->w * cv->c * sizeof *dx);
+    for (int n = n0; n < n0 + nb; n++)
+        for (int p = 0; p < cv->p; p++)
+            for (int q = 0; q < cv->q; q++, row++) {
+                const float *src = col + row * rsc;
+                for (int r = 0; r < cv->r; r++)
+                    for (int s = 0; s < cv->s; s++, src += cv->c) {
+                        int y = p * cv->stride - cv->pad + r, xx = q * cv->stride - cv->pad + s;
+                        float *d;
+                        if (y < 0 || y >= cv->h || xx < 0 || xx >= cv->w)
+                            continue;
+                        d = dx + (((size_t)n * cv->h + y) * cv->w + xx) * cv->c;
+                        for (int c = 0; c < cv->c; c++)
+                            d[c] += src[c];
+                    }
+            }
+}
+
+static fb_status host_conv(struct fb_conv_ctx *ctx, const struct fb_kconv *cv,
+                           enum fb_conv_pass pass, const void *a, const void *b, void *out,
+                           struct fb_stream *s)
+{
+    bool direct = cv->r == 1 && cv->s == 1 && cv->stride == 1 && cv->pad == 0;
+    int rsc = cv->r * cv->s * cv->c, pq = cv->p * cv->q, hw = cv->h * cv->w, nb;
+    size_t per_image = (size_t)pq * rsc;
+    fb_status st;
+
+    (void)s;
+    /* Images per chunk: as many as the im2col scratch cap allows, at least one. */
+    nb = direct ? cv->n : (int)(COL_CAP_BYTES / 4 / (per_image ? per_image : 1));
+    nb = nb < 1 ? 1 : nb > cv->n ? cv->n : nb;
+    if (!direct && (st = grow((void **)&ctx->col, &ctx->col_cap, (size_t)nb * per_image,
+                              sizeof *ctx->col)) != FB_OK)
+        return st;
+    for (int n0 = 0; n0 < cv->n; n0 += nb) {
+        int m = (cv->n - n0 < nb ? cv->n - n0 : nb);
+        const float *x = pass == FB_CONV_DGRAD ? NULL : (const float *)a + (size_t)n0 * hw * cv->c;
+        const float *dy = pass == FB_CONV_FWD ? NULL
+                          : (const float *)(pass == FB_CONV_DGRAD ? a : b) + (size_t)n0 * pq * cv->k;
+        const float *col = direct ? x : ctx->col;
+
+        if (!direct && pass != FB_CONV_DGRAD)
+            im2col(cv, a, n0, m, ctx->col);
+        switch (pass) {
+        case FB_CONV_FWD: /* y (npq x k) = col (npq x rsc) w^T */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m * pq, cv->k, rsc, 1.0f, col,
+                        rsc, b, rsc, 0.0f, (float *)out + (size_t)n0 * pq * cv->k, cv->k);
+            break;
+        case FB_CONV_DGRAD: /* dcol (npq x rsc) = dy (npq x k) w (k x rsc), then col2im */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m * pq, rsc, cv->k, 1.0f, dy,
+                        cv->k, b, rsc, 0.0f,
+                        direct ? (float *)out + (size_t)n0 * hw * cv->c : ctx->col, rsc);
+            if (!direct)
+                col2im(cv, ctx->col, n0, m, out);
+            break;
+        case FB_CONV_WGRAD: /* dw (k x rsc) += dy^T (k x npq) col (npq x rsc) */
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cv->k, rsc, m * pq, 1.0f, dy,
+                        cv->k, col, rsc, n0 == 0 ? 0.0f : 1.0f, out, rsc);
+            break;
+        }
+    }
+    return FB_OK;
+}
+
+/* Per-channel sums over rows x c: float partial sums over blocks of rows (which vectorize),
+ * folded into double (a channel of a large batch has millions of rows). With y and dy:
+ * the sums of the gradient g = dy where the ReLU passed it, and of g * (x - mean). */
+enum { BN_BLOCK = 256 };
+
+static fb_status host_bn_relu_fwd(struct fb_conv_ctx *ctx, const void *xv, void *yv, size_t rows,
+                                  int c, const float *gamma, const float *beta, float *mean_var,
+                                  struct fb_stream *s)
+{
+    const float *x = xv;
+    float *y = yv, *ps, *pq, *a, *b;
+    double *sum, *sq;
+    fb_status st;
+
+    (void)s;
+    if ((st = grow((void **)&ctx->acc, &ctx->acc_cap, 2 * (size_t)c, sizeof *ctx->acc)) != FB_OK ||
+        (st = grow((void **)&ctx->col, &ctx->col_cap, 4 * (size_t)c, sizeof *ctx->col)) != FB_OK)
+        return st;
+    sum = ctx->acc;
+    sq = ctx->acc + c;
+    ps = ctx->col;
+    pq = ps + c;
+    memset(ctx->acc, 0, 2 * (size_t)c * sizeof *ctx->acc);
+    for (size_t i0 = 0; i0 < rows; i0 += BN_BLOCK) {
+        size_t i1 = i0 + BN_BLOCK < rows ? i0 + BN_BLOCK : rows;
+        memset(ps, 0, 2 * (size_t)c * sizeof *ps);
+        for (size_t i = i0; i < i1; i++) {
+            const float *xr = x + i * c;
+            for (int j = 0; j < c; j++) {
+                ps[j] += xr[j];
+                pq[j] += xr[j] * xr[j];
+            }
+        }
+        for (int j = 0; j < c; j++) {
+            sum[j] += ps[j];
+            sq[j] += pq[j];
+        }
+    }
+    /* y = max(0, x a + b) with a = gamma rstd, b = beta - mean a */
+    a = ctx->col + 2 * (size_t)c;
+    b = a + c;
+    for (int j = 0; j < c; j++) {
+        double mean = sum[j] / (double)rows, var = sq[j] / (double)rows - mean * mean;
+        mean_var[j] = (float)mean;
+        mean_var[c + j] = (float)(var > 0 ? var : 0);
+        a[j] = gamma[j] / sqrtf(mean_var[c + j] + BN_EPS);
+        b[j] = beta[j] - mean_var[j] * a[j];
+    }
+    for (size_t i = 0; i < rows; i++) {
+        const float *xr = x + i * c;
+        float *yr = y + i * c;
+        for (int j = 0; j < c; j++) {
+            float v = xr[j] * a[j] + b[j];
+            yr[j] = v > 0.0f ? v : 0.0f;
+        }
+    }
+    return FB_OK;
+}
+
+static fb_status host_bn_relu_bwd(struct fb_conv_ctx *ctx, const void *xv, const void *yv,
+                                  const void *dyv, void *dxv, size_t rows, int c,
+                                  const float *gamma, const float *mean_var, float *dgamma,
+                                  float *dbeta, float *scratch, struct fb_stream *s)
+{
+    const float *x = xv, *y = yv, *dy = dyv, *mean = mean_var;
+    float *dx = dxv, *rstd = scratch, *pb, *pg, *ka, *kb, *kc;
+    double *db, *dg, n = (double)rows;
+    fb_status st;
+
+    (void)s;
+    if ((st = grow((void **)&ctx->acc, &ctx->acc_cap, 2 * (size_t)c, sizeof *ctx->acc)) != FB_OK ||
+        (st = grow((void **)&ctx->col, &ctx->col_cap, 5 * (size_t)c, sizeof *ctx->col)) != FB_OK)
+        return st;
+    db = ctx->acc;
+    dg = ctx->acc + c;
+    pb = ctx->col;
+    pg = pb + c;
+    memset(ctx->acc, 0, 2 * (size_t)c * sizeof *ctx->acc);
+    for (int j = 0; j < c; j++)
+        rstd[j] = 1.0f / sqrtf(mean_var[c + j] + BN_EPS);
+    /* dbeta = sum g, dgamma = sum g xhat = rstd sum g (x - mean) */
+    for (size_t i0 = 0; i0 < rows; i0 += BN_BLOCK) {
+        size_t i1 = i0 + BN_BLOCK < rows ? i0 + BN_BLOCK : rows;
+        memset(pb, 0, 2 * (size_t)c * sizeof *pb);
+        for (size_t i = i0; i < i1; i++) {
+            const float *xr = x + i * c, *yr = y + i * c, *gr = dy + i * c;
+            for (int j = 0; j < c; j++) {
+                float g = yr[j] > 0.0f ? gr[j] : 0.0f;
+                pb[j] += g;
+                pg[j] += g * (xr[j] - mean[j]);
+            }
+        }
+        for (int j = 0; j < c; j++) {
+            db[j] += pb[j];
+            dg[j] += pg[j];
+        }
+    }
+    /* dx = gamma rstd (g - dbeta / n - xhat dgamma / n) = ka g + kb x + kc */
+    ka = ctx->col + 2 * (size_t)c;
+    kb = ka + c;
+    kc = kb + c;
+    for (int j = 0; j < c; j++) {
+        double gr = (double)gamma[j] * rstd[j];
+        dbeta[j] = (float)db[j];
+        dgamma[j] = (float)(dg[j] * rstd[j]);
+        ka[j] = (float)gr;
+        kb[j] = (float)(-gr * rstd[j] * dgamma[j] / n);
+        kc[j] = (float)(-gr * dbeta[j] / n + gr * rstd[j] * mean[j] * dgamma[j] / n);
+    }
+    for (size_t i = 0; i < rows; i++) {
+        const float *xr = x + i * c, *yr = y + i * c, *gr = dy + i * c;
+        float *dxr = dx + i * c;
+        for (int j = 0; j < c; j++) {
+            float g = yr[j] > 0.0f ? gr[j] : 0.0f;
+            dxr[j] = ka[j] * g + kb[j] * xr[j] + kc[j];
+        }
+    }
+    return FB_OK;
+}
+
+/* The window of output (p, q) clipped to the input: rows [*y0, *y1), columns [*x0, *x1). */
+static void window(const struct fb_kconv *cv, int p, int q, int *y0, int *y1, int *x0, int *x1)
+{
+    *y0 = p * cv->stride - cv->pad;
+    *x0 = q * cv->stride - cv->pad;
+    *y1 = *y0 + cv->r < cv->h ? *y0 + cv->r : cv->h;
+    *x1 = *x0 + cv->s < cv->w ? *x0 + cv->s : cv->w;
+    *y0 = *y0 < 0 ? 0 : *y0;
+    *x0 = *x0 < 0 ? 0 : *x0;
+}
+
+static fb_status host_pool_fwd(struct fb_conv_ctx *ctx, enum fb_pool kind,
+                               const struct fb_kconv *cv, const void *xv, void *yv,
+                               struct fb_stream *s)
+{
+    const float *x = xv;
+    float *y = yv;
+    /* PyTorch's AvgPool2d counts padding in the divisor; DenseNet's pools have none. */
+    float inv = 1.0f / (float)(cv->r * cv->s);
+
+    (void)ctx;
+    (void)s;
+    for (int n = 0; n < cv->n; n++)
+        for (int p = 0; p < cv->p; p++)
+            for (int q = 0; q < cv->q; q++) {
+                float *o = y + (((size_t)n * cv->p + p) * cv->q + q) * cv->c;
+                int y0, y1, x0, x1;
+                window(cv, p, q, &y0, &y1, &x0, &x1);
+                for (int c = 0; c < cv->c; c++)
+                    o[c] = kind == FB_POOL_MAX ? -INFINITY : 0.0f;
+                for (int yy = y0; yy < y1; yy++)
+                    for (int xx = x0; xx < x1; xx++) {
+                        const float *i = x + (((size_t)n * cv->h + yy) * cv->w + xx) * cv->c;
+                        for (int c = 0; c < cv->c; c++)
+                            o[c] = kind == FB_POOL_MAX ? (i[c] > o[c] ? i[c] : o[c]) : o[c] + i[c];
+                    }
+                if (kind == FB_POOL_AVG)
+                    for (int c = 0; c < cv->c; c++)
+                        o[c] *= inv;
+            }
+    return FB_OK;
+}
+
+static fb_status host_pool_bwd(struct fb_conv_ctx *ctx, enum fb_pool kind,
+                               const struct fb_kconv *cv, const void *xv, const void *dyv,
+                               void *dxv, struct fb_stream *s)
+{
+    const float *x = xv, *dy = dyv;
+    float *dx = dxv, *best;
+    float inv = 1.0f / (float)(cv->r * cv->s);
+    fb_status st;
+
+    (void)s;
+    /* best[c]: the window's maximum, then NAN once its gradient went to the first one */
+    if ((st = grow((void **)&ctx->col, &ctx->col_cap, (size_t)cv->c, sizeof *ctx->col)) != FB_OK)
+        return st;
+    best = ctx->col;
+    memset(dx, 0, (size_t)cv->n * cv->h * cv->w * cv->c * sizeof *dx);
+    for (int n = 0; n < cv->n; n++)
+        for (int p = 0; p < cv->p; p++)
+            for (int q = 0; q < cv->q; q++) {
+                const float *g = dy + (((size_t)n * cv->p + p) * cv->q + q) * cv->c;
+                int y0, y1, x0, x1;
+                window(cv, p, q, &y0, &y1, &x0, &x1);
+                if (kind == FB_POOL_MAX) {
+                    for (int c = 0; c < cv->c; c++)
+                        best[c] = -INFINITY;
+                    for (int yy = y0; yy < y1; yy++)
+                        for (int xx = x0; xx < x1; xx++) {
+                            const float *i = x + (((size_t)n * cv->h + yy) * cv->w + xx) * cv->c;
+                            for (int c = 0; c < cv->c; c++)
+                                best[c] = i[c] > best[c] ? i[c] : best[c];
+                        }
+                }
+                for (int yy = y0; yy < y1; yy++)
+                    for (int xx = x0; xx < x1; xx++) {
+                        size_t at = (((size_t)n * cv->h + yy) * cv->w + xx) * cv->c;
+                        for (int c = 0; c < cv->c; c++) {
+                            if (kind == FB_POOL_AVG) {
+                                dx[at + c] += g[c] * inv;
+                            } else if (x[at + c] == best[c]) {
+                                dx[at + c] += g[c];
+                                best[c] = NAN; /* equal to nothing: one winner per window */
+                            }
+                        }
+                    }
+            }
+    return FB_OK;
+}
+
+static fb_status host_copy2d(struct fb_conv_ctx *ctx, void *dstv, size_t dst_ld, const void *srcv,
+                             size_t src_ld, size_t rows, size_t width, bool accumulate,
+                             struct fb_stream *s)
+{
+    float *dst = dstv;
+    const float *src = srcv;
+
+    (void)ctx;
+    (void)s;
+    for (size_t i = 0; i < rows; i++) {
+        if (!accumulate) {
+            memcpy(dst + i * dst_ld, src + i * src_ld, width * sizeof *dst);
+            continue;
+        }
+        for (size_t j = 0; j < width; j++)
+            dst[i * dst_ld + j] += src[i * src_ld + j];
+    }
+    return FB_OK;
+}
+
+static fb_status host_gemm_ref(struct fb_conv_ctx *ctx, int m, int n, int k, const void *a,
+                               const void *b, void *c, bool c_fp32, struct fb_stream *s)
+{
+    (void)ctx;
+    (void)c_fp32; /* everything is fp32 on host */
+    (void)s;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+    return FB_OK;
+}
+
+const struct fb_conv_engine fb_conv_engine_host = {
+    .name = "host",
+    .built = true,
+    .open = host_open,
+    .close = host_close,
+    .describe = host_describe,
+    .ref_missing = host_ref_missing,
+    .conv = host_conv,
+    .bn_relu_fwd = host_bn_relu_fwd,
+    .bn_relu_bwd = host_bn_relu_bwd,
+    .pool_fwd = host_pool_fwd,
+    .pool_bwd = host_pool_bwd,
+    .copy2d = host_copy2d,
+    .gemm_ref = host_gemm_ref,
+};
