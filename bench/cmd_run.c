@@ -49,6 +49,21 @@ static bool headline_metric(const char *metric)
     return false;
 }
 
+/* A bandwidth row of a point that also counts images: images/s is its headline. */
+static bool counts_images(const struct fb_results *res, const struct fb_row *w)
+{
+    if (strncmp(w->metric, "bandwidth", 9) != 0)
+        return false;
+    for (size_t j = 0; j < res->nrows; j++) {
+        const struct fb_row *o = &res->rows[j];
+        if (strcmp(o->metric, "images_per_s") == 0 && strcmp(o->bench, w->bench) == 0 &&
+            strcmp(o->kase, w->kase) == 0 && o->ranks == w->ranks && o->src == w->src &&
+            o->batch == w->batch)
+            return true;
+    }
+    return false;
+}
+
 /* The largest size of each series (bench, case, transport, ranks, pair) and its figure. Matrix
  * cells and per-rank shares are left to their own tables. */
 static void print_headline(const struct fb_results *res)
@@ -62,7 +77,7 @@ static void print_headline(const struct fb_results *res)
         bool largest = true;
         char size[24], who[24];
 
-        if (w->detail || !headline_metric(w->metric))
+        if (w->detail || !headline_metric(w->metric) || counts_images(res, w))
             continue;
         /* Of a scaling curve, the whole job: the smaller groups are in the tables above. */
         for (size_t j = 0; j < res->nrows && largest; j++)

@@ -155,8 +155,8 @@ static fb_status pl_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t 
                          0, active);
             }
             add_case(&cases[k++], "h2d_raw", copier, V_H2D_RAW, batch, 0, wire, threads, 0, active);
-            add_case(&cases[k++], "copy", copier, V_COPY, batch, (double)batch, wire, threads, 0,
-                     active);
+            /* no images/s: it replays batches already built, so only its GB/s means anything */
+            add_case(&cases[k++], "copy", copier, V_COPY, batch, 0, wire, threads, 0, active);
             add_case(&cases[k++], "pipeline", copier, V_PIPELINE, batch, (double)(batch * threads),
                      wire * (size_t)threads, threads, 0, active);
             for (size_t r = 0; r < nr; r++) {
@@ -374,6 +374,17 @@ static fb_status feed(struct pl_state *s)
         (st = be->event_record(s->copied[b], s->copy_stream)) != FB_OK ||
         (st = be->stream_wait_event(s->stream, s->copied[b])) != FB_OK)
         return st;
+    /* The previous batch's host slot goes back to the workers as soon as its copy is done, before
+     * this batch is computed on: the workers fill it while the consumer computes (on host every
+     * stream operation returns when done, so releasing after the compute would stop the
+     * prefetch for the whole compute). Its copy ran before this one on the same copy stream. */
+    if (s->has_pending[prev]) {
+        if ((st = be->event_sync(s->copied[prev])) != FB_OK)
+            return st;
+        if (s->variant != V_COPY)
+            fb_pipeline_release(s->pipe, &s->pending[prev]);
+        s->has_pending[prev] = false;
+    }
     if (s->variant != V_COPY && !s->spec.wire_float &&
         (st = be->normalize_u8(s->dev_float[b], s->dev_wire[b], (size_t)s->spec.batch, plane,
                                fb_augment_mean, fb_augment_inv_std, s->stream)) != FB_OK)
@@ -383,13 +394,6 @@ static fb_status feed(struct pl_state *s)
     if ((st = be->event_record(s->consumed[b], s->stream)) != FB_OK)
         return st;
     s->consumed_recorded[b] = true;
-    if (s->has_pending[prev]) {
-        if ((st = be->event_sync(s->copied[prev])) != FB_OK)
-            return st;
-        if (s->variant != V_COPY)
-            fb_pipeline_release(s->pipe, &s->pending[prev]);
-        s->has_pending[prev] = false;
-    }
     s->pending[b] = batch;
     s->has_pending[b] = true;
     s->n++;
