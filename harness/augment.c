@@ -84,6 +84,70 @@ static void augment_row(const struct fb_augment *a, const unsigned char *src, in
     }
 }
 
+/* One output row of every channel, separably: first the vertical mix of the two source rows,
+ * over the span of columns the crop reads (contiguous bytes: the compiler vectorizes it), then
+ * the horizontal mix of each output column from that row. Both weights are 11-bit fixed point
+ * and the sum is rounded once, so the result is bit for bit the order-free bilinear value
+ * sum(wy * wx * p) / 2^22 that augment_row computes. tmp holds the span's mixed values. */
+/* The vertical mix of two source rows over n bytes. restrict: tmp never overlaps the rows,
+ * which is what lets the compiler vectorize it. */
+static void mix_rows(const unsigned char *restrict r0, const unsigned char *restrict r1,
+                     uint32_t vy, uint32_t wy, int n, uint32_t *restrict tmp)
+{
+    /* 16-bit products summed into 32 bits: the shape of SSE2's pmaddwd, which x86-64's
+     * baseline has (a 32-bit multiply needs SSE4.1) */
+    int16_t v = (int16_t)vy, w = (int16_t)wy;
+    for (int i = 0; i < n; i++)
+        tmp[i] = (uint32_t)((int32_t)(int16_t)r0[i] * v + (int32_t)(int16_t)r1[i] * w);
+}
+
+static void augment_row_separable(const struct fb_augment *a, const unsigned char *src, int y,
+                                  const int *x0, const int *x1, const uint32_t *wx, int lo,
+                                  int hi, uint32_t *tmp, unsigned char *out, size_t plane)
+{
+    int y0, y1, ch = a->channels;
+    double fy;
+    size_t stride = (size_t)a->src_w * (size_t)ch;
+    uint32_t wy, round = 1u << (2 * WBITS - 1);
+    const uint32_t *t = tmp - lo;
+
+    if (hi - lo + ch > FB_AUGMENT_MAX_SPAN) { /* a source wider than tmp: channel by channel */
+        for (int c = 0; c < ch; c++)
+            augment_row(a, src, y, c, x0, x1, wx, out + (size_t)c * plane);
+        return;
+    }
+    sample_at(a->oy + y, a->src_h, a->rh, &y0, &y1, &fy);
+    wy = (uint32_t)lround(fy * W);
+    mix_rows(src + (size_t)y0 * stride + lo, src + (size_t)y1 * stride + lo, W - wy, wy, hi - lo,
+             tmp);
+    /* x1 is x0's right neighbour except where the last source column is clamped onto itself:
+     * a copy of that pixel past the span makes "the next pixel" right everywhere */
+    for (int c = 0; c < ch; c++)
+        tmp[hi - lo + c] = tmp[hi - lo - ch + c];
+    if (ch == 3) {
+        unsigned char *o0 = out, *o1 = out + plane, *o2 = out + 2 * plane;
+        for (int x = 0; x < a->res; x++) { /* one table read for the three channels */
+            const uint32_t *p = t + x0[x];
+            uint32_t w1 = wx[x], w0 = W - w1;
+            o0[x] = (unsigned char)((p[0] * w0 + p[3] * w1 + round) >> (2 * WBITS));
+            o1[x] = (unsigned char)((p[1] * w0 + p[4] * w1 + round) >> (2 * WBITS));
+            o2[x] = (unsigned char)((p[2] * w0 + p[5] * w1 + round) >> (2 * WBITS));
+        }
+        return;
+    }
+    for (int x = 0; x < a->res; x++) {
+        const uint32_t *p = t + x0[x];
+        out[x] = (unsigned char)((p[0] * (W - wx[x]) + p[1] * wx[x] + round) >> (2 * WBITS));
+    }
+}
+
+/* The bytes [lo, hi) of a source row that the crop's columns read (channel 0 offsets). */
+static void column_span(const struct fb_augment *a, const int *x0, const int *x1, int *lo, int *hi)
+{
+    *lo = x0[0] < x0[a->res - 1] ? x0[0] : x0[a->res - 1];
+    *hi = (x1[0] > x1[a->res - 1] ? x1[0] : x1[a->res - 1]) + a->channels;
+}
+
 /* Column tables: for output column x, the two source columns (as byte offsets of channel 0 in
  * an interleaved row) and the weight of the second. The flip is folded in here. */
 static void column_tables(const struct fb_augment *a, int *x0, int *x1, uint32_t *wx)
@@ -104,17 +168,17 @@ void fb_augment_u8(const struct fb_augment *a, const unsigned char *src, unsigne
     uint32_t wx[FB_AUGMENT_MAX_RES];
     size_t plane = (size_t)a->res * (size_t)a->res;
 
+    uint32_t tmp[FB_AUGMENT_MAX_SPAN];
+    int lo, hi;
+
     column_tables(a, x0, x1, wx);
+    column_span(a, x0, x1, &lo, &hi);
     for (int y = 0; y < a->res; y++) {
         unsigned char *row = dst + (size_t)y * (size_t)a->res;
-        augment_row(a, src, y, 0, x0, x1, wx, row);
-        for (int c = 1; c < 3; c++) {
-            /* gray: the same plane three times, as PIL's convert("RGB") makes it */
-            if (a->channels == 1)
-                memcpy(row + c * plane, row, (size_t)a->res);
-            else
-                augment_row(a, src, y, c, x0, x1, wx, row + c * plane);
-        }
+        augment_row_separable(a, src, y, x0, x1, wx, lo, hi, tmp, row, plane);
+        /* gray: the same plane three times, as PIL's convert("RGB") makes it */
+        for (int c = a->channels; c < 3; c++)
+            memcpy(row + c * plane, row, (size_t)a->res);
     }
 }
 
@@ -122,18 +186,29 @@ void fb_augment_f32(const struct fb_augment *a, const unsigned char *src, float 
 {
     int x0[FB_AUGMENT_MAX_RES], x1[FB_AUGMENT_MAX_RES];
     uint32_t wx[FB_AUGMENT_MAX_RES];
-    unsigned char row[FB_AUGMENT_MAX_RES];
-    size_t plane = (size_t)a->res * (size_t)a->res;
+    unsigned char rows[3 * FB_AUGMENT_MAX_RES];
+    float lut[3][256];
+    size_t plane = (size_t)a->res * (size_t)a->res, res = (size_t)a->res;
+
+    /* A uint8 value normalizes to one of 256 floats per channel: look them up, with the very
+     * formula the device uses, instead of computing each. */
+    for (int c = 0; c < 3; c++)
+        for (int v = 0; v < 256; v++)
+            lut[c][v] = fb_augment_normalize((unsigned char)v, c);
+    uint32_t tmp[FB_AUGMENT_MAX_SPAN];
+    int lo, hi;
 
     column_tables(a, x0, x1, wx);
-    for (int y = 0; y < a->res; y++)
+    column_span(a, x0, x1, &lo, &hi);
+    for (int y = 0; y < a->res; y++) {
+        augment_row_separable(a, src, y, x0, x1, wx, lo, hi, tmp, rows, res);
         for (int c = 0; c < 3; c++) {
-            float *out = dst + c * plane + (size_t)y * (size_t)a->res;
-            if (c == 0 || a->channels == 3)
-                augment_row(a, src, y, a->channels == 3 ? c : 0, x0, x1, wx, row);
-            for (int x = 0; x < a->res; x++)
-                out[x] = fb_augment_normalize(row[x], c);
+            const unsigned char *row = rows + (a->channels == 3 ? (size_t)c * res : 0);
+            float *out = dst + c * plane + (size_t)y * res;
+            for (size_t x = 0; x < res; x++)
+                out[x] = lut[c][row[x]];
         }
+    }
 }
 
 double fb_augment_expect(const struct fb_augment *a, int c, int y, int x,

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { FB_AUGMENT_MAX_RES = 4096 };
+enum { FB_AUGMENT_MAX_RES = 4096, FB_AUGMENT_MAX_SPAN = 3 * 8192 };
 
 /* ImageNet's per-channel mean and 1 / standard deviation (torchvision's Normalize). */
 extern const float fb_augment_mean[3];
