@@ -88,7 +88,7 @@ void fb_cli_run_usage(void)
            "  --classes N               densenet_allreduce, compute, memfit: classifier outputs\n"
            "                            (default 14, CheXNet's findings)\n"
            "  --batch N[,N...]          pipeline, compute: images per batch per GPU (default:\n"
-           "                            pipeline and compute 32 on cuda, 8 on host)\n"
+           "                            32 on cuda; on host, 8)\n"
            "  --resolution R            pipeline, compute, memfit: the model's input side\n"
            "                            (default 224; compute on host 64)\n"
            "  --threads N               pipeline: decode/augment threads (default: the CPUs this\n"
