@@ -61,15 +61,15 @@ struct fb_conv_engine {
                              const float *mean_var, float *dgamma, float *dbeta, float *scratch,
                              struct fb_stream *s);
     /* A pool over cv's window (k = c): forward x -> y, and backward dy -> dx (dx overwritten;
-     * max-pool routes each gradient to its window's first maximum of x). On cuda, where no
-     * pool kernel exists yet, a device copy of the same bytes stands in (see the doc). */
+     * max-pool routes each gradient to its window's first maximum of x; average divides by
+     * r*s, padding counted). On cuda: kernels/pool_kernels.h. */
     fb_status (*pool_fwd)(struct fb_conv_ctx *ctx, enum fb_pool kind, const struct fb_kconv *cv,
                           const void *x, void *y, struct fb_stream *s);
     fb_status (*pool_bwd)(struct fb_conv_ctx *ctx, enum fb_pool kind, const struct fb_kconv *cv,
                           const void *x, const void *dy, void *dx, struct fb_stream *s);
     /* rows x width elements from src (row pitch src_ld elements) into dst (pitch dst_ld):
      * torch.cat's copies in NHWC and the slicing of its gradient. With accumulate, dst +=
-     * src (gradient accumulation); on cuda a plain copy stands in (see the doc). */
+     * src (gradient accumulation). On cuda: kernels/pool_kernels.h. */
     fb_status (*copy2d)(struct fb_conv_ctx *ctx, void *dst, size_t dst_ld, const void *src,
                         size_t src_ld, size_t rows, size_t width, bool accumulate,
                         struct fb_stream *s);

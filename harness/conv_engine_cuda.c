@@ -1,7 +1,8 @@
-/* The `cuda` convolution engine: our implicit-GEMM kernels (kernels/conv_gemm.h) on the
- * backend's stream, and cuBLAS as the ceiling. cuBLAS is part of the CUDA toolkit but not of
- * every machine's install: it is dlopen'ed, never linked, so the binary starts without it and
- * only the reference mode is waived (with the reason) when it is missing. */
+/* The `cuda` convolution engine: our implicit-GEMM and BatchNorm kernels (kernels/conv_gemm.h)
+ * and pools and concatenation copies (kernels/pool_kernels.h) on the backend's stream, and
+ * cuBLAS as the ceiling. cuBLAS is part of the CUDA toolkit but not of every machine's
+ * install: it is dlopen'ed, never linked, so the binary starts without it and only the
+ * reference mode is waived (with the reason) when it is missing. */
 #include "conv_engine.h"
 
 #include <cuda_runtime_api.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kernels/pool_kernels.h"
 #include "log.h"
 
 /* ---- cuBLAS, declared here with its C ABI (values from cublas_api.h, library_types.h) ---- */
@@ -158,49 +160,36 @@ static fb_status ce_bn_relu_bwd(struct fb_conv_ctx *ctx, const void *x, const vo
                        "fb_kbn_relu_bwd");
 }
 
-/* No pool kernel exists yet: device copies of the output's bytes stand in for the traffic
- * (a pool reads its whole input, so this is less than the real pass moves). The values are
- * not a pool's; nothing checks them. */
+/* The pools and torch.cat's copies are kernels/pool_kernels.h's: real values, checked against
+ * the host engine (tests/unit/test_conv_engine_cuda.c), so the step's traffic is the real one. */
+static int kpool(enum fb_pool kind) { return kind == FB_POOL_MAX ? FB_KPOOL_MAX : FB_KPOOL_AVG; }
+
 static fb_status ce_pool_fwd(struct fb_conv_ctx *ctx, enum fb_pool kind,
                              const struct fb_kconv *cv, const void *x, void *y,
                              struct fb_stream *s)
 {
-    size_t bytes = (size_t)cv->n * cv->p * cv->q * cv->c * fb_conv_prec_size(ctx->prec);
-    (void)kind;
-    return ctx->be->copy(y, x, bytes, FB_COPY_D2D, s);
+    return cuda_status(fb_kpool_fwd(cv, kpool(kind), (int)ctx->prec, x, y,
+                                    ctx->be->stream_native(s)),
+                       "fb_kpool_fwd");
 }
 
 static fb_status ce_pool_bwd(struct fb_conv_ctx *ctx, enum fb_pool kind,
                              const struct fb_kconv *cv, const void *x, const void *dy, void *dx,
                              struct fb_stream *s)
 {
-    size_t es = fb_conv_prec_size(ctx->prec);
-    size_t in = (size_t)cv->n * cv->h * cv->w * cv->c * es, out = (size_t)cv->n * cv->p * cv->q * cv->c * es;
-    fb_status st;
-
-    (void)kind;
-    (void)x;
-    /* the zeroing of dx, and the gradients written into it */
-    if ((st = cuda_status(cudaMemsetAsync(dx, 0, in, (cudaStream_t)ctx->be->stream_native(s)),
-                          "cudaMemsetAsync")) != FB_OK)
-        return st;
-    return ctx->be->copy(dx, dy, out, FB_COPY_D2D, s);
+    return cuda_status(fb_kpool_bwd(cv, kpool(kind), (int)ctx->prec, x, dy, dx,
+                                    ctx->be->stream_native(s)),
+                       "fb_kpool_bwd");
 }
 
-/* torch.cat's copies are pitched 2-D copies. Accumulating a gradient slice (dst += src) needs
- * an add kernel that kernels/ does not have yet: a copy of the same slice stands in (it moves
- * two thirds of the bytes, and the values are not the sum). */
+/* A plain slice is a pitched cudaMemcpy2DAsync; accumulating one (dst += src) is a kernel. */
 static fb_status ce_copy2d(struct fb_conv_ctx *ctx, void *dst, size_t dst_ld, const void *src,
                            size_t src_ld, size_t rows, size_t width, bool accumulate,
                            struct fb_stream *s)
 {
-    size_t es = fb_conv_prec_size(ctx->prec);
-
-    (void)accumulate;
-    return cuda_status(cudaMemcpy2DAsync(dst, dst_ld * es, src, src_ld * es, width * es, rows,
-                                         cudaMemcpyDeviceToDevice,
-                                         (cudaStream_t)ctx->be->stream_native(s)),
-                       "cudaMemcpy2DAsync");
+    return cuda_status(fb_kcopy2d((int)ctx->prec, dst, dst_ld, src, src_ld, rows, width,
+                                  accumulate, ctx->be->stream_native(s)),
+                       accumulate ? "fb_kcopy2d (accumulate)" : "fb_kcopy2d");
 }
 
 static fb_status ce_gemm_ref(struct fb_conv_ctx *ctx, int m, int n, int k, const void *a,
