@@ -38,16 +38,20 @@ if have_mpirun; then
 else
     echo "p2p skipped: two processes need mpirun" >"$out/p2p.txt"
 fi
-# The conv and BatchNorm kernels against their CPU reference (exit 77: no GPU, skipped).
-kbin=${FB_KERNEL_TEST:-$(dirname "$bin")/../tests/gpu/test_conv_gemm}
+# The conv, BatchNorm and pool kernels against their CPU references (exit 77: no GPU, skipped).
 k_rc=0
-if [ -x "$kbin" ]; then
-    "$kbin" >"$out/kernels.txt" 2>&1
-    k_rc=$?
-    echo "test_conv_gemm exit $k_rc" >>"$out/kernels.txt"
-else
-    echo "test_conv_gemm not built: $kbin" >"$out/kernels.txt"
-fi
+: >"$out/kernels.txt"
+for t in test_conv_gemm test_pool_kernels; do
+    kbin=$(dirname "$bin")/../tests/gpu/$t
+    if [ -x "$kbin" ]; then
+        "$kbin" >>"$out/kernels.txt" 2>&1
+        rc_t=$?
+        echo "$t exit $rc_t" >>"$out/kernels.txt"
+        [ $rc_t = 0 ] || [ $rc_t = 77 ] || k_rc=$rc_t
+    else
+        echo "$t not built: $kbin" >>"$out/kernels.txt"
+    fi
+done
 # The compute engine on the GPU against the host engine (exit 77: no GPU, skipped).
 ebin=${FB_ENGINE_TEST:-$(dirname "$bin")/../tests/test_conv_engine_cuda}
 e_rc=0
