@@ -70,7 +70,7 @@ static void print_headline(const struct fb_results *res)
 {
     fb_out("\nheadline (median at the largest size of each case; GB/s = 1e9 B/s; size bN = a "
            "batch of N):\n");
-    fb_out("  %-18s %-14s %-10s %-8s %5s %6s %8s %-16s %10s\n", "bench", "case", "transport",
+    fb_out("  %-18s %-14s %-20s %-8s %5s %6s %8s %-16s %10s\n", "bench", "case", "transport",
            "dtype", "ranks", "rank", "size", "metric", "median");
     for (size_t i = 0; i < res->nrows; i++) {
         const struct fb_row *w = &res->rows[i];
@@ -103,7 +103,7 @@ static void print_headline(const struct fb_results *res)
             snprintf(who, sizeof who, "%d", w->src);
         else
             snprintf(who, sizeof who, "all");
-        fb_out("  %-18s %-14s %-10s %-8s %5d %6s %8s %-16s %10.3f %s\n", w->bench, w->kase,
+        fb_out("  %-18s %-14s %-20s %-8s %5d %6s %8s %-16s %10.3f %s\n", w->bench, w->kase,
                w->transport, w->dtype[0] ? w->dtype : "-", w->ranks, who, size, w->metric,
                w->st.median, w->unit);
     }
