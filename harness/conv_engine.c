@@ -102,6 +102,15 @@ void fb_conv_in_elements(const struct fb_kconv *cv, enum fb_conv_pass pass, size
     }
 }
 
+struct fb_kconv fb_kconv_make(int n, int h, int w, int c, int k, int r, int stride, int pad)
+{
+    struct fb_kconv cv = {.n = n, .h = h, .w = w, .c = c, .k = k, .r = r, .s = r,
+                          .stride = stride, .pad = pad};
+    cv.p = (h + 2 * pad - r) / stride + 1;
+    cv.q = (w + 2 * pad - r) / stride + 1;
+    return cv;
+}
+
 /* Uniform in [-1, 1) from a 32-bit LCG: reproducible on every machine. */
 static void fill_random(float *v, size_t n, uint32_t seed)
 {
@@ -112,10 +121,8 @@ static void fill_random(float *v, size_t n, uint32_t seed)
     }
 }
 
-/* The direct convolution, every product visited once: want[] and the sum of the absolute
- * products (the scale that accumulation errors are proportional to) per output element. */
-static void direct_conv(const struct fb_kconv *cv, enum fb_conv_pass pass, const float *a,
-                        const float *b, double *want, double *mag)
+void fb_conv_direct(const struct fb_kconv *cv, enum fb_conv_pass pass, const float *a,
+                    const float *b, double *want, double *mag)
 {
     const float *x = pass == FB_CONV_DGRAD ? NULL : a;
     const float *w = pass == FB_CONV_WGRAD ? NULL : b;
@@ -226,7 +233,7 @@ fb_status fb_conv_check(const struct fb_conv_engine *eng, struct fb_conv_ctx *ct
         (st = be->stream_sync(s)) != FB_OK)
         goto out;
     fb_conv_unpack(fp32_out ? FB_CONV_FP32 : prec, bits, got, nout);
-    direct_conv(cv, pass, a, b, want, mag);
+    fb_conv_direct(cv, pass, a, b, want, mag);
     *wrong = count_wrong(got, want, mag, nout, out_rounding(prec, fp32_out));
 out:
     be->free(FB_MEM_DEVICE, da);

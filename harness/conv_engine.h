@@ -101,6 +101,16 @@ size_t fb_conv_out_elements(const struct fb_kconv *cv, enum fb_conv_pass pass);
 /* Elements of the two inputs of a pass (a, b as in enum fb_conv_pass). */
 void fb_conv_in_elements(const struct fb_kconv *cv, enum fb_conv_pass pass, size_t *a, size_t *b);
 
+/* A square-window convolution's shape, its output side computed (floor, as PyTorch). */
+struct fb_kconv fb_kconv_make(int n, int h, int w, int c, int k, int r, int stride, int pad);
+
+/* The direct convolution in double, every product visited once: one pass's expected output
+ * want[] (a = x, b = w forward; a = dy, b = w for dgrad; a = x, b = dy for wgrad) and the sum
+ * of the absolute products per output element (mag[], the scale accumulation errors are
+ * proportional to). Both zeroed by the caller. The reference of fb_conv_check and the tests. */
+void fb_conv_direct(const struct fb_kconv *cv, enum fb_conv_pass pass, const float *a,
+                    const float *b, double *want, double *mag);
+
 /* Checks one pass of an engine against a direct convolution in double on the host: random
  * inputs (seeded) rounded to the engine's precision, the engine's result copied back, and
  * every output element outside |got - want| <= rel_out * |want| + 1e-4 * sum|terms| + 1e-6

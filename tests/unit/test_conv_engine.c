@@ -1,6 +1,6 @@
-/* The host convolution engine against references written here, independently of the harness:
- * every pass of a direct convolution on the shapes DenseNet-121 has (7x7/2 pad 3 from 3
- * channels, 1x1, 3x3 pad 1) and odd ones; BatchNorm + ReLU forward and backward against a
+/* The host convolution engine against references: every pass against the direct convolution
+ * (fb_conv_direct, itself checked on values worked out by hand) on the shapes DenseNet-121 has
+ * (7x7/2 pad 3 from 3 channels, 1x1, 3x3 pad 1) and odd ones; BatchNorm + ReLU forward and backward against a
  * plain formula and a finite-difference gradient; pools; gradient-slice accumulation; the
  * vendor-BLAS reference GEMM. Tolerance: |got - want| <= 1e-4 * sum|products| + 1e-6 (fp32
  * accumulation; a wrong index moves a value by a whole product, far more). */
@@ -18,48 +18,39 @@ static void fill(float *v, size_t n, unsigned seed)
         v[i] = (float)rand() / (float)RAND_MAX * 2.0f - 1.0f;
 }
 
-/* want[] and mag[] of one pass, straight from the convolution's definition */
-static void naive(const struct fb_kconv *cv, int pass, const float *x, const float *w,
-                  const float *dy, double *want, double *mag)
-{
-    for (int n = 0; n < cv->n; n++)
-        for (int p = 0; p < cv->p; p++)
-            for (int q = 0; q < cv->q; q++)
-                for (int k = 0; k < cv->k; k++)
-                    for (int r = 0; r < cv->r; r++)
-                        for (int s = 0; s < cv->s; s++)
-                            for (int c = 0; c < cv->c; c++) {
-                                int y = p * cv->stride - cv->pad + r;
-                                int xx = q * cv->stride - cv->pad + s;
-                                size_t yi, xi, wi, o;
-                                double t;
-                                if (y < 0 || y >= cv->h || xx < 0 || xx >= cv->w)
-                                    continue;
-                                yi = (((size_t)n * cv->p + p) * cv->q + q) * cv->k + k;
-                                xi = (((size_t)n * cv->h + y) * cv->w + xx) * cv->c + c;
-                                wi = (((size_t)k * cv->r + r) * cv->s + s) * cv->c + c;
-                                if (pass == FB_CONV_FWD) {
-                                    t = (double)x[xi] * w[wi];
-                                    o = yi;
-                                } else if (pass == FB_CONV_DGRAD) {
-                                    t = (double)dy[yi] * w[wi];
-                                    o = xi;
-                                } else {
-                                    t = (double)dy[yi] * x[xi];
-                                    o = wi;
-                                }
-                                want[o] += t;
-                                mag[o] += fabs(t);
-                            }
-}
+#define shape fb_kconv_make
 
-static struct fb_kconv shape(int n, int h, int w, int c, int k, int r, int stride, int pad)
+/* The reference itself, on values worked out by hand: a 1-image 3x3 input of one channel
+ * (1..9), one 2x2 filter (1, 0, 0, -1), stride 1, no padding: y(p,q) = x(p,q) - x(p+1,q+1)
+ * = -4 everywhere; with padding 1 the corners see one tap (-1 at the near corner, +9 at the
+ * far one). */
+static void check_reference(void)
 {
-    struct fb_kconv cv = {.n = n, .h = h, .w = w, .c = c, .k = k, .r = r, .s = r,
-                          .stride = stride, .pad = pad};
-    cv.p = (h + 2 * pad - r) / stride + 1;
-    cv.q = (w + 2 * pad - r) / stride + 1;
-    return cv;
+    const float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w[4] = {1, 0, 0, -1};
+    const float dy[4] = {1, 1, 1, 1};
+    struct fb_kconv cv = fb_kconv_make(1, 3, 3, 1, 1, 2, 1, 0);
+    struct fb_kconv pad = fb_kconv_make(1, 3, 3, 1, 1, 2, 1, 1);
+    double want[16] = {0}, mag[16] = {0};
+
+    fb_conv_direct(&cv, FB_CONV_FWD, x, w, want, mag);
+    for (int i = 0; i < 4; i++)
+        CHECK(want[i] == -4.0);
+    CHECK(mag[0] == 1.0 + 5.0);
+    /* dgrad of all-ones: dx(y,x) = sum over taps that read it: +1 at (0,0)..(1,1) from w[0],
+     * -1 at (1,1)..(2,2) from w[3]: dx = [1 1 0; 1 0 -1; 0 -1 -1] */
+    memset(want, 0, sizeof want);
+    fb_conv_direct(&cv, FB_CONV_DGRAD, dy, w, want, mag);
+    CHECK(want[0] == 1 && want[1] == 1 && want[2] == 0 && want[4] == 0 && want[8] == -1 &&
+          want[5] == -1);
+    /* wgrad of all-ones: dw(r,s) = sum of the 2x2 window of x at offset (r,s): 12 16 24 28 */
+    memset(want, 0, sizeof want);
+    fb_conv_direct(&cv, FB_CONV_WGRAD, x, dy, want, mag);
+    CHECK(want[0] == 12 && want[1] == 16 && want[2] == 24 && want[3] == 28);
+    /* padding 1: a 4x4 output; its corner (0,0) sees only x(0,0) through w[3]: -1 */
+    CHECK(pad.p == 4 && pad.q == 4);
+    memset(want, 0, sizeof want);
+    fb_conv_direct(&pad, FB_CONV_FWD, x, w, want, mag);
+    CHECK(want[0] == -1.0 && want[15] == 9.0 && want[5] == 1.0 - 5.0);
 }
 
 static void check_conv(const struct fb_conv_engine *e, struct fb_conv_ctx *ctx,
@@ -81,7 +72,8 @@ static void check_conv(const struct fb_conv_engine *e, struct fb_conv_ctx *ctx,
             got[i] = NAN;
         CHECK(e->conv(ctx, &cv, pass, pass == FB_CONV_DGRAD ? dy : x,
                       pass == FB_CONV_WGRAD ? dy : w, got, NULL) == FB_OK);
-        naive(&cv, pass, x, w, dy, want, mag);
+        fb_conv_direct(&cv, (enum fb_conv_pass)pass, pass == FB_CONV_DGRAD ? dy : x,
+                       pass == FB_CONV_WGRAD ? dy : w, want, mag);
         for (size_t i = 0; i < nout; i++)
             bad += !(fabs(got[i] - want[i]) <= 1e-4 * mag[i] + 1e-6);
         if (bad)
@@ -243,6 +235,7 @@ int main(void)
     struct fb_conv_ctx *ctx = NULL;
     char why[256] = "";
 
+    check_reference();
     /* fp16 on host is waived with a reason, not an error */
     CHECK(e->open(&fb_backend_host, FB_CONV_FP16, &ctx, why, sizeof why) == FB_ERR_UNSUPPORTED);
     CHECK(ctx == NULL && strstr(why, "fp16"));

@@ -17,14 +17,7 @@
 #include "conv_engine.h"
 #include "test.h"
 
-static struct fb_kconv shape(int n, int h, int w, int c, int k, int r, int stride, int pad)
-{
-    struct fb_kconv cv = {.n = n, .h = h, .w = w, .c = c, .k = k, .r = r, .s = r,
-                          .stride = stride, .pad = pad};
-    cv.p = (h + 2 * pad - r) / stride + 1;
-    cv.q = (w + 2 * pad - r) / stride + 1;
-    return cv;
-}
+#define shape fb_kconv_make
 
 /* Uniform in [-1, 1), or with `ties` one of {-1, -0.5, 0, 0.5, 1}, rounded to prec (so the
  * host engine sees what the device does); bits gets prec's bytes. */
