@@ -1,0 +1,86 @@
+/* Comparing two runs (`fabricbench compare`): rows joined on their keys, the ratio of medians,
+ * each metric's direction, the noise rule that decides REGRESSION / improved / noise / same
+ * (docs/compare.md states it), and the difference between the two runs' env.json fingerprints.
+ * Pure: no output, no files except the env.json read by fb_compare_fingerprints. */
+#ifndef FB_COMPARE_H
+#define FB_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "results_read.h"
+#include "status.h"
+
+#define FB_COMPARE_THRESHOLD_DEFAULT 0.05
+
+/* Which way is better for a metric. */
+enum fb_cmp_dir { FB_CMP_UNKNOWN = 0, FB_CMP_HIGHER, FB_CMP_LOWER };
+
+enum fb_cmp_verdict {
+    FB_CMP_SAME,       /* |ratio - 1| within the threshold */
+    FB_CMP_NOISE,      /* beyond the threshold, but the trial bands overlap */
+    FB_CMP_IMPROVED,   /* beyond both, the better way */
+    FB_CMP_REGRESSION, /* beyond both, the worse way */
+    FB_CMP_CHANGED,    /* beyond the threshold, for a metric with no better way: never flagged */
+    FB_CMP_NA,         /* no ratio: a zero, negative or non-finite median */
+    FB_CMP_ONLY_BASE,  /* the row is in BASE only: listed, never flagged */
+    FB_CMP_ONLY_NEW,   /* in NEW only */
+};
+
+/* The direction of a metric (results/SCHEMA.md): bandwidths, throughputs, fits and
+ * efficiencies higher; times, latencies, stall fractions and overheads lower; the rest unknown. */
+enum fb_cmp_dir fb_compare_direction(const char *metric);
+
+/* The verdict for one joined pair, and the ratio new median / base median (NAN when there is
+ * none). threshold is a fraction (0.05 = 5%). With two or more samples on both sides a change
+ * beyond the threshold counts only when the [p05, p95] trial bands do not overlap; with one
+ * sample on either side the threshold alone decides (*threshold_only is set). */
+enum fb_cmp_verdict fb_compare_judge(const struct fb_row *base, const struct fb_row *cur,
+                                     double threshold, double *ratio, bool *threshold_only);
+
+/* The verdict's word: "REGRESSION", "improved", ... With machines (comparing two machines,
+ * not two runs of one), "worse" / "better" replace "REGRESSION" / "improved". */
+const char *fb_compare_verdict_str(enum fb_cmp_verdict v, bool machines);
+
+/* Compares the join keys of two rows (bench, case, backend, transport, ranks, nodes, src, dst,
+ * bytes, batch, dtype, metric), strcmp-like. */
+int fb_compare_key_cmp(const struct fb_row *a, const struct fb_row *b);
+
+struct fb_cmp_entry {
+    const struct fb_read_row *base, *cur; /* NULL for the side that lacks the row */
+    double ratio;
+    enum fb_cmp_verdict verdict;
+    bool threshold_only;
+};
+
+struct fb_comparison {
+    struct fb_cmp_entry *e;
+    size_t n;
+    size_t count[FB_CMP_ONLY_NEW + 1]; /* entries per verdict */
+};
+
+/* Joins base and cur (they must outlive out): every base row in its order, matched with the
+ * first unmatched cur row with the same key, then the cur rows left over. Returns FB_OK or
+ * FB_ERR_NOMEM. Release with fb_compare_release (accepts a zeroed struct). */
+fb_status fb_compare_join(const struct fb_read_results *base, const struct fb_read_results *cur,
+                          double threshold, struct fb_comparison *out);
+void fb_compare_release(struct fb_comparison *c);
+
+/* One difference between two fingerprints: a JSON path ("cuda.driver_version",
+ * "ranks[0].cpus", "environment.NCCL_ALGO") and both values as text ("(absent)" when missing). */
+struct fb_fp_diff {
+    char path[160];
+    char base[256], cur[256];
+    int rank; /* the group that orders the list: 0 versions, 1 GPUs, 2 binding and layout,
+                 3 environment, 4 host and build, 5 the rest */
+};
+
+/* Reads base_json and cur_json (env.json files) and lists where they differ, likely causes
+ * first (the order of struct fb_fp_diff's rank, then path). *diffs is malloc'ed (free it).
+ * FB_ERR_IO with a message in err when a file cannot be read, FB_ERR_USAGE when it is not
+ * JSON. */
+fb_status fb_compare_fingerprints(const char *base_json, const char *cur_json,
+                                  struct fb_fp_diff **diffs, size_t *ndiffs, char *err,
+                                  size_t errlen);
+
+#endif
