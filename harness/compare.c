@@ -214,8 +214,7 @@ static void flatten(struct flat *f, const cJSON *node, const char *path)
 
     if (cJSON_IsObject(node) || cJSON_IsArray(node)) {
         const cJSON *child;
-        if (!node->child)
-            flat_add(f, path, cJSON_IsArray(node) ? "[]" : "{}");
+        /* An empty container adds nothing: what the other side has there shows as absent. */
         cJSON_ArrayForEach(child, node) {
             if (cJSON_IsArray(node))
                 snprintf(sub, sizeof sub, "%s[%d]", path, i++);

@@ -1,0 +1,193 @@
+/* compare's rule on known values: a 10% drop with tight trials is a REGRESSION, a 3% drop is
+ * not, a 10% drop with trials spread +-20% is noise; both directions of "better"; one-sample
+ * rows judged by the threshold alone; unknown metrics never flagged; the join's keys; and the
+ * fingerprint difference, versions first. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "test.h"
+
+/* A row whose trials spread +-spread (fraction) around median. */
+static struct fb_row row(const char *metric, double median, double spread, size_t samples)
+{
+    struct fb_row r;
+
+    memset(&r, 0, sizeof r);
+    strcpy(r.bench, "h2d");
+    strcpy(r.kase, "pinned_h2d");
+    strcpy(r.backend, "cuda");
+    strcpy(r.transport, "cudaMemcpyAsync");
+    strcpy(r.metric, metric);
+    r.nodes = r.ranks = 1;
+    r.src = 0;
+    r.dst = r.batch = -1;
+    r.count = r.wrong = -1;
+    r.bytes = 1 << 26;
+    r.st.samples = samples;
+    r.st.median = r.st.mean = median;
+    r.st.p05 = r.st.min = median * (1 - spread);
+    r.st.p95 = r.st.max = median * (1 + spread);
+    return r;
+}
+
+static enum fb_cmp_verdict judge(struct fb_row b, struct fb_row c, double thr, double *ratio)
+{
+    bool only;
+    return fb_compare_judge(&b, &c, thr, ratio, &only);
+}
+
+int main(void)
+{
+    double r;
+    bool only;
+
+    /* Directions. */
+    CHECK(fb_compare_direction("bandwidth") == FB_CMP_HIGHER);
+    CHECK(fb_compare_direction("busbw") == FB_CMP_HIGHER);
+    CHECK(fb_compare_direction("images_per_s") == FB_CMP_HIGHER);
+    CHECK(fb_compare_direction("batch_max") == FB_CMP_HIGHER);
+    CHECK(fb_compare_direction("time") == FB_CMP_LOWER);
+    CHECK(fb_compare_direction("latency") == FB_CMP_LOWER);
+    CHECK(fb_compare_direction("stall_fraction") == FB_CMP_LOWER);
+    CHECK(fb_compare_direction("overhead_vs_flat") == FB_CMP_LOWER);
+    CHECK(fb_compare_direction("bytes_fixed") == FB_CMP_UNKNOWN);
+
+    /* Higher is better: a 10% drop with +-1% trials is a regression, ratio 0.9. */
+    CHECK(judge(row("bandwidth", 20, 0.01, 10), row("bandwidth", 18, 0.01, 10), 0.05, &r) ==
+          FB_CMP_REGRESSION);
+    CHECK_NEAR(r, 0.9, 1e-12);
+    /* A 3% drop, however tight: within the threshold. */
+    CHECK(judge(row("bandwidth", 20, 0.001, 10), row("bandwidth", 19.4, 0.001, 10), 0.05, &r) ==
+          FB_CMP_SAME);
+    /* A 10% drop with trials spread +-20%: the bands overlap, noise. */
+    CHECK(judge(row("bandwidth", 20, 0.20, 10), row("bandwidth", 18, 0.20, 10), 0.05, &r) ==
+          FB_CMP_NOISE);
+    /* A 10% rise is an improvement, not a regression. */
+    CHECK(judge(row("bandwidth", 20, 0.01, 10), row("bandwidth", 22, 0.01, 10), 0.05, &r) ==
+          FB_CMP_IMPROVED);
+    /* Lower is better: time up 10% is a regression, down 10% an improvement. */
+    CHECK(judge(row("time", 100, 0.01, 10), row("time", 110, 0.01, 10), 0.05, &r) ==
+          FB_CMP_REGRESSION);
+    CHECK(judge(row("time", 100, 0.01, 10), row("time", 90, 0.01, 10), 0.05, &r) ==
+          FB_CMP_IMPROVED);
+    /* The band edge: new p95 equal to base p05 overlaps (noise); just below separates. */
+    {
+        struct fb_row b = row("bandwidth", 20, 0.02, 10), c = row("bandwidth", 18, 0.02, 10);
+        c.st.p95 = b.st.p05;
+        CHECK(judge(b, c, 0.05, &r) == FB_CMP_NOISE);
+        c.st.p95 = b.st.p05 * 0.999;
+        CHECK(judge(b, c, 0.05, &r) == FB_CMP_REGRESSION);
+    }
+    /* A settable threshold: a 10% drop under a 15% threshold is the same. */
+    CHECK(judge(row("bandwidth", 20, 0.01, 10), row("bandwidth", 18, 0.01, 10), 0.15, &r) ==
+          FB_CMP_SAME);
+    /* One sample (memfit, derived % rows): the threshold alone decides. */
+    {
+        struct fb_row b = row("batch_max", 40, 0, 1), c = row("batch_max", 36, 0, 1);
+        CHECK(fb_compare_judge(&b, &c, 0.05, &r, &only) == FB_CMP_REGRESSION && only);
+        c = row("batch_max", 39, 0, 1);
+        CHECK(fb_compare_judge(&b, &c, 0.05, &r, &only) == FB_CMP_SAME);
+    }
+    /* Unknown direction: reported as changed, never flagged. */
+    CHECK(judge(row("bytes_fixed", 100, 0, 1), row("bytes_fixed", 200, 0, 1), 0.05, &r) ==
+          FB_CMP_CHANGED);
+    /* Zeros and non-finite medians. */
+    CHECK(judge(row("busbw", 0, 0, 10), row("busbw", 0, 0, 10), 0.05, &r) == FB_CMP_SAME);
+    CHECK(judge(row("busbw", 0, 0, 10), row("busbw", 3, 0, 10), 0.05, &r) == FB_CMP_NA);
+    CHECK(judge(row("busbw", NAN, 0, 10), row("busbw", 3, 0, 10), 0.05, &r) == FB_CMP_NA);
+    CHECK(isnan(r));
+    CHECK_STR(fb_compare_verdict_str(FB_CMP_REGRESSION, false), "REGRESSION");
+    CHECK_STR(fb_compare_verdict_str(FB_CMP_REGRESSION, true), "worse");
+
+    /* The join: keys with src/transport apart, duplicates in order, rows on one side listed. */
+    {
+        struct fb_read_row brows[4], crows[4];
+        struct fb_read_results b = {.rows = brows, .nrows = 4}, c = {.rows = crows, .nrows = 4};
+        struct fb_comparison cmp;
+
+        memset(brows, 0, sizeof brows);
+        memset(crows, 0, sizeof crows);
+        brows[0].row = row("bandwidth", 20, 0.01, 10);
+        brows[1].row = row("bandwidth", 20, 0.01, 10);
+        brows[1].row.src = 1; /* another rank's share: its own key */
+        brows[2].row = row("bandwidth", 20, 0.01, 10);
+        strcpy(brows[2].row.transport, "nccl");
+        brows[3].row = row("time", 5, 0.01, 10);
+        strcpy(brows[3].row.kase, "gone");
+        crows[0].row = row("bandwidth", 20, 0.01, 10);
+        strcpy(crows[0].row.transport, "nccl");
+        crows[1].row = row("bandwidth", 18, 0.01, 10); /* src 1 drops 10% */
+        crows[1].row.src = 1;
+        crows[2].row = row("bandwidth", 20.1, 0.01, 10);
+        crows[3].row = row("time", 5, 0.01, 10);
+        strcpy(crows[3].row.kase, "new_case");
+        CHECK(fb_compare_join(&b, &c, 0.05, &cmp) == FB_OK);
+        CHECK(cmp.n == 5);
+        if (cmp.n == 5) {
+            CHECK(cmp.e[0].base == &brows[0] && cmp.e[0].cur == &crows[2]);
+            CHECK(cmp.e[0].verdict == FB_CMP_SAME);
+            CHECK(cmp.e[1].cur == &crows[1] && cmp.e[1].verdict == FB_CMP_REGRESSION);
+            CHECK(cmp.e[2].cur == &crows[0] && cmp.e[2].verdict == FB_CMP_SAME);
+            CHECK(cmp.e[3].base == &brows[3] && !cmp.e[3].cur &&
+                  cmp.e[3].verdict == FB_CMP_ONLY_BASE);
+            CHECK(cmp.e[4].cur == &crows[3] && !cmp.e[4].base &&
+                  cmp.e[4].verdict == FB_CMP_ONLY_NEW);
+        }
+        CHECK(cmp.count[FB_CMP_REGRESSION] == 1 && cmp.count[FB_CMP_SAME] == 2);
+        fb_compare_release(&cmp);
+    }
+
+    /* Fingerprints: versions before environment before host; equal leaves left out. */
+    {
+        char dir[] = "/tmp/fb_test_compare.XXXXXX", bp[64], cp[64], err[256];
+        struct fb_fp_diff *d = NULL;
+        size_t n = 0;
+        FILE *f;
+
+        if (mkdtemp(dir)) {
+            snprintf(bp, sizeof bp, "%s/b.json", dir);
+            snprintf(cp, sizeof cp, "%s/c.json", dir);
+            f = fopen(bp, "w");
+            if (f) {
+                fputs("{\"host\":{\"name\":\"k1\"},\"cuda\":{\"driver_version\":\"535.104\"},"
+                      "\"nccl\":{\"version\":\"2.18.3\"},\"environment\":{\"NCCL_ALGO\":\"Ring\"},"
+                      "\"ranks\":[{\"cpus\":\"0-9\"}],\"same\":1}", f);
+                fclose(f);
+            }
+            f = fopen(cp, "w");
+            if (f) {
+                fputs("{\"host\":{\"name\":\"m1\"},\"cuda\":{\"driver_version\":\"550.54\"},"
+                      "\"nccl\":{\"version\":\"2.18.3\"},\"environment\":{},"
+                      "\"ranks\":[{\"cpus\":\"0-19\"}],\"same\":1}", f);
+                fclose(f);
+            }
+            CHECK(fb_compare_fingerprints(bp, cp, &d, &n, err, sizeof err) == FB_OK);
+            CHECK(n == 4);
+            if (n == 4) {
+                CHECK_STR(d[0].path, "cuda.driver_version");
+                CHECK_STR(d[0].base, "535.104");
+                CHECK_STR(d[0].cur, "550.54");
+                CHECK_STR(d[1].path, "ranks[0].cpus");
+                CHECK_STR(d[2].path, "environment.NCCL_ALGO");
+                CHECK_STR(d[2].cur, "(absent)");
+                CHECK_STR(d[3].path, "host.name");
+            }
+            free(d);
+            f = fopen(cp, "w");
+            if (f) {
+                fputs("{not json", f);
+                fclose(f);
+            }
+            CHECK(fb_compare_fingerprints(bp, cp, &d, &n, err, sizeof err) == FB_ERR_USAGE);
+            CHECK_HAS(err, "c.json");
+            remove(bp);
+            remove(cp);
+            remove(dir);
+        }
+    }
+    TEST_DONE();
+}
