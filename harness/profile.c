@@ -238,7 +238,6 @@ static bool handle(struct parse *ps, const char *section, const char *name, cons
     static const char *const gdr[] = {"optional", "required", "off"};
     struct fb_profile *p = ps->p;
     long long n;
-    double v;
 
     if (KEY("profile", "name"))
         return text(ps, name, value, p->name, sizeof p->name);
