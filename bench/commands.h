@@ -14,5 +14,6 @@ int fb_cmd_list(int argc, char **argv);
 int fb_cmd_version(void);
 int fb_cmd_densenet(int argc, char **argv);
 int fb_cmd_compare(int argc, char **argv);
+int fb_cmd_accept(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@ static void usage(FILE *f)
             "  doctor           print this job's fingerprint and check binding, GPUs, MPI, IB\n"
             "  densenet         list DenseNet-121's gradient tensors in backward order\n"
             "  compare BASE NEW regression report between two runs (or two machines)\n"
+            "  accept           judge a run folder against a hardware profile (profiles/)\n"
             "  --version        print the version and what this binary was built with\n"
             "  --help           this text\n");
 }
@@ -45,6 +46,8 @@ int main(int argc, char **argv)
         return fb_cmd_densenet(argc - 1, argv + 1);
     if (strcmp(cmd, "compare") == 0)
         return fb_cmd_compare(argc - 1, argv + 1);
+    if (strcmp(cmd, "accept") == 0)
+        return fb_cmd_accept(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return fb_cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0) {

@@ -4,7 +4,7 @@
 # the build finds them, otherwise it builds the host backend alone.
 set -eu
 packages="build-essential cmake pkg-config binutils openmpi-bin libopenmpi-dev libhwloc-dev
-libibverbs-dev libcjson-dev gnuplot-nox libpng-dev libjpeg62-turbo-dev libopenblas-dev"
+libibverbs-dev libcjson-dev libinih-dev gnuplot-nox libpng-dev libjpeg62-turbo-dev libopenblas-dev"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1,0 +1,105 @@
+# accept end to end on the host backend: a real 2-rank run accepted against a profile whose
+# floors sit well below it (exit 0, all PASS/SKIP); the same run with one figure lowered below
+# its floor fails on exactly that check (exit 1); the JUnit XML parses and counts right; a
+# malformed profile, a malformed results.csv and a missing run folder are exit 2 naming the file.
+# usage: accept.sh FABRICBENCH
+. "$(dirname "$0")/lib.sh"
+fb=$1
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+
+mpi 2 "$fb" run --backend host --out "$t/run" h2d allreduce --sizes 1M,27872824 --trials 5 \
+    >"$t/run.log" 2>&1 || { cat "$t/run.log" >&2; fail "the host run failed"; finish; }
+
+# floors a tenth of what was measured, so noise cannot fail them
+ar=$(csv_awk 'v("bench") == "allreduce" && v("case") == "out_of_place" && v("metric") == "busbw" && v("bytes") == 27872824 && v("ranks") == 2 { print v("median") }' "$t/run/results.csv")
+h2d=$(csv_awk 'v("bench") == "h2d" && v("case") == "pinned_h2d" && v("metric") == "bandwidth" && v("ranks") == 2 && v("bytes") == 27872824 && v("src") != "" { m = (m == "" || v("median") < m) ? v("median") : m } END { print m }' "$t/run/results.csv")
+[ -n "$ar" ] && [ -n "$h2d" ] || { fail "no allreduce/h2d rows to set floors from"; finish; }
+cat >"$t/p.ini" <<EOF2
+[profile]
+name = test-host
+[h2d]
+min_pinned_gbps_per_gpu_all = $(awk -v x="$h2d" 'BEGIN { print x / 10 }')
+[allreduce]
+busbw_gbps.1048576.2 = 0.0001
+busbw_gbps.27872824.2 = $(awk -v x="$ar" 'BEGIN { print x / 10 }')
+busbw_gbps.27872824.4 = 1
+[compute]
+min_tflops = 0.001
+[transports]
+intra = p2p
+[noise]
+max_spread_pct = 100000
+EOF2
+
+"$fb" accept --profile "$t/p.ini" --junit "$t/good.xml" "$t/run" >"$t/good.out" 2>&1
+rc=$?
+[ "$rc" = 0 ] || { cat "$t/good.out" >&2; fail "a run that meets the profile: exit $rc, expected 0"; }
+verdict() { awk -v n="$2" '$1 == n { print $2; exit }' "$1"; }
+for c in h2d_pinned_all allreduce_busbw.1048576.2 allreduce_busbw.27872824.2 spread; do
+    [ "$(verdict "$t/good.out" $c)" = PASS ] || fail "$c: $(verdict "$t/good.out" $c), expected PASS"
+done
+# not measured: 4 ranks, compute, NCCL logs on the host backend
+for c in allreduce_busbw.27872824.4 compute_tflops transport_intra; do
+    [ "$(verdict "$t/good.out" $c)" = SKIP ] || fail "$c: $(verdict "$t/good.out" $c), expected SKIP"
+done
+grep -q "summary: 4 PASS, 0 FAIL, 3 SKIP of 7 checks" "$t/good.out" || fail "summary of the good run: $(grep summary "$t/good.out")"
+
+# the same run with the all-reduce busbw median at 27872824 on 2 ranks lowered below its floor
+cp -r "$t/run" "$t/low"
+csv_awk 'BEGIN { OFS = "," } { if (v("bench") == "allreduce" && v("case") == "out_of_place" && v("metric") == "busbw" && v("bytes") == 27872824 && v("ranks") == 2) $(col["median"]) = v("median") / 100; print }' \
+    "$t/run/results.csv" >"$t/body"
+{ head -n 1 "$t/run/results.csv"; cat "$t/body"; } >"$t/low/results.csv"
+"$fb" accept --profile "$t/p.ini" --junit "$t/low.xml" "$t/low" >"$t/low.out" 2>&1
+rc=$?
+[ "$rc" = 1 ] || { cat "$t/low.out" >&2; fail "one figure below its floor: exit $rc, expected 1"; }
+[ "$(verdict "$t/low.out" allreduce_busbw.27872824.2)" = FAIL ] || fail "the lowered check did not FAIL"
+[ "$(grep -c ' FAIL ' "$t/low.out")" = 1 ] || fail "more than the lowered check failed: $(grep ' FAIL ' "$t/low.out")"
+for c in h2d_pinned_all allreduce_busbw.1048576.2 allreduce_busbw.27872824.4 compute_tflops transport_intra; do
+    [ "$(verdict "$t/low.out" $c)" = "$(verdict "$t/good.out" $c)" ] || fail "$c changed when only the 27872824 busbw was lowered"
+done
+
+# JUnit: well-formed, one testcase per check, the right failures and skips
+python3 - "$t/good.xml" "$t/low.xml" <<'PY' || fail "JUnit XML"
+import sys, xml.etree.ElementTree as E
+for path, fails in ((sys.argv[1], 0), (sys.argv[2], 1)):
+    s = E.parse(path).getroot().find("testsuite")
+    cases = s.findall("testcase")
+    assert s.get("name") == "test-host", s.get("name")
+    assert len(cases) == 7 == int(s.get("tests")), (path, len(cases))
+    f = [c.get("name") for c in cases if c.find("failure") is not None]
+    k = [c.get("name") for c in cases if c.find("skipped") is not None]
+    assert len(f) == fails == int(s.get("failures")), (path, f)
+    assert len(k) == 3 == int(s.get("skipped")), (path, k)
+    if fails:
+        assert f == ["allreduce_busbw.27872824.2"], f
+PY
+
+# bad input: exit 2 naming the file and line
+printf '[allreduce]\nbusbw_gbps.27872824.2 = 1\nbogus_key = 3\n' >"$t/bad.ini"
+"$fb" accept --profile "$t/bad.ini" "$t/run" >"$t/bad.out" 2>&1
+rc=$?
+[ "$rc" = 2 ] || fail "malformed profile: exit $rc, expected 2"
+grep -q "bad.ini:3: unknown key 'bogus_key'" "$t/bad.out" || fail "malformed profile message: $(cat "$t/bad.out")"
+"$fb" accept --profile "$t/p.ini" "$t/nonexistent" >"$t/miss.out" 2>&1
+rc=$?
+[ "$rc" = 2 ] || fail "missing run folder: exit $rc, expected 2"
+grep -q "nonexistent" "$t/miss.out" || fail "missing run folder message: $(cat "$t/miss.out")"
+cp -r "$t/run" "$t/broken"
+sed -i '3s/,5,/,five,/' "$t/broken/results.csv"
+"$fb" accept --profile "$t/p.ini" "$t/broken" >"$t/broken.out" 2>&1
+rc=$?
+[ "$rc" = 2 ] || fail "malformed results.csv: exit $rc, expected 2"
+grep -q "results.csv:3:" "$t/broken.out" || fail "malformed CSV message: $(cat "$t/broken.out")"
+printf '{"ranks": [\n  oops\n' >"$t/broken/env.json"
+cp "$t/run/results.csv" "$t/broken/results.csv"
+"$fb" accept --profile "$t/p.ini" "$t/broken" >"$t/env.out" 2>&1
+rc=$?
+[ "$rc" = 2 ] || fail "malformed env.json: exit $rc, expected 2"
+grep -q "env.json:2:" "$t/env.out" || fail "malformed env.json message: $(cat "$t/env.out")"
+"$fb" accept --profile "$t/p.ini" >/dev/null 2>&1
+[ $? = 2 ] || fail "no run folder given: expected exit 2"
+# the shipped host profile accepts this run too (the README's example)
+"$fb" accept --profile "$(dirname "$0")/../profiles/host-ci.ini" "$t/run" >"$t/ci.out" 2>&1 ||
+    { cat "$t/ci.out" >&2; fail "profiles/host-ci.ini does not accept a host run"; }
+finish

@@ -1,0 +1,176 @@
+/* Hardware profiles: a good profile's values, each malformation named with its line, and every
+ * profile shipped in profiles/ (the folder is argv[1]) loads. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "profile.h"
+#include "test.h"
+
+static const char good[] =
+    "; a comment\n"
+    "[profile]\n"
+    "name = t4\n"
+    "description = four test GPUs\n"
+    "[node]\n"
+    "gpus = 4\n"
+    "gpu_model = V100-SXM2 ; inline comment\n"
+    "[p2p]\n"
+    "min_gbps.nvlink = 40\n"
+    "min_gbps.pcie-switch = 11.5\n"
+    "[h2d]\n"
+    "min_pinned_gbps_per_gpu_all = 2.75\n"
+    "bytes = 67108864\n"
+    "[allreduce]\n"
+    "busbw_gbps.27872824.4 = 30\n"
+    "busbw_gbps.268435456.8 = 10\n"
+    "[compute]\n"
+    "min_tflops = 12.5\n"
+    "[transports]\n"
+    "intra = p2p\n"
+    "inter = ib\n"
+    "gdrdma = required\n"
+    "[infiniband]\n"
+    "ports = 1\n"
+    "rate_gbps = 100\n"
+    "[binding]\n"
+    "required = yes\n"
+    "[noise]\n"
+    "max_spread_pct = 15\n"
+    "min_samples = 5\n";
+
+static void good_values(void)
+{
+    struct fb_profile p;
+    char err[512] = "";
+
+    CHECK(fb_profile_parse(good, "good.ini", &p, err, sizeof err) == FB_OK);
+    CHECK_STR(err, "");
+    CHECK_STR(p.name, "t4");
+    CHECK_STR(p.description, "four test GPUs");
+    CHECK(p.gpus == 4);
+    CHECK_STR(p.gpu_model, "V100-SXM2");
+    CHECK(p.np2p == 2);
+    CHECK_STR(p.p2p[0].link, "nvlink");
+    CHECK_NEAR(p.p2p[0].min_gbps, 40, 0);
+    CHECK_STR(p.p2p[1].link, "pcie-switch");
+    CHECK_NEAR(p.p2p[1].min_gbps, 11.5, 0);
+    CHECK_NEAR(p.h2d_min_gbps, 2.75, 0);
+    CHECK(p.h2d_bytes == 67108864);
+    CHECK(p.nbusbw == 2);
+    CHECK(p.busbw[0].bytes == 27872824 && p.busbw[0].ranks == 4);
+    CHECK_NEAR(p.busbw[0].min_gbps, 30, 0);
+    CHECK(p.busbw[1].bytes == 268435456 && p.busbw[1].ranks == 8);
+    CHECK_STR(p.allreduce_case, "out_of_place");
+    CHECK_STR(p.allreduce_dtype, "float32");
+    CHECK_NEAR(p.compute_min_tflops, 12.5, 0);
+    CHECK_STR(p.compute_case, "step_ours");
+    CHECK_STR(p.intra, "p2p");
+    CHECK_STR(p.inter, "ib");
+    CHECK(p.gdrdma == FB_GDR_REQUIRED);
+    CHECK(p.ib_ports == 1);
+    CHECK_NEAR(p.ib_rate_gbps, 100, 0);
+    CHECK(p.binding_required);
+    CHECK_NEAR(p.max_spread_pct, 15, 0);
+    CHECK(p.min_samples == 5);
+
+    /* unnamed: the file's base name stands for it; what is not asked stays unset */
+    CHECK(fb_profile_parse("[compute]\nmin_tflops = 1\n", "dir/site-a.ini", &p, err,
+                           sizeof err) == FB_OK);
+    CHECK_STR(p.name, "site-a");
+    CHECK(p.gpus == -1 && p.h2d_min_gbps < 0 && p.nbusbw == 0 && p.ib_ports == -1);
+    CHECK(p.min_samples == 3 && !p.binding_required && p.gdrdma == FB_GDR_UNSET);
+}
+
+/* A malformed profile is refused with "name:line: ..." naming what was wrong. */
+static void refused(const char *text, const char *where, const char *what)
+{
+    struct fb_profile p;
+    char err[512] = "";
+
+    CHECK(fb_profile_parse(text, "bad.ini", &p, err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, where);
+    CHECK_HAS(err, what);
+}
+
+static void malformed(void)
+{
+    refused("[node]\ngpus = 4\nflavour = red\n", "bad.ini:3:", "unknown key 'flavour' in [node]");
+    refused("[node]\ngpus = four\n", "bad.ini:2:", "gpus = 'four'");
+    refused("[node]\ngpus = 4x\n", "bad.ini:2:", "expected a whole number");
+    refused("[compute]\nmin_tflops = 1e999\n", "bad.ini:2:", "expected a number");
+    refused("[compute]\nmin_tflops = -3\n", "bad.ini:2:", "expected a number >= 0");
+    refused("[compute]\nmin_tflops = 1\n\n[gpu]\ncount = 4\n", "bad.ini:4:",
+            "unknown section [gpu]");
+    refused("[compute]\nmin_tflops = 1\n[empty_unknown]\n", "bad.ini:3:",
+            "unknown section [empty_unknown]");
+    refused("[compute]\nmin_tflops = 1\nmin_tflops = 2\n", "bad.ini:3:",
+            "'min_tflops' given twice");
+    refused("[compute]\nmin_tflops = 1\nthis is not ini\n", "bad.ini:3:", "not a [section]");
+    refused("[compute]\nmin_tflops = 1\n[node\n", "bad.ini:3:", "not a [section]");
+    refused("gpus = 4\n", "bad.ini:1:", "before any [section]");
+    refused("[p2p]\nmin_gbps.warp = 3\n", "bad.ini:2:", "unknown key 'min_gbps.warp'");
+    refused("[allreduce]\nbusbw_gbps.28M.4 = 3\n", "bad.ini:2:", "busbw_gbps.<bytes>.<ranks>");
+    refused("[allreduce]\nbusbw_gbps.1024 = 3\n", "bad.ini:2:", "busbw_gbps.<bytes>.<ranks>");
+    refused("[transports]\nintra = nvlink\n", "bad.ini:2:", "expected one of p2p, shm, any");
+    refused("[transports]\ngdrdma = maybe\n", "bad.ini:2:", "optional, required, off");
+    refused("[binding]\nrequired = sure\n", "bad.ini:2:", "expected yes or no");
+    refused("[profile]\nname = only-a-name\n", "bad.ini", "asks for no check");
+    /* the first error is the one reported, whether inih or our handler found it */
+    refused("[node]\ngpus = x\ngarbage\n", "bad.ini:2:", "gpus = 'x'");
+    refused("[node]\ngarbage\ngpus = x\n", "bad.ini:2:", "not a [section]");
+    {
+        char text[600];
+        snprintf(text, sizeof text, "[compute]\nmin_tflops = 1\n; %0450d\n", 7);
+        refused(text, "bad.ini:3:", "line longer than");
+    }
+}
+
+static void missing_file(void)
+{
+    struct fb_profile p;
+    char err[512] = "";
+
+    CHECK(fb_profile_load("/nonexistent/x.ini", &p, err, sizeof err) == FB_ERR_IO);
+    CHECK_HAS(err, "cannot open profile '/nonexistent/x.ini'");
+}
+
+/* Every shipped profile loads and asks for something. */
+static void shipped(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    CHECK(d != NULL);
+    if (!d)
+        return;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        char path[4096], err[512] = "";
+        struct fb_profile p;
+        if (len < 5 || strcmp(e->d_name + len - 4, ".ini") != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (fb_profile_load(path, &p, err, sizeof err) != FB_OK) {
+            fprintf(stderr, "shipped profile does not load: %s\n", err);
+            fb_test_failures++;
+        }
+        n++;
+    }
+    closedir(d);
+    CHECK(n >= 6); /* c4140-b, -k, -m, hgx-h100-8, hgx-h200-8, host-ci */
+}
+
+int main(int argc, char **argv)
+{
+    good_values();
+    malformed();
+    missing_file();
+    if (argc > 1)
+        shipped(argv[1]);
+    else
+        CHECK(!"give the profiles/ folder as argv[1]");
+    TEST_DONE();
+}
