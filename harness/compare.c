@@ -30,6 +30,21 @@ enum fb_cmp_dir fb_compare_direction(const char *metric)
     return FB_CMP_UNKNOWN;
 }
 
+/* Metrics whose value is a fraction of time in [0, 1]. */
+static bool is_fraction(const char *metric) { return strcmp(metric, "stall_fraction") == 0; }
+
+/* One-sample metrics computed from other rows' medians (the ratios a summary writes) or from a
+ * single timing (grad_ready), as opposed to figures found exactly (memfit's batches). */
+static bool is_derived(const char *metric)
+{
+    static const char *const derived[] = {"efficiency",      "cpu_vs_decode",    "copy_vs_h2d",
+                                          "pipeline_vs_h2d", "overhead_vs_flat", "grad_ready"};
+    for (size_t i = 0; i < sizeof derived / sizeof derived[0]; i++)
+        if (strcmp(metric, derived[i]) == 0)
+            return true;
+    return false;
+}
+
 enum fb_cmp_verdict fb_compare_judge(const struct fb_row *base, const struct fb_row *cur,
                                      double threshold, double *ratio, bool *threshold_only)
 {
@@ -51,10 +66,16 @@ enum fb_cmp_verdict fb_compare_judge(const struct fb_row *base, const struct fb_
     }
     r = c / b;
     *ratio = r;
-    if (!(fabs(r - 1) > threshold))
+    /* A fraction of time (a stall of 0.02 against 0.03) changes by points, not by ratio: a
+     * consumer that waits 1% of its time more is not 50% worse. */
+    if (!(is_fraction(base->metric) ? fabs(c - b) > threshold : fabs(r - 1) > threshold))
         return FB_CMP_SAME;
     if (dir == FB_CMP_UNKNOWN)
         return FB_CMP_CHANGED;
+    /* One figure derived from other rows' medians, or one timing, has no spread to judge it by:
+     * its inputs are judged on their own rows. */
+    if (*threshold_only && is_derived(base->metric))
+        return FB_CMP_NOISE;
     if (!*threshold_only) {
         /* Separated only when one run's [p05, p95] band lies wholly on one side of the other's:
          * at least 95% of one run's trials beyond 95% of the other's (docs/compare.md). */

@@ -32,9 +32,12 @@ enum fb_cmp_verdict {
 enum fb_cmp_dir fb_compare_direction(const char *metric);
 
 /* The verdict for one joined pair, and the ratio new median / base median (NAN when there is
- * none). threshold is a fraction (0.05 = 5%). With two or more samples on both sides a change
- * beyond the threshold counts only when the [p05, p95] trial bands do not overlap; with one
- * sample on either side the threshold alone decides (*threshold_only is set). */
+ * none). threshold is a fraction (0.05 = 5%; for stall_fraction, 0.05 of time, absolute). With
+ * two or more samples on both sides a change beyond the threshold counts only when the
+ * [p05, p95] trial bands do not overlap; with one sample on either side (*threshold_only is
+ * set) the threshold alone decides for figures found exactly (memfit's), and a figure derived
+ * from other rows' medians or from one timing is never flagged (noise): its inputs are judged
+ * on their own rows. */
 enum fb_cmp_verdict fb_compare_judge(const struct fb_row *base, const struct fb_row *cur,
                                      double threshold, double *ratio, bool *threshold_only);
 
