@@ -85,13 +85,25 @@ int main(void)
     /* A settable threshold: a 10% drop under a 15% threshold is the same. */
     CHECK(judge(row("bandwidth", 20, 0.01, 10), row("bandwidth", 18, 0.01, 10), 0.15, &r) ==
           FB_CMP_SAME);
-    /* One sample (memfit, derived % rows): the threshold alone decides. */
+    /* One sample found exactly (memfit): the threshold alone decides. */
     {
         struct fb_row b = row("batch_max", 40, 0, 1), c = row("batch_max", 36, 0, 1);
         CHECK(fb_compare_judge(&b, &c, 0.05, &r, &only) == FB_CMP_REGRESSION && only);
         c = row("batch_max", 39, 0, 1);
         CHECK(fb_compare_judge(&b, &c, 0.05, &r, &only) == FB_CMP_SAME);
     }
+    /* One sample derived from other rows' medians or one timing: reported, never flagged. */
+    CHECK(judge(row("efficiency", 60, 0, 1), row("efficiency", 40, 0, 1), 0.05, &r) ==
+          FB_CMP_NOISE);
+    CHECK(judge(row("grad_ready", 100, 0, 1), row("grad_ready", 200, 0, 1), 0.05, &r) ==
+          FB_CMP_NOISE);
+    /* A stall fraction moves by points: 0.02 -> 0.03 is the same (ratio 1.5), 0.02 -> 0.12
+     * with separate bands a regression. */
+    CHECK(judge(row("stall_fraction", 0.02, 0.01, 10), row("stall_fraction", 0.03, 0.01, 10),
+                0.05, &r) == FB_CMP_SAME);
+    CHECK_NEAR(r, 1.5, 1e-9);
+    CHECK(judge(row("stall_fraction", 0.02, 0.01, 10), row("stall_fraction", 0.12, 0.01, 10),
+                0.05, &r) == FB_CMP_REGRESSION);
     /* Unknown direction: reported as changed, never flagged. */
     CHECK(judge(row("bytes_fixed", 100, 0, 1), row("bytes_fixed", 200, 0, 1), 0.05, &r) ==
           FB_CMP_CHANGED);
