@@ -13,5 +13,6 @@ int fb_cmd_doctor(int argc, char **argv);
 int fb_cmd_list(int argc, char **argv);
 int fb_cmd_version(void);
 int fb_cmd_densenet(int argc, char **argv);
+int fb_cmd_nccl_log(int argc, char **argv);
 
 #endif

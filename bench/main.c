@@ -19,6 +19,7 @@ static void usage(FILE *f)
             "  list             list benchmarks, backends and collectives\n"
             "  doctor           print this job's fingerprint and check binding, GPUs, MPI, IB\n"
             "  densenet         list DenseNet-121's gradient tensors in backward order\n"
+            "  nccl-log FILE... read NCCL_DEBUG=INFO logs: transports, version, NICs, verdicts\n"
             "  --version        print the version and what this binary was built with\n"
             "  --help           this text\n");
 }
@@ -42,6 +43,8 @@ int main(int argc, char **argv)
         return fb_cmd_list(argc - 1, argv + 1);
     if (strcmp(cmd, "densenet") == 0)
         return fb_cmd_densenet(argc - 1, argv + 1);
+    if (strcmp(cmd, "nccl-log") == 0)
+        return fb_cmd_nccl_log(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return fb_cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0) {

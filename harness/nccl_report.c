@@ -74,9 +74,17 @@ static int conn_cmp(const void *a, const void *b)
     return family(x->path) - family(y->path);
 }
 
+/* Within a family, how far a path is from the best: GPUDirect RDMA, IB, another plugin,
+ * sockets. */
+static int badness(enum fb_nccl_path p)
+{
+    return p == FB_NCCL_SOCKET ? 3 : p == FB_NCCL_NET_OTHER ? 2 : p == FB_NCCL_IB ? 1 : 0;
+}
+
 /* One entry per connection: the sender's and receiver's lines of a network connection are
- * one, and so are a channel's connection indices. When the two ends disagree on GPUDirect RDMA
- * the connection counts as without it, since the data then passes through host memory. */
+ * one, and so are a channel's connection indices. Lines that disagree keep the worse path:
+ * when one end lacks GPUDirect RDMA the data passes through host memory, and when logs of
+ * several communicators (or jobs) are read together a misconfigured one must not be hidden. */
 static void conns_merge(struct fb_nccl_report *r)
 {
     size_t out = 0;
@@ -86,7 +94,7 @@ static void conns_merge(struct fb_nccl_report *r)
     for (size_t i = 0; i < r->nconns; i++) {
         struct fb_nccl_conn *c = &r->conns[i];
         if (out && conn_cmp(&r->conns[out - 1], c) == 0) {
-            if (c->path == FB_NCCL_IB && r->conns[out - 1].path == FB_NCCL_IB_GDR)
+            if (badness(c->path) > badness(r->conns[out - 1].path))
                 r->conns[out - 1] = *c;
             continue;
         }

@@ -116,9 +116,9 @@ static void verdict_inter(const struct fb_nccl_report *r, struct fb_nccl_verdict
                  sock, total, r->ib_missing ? "found no InfiniBand device" : "used no InfiniBand");
     } else {
         set(v, "nccl_inter", FB_PASS);
-        snprintf(v->text, sizeof v->text, "%zu inter-node connections: %zu InfiniBand, %zu "
-                 "through another network plugin, %zu multi-node NVLink", total, ib,
-                 r->inter[FB_NCCL_NET_OTHER], r->inter[FB_NCCL_P2P]);
+        snprintf(v->text, sizeof v->text, "%zu inter-node connections, none through TCP "
+                 "sockets (%zu InfiniBand, %zu another network plugin, %zu multi-node NVLink)",
+                 total, ib, r->inter[FB_NCCL_NET_OTHER], r->inter[FB_NCCL_P2P]);
     }
 }
 
