@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "nccl_report.h"
 
@@ -272,4 +273,41 @@ out:
     free(paths);
     closedir(d);
     return st;
+}
+
+fb_status fb_nccl_report_path(const char *path, struct fb_nccl_report *r, char *err,
+                              size_t errlen)
+{
+    struct stat sb;
+
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return fb_nccl_report_dir(path, r, err, errlen);
+    return fb_nccl_report_files(&path, 1, r, err, errlen);
+}
+
+static size_t counts_add(char *buf, size_t len, size_t used, const char *where,
+                         const size_t *counts)
+{
+    bool any = false;
+
+    for (int p = 0; p < FB_NCCL_PATHS && used < len; p++) {
+        if (!counts[p])
+            continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s%s %zu", any ? ", " : where,
+                                 fb_nccl_path_str((enum fb_nccl_path)p), counts[p]);
+        any = true;
+    }
+    return used;
+}
+
+void fb_nccl_report_summary(const struct fb_nccl_report *r, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "NCCL %s; %zu connections",
+                                   r->version[0] ? r->version : "(version not stated)",
+                                   r->nconns);
+
+    used = counts_add(buf, len, used, "; intra-node ", r->intra);
+    used = counts_add(buf, len, used, "; inter-node ", r->inter);
+    if (used < len && r->nics[0])
+        snprintf(buf + used, len - used, "; NICs %s", r->nics);
 }

@@ -95,6 +95,14 @@ const char *fb_nccl_path_str(enum fb_nccl_path p);
 fb_status fb_nccl_report_files(const char *const *paths, size_t n, struct fb_nccl_report *r,
                                char *err, size_t errlen);
 
+/* A folder (its nccl-rank*.log, as fb_nccl_report_dir) or one file (as fb_nccl_report_files). */
+fb_status fb_nccl_report_path(const char *path, struct fb_nccl_report *r, char *err,
+                              size_t errlen);
+
+/* One line summing the report up: "NCCL 2.19.3; 8 connections: intra-node P2P 4; inter-node
+ * IB+GDR 4; NICs mlx5_0:1/IB". */
+void fb_nccl_report_summary(const struct fb_nccl_report *r, char *buf, size_t len);
+
 /* Frees what the report holds (its connections) and empties it; accepts a zeroed report. */
 void fb_nccl_report_release(struct fb_nccl_report *r);
 

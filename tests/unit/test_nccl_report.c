@@ -258,6 +258,12 @@ static void test_logs(const char *dir)
     CHECK(r.nconns == 8 && r.conns[0].channel == 0 && r.conns[0].src == 0 && r.conns[0].dst == 1);
     CHECK(verdict_of(v, "nccl_version") == FB_PASS && verdict_of(v, "nccl_intra") == FB_PASS &&
           verdict_of(v, "nccl_inter") == FB_PASS && verdict_of(v, "nccl_gdr") == FB_PASS);
+    {
+        char sum[512];
+        fb_nccl_report_summary(&r, sum, sizeof sum);
+        CHECK_STR(sum, "NCCL 2.19.3; 8 connections; intra-node P2P 4; inter-node IB+GDR 4; "
+                       "NICs mlx5_0:1/IB");
+    }
     fb_nccl_report_release(&r);
 
     /* one node, SHM where P2P should be */
