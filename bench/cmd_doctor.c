@@ -18,22 +18,25 @@
 #include "fingerprint.h"
 #include "ib.h"
 #include "log.h"
+#include "nccl_report.h"
 #include "session.h"
 #include "topology.h"
 
-enum { OPT_BACKEND = 256, OPT_COLL, OPT_JSON };
+enum { OPT_BACKEND = 256, OPT_COLL, OPT_JSON, OPT_NCCL_LOG };
 
 static const struct option doctor_options[] = {
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"coll", required_argument, NULL, OPT_COLL},
     {"json", required_argument, NULL, OPT_JSON},
+    {"nccl-log", required_argument, NULL, OPT_NCCL_LOG},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 static void usage(void)
 {
-    printf("usage: mpirun -np N fabricbench doctor [--backend B] [--coll C] [--json FILE]\n\n"
+    printf("usage: mpirun -np N fabricbench doctor [--backend B] [--coll C] [--json FILE]\n"
+           "                                       [--nccl-log DIR|FILE]\n\n"
            "Prints this job's environment (hosts, CPUs, NUMA, each rank's binding and GPU) and\n"
            "checks it against the usual advice for GPU training fabrics: one rank per GPU, each\n"
            "rank bound to its GPU's socket, CUDA-aware MPI, InfiniBand ports up.\n"
@@ -42,13 +45,16 @@ static void usage(void)
            "  --backend auto|host|cuda   device backend to open (default auto)\n"
            "  --coll auto|nccl|mpi       collectives to choose (default auto)\n"
            "  --json FILE                also write the fingerprint as JSON to FILE\n"
+           "  --nccl-log DIR|FILE        also judge NCCL's INFO log: a run folder's\n"
+           "                             nccl-rank*.log, or one file (see `nccl-log`)\n"
            "  --help                     this text\n\n"
            "exit code: 0 nothing failed (warnings allowed), 1 a check failed, 2 bad options.\n");
 }
 
 /* Parses the options; on bad input writes one line to err and returns false. */
 static bool parse(int argc, char **argv, const char **backend, const char **coll,
-                  const char **json, bool *help, char *err, size_t errlen)
+                  const char **json, const char **nccl_log, bool *help, char *err,
+                  size_t errlen)
 {
     char why[160];
     int c;
@@ -73,6 +79,9 @@ static bool parse(int argc, char **argv, const char **backend, const char **coll
             break;
         case OPT_JSON:
             *json = optarg;
+            break;
+        case OPT_NCCL_LOG:
+            *nccl_log = optarg;
             break;
         case 'h':
             *help = true;
@@ -180,6 +189,38 @@ static void print_checks(const struct fb_check *checks, size_t n)
     }
 }
 
+/* Rank 0: the verdicts on NCCL's log at path, printed as checks. Returns the exit code they
+ * call for: 2 when the log cannot be read or is malformed, 1 when a verdict FAILs. A folder
+ * without logs is a SKIP: a run with MPI collectives keeps none. */
+static int nccl_log_checks(const char *path)
+{
+    struct fb_nccl_report r;
+    struct fb_nccl_verdict v[FB_NCCL_VERDICTS];
+    char err[512], summary[512];
+    fb_status st = fb_nccl_report_path(path, &r, err, sizeof err);
+    int code = 0;
+
+    if (st == FB_ERR_UNSUPPORTED) {
+        fb_out("%s  %-16s  %s\n", fb_verdict_str(FB_SKIP), "nccl_log", err);
+        return 0;
+    }
+    if (st != FB_OK) {
+        fb_error("doctor: --nccl-log: %s", err);
+        return 2;
+    }
+    fb_nccl_report_summary(&r, summary, sizeof summary);
+    fb_out("%s  %-16s  %s\n", fb_verdict_str(r.nccl_lines ? FB_PASS : FB_SKIP), "nccl_log",
+           r.nccl_lines ? summary : "no NCCL line in the log (was NCCL_DEBUG=INFO set?)");
+    if (r.nccl_lines) {
+        if (fb_nccl_verdicts(&r, v) == FB_FAIL)
+            code = 1;
+        for (int i = 0; i < FB_NCCL_VERDICTS; i++)
+            fb_out("%s  %-16s  %s\n", fb_verdict_str(v[i].verdict), v[i].check, v[i].text);
+    }
+    fb_nccl_report_release(&r);
+    return code;
+}
+
 /* Every node judges its own HCAs (one node's port down is the classic multi-node failure);
  * rank 0 keeps the worst, naming the host when there is more than one node. */
 static fb_status infiniband_worst(const struct fb_session *s, const struct fb_rank_facts *facts,
@@ -234,7 +275,7 @@ out:
 
 int fb_cmd_doctor(int argc, char **argv)
 {
-    const char *backend = "auto", *coll = "auto", *json_path = NULL;
+    const char *backend = "auto", *coll = "auto", *json_path = NULL, *nccl_log = NULL;
     bool help = false;
     char err[256] = "";
     int rank = 0, code = 0;
@@ -248,7 +289,7 @@ int fb_cmd_doctor(int argc, char **argv)
 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     /* Every rank parses the same argv, so all agree without talking. */
-    if (!parse(argc, argv, &backend, &coll, &json_path, &help, err, sizeof err)) {
+    if (!parse(argc, argv, &backend, &coll, &json_path, &nccl_log, &help, err, sizeof err)) {
         if (rank == 0)
             fb_error("doctor: %s", err);
         return 2;
@@ -292,6 +333,10 @@ int fb_cmd_doctor(int argc, char **argv)
             print_checks(checks, nchecks);
             if (fb_doctor_worst(checks, nchecks) == FB_FAIL)
                 code = 1;
+            if (nccl_log) {
+                int ncode = nccl_log_checks(nccl_log);
+                code = ncode > code ? ncode : code;
+            }
             if (json_path && (st = fb_fingerprint_write(json_path, fp)) != FB_OK)
                 code = fb_status_exit_code(st);
             else if (json_path)

@@ -15,6 +15,7 @@
 #include "half.h"
 #include "log.h"
 #include "nccl_log.h"
+#include "nccl_report.h"
 #include "registry.h"
 #include "results.h"
 #include "runner.h"
@@ -277,6 +278,42 @@ static fb_status keep_nccl_log(struct run *r)
     return FB_OK;
 }
 
+/* Collective: after NCCL ran with its log kept in the run folder, rank 0 reads the logs it can
+ * see and prints the verdicts (also into the run's log). Advice only: the exit code stays the
+ * measurement's, and a log that cannot be read is a warning, not a failed run. */
+static void judge_nccl_log(struct run *r)
+{
+    const struct fb_world *w = &r->s.world;
+    struct fb_nccl_report rep;
+    struct fb_nccl_verdict v[FB_NCCL_VERDICTS];
+    char err[512], summary[512];
+    fb_status st;
+
+    if (r->s.coll != &fb_coll_nccl || r->opt.no_nccl_log)
+        return;
+    /* every rank has set its connections up and logged them */
+    MPI_Barrier(w->comm);
+    if (w->rank != 0)
+        return;
+    st = fb_nccl_report_dir(r->res.dir, &rep, err, sizeof err);
+    if (st == FB_ERR_UNSUPPORTED)
+        return; /* the user's NCCL_DEBUG_FILE or level kept the log elsewhere */
+    if (st != FB_OK) {
+        fb_warn("NCCL's log not judged: %s", err);
+        return;
+    }
+    if (rep.nccl_lines) {
+        fb_nccl_report_summary(&rep, summary, sizeof summary);
+        fb_out("nccl-log: %s\n", summary);
+        fb_nccl_verdicts(&rep, v);
+        for (int i = 0; i < FB_NCCL_VERDICTS; i++)
+            if (v[i].verdict != FB_SKIP)
+                fb_out("nccl-log: %s %s: %s\n", fb_verdict_str(v[i].verdict), v[i].check,
+                       v[i].text);
+    }
+    fb_nccl_report_release(&rep);
+}
+
 static int run_main(struct run *r)
 {
     const struct fb_world *w = &r->s.world;
@@ -306,6 +343,7 @@ static int run_main(struct run *r)
         goto out;
     }
     rc = run_benchmarks(r);
+    judge_nccl_log(r);
 out:
     if (w->rank == 0) {
         fb_log_set_file(NULL);

@@ -21,6 +21,7 @@ static void usage(FILE *f)
             "  densenet         list DenseNet-121's gradient tensors in backward order\n"
             "  compare BASE NEW regression report between two runs (or two machines)\n"
             "  accept           judge a run folder against a hardware profile (profiles/)\n"
+            "  nccl-log FILE... read NCCL_DEBUG=INFO logs: transports, version, NICs, verdicts\n"
             "  --version        print the version and what this binary was built with\n"
             "  --help           this text\n");
 }
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
         return fb_cmd_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "accept") == 0)
         return fb_cmd_accept(argc - 1, argv + 1);
+    if (strcmp(cmd, "nccl-log") == 0)
+        return fb_cmd_nccl_log(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return fb_cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0) {

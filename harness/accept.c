@@ -21,10 +21,6 @@
 #include "nccl_report.h"
 #include "results_read.h"
 
-/* Until branch nccllog (the report's implementation) is merged, a binary without it links and
- * answers "no NCCL log reader" (the checks SKIP). Remove with the merge. */
-#pragma weak fb_nccl_report_dir
-
 /* What every check reads. */
 struct ctx {
     const struct fb_profile *p;
@@ -502,10 +498,10 @@ static fb_status check_transports(struct ctx *c, char *err, size_t errlen)
     if (!p->intra[0] && !p->inter[0] && (p->gdrdma == FB_GDR_UNSET || p->gdrdma == FB_GDR_OPTIONAL))
         return FB_OK;
     memset(&rep, 0, sizeof rep);
-    st = fb_nccl_report_dir ? fb_nccl_report_dir(c->run_dir, &rep, why, sizeof why)
-                            : FB_ERR_UNSUPPORTED;
+    st = fb_nccl_report_dir(c->run_dir, &rep, why, sizeof why);
     if (st != FB_OK && st != FB_ERR_UNSUPPORTED) {
         snprintf(err, errlen, "%s", why[0] ? why : fb_status_str(st));
+        fb_nccl_report_release(&rep);
         return st == FB_ERR_NOMEM ? st : FB_ERR_USAGE;
     }
     have = st == FB_OK;
@@ -529,6 +525,7 @@ static fb_status check_transports(struct ctx *c, char *err, size_t errlen)
     else if (p->gdrdma == FB_GDR_OFF)
         transport_check(c, "gdrdma", "none with GPUDirect RDMA", rep.inter,
                         sum(rep.inter) - rep.inter[FB_NCCL_IB_GDR], "between nodes", have, why);
+    fb_nccl_report_release(&rep);
     return FB_OK;
 }
 

@@ -75,6 +75,36 @@ for path, fails in ((sys.argv[1], 0), (sys.argv[2], 1)):
         assert f == ["allreduce_busbw.27872824.2"], f
 PY
 
+# the required transports, judged on NCCL's own logs kept in a run folder: a 2-node log with
+# P2P inside nodes and InfiniBand with GPUDirect RDMA between them passes intra, inter and
+# gdrdma = required; one where NCCL fell back to sockets although it found InfiniBand fails
+# transport_inter (and gdrdma), nothing else
+logs=$(dirname "$0")/data/nccl
+cat >"$t/tp.ini" <<EOF2
+[profile]
+name = test-transports
+[transports]
+intra = p2p
+inter = ib
+gdrdma = required
+EOF2
+cp -r "$t/run" "$t/ib" && cp "$logs/ib_gdr_2node.log" "$t/ib/nccl-rank0.log"
+"$fb" accept --profile "$t/tp.ini" "$t/ib" >"$t/ib.out" 2>&1
+rc=$?
+[ "$rc" = 0 ] || { cat "$t/ib.out" >&2; fail "IB+GDR log against intra=p2p inter=ib gdr=required: exit $rc"; }
+for c in transport_intra transport_inter gdrdma; do
+    [ "$(verdict "$t/ib.out" $c)" = PASS ] || fail "IB log: $c is $(verdict "$t/ib.out" $c), expected PASS"
+done
+cp -r "$t/run" "$t/sock" && cp "$logs/socket_despite_ib.log" "$t/sock/nccl-rank0.log"
+"$fb" accept --profile "$t/tp.ini" "$t/sock" >"$t/sock.out" 2>&1
+rc=$?
+[ "$rc" = 1 ] || { cat "$t/sock.out" >&2; fail "sockets despite IB: exit $rc, expected 1"; }
+[ "$(verdict "$t/sock.out" transport_inter)" = FAIL ] || fail "sockets despite IB: transport_inter is $(verdict "$t/sock.out" transport_inter)"
+cp "$logs/malformed.log" "$t/sock/nccl-rank0.log"
+"$fb" accept --profile "$t/tp.ini" "$t/sock" >"$t/mal.out" 2>&1
+[ $? = 2 ] || fail "a malformed NCCL log in the run: expected exit 2: $(cat "$t/mal.out")"
+grep -q "nccl-rank0.log:[0-9]" "$t/mal.out" || fail "the malformed log is not named with its line: $(cat "$t/mal.out")"
+
 # bad input: exit 2 naming the file and line
 printf '[allreduce]\nbusbw_gbps.27872824.2 = 1\nbogus_key = 3\n' >"$t/bad.ini"
 "$fb" accept --profile "$t/bad.ini" "$t/run" >"$t/bad.out" 2>&1

@@ -1,0 +1,313 @@
+/* Reading NCCL's logs into one report: every line classified (nccl_line.c), the connections
+ * of all ranks gathered and merged (both ends of a network connection log it), NICs and
+ * environment settings collected once each. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "nccl_report.h"
+
+void fb_nccl_report_release(struct fb_nccl_report *r)
+{
+    if (!r)
+        return;
+    free(r->conns);
+    memset(r, 0, sizeof *r);
+}
+
+/* Adds item to a comma-separated list unless it is there; "..." ends a list that is full. */
+static void list_add(char *list, size_t size, const char *item)
+{
+    size_t used = strlen(list), n = strlen(item);
+    const char *p = list;
+
+    if (!n)
+        return;
+    for (; (p = strstr(p, item)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+            return;
+    if (used >= 3 && strcmp(list + used - 3, "...") == 0)
+        return;
+    if (used + n + 2 + 4 > size) {
+        if (used + 4 < size)
+            strcat(list, used ? ",..." : "...");
+        return;
+    }
+    if (used)
+        strcat(list, ",");
+    strcat(list, item);
+}
+
+static fb_status conn_add(struct fb_nccl_report *r, size_t *cap, const struct fb_nccl_conn *c)
+{
+    if (r->nconns == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 256;
+        struct fb_nccl_conn *grown = realloc(r->conns, ncap * sizeof *grown);
+        if (!grown)
+            return FB_ERR_NOMEM;
+        r->conns = grown;
+        *cap = ncap;
+    }
+    r->conns[r->nconns++] = *c;
+    return FB_OK;
+}
+
+/* P2P, SHM and the network are the families a connection is merged within. */
+static int family(enum fb_nccl_path p)
+{
+    return p == FB_NCCL_P2P ? 0 : p == FB_NCCL_SHM ? 1 : 2;
+}
+
+static int conn_cmp(const void *a, const void *b)
+{
+    const struct fb_nccl_conn *x = a, *y = b;
+
+    if (x->channel != y->channel)
+        return x->channel < y->channel ? -1 : 1;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst)
+        return x->dst < y->dst ? -1 : 1;
+    return family(x->path) - family(y->path);
+}
+
+/* Within a family, how far a path is from the best: GPUDirect RDMA, IB, another plugin,
+ * sockets. */
+static int badness(enum fb_nccl_path p)
+{
+    return p == FB_NCCL_SOCKET ? 3 : p == FB_NCCL_NET_OTHER ? 2 : p == FB_NCCL_IB ? 1 : 0;
+}
+
+/* One entry per connection: the sender's and receiver's lines of a network connection are
+ * one, and so are a channel's connection indices. Lines that disagree keep the worse path:
+ * when one end lacks GPUDirect RDMA the data passes through host memory, and when logs of
+ * several communicators (or jobs) are read together a misconfigured one must not be hidden. */
+static void conns_merge(struct fb_nccl_report *r)
+{
+    size_t out = 0;
+
+    if (r->nconns)
+        qsort(r->conns, r->nconns, sizeof *r->conns, conn_cmp);
+    for (size_t i = 0; i < r->nconns; i++) {
+        struct fb_nccl_conn *c = &r->conns[i];
+        if (out && conn_cmp(&r->conns[out - 1], c) == 0) {
+            if (badness(c->path) > badness(r->conns[out - 1].path))
+                r->conns[out - 1] = *c;
+            continue;
+        }
+        r->conns[out++] = *c;
+    }
+    r->nconns = out;
+    for (size_t i = 0; i < r->nconns; i++)
+        (r->conns[i].inter ? r->inter : r->intra)[r->conns[i].path]++;
+}
+
+static void take_version(struct fb_nccl_report *r, const char *v)
+{
+    if (!r->version[0])
+        snprintf(r->version, sizeof r->version, "%s", v);
+    else if (strcmp(r->version, v) != 0 && !r->version_other[0])
+        snprintf(r->version_other, sizeof r->version_other, "%s", v);
+}
+
+/* Applies one classified line to the report; FB_ERR_USAGE with "path:lineno: why" on a
+ * malformed line. */
+static fb_status take_line(struct fb_nccl_report *r, size_t *cap, const struct fb_nccl_line *l,
+                           const char *path, size_t lineno, char *err, size_t errlen)
+{
+    char nic[64];
+
+    if (l->kind != FB_NCCL_LINE_OTHER)
+        r->nccl_lines++;
+    switch (l->kind) {
+    case FB_NCCL_LINE_BAD:
+        snprintf(err, errlen, "%s:%zu: %s", path, lineno, l->text);
+        return FB_ERR_USAGE;
+    case FB_NCCL_LINE_CONN:
+        return conn_add(r, cap, &l->conn);
+    case FB_NCCL_LINE_VERSION: take_version(r, l->version); break;
+    case FB_NCCL_LINE_NET_IB:
+        r->ib_available = r->ib_available || l->text[0];
+        /* fall through - both lists name the NICs */
+    case FB_NCCL_LINE_NET_SOCKET:
+        for (const char *p = l->text; *p;) {
+            size_t n = strcspn(p, " ");
+            snprintf(nic, sizeof nic, "%.*s", (int)n, p);
+            list_add(r->nics, sizeof r->nics, nic);
+            p += n + (p[n] == ' ');
+        }
+        break;
+    case FB_NCCL_LINE_NET_IB_NONE: r->ib_missing = true; break;
+    case FB_NCCL_LINE_NETWORK:
+        snprintf(r->network, sizeof r->network, "%.31s", l->text);
+        /* the IB network (NCCL's or a plugin's) is used only when it found devices */
+        if (strncmp(l->text, "IB", 2) == 0)
+            r->ib_available = true;
+        break;
+    case FB_NCCL_LINE_ENV: list_add(r->env, sizeof r->env, l->text); break;
+    case FB_NCCL_LINE_WARN: r->warns++; break;
+    default: break;
+    }
+    return FB_OK;
+}
+
+static fb_status read_file(struct fb_nccl_report *r, size_t *cap, const char *path, char *err,
+                           size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t len = 0, lineno = 0;
+    ssize_t n;
+    fb_status st = FB_OK;
+    struct fb_nccl_line l;
+
+    if (!f) {
+        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        return FB_ERR_IO;
+    }
+    errno = 0;
+    while ((n = getline(&line, &len, f)) >= 0) {
+        lineno++;
+        r->lines++;
+        if (strlen(line) != (size_t)n) {
+            snprintf(err, errlen, "%s:%zu: a NUL byte: not a text log", path, lineno);
+            st = FB_ERR_USAGE;
+            goto out;
+        }
+        fb_nccl_classify_line(line, &l);
+        if ((st = take_line(r, cap, &l, path, lineno, err, errlen)) != FB_OK) {
+            if (st == FB_ERR_NOMEM)
+                snprintf(err, errlen, "out of memory reading '%s'", path);
+            goto out;
+        }
+        errno = 0;
+    }
+    if (ferror(f)) {
+        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno ? errno : EIO));
+        st = FB_ERR_IO;
+    }
+out:
+    free(line);
+    fclose(f);
+    return st;
+}
+
+fb_status fb_nccl_report_files(const char *const *paths, size_t n, struct fb_nccl_report *r,
+                               char *err, size_t errlen)
+{
+    size_t cap = 0;
+    fb_status st = FB_OK;
+
+    memset(r, 0, sizeof *r);
+    err[0] = '\0';
+    for (size_t i = 0; i < n && st == FB_OK; i++)
+        st = read_file(r, &cap, paths[i], err, errlen);
+    if (st != FB_OK) {
+        fb_nccl_report_release(r);
+        return st;
+    }
+    conns_merge(r);
+    return FB_OK;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_rank_log(const char *name)
+{
+    size_t n = strlen(name);
+
+    return strncmp(name, "nccl-rank", 9) == 0 && n > 13 && strcmp(name + n - 4, ".log") == 0;
+}
+
+fb_status fb_nccl_report_dir(const char *run_dir, struct fb_nccl_report *r, char *err,
+                             size_t errlen)
+{
+    DIR *d = opendir(run_dir);
+    struct dirent *e;
+    char **paths = NULL;
+    size_t n = 0, cap = 0;
+    fb_status st = FB_OK;
+
+    memset(r, 0, sizeof *r);
+    if (!d) {
+        snprintf(err, errlen, "cannot read folder '%s': %s", run_dir, strerror(errno));
+        return FB_ERR_IO;
+    }
+    while ((e = readdir(d))) {
+        if (!is_rank_log(e->d_name))
+            continue;
+        if (n == cap) {
+            char **grown = realloc(paths, (cap = cap ? cap * 2 : 16) * sizeof *paths);
+            if (!grown) {
+                st = FB_ERR_NOMEM;
+                goto out;
+            }
+            paths = grown;
+        }
+        if (!(paths[n] = malloc(strlen(run_dir) + strlen(e->d_name) + 2))) {
+            st = FB_ERR_NOMEM;
+            goto out;
+        }
+        sprintf(paths[n++], "%s/%s", run_dir, e->d_name);
+    }
+    if (!n) {
+        snprintf(err, errlen, "no nccl-rank*.log in '%s'", run_dir);
+        st = FB_ERR_UNSUPPORTED;
+        goto out;
+    }
+    /* a fixed order, so the same folder always names the same first bad file */
+    qsort(paths, n, sizeof *paths, str_cmp);
+    st = fb_nccl_report_files((const char *const *)paths, n, r, err, errlen);
+out:
+    if (st == FB_ERR_NOMEM)
+        snprintf(err, errlen, "out of memory listing '%s'", run_dir);
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    closedir(d);
+    return st;
+}
+
+fb_status fb_nccl_report_path(const char *path, struct fb_nccl_report *r, char *err,
+                              size_t errlen)
+{
+    struct stat sb;
+
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return fb_nccl_report_dir(path, r, err, errlen);
+    return fb_nccl_report_files(&path, 1, r, err, errlen);
+}
+
+static size_t counts_add(char *buf, size_t len, size_t used, const char *where,
+                         const size_t *counts)
+{
+    bool any = false;
+
+    for (int p = 0; p < FB_NCCL_PATHS && used < len; p++) {
+        if (!counts[p])
+            continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s%s %zu", any ? ", " : where,
+                                 fb_nccl_path_str((enum fb_nccl_path)p), counts[p]);
+        any = true;
+    }
+    return used;
+}
+
+void fb_nccl_report_summary(const struct fb_nccl_report *r, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "NCCL %s; %zu connections",
+                                   r->version[0] ? r->version : "(version not stated)",
+                                   r->nconns);
+
+    used = counts_add(buf, len, used, "; intra-node ", r->intra);
+    used = counts_add(buf, len, used, "; inter-node ", r->inter);
+    if (used < len && r->nics[0])
+        snprintf(buf + used, len - used, "; NICs %s", r->nics);
+}

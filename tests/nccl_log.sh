@@ -1,0 +1,58 @@
+#!/bin/sh
+# `fabricbench nccl-log` on whole logs: its exit codes (0 no FAIL, 1 a verdict FAILs, 2 bad
+# input), its table and verdicts, and bad input - malformed, NUL bytes, empty, missing, a
+# folder - answered by one error line naming the file (and line), never a crash.
+. "$(dirname "$0")/lib.sh"
+bin=$1 data=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+run() { # EXPECTED_RC ARGS...
+    want=$1; shift
+    "$bin" nccl-log "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+    [ "$rc" = "$want" ] || fail "nccl-log $* exited $rc, expected $want: $(cat "$work/err")"
+}
+has() { grep -q -- "$2" "$work/$1" || fail "$1 of the last run lacks '$2': $(cat "$work/$1")"; }
+bad() { # TEXT ARGS...: exit 2, one error line with TEXT, nothing on stdout
+    text=$1; shift
+    run 2 "$@"
+    [ "$(grep -c 'error: ' "$work/err")" = 1 ] || fail "nccl-log $*: not one error line: $(cat "$work/err")"
+    has err "$text"
+    [ ! -s "$work/out" ] || fail "nccl-log $* printed on stdout: $(cat "$work/out")"
+}
+
+run 0 "$data/ib_gdr_2node.log"
+has out "^# version: 2.19.3"
+has out "^        0      1      2 IB+GDR  inter NET/IB/0/GDRDMA"
+has out "intra-node: P2P 4; inter-node: IB+GDR 4"
+has out "^PASS nccl_gdr"
+[ "$(grep -c '^PASS ' "$work/out")" = 4 ] || fail "ib_gdr_2node: not 4 PASS: $(cat "$work/out")"
+run 0 "$data/shm_single.log"
+has out "^WARN nccl_intra: all 8 intra-node connections through shared memory"
+run 1 "$data/socket_despite_ib.log"
+has out "^FAIL nccl_inter: 4 of 4 inter-node connections through TCP sockets although"
+# several files make one report: the FAIL of one is the FAIL of all
+run 1 --brief "$data/ib_gdr_2node.log" "$data/socket_despite_ib.log"
+has out "# NCCL log: 2 file(s)"
+grep -q "^  *0 " "$work/out" && fail "--brief printed the table of connections"
+run 0 --json "$data/ring_23.log"
+has out '"version":	"2.3.7"'
+has out '"check":	"nccl_gdr"'
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/out" 2>/dev/null ||
+    { command -v python3 >/dev/null && fail "--json is not JSON: $(cat "$work/out")"; }
+
+bad "malformed.log:4: unknown transport 'WARP/0'" "$data/malformed.log"
+printf 'h:1:1 [0] NCCL INFO NCCL version 2.19.3+cuda12.3\nabc\000def\n' >"$work/nul.log"
+bad "nul.log:2: a NUL byte: not a text log" "$work/nul.log"
+: >"$work/empty.log"
+bad "no NCCL line in '$work/empty.log'" "$work/empty.log"
+bad "cannot read '$work/missing.log': No such file or directory" "$work/missing.log"
+bad "cannot read '$work': Is a directory" "$work"
+bad "no log file given"
+bad "unknown option '--bogus'" --bogus "$data/shm_single.log"
+# a missing file among good ones is still bad input
+bad "missing.log'" "$data/shm_single.log" "$work/missing.log"
+# an empty file among logs with NCCL lines is merely empty
+run 0 "$work/empty.log" "$data/shm_single.log"
+finish

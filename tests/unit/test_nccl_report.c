@@ -1,0 +1,350 @@
+/* The NCCL log classifier on real lines: every line of the fixture nccl-log-lines.tsv (lines
+ * from public bug reports, NCCL 2.3 to 2.30, each labelled with what it shows) must be
+ * classified as labelled; then whole logs of tests/data/nccl read into reports and verdicts.
+ * argv[1]: the fixture folder; argv[2]: tests/data/nccl. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nccl_report.h"
+#include "test.h"
+
+/* What a fixture category says a line is: its kind and, for a transport line, its path and
+ * the transport text NCCL wrote ("" = not checked). */
+struct expect {
+    const char *category;
+    enum fb_nccl_kind kind;
+    enum fb_nccl_path path;
+    const char *transport;
+};
+
+static const struct expect expects[] = {
+    {"p2p_ipc", FB_NCCL_LINE_CONN, FB_NCCL_P2P, "P2P/IPC"},
+    {"p2p_ipc_read", FB_NCCL_LINE_CONN, FB_NCCL_P2P, "P2P/IPC/read"},
+    {"p2p_cumem", FB_NCCL_LINE_CONN, FB_NCCL_P2P, "P2P/CUMEM"},
+    {"p2p_cumem_read", FB_NCCL_LINE_CONN, FB_NCCL_P2P, "P2P/CUMEM/read"},
+    {"p2p_direct", FB_NCCL_LINE_CONN, FB_NCCL_P2P, "P2P/direct pointer"},
+    {"p2p_direct_read", FB_NCCL_LINE_CONN, FB_NCCL_P2P, "P2P/direct pointer/read"},
+    {"shm_direct", FB_NCCL_LINE_CONN, FB_NCCL_SHM, "SHM/direct/direct"},
+    {"shm_direct_old", FB_NCCL_LINE_CONN, FB_NCCL_SHM, "direct shared memory"},
+    {"net_ib_gdrdma", FB_NCCL_LINE_CONN, FB_NCCL_IB_GDR, ""},
+    {"net_ibext_gdrdma", FB_NCCL_LINE_CONN, FB_NCCL_IB_GDR, ""},
+    {"net_ib_no_gdr", FB_NCCL_LINE_CONN, FB_NCCL_IB, ""},
+    {"net_ibext_no_gdr", FB_NCCL_LINE_CONN, FB_NCCL_IB, ""},
+    {"net_socket", FB_NCCL_LINE_CONN, FB_NCCL_SOCKET, ""},
+    {"net_init_ib", FB_NCCL_LINE_NET_IB, 0, NULL},
+    {"net_init_ib_sharp", FB_NCCL_LINE_NET_IB, 0, NULL},
+    {"net_init_roce", FB_NCCL_LINE_NET_IB, 0, NULL},
+    {"net_ib_not_found", FB_NCCL_LINE_NET_IB_NONE, 0, NULL},
+    {"net_init_socket", FB_NCCL_LINE_NET_SOCKET, 0, NULL},
+    {"net_init_socket_list", FB_NCCL_LINE_NET_SOCKET, 0, NULL},
+    {"net_init_socket_loopback", FB_NCCL_LINE_NET_SOCKET, 0, NULL},
+    {"net_init_socket_oob", FB_NCCL_LINE_NET_SOCKET, 0, NULL},
+    {"net_plugin", FB_NCCL_LINE_NET_PLUGIN, 0, NULL},
+    {"using_network", FB_NCCL_LINE_NETWORK, 0, NULL},
+    {"gdr_enabled", FB_NCCL_LINE_GDR, 0, NULL},
+    {"gdr_disabled", FB_NCCL_LINE_GDR, 0, NULL},
+    {"env", FB_NCCL_LINE_ENV, 0, NULL},
+    {"version", FB_NCCL_LINE_VERSION, 0, NULL},
+    {"warn", FB_NCCL_LINE_WARN, 0, NULL},
+    {"warn_no_ibverbs", FB_NCCL_LINE_WARN, 0, NULL},
+    /* NCCL's bookkeeping: read as NCCL's and otherwise left alone (ring lists and ring graphs
+     * look like transport lines but have no "via") */
+    {"affinity", FB_NCCL_LINE_INFO, 0, NULL},
+    {"bootstrap", FB_NCCL_LINE_INFO, 0, NULL},
+    {"channels_summary", FB_NCCL_LINE_INFO, 0, NULL},
+    {"comm_topology", FB_NCCL_LINE_INFO, 0, NULL},
+    {"connected", FB_NCCL_LINE_INFO, 0, NULL},
+    {"info_misc", FB_NCCL_LINE_INFO, 0, NULL},
+    {"init_complete", FB_NCCL_LINE_INFO, 0, NULL},
+    {"init_info_old", FB_NCCL_LINE_INFO, 0, NULL},
+    {"init_start", FB_NCCL_LINE_INFO, 0, NULL},
+    {"ring_graph", FB_NCCL_LINE_INFO, 0, NULL},
+    {"ring_list", FB_NCCL_LINE_INFO, 0, NULL},
+    {"topology", FB_NCCL_LINE_INFO, 0, NULL},
+    {"trees", FB_NCCL_LINE_INFO, 0, NULL},
+};
+
+static const struct expect *expect_of(const char *category)
+{
+    for (size_t i = 0; i < sizeof expects / sizeof *expects; i++)
+        if (strcmp(expects[i].category, category) == 0)
+            return &expects[i];
+    return NULL;
+}
+
+/* Whether one fixture record is classified as labelled; says why not on stderr. */
+static int fixture_line_ok(const char *version_field, const char *category, const char *line,
+                           size_t lineno)
+{
+    const struct expect *e = expect_of(category);
+    struct fb_nccl_line l;
+    const char *stated = strstr(version_field, "stated: 'NCCL version ");
+    char want[32] = "";
+
+    if (!e) {
+        fprintf(stderr, "fixture line %zu: category '%s' has no expectation here\n", lineno,
+                category);
+        return 0;
+    }
+    fb_nccl_classify_line(line, &l);
+    if (l.kind != e->kind) {
+        fprintf(stderr, "fixture line %zu (%s): kind %d, expected %d: %s\n", lineno, category,
+                (int)l.kind, (int)e->kind, line);
+        return 0;
+    }
+    if (e->kind == FB_NCCL_LINE_CONN) {
+        bool net = e->path != FB_NCCL_P2P && e->path != FB_NCCL_SHM;
+        if (l.conn.path != e->path || l.conn.inter != net || l.conn.channel < 0 ||
+            l.conn.src < 0 || l.conn.dst < 0 ||
+            (e->transport[0] && strcmp(l.conn.transport, e->transport) != 0) ||
+            (net && strncmp(l.conn.transport, "NET/", 4) != 0)) {
+            fprintf(stderr, "fixture line %zu (%s): path %s, inter %d, transport '%s': %s\n",
+                    lineno, category, fb_nccl_path_str(l.conn.path), (int)l.conn.inter,
+                    l.conn.transport, line);
+            return 0;
+        }
+    }
+    if ((e->kind == FB_NCCL_LINE_NET_IB || e->kind == FB_NCCL_LINE_NETWORK ||
+         e->kind == FB_NCCL_LINE_ENV) && !l.text[0]) {
+        fprintf(stderr, "fixture line %zu (%s): nothing read: %s\n", lineno, category, line);
+        return 0;
+    }
+    if (e->kind == FB_NCCL_LINE_GDR && l.gdr != (strcmp(category, "gdr_enabled") == 0)) {
+        fprintf(stderr, "fixture line %zu (%s): GDR read as %d\n", lineno, category, l.gdr);
+        return 0;
+    }
+    /* where the line states the version, it must be read as the label says */
+    if (stated)
+        sscanf(stated + strlen("stated: 'NCCL version "), "%31[0-9.]", want);
+    if (e->kind == FB_NCCL_LINE_VERSION && (!want[0] || strcmp(l.version, want) != 0)) {
+        fprintf(stderr, "fixture line %zu: version '%s', labelled '%s'\n", lineno, l.version,
+                want);
+        return 0;
+    }
+    return 1;
+}
+
+static void test_fixture(const char *dir)
+{
+    char path[4096], *buf = NULL;
+    size_t cap = 0, lineno = 0, total = 0, ok = 0;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/nccl-log-lines.tsv", dir);
+    f = fopen(path, "r");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    while (getline(&buf, &cap, f) >= 0) {
+        char *fields[4], *p = buf;
+        int n = 0;
+        lineno++;
+        if (buf[0] == '#' || buf[0] == '\n')
+            continue;
+        buf[strcspn(buf, "\r\n")] = '\0';
+        for (; n < 4 && p; n++) {
+            fields[n] = p;
+            p = n < 3 ? strchr(p, '\t') : NULL;
+            if (p)
+                *p++ = '\0';
+        }
+        total++;
+        CHECK(n == 4);
+        if (n == 4)
+            ok += (size_t)fixture_line_ok(fields[1], fields[2], fields[3], lineno);
+    }
+    free(buf);
+    fclose(f);
+    printf("%zu of %zu fixture lines classified as labelled\n", ok, total);
+    CHECK(total >= 120); /* the fixture was read whole */
+    CHECK(ok == total);
+}
+
+/* Hand-made lines: the formats the fixture lacks, and what must be refused. */
+static void test_lines(void)
+{
+    struct fb_nccl_line l;
+
+    /* 2.3: network lines without [send]/[receive] or bus ids, /GDCopy */
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO Ring 01 : 3 -> 0 via NET/IB/0/GDRDMA/GDCopy",
+                                &l) == FB_NCCL_LINE_CONN);
+    CHECK(l.conn.channel == 1 && l.conn.src == 3 && l.conn.dst == 0 && l.conn.path == FB_NCCL_IB_GDR);
+    /* PXN proxy rank, (PCI) and /Shared (2.12 on) */
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO Channel 02/1 : 4[4] -> 12[4] [send] via "
+                                "NET/IB/3(5)/GDRDMA(PCI)/Shared\r\n", &l) == FB_NCCL_LINE_CONN);
+    CHECK(l.conn.channel == 2 && l.conn.src == 4 && l.conn.dst == 12 && l.conn.path == FB_NCCL_IB_GDR);
+    CHECK_STR(l.conn.transport, "NET/IB/3(5)/GDRDMA(PCI)/Shared");
+    /* another plugin; multi-node NVLink; copy engine; srun's prefix */
+    CHECK(fb_nccl_classify_line("0: h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via "
+                                "NET/Libfabric/0/GDRDMA", &l) == FB_NCCL_LINE_CONN &&
+          l.conn.path == FB_NCCL_NET_OTHER && l.conn.inter);
+    CHECK(fb_nccl_classify_line("NCCL INFO Channel 00/0 : 0[0] -> 4[0] via P2P/MNNVL/read", &l) ==
+              FB_NCCL_LINE_CONN && l.conn.path == FB_NCCL_P2P && l.conn.inter);
+    CHECK(fb_nccl_classify_line("NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/CE", &l) ==
+              FB_NCCL_LINE_CONN && l.conn.path == FB_NCCL_P2P && !l.conn.inter);
+    CHECK(fb_nccl_classify_line("NCCL INFO Channel 03 : 2[2] -> 3[3] via SHM/CE/direct", &l) ==
+              FB_NCCL_LINE_CONN && l.conn.path == FB_NCCL_SHM);
+    /* the NICs of an init line; [RO] is a flag, not a NIC */
+    CHECK(fb_nccl_classify_line("h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB "
+                                "[1]mlx5_1:1/RoCE [RO]; OOB ib0:10.0.0.1<0>", &l) ==
+          FB_NCCL_LINE_NET_IB);
+    CHECK_STR(l.text, "mlx5_0:1/IB mlx5_1:1/RoCE");
+    CHECK(fb_nccl_classify_line("h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0> "
+                                "[1]ib0:10.1.0.1<0>", &l) == FB_NCCL_LINE_NET_SOCKET);
+    CHECK_STR(l.text, "eth0/Socket ib0/Socket");
+    CHECK(fb_nccl_classify_line("h:1:1 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 1.",
+                                &l) == FB_NCCL_LINE_ENV);
+    CHECK_STR(l.text, "NCCL_P2P_DISABLE=1");
+    /* other programs' lines, even ones that talk about NCCL */
+    CHECK(fb_nccl_classify_line("Epoch 1: loss 0.35 via SGD", &l) == FB_NCCL_LINE_OTHER);
+    CHECK(fb_nccl_classify_line("torch NCCL version: 2.18.1", &l) == FB_NCCL_LINE_OTHER);
+    CHECK(fb_nccl_classify_line("", &l) == FB_NCCL_LINE_OTHER);
+    /* NCCL's transport lines that cannot be read: malformed, never guessed */
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via QUANTUM/0",
+                                &l) == FB_NCCL_LINE_BAD);
+    CHECK_HAS(l.text, "unknown transport 'QUANTUM/0'");
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO Channel 00 : x -> 1[1] via P2P/IPC", &l) ==
+          FB_NCCL_LINE_BAD);
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via NET/IB", &l) ==
+          FB_NCCL_LINE_BAD);
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via ", &l) ==
+          FB_NCCL_LINE_BAD);
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO Ring 00 : 0[0] -> 1[1 via P2P/IPC", &l) ==
+          FB_NCCL_LINE_BAD);
+}
+
+static enum fb_verdict verdict_of(const struct fb_nccl_verdict *v, const char *check)
+{
+    for (int i = 0; i < FB_NCCL_VERDICTS; i++)
+        if (strcmp(v[i].check, check) == 0)
+            return v[i].verdict;
+    return (enum fb_verdict)-1;
+}
+
+/* Reads one log of tests/data/nccl; the report is released by the caller. */
+static fb_status load(const char *dir, const char *name, struct fb_nccl_report *r,
+                      struct fb_nccl_verdict v[FB_NCCL_VERDICTS], char *err, size_t errlen)
+{
+    char path[4096];
+    const char *paths[1] = {path};
+    fb_status st;
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    st = fb_nccl_report_files(paths, 1, r, err, errlen);
+    if (st == FB_OK)
+        fb_nccl_verdicts(r, v);
+    else
+        fprintf(stderr, "%s: %s\n", name, err);
+    return st;
+}
+
+static void test_logs(const char *dir)
+{
+    struct fb_nccl_report r;
+    struct fb_nccl_verdict v[FB_NCCL_VERDICTS];
+    char err[512];
+
+    /* two nodes of two GPUs, IB with GPUDirect RDMA; mpirun --tag-output, other programs */
+    CHECK(load(dir, "ib_gdr_2node.log", &r, v, err, sizeof err) == FB_OK);
+    CHECK_STR(r.version, "2.19.3");
+    CHECK(r.intra[FB_NCCL_P2P] == 4 && r.intra[FB_NCCL_SHM] == 0);
+    CHECK(r.inter[FB_NCCL_IB_GDR] == 4 && r.inter[FB_NCCL_IB] == 0 && r.inter[FB_NCCL_SOCKET] == 0);
+    CHECK(r.nconns == 8 && r.ib_available && !r.ib_missing && r.version_other[0] == '\0');
+    CHECK_STR(r.nics, "mlx5_0:1/IB");
+    CHECK_STR(r.network, "IB");
+    CHECK(r.nccl_lines > 20 && r.lines > r.nccl_lines);
+    CHECK(r.nconns == 8 && r.conns[0].channel == 0 && r.conns[0].src == 0 && r.conns[0].dst == 1);
+    CHECK(verdict_of(v, "nccl_version") == FB_PASS && verdict_of(v, "nccl_intra") == FB_PASS &&
+          verdict_of(v, "nccl_inter") == FB_PASS && verdict_of(v, "nccl_gdr") == FB_PASS);
+    {
+        char sum[512];
+        fb_nccl_report_summary(&r, sum, sizeof sum);
+        CHECK_STR(sum, "NCCL 2.19.3; 8 connections; intra-node P2P 4; inter-node IB+GDR 4; "
+                       "NICs mlx5_0:1/IB");
+    }
+    fb_nccl_report_release(&r);
+
+    /* one node, SHM where P2P should be */
+    CHECK(load(dir, "shm_single.log", &r, v, err, sizeof err) == FB_OK);
+    CHECK_STR(r.version, "2.18.3");
+    CHECK(r.intra[FB_NCCL_SHM] == 8 && r.intra[FB_NCCL_P2P] == 0 && r.nconns == 8);
+    CHECK(verdict_of(v, "nccl_intra") == FB_WARN && verdict_of(v, "nccl_inter") == FB_SKIP &&
+          verdict_of(v, "nccl_gdr") == FB_SKIP);
+    CHECK_HAS(v[1].text, "P2P disabled or not possible");
+    fb_nccl_report_release(&r);
+
+    /* IB found, but sockets carried the traffic: the classic misconfiguration */
+    CHECK(load(dir, "socket_despite_ib.log", &r, v, err, sizeof err) == FB_OK);
+    CHECK(r.ib_available && r.inter[FB_NCCL_SOCKET] == 4 && r.intra[FB_NCCL_P2P] == 4);
+    CHECK_STR(r.network, "Socket");
+    CHECK_STR(r.nics, "mlx5_0:1/IB,mlx5_1:1/IB,ib0/Socket");
+    CHECK(fb_nccl_verdicts(&r, v) == FB_FAIL && verdict_of(v, "nccl_inter") == FB_FAIL);
+    CHECK_HAS(v[2].text, "although NCCL found InfiniBand");
+    fb_nccl_report_release(&r);
+
+    /* NCCL 2.3: "Ring" lines, ranks without ids on network lines, the version on stdout;
+     * IB without GPUDirect RDMA, and a second rank with another NCCL */
+    CHECK(load(dir, "ring_23.log", &r, v, err, sizeof err) == FB_OK);
+    CHECK_STR(r.version, "2.3.7");
+    CHECK_STR(r.version_other, "2.3.5");
+    CHECK(r.intra[FB_NCCL_P2P] == 2 && r.inter[FB_NCCL_IB] == 2 && r.warns == 1);
+    CHECK(verdict_of(v, "nccl_version") == FB_WARN && verdict_of(v, "nccl_gdr") == FB_WARN &&
+          verdict_of(v, "nccl_inter") == FB_PASS);
+    fb_nccl_report_release(&r);
+
+    /* malformed: the error names the file and the line */
+    CHECK(load(dir, "malformed.log", &r, v, err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, "malformed.log:4: unknown transport");
+    CHECK(r.conns == NULL && r.nconns == 0);
+    CHECK(load(dir, "no-such.log", &r, v, err, sizeof err) == FB_ERR_IO);
+    CHECK_HAS(err, "cannot read '");
+    CHECK_HAS(err, "no-such.log': No such file or directory");
+    fb_nccl_report_release(&r);
+}
+
+/* The verdicts' rules on reports made by hand. */
+static void test_verdicts(void)
+{
+    struct fb_nccl_report r;
+    struct fb_nccl_verdict v[FB_NCCL_VERDICTS];
+
+    memset(&r, 0, sizeof r);
+    CHECK(fb_nccl_verdicts(&r, v) == FB_SKIP); /* nothing to judge */
+    r.intra[FB_NCCL_SHM] = 2;
+    r.intra[FB_NCCL_P2P] = 6;
+    CHECK(fb_nccl_verdicts(&r, v) == FB_WARN);
+    CHECK_HAS(v[1].text, "2 of 8 intra-node connections through shared memory");
+    snprintf(r.env, sizeof r.env, "NCCL_IB_HCA=mlx5,NCCL_P2P_LEVEL=LOC");
+    CHECK(fb_nccl_verdicts(&r, v) == FB_FAIL && v[1].verdict == FB_FAIL);
+    snprintf(r.env, sizeof r.env, "NCCL_P2P_LEVEL=SYS");
+    CHECK(fb_nccl_verdicts(&r, v) == FB_WARN); /* SYS allows P2P everywhere */
+    snprintf(r.env, sizeof r.env, "NCCL_P2P_DISABLE=1");
+    CHECK(fb_nccl_verdicts(&r, v) == FB_FAIL);
+    memset(&r, 0, sizeof r);
+    r.inter[FB_NCCL_SOCKET] = 4;
+    CHECK(fb_nccl_verdicts(&r, v) == FB_WARN && v[2].verdict == FB_WARN); /* no IB at all */
+    r.ib_available = true;
+    CHECK(fb_nccl_verdicts(&r, v) == FB_FAIL && v[2].verdict == FB_FAIL);
+    memset(&r, 0, sizeof r);
+    r.inter[FB_NCCL_IB_GDR] = 3;
+    r.inter[FB_NCCL_IB] = 1;
+    CHECK(fb_nccl_verdicts(&r, v) == FB_WARN && v[3].verdict == FB_WARN);
+    CHECK_HAS(v[3].text, "off on 1 of 4");
+    r.inter[FB_NCCL_IB] = 0;
+    CHECK(fb_nccl_verdicts(&r, v) == FB_PASS);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_nccl_report FIXTURE_DIR DATA_DIR\n");
+        return 2;
+    }
+    test_fixture(argv[1]);
+    test_lines();
+    test_logs(argv[2]);
+    test_verdicts();
+    TEST_DONE();
+}
