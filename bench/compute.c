@@ -398,8 +398,22 @@ static void add_row(struct fb_results *res, const struct fb_row *like, const cha
  * ceiling's, and `efficiency` rows; then `grad_ready` rows. */
 static void compute_summarize(const struct fb_ctx *ctx, struct fb_results *res, size_t first)
 {
-    size_t nrows = res->nrows;
+    size_t nrows = res->nrows, batches = 0, more = 0;
 
+    /* The rows read below are pointed at while rows are added: make room for every row added
+     * first, so no addition moves them (per batch: three efficiency rows per group, the step's
+     * two, and the grad_ready rows). */
+    for (size_t i = first; i < nrows; i++)
+        batches += strcmp(res->rows[i].bench, "compute") == 0 &&
+                   strcmp(res->rows[i].kase, "step_ours") == 0 &&
+                   strcmp(res->rows[i].metric, "tflops") == 0 && res->rows[i].ranks == 1 &&
+                   res->rows[i].src == 0;
+    for (size_t r = 0; r < nrecords; r++)
+        more += records[r].n;
+    if (fb_results_reserve(res, batches * (3 * FB_LAYER_GROUPS + 2) + more) != FB_OK) {
+        fb_error("compute: no memory for the summary rows");
+        return;
+    }
     for (size_t i = first; i < nrows; i++) {
         const struct fb_row *w = &res->rows[i], *ref, *convs;
         long batch = w->batch;

@@ -86,16 +86,28 @@ fb_status fb_results_prepare(struct fb_results *r, const char *out_dir, const ch
     return FB_ERR_USAGE;
 }
 
+fb_status fb_results_reserve(struct fb_results *r, size_t more)
+{
+    size_t cap = r->cap ? r->cap : 64;
+    struct fb_row *rows;
+
+    while (cap - r->nrows < more)
+        cap *= 2;
+    if (cap == r->cap)
+        return FB_OK;
+    if (!(rows = realloc(r->rows, cap * sizeof *rows)))
+        return FB_ERR_NOMEM;
+    r->rows = rows;
+    r->cap = cap;
+    return FB_OK;
+}
+
 fb_status fb_results_add(struct fb_results *r, const struct fb_row *row)
 {
-    if (r->nrows == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 64;
-        struct fb_row *rows = realloc(r->rows, cap * sizeof *rows);
-        if (!rows)
-            return FB_ERR_NOMEM;
-        r->rows = rows;
-        r->cap = cap;
-    }
+    fb_status st;
+
+    if (r->nrows == r->cap && (st = fb_results_reserve(r, 1)) != FB_OK)
+        return st;
     r->rows[r->nrows++] = *row;
     return FB_OK;
 }

@@ -51,8 +51,13 @@ struct fb_results {
 fb_status fb_results_prepare(struct fb_results *r, const char *out_dir, const char *root,
                              const char *host, bool force);
 
-/* Appends a row (copied). */
+/* Appends a row (copied). It may move the rows: a pointer into r->rows taken before is stale
+ * after, unless fb_results_reserve made room first. */
 fb_status fb_results_add(struct fb_results *r, const struct fb_row *row);
+
+/* Room for `more` rows, so that adding them moves nothing (a summary that adds rows while it
+ * holds pointers to the rows it reads). */
+fb_status fb_results_reserve(struct fb_results *r, size_t more);
 
 /* Rewrites results.csv atomically with every row so far. */
 fb_status fb_results_flush(struct fb_results *r);
