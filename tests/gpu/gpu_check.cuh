@@ -126,6 +126,23 @@ struct Worst {
     }
 };
 
+/* Whether a GPU is there to test on: prints the device, or "no GPU: why" (the caller then exits
+ * 77, which CTest shows as skipped). */
+bool have_gpu()
+{
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess || count == 0) {
+        printf("no GPU: %s\n", err != cudaSuccess ? cudaGetErrorString(err) : "no device visible");
+        return false;
+    }
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
+        printf("device 0: %s, sm_%d%d, %d SMs\n", prop.name, prop.major, prop.minor,
+               prop.multiProcessorCount);
+    return true;
+}
+
 } // namespace
 
 #endif

@@ -289,16 +289,8 @@ void check_bn(size_t rows, int c, int prec)
 
 int main(void)
 {
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
-        printf("no GPU: %s\n", err != cudaSuccess ? cudaGetErrorString(err) : "no device visible");
+    if (!have_gpu())
         return 77;
-    }
-    cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
-        printf("device 0: %s, sm_%d%d, %d SMs\n", prop.name, prop.major, prop.minor,
-               prop.multiProcessorCount);
 
     const Shape shapes[] = {
         {2, 29, 29, 3, 64, 7, 7, 2, 3},     /* the stem: 7x7/2, c = 3 (scalar gathers) */

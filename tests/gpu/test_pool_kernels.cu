@@ -191,16 +191,8 @@ void check_refusals(void)
 
 int main(void)
 {
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
-        printf("no GPU: %s\n", err != cudaSuccess ? cudaGetErrorString(err) : "no device visible");
+    if (!have_gpu())
         return 77;
-    }
-    cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
-        printf("device 0: %s, sm_%d%d, %d SMs\n", prop.name, prop.major, prop.minor,
-               prop.multiProcessorCount);
 
     const Pool pools[] = {
         {"maxpool", FB_KPOOL_MAX, 2, 13, 13, 64, 3, 3, 2, 1, false}, /* the stem's, odd size */
