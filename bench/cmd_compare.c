@@ -354,9 +354,13 @@ static int write_plots(const char *out, const struct fb_comparison *c, bool mach
         safe_name(bench, sizeof bench, g->bench);
         safe_name(metric, sizeof metric, g->metric);
         snprintf(name, sizeof name, "compare-%s-%s", bench, metric);
-        snprintf(gp, sizeof gp, "%s/%s.gp", out, name);
-        snprintf(png, sizeof png, "%s/%s.png", out, name);
-        snprintf(tmp, sizeof tmp, "%s.tmp", png);
+        if (snprintf(gp, sizeof gp, "%s/%s.gp", out, name) >= (int)sizeof gp ||
+            snprintf(png, sizeof png, "%s/%s.png", out, name) >= (int)sizeof png ||
+            snprintf(tmp, sizeof tmp, "%s.tmp", png) >= (int)sizeof tmp) {
+            fb_error("compare: output path too long: '%s'", out);
+            rc = 1;
+            break;
+        }
         if (fb_atomic_open(&af, gp) != FB_OK) {
             rc = 1;
             break;
@@ -430,14 +434,17 @@ static int write_plots(const char *out, const struct fb_comparison *c, bool mach
                     s + 1);
             {
                 char t[200];
-                snprintf(t, sizeof t, "%s: %s", machines ? "first" : "base", titles[s]);
+                /* a title cut short is still a title */
+                if (snprintf(t, sizeof t, "%s: %s", machines ? "first" : "base", titles[s]) < 0)
+                    t[0] = '\0';
                 gp_quote(af.f, t);
             }
             fprintf(af.f, ", \\\n  $s%zu_new using 1:2:3:4 with yerrorlines dt 1 lc %zu title ", s,
                     s + 1);
             {
                 char t[200];
-                snprintf(t, sizeof t, "%s: %s", machines ? "second" : "new", titles[s]);
+                if (snprintf(t, sizeof t, "%s: %s", machines ? "second" : "new", titles[s]) < 0)
+                    t[0] = '\0';
                 gp_quote(af.f, t);
             }
             fprintf(af.f, "%s\n", s + 1 < nseries ? ", \\" : "");
@@ -594,8 +601,10 @@ int fb_cmd_compare(int argc, char **argv)
 
     /* The fingerprint first: what changed is the likely cause of what follows. */
     if (!b->has_env || !n->has_env) {
-        snprintf(note, sizeof note, "No fingerprint difference: '%s' cannot be read.",
-                 !b->has_env ? b->env : n->env);
+        /* a note cut short still says which file */
+        if (snprintf(note, sizeof note, "No fingerprint difference: '%s' cannot be read.",
+                     !b->has_env ? b->env : n->env) < 0)
+            note[0] = '\0';
         fp_note = note;
     } else if (fb_compare_fingerprints(b->env, n->env, &diffs, &ndiffs, fperr, sizeof fperr) !=
                FB_OK) {
