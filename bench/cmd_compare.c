@@ -432,7 +432,7 @@ static int write_plots(const char *out, const struct fb_comparison *c, bool mach
             rc = 1;
             break;
         }
-        if (fb_gnuplot_run(gnuplot, NULL, gp, gperr, sizeof gperr) != FB_OK ||
+        if (fb_gnuplot_run(gnuplot, NULL, NULL, gp, gperr, sizeof gperr) != FB_OK ||
             rename(tmp, png) != 0) {
             unlink(tmp);
             fb_warn("compare: gnuplot failed on '%s': plot skipped", gp);

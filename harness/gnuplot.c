@@ -44,10 +44,12 @@ void fb_gnuplot_quote(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-fb_status fb_gnuplot_run(const char *gnuplot, const char *dir, const char *script, char *err,
-                         size_t errlen)
+fb_status fb_gnuplot_run(const char *gnuplot, const char *dir, const char *setup,
+                         const char *script, char *err, size_t errlen)
 {
-    char *argv[] = {"gnuplot", (char *)script, NULL};
+    char *with_setup[] = {"gnuplot", "-e", (char *)setup, (char *)script, NULL};
+    char *plain[] = {"gnuplot", (char *)script, NULL};
+    char **argv = setup ? with_setup : plain;
     int status;
     pid_t pid, got;
 

@@ -17,10 +17,11 @@ bool fb_gnuplot_find(char *path, size_t len);
 /* Writes s as a single-quoted gnuplot string ('it''s'). */
 void fb_gnuplot_quote(FILE *f, const char *s);
 
-/* Runs `gnuplot script` with the program at `gnuplot` (a path from fb_gnuplot_find), in the
- * folder `dir` (NULL: the current one); gnuplot's own messages go to our stderr. FB_OK when it
- * exited 0; FB_ERR_IO when it could not start, exited non-zero or died (a line in err). */
-fb_status fb_gnuplot_run(const char *gnuplot, const char *dir, const char *script, char *err,
-                         size_t errlen);
+/* Runs `gnuplot [-e setup] script` with the program at `gnuplot` (a path from
+ * fb_gnuplot_find), in the folder `dir` (NULL: the current one); setup (NULL: none) is gnuplot
+ * code run before the script. gnuplot's own messages go to our stderr. FB_OK when it exited 0;
+ * FB_ERR_IO when it could not start, exited non-zero or died (a line in err). */
+fb_status fb_gnuplot_run(const char *gnuplot, const char *dir, const char *setup,
+                         const char *script, char *err, size_t errlen);
 
 #endif

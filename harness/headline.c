@@ -54,9 +54,12 @@ size_t fb_headline_select(const struct fb_row *rows, size_t n, size_t *idx)
             if (strcmp(rows[j].bench, w->bench) == 0 && rows[j].src < 0 && w->src < 0 &&
                 rows[j].ranks > w->ranks)
                 largest = false;
+        /* the largest size: bytes, then the batch (a batch sweep at one size), then the first */
         for (size_t j = 0; j < n && largest; j++)
             if (same_series(&rows[j], w) &&
-                (rows[j].bytes > w->bytes || (rows[j].bytes == w->bytes && j < i)))
+                (rows[j].bytes > w->bytes ||
+                 (rows[j].bytes == w->bytes &&
+                  (rows[j].batch > w->batch || (rows[j].batch == w->batch && j < i)))))
                 largest = false;
         if (largest)
             idx[k++] = i;
@@ -66,14 +69,18 @@ size_t fb_headline_select(const struct fb_row *rows, size_t n, size_t *idx)
 
 static bool starts_with(const char *s, const char *head) { return strncmp(s, head, strlen(head)) == 0; }
 
-/* The same point (all its keys but the rank) with an all-ranks row. */
+/* The same point (all its keys but the rank) has a row about all its ranks: one with no rank
+ * (src empty), or what all ranks moved together (bandwidth_total: a pair's both ways). */
 static bool has_all_ranks_row(const struct fb_row *rows, size_t n, const struct fb_row *w)
 {
+    if (strcmp(w->metric, "bandwidth_total") == 0)
+        return false;
     for (size_t j = 0; j < n; j++) {
         const struct fb_row *o = &rows[j];
-        if (o->src < 0 && o->ranks == w->ranks && o->bytes == w->bytes && o->batch == w->batch &&
-            strcmp(o->bench, w->bench) == 0 && strcmp(o->kase, w->kase) == 0 &&
-            strcmp(o->transport, w->transport) == 0 && strcmp(o->dtype, w->dtype) == 0)
+        if ((o->src < 0 || strcmp(o->metric, "bandwidth_total") == 0) && o->ranks == w->ranks &&
+            o->bytes == w->bytes && o->batch == w->batch && strcmp(o->bench, w->bench) == 0 &&
+            strcmp(o->kase, w->kase) == 0 && strcmp(o->transport, w->transport) == 0 &&
+            strcmp(o->dtype, w->dtype) == 0)
             return true;
     }
     return false;

@@ -15,15 +15,15 @@
 bool fb_headline_metric(const char *metric);
 
 /* The headline rows of rows[0..n) in file order: their indexes go into idx (room for n), the
- * count is returned. Rows marked detail (matrix cells, per-rank shares) are left out. Pure;
+ * count is returned. Of each series the row at the largest bytes, then the largest batch. Rows marked detail (matrix cells, per-rank shares) are left out. Pure;
  * O(n^2). */
 size_t fb_headline_select(const struct fb_row *rows, size_t n, size_t *idx);
 
 /* results.csv does not carry the detail flag the benchmarks set: this sets rows[i].detail as
  * they do. p2p's matrix and all-pairs cases, compute's cases other than step_ours/step_ref,
  * densenet_allreduce's fusion_* cases and overhead_vs_flat rows, pipeline's ratio rows, and a
- * rank's share of a point (src set, more than one rank) whose all-ranks row (src empty) is also
- * there. A test checks that the headline of a read-back run equals the one `run` printed. */
+ * rank's share of a point (src set, more than one rank) whose all-ranks row (src empty, or a
+ * bandwidth_total row) is also there. A test checks that the headline of a read-back run equals the one `run` printed. */
 void fb_headline_infer_detail(struct fb_row *rows, size_t n);
 
 /* The size and "who" cells of a headline row: "b32" for a batch, "64M" for bytes, "-" for

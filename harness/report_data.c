@@ -353,6 +353,32 @@ static char (*write_series(struct sb *dat, const struct sel *s, unsigned show, d
     return titles;
 }
 
+static double x_bytes(const struct fb_row *r);
+static double x_fusion(const struct fb_row *r);
+
+/* Tics at exact powers of two over [lo, hi], labelled with binary prefixes ("4 KiB"): gnuplot's
+ * own log-scale tics drift ("1023ki"). Every 2nd, 4th, ... power so that at most 12 show. */
+static void binary_xtics(struct sb *v, double lo, double hi)
+{
+    static const char *const prefix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi"};
+    int a, z, step = 1;
+    bool first = true;
+
+    if (!(lo > 0) || !(hi >= lo) || hi > 0x1p60)
+        return;
+    a = (int)ceil(log2(lo) - 1e-9);
+    z = (int)floor(log2(hi) + 1e-9);
+    while ((z - a) / step + 1 > 12)
+        step *= 2;
+    sb_printf(v, "binary_xtics = \"set xtics (");
+    for (int e = a; e <= z; e += step) {
+        sb_printf(v, "%s'%d %sB' %.0f", first ? "" : ", ", 1 << (e % 10), prefix[e / 10],
+                  ldexp(1.0, e));
+        first = false;
+    }
+    sb_printf(v, ")\"\n");
+}
+
 /* One plot of series against x: rows chosen by pred, x from xof, series keyed by mask, titles
  * showing `always` and whichever of mask's keys vary. */
 typedef bool (*pred_fn)(const struct fb_row *r, const void *arg);
@@ -397,6 +423,14 @@ static void series_plot(struct build *b, const char *name, const char *tmpl, con
         vars_titles(&vars, "series", titles, ns);
     if (more_vars)
         sb_printf(&vars, "%s", more_vars);
+    if (xof == x_bytes || xof == x_fusion) {
+        double lo = s.x[0], hi = s.x[0];
+        for (size_t i = 1; i < s.n; i++) {
+            lo = s.x[i] < lo ? s.x[i] : lo;
+            hi = s.x[i] > hi ? s.x[i] : hi;
+        }
+        binary_xtics(&vars, lo, hi);
+    }
     plot_finish(b, p, &dat, &vars, s.n);
     free(titles);
     sel_free(&s);
@@ -418,15 +452,12 @@ static bool p_allreduce(const struct fb_row *r, const void *arg)
            r->src < 0 && r->ranks > 1 && r->bytes > 0;
 }
 
-/* densenet_allreduce's threshold: fusion_<SIZE>, and flat as one buffer of the whole gradient
- * (what any threshold at least that large gives). NAN for per_tensor and the rest. */
+/* densenet_allreduce's threshold: fusion_<SIZE>; NAN for flat, per_tensor and the rest. */
 static double x_fusion(const struct fb_row *r)
 {
     size_t bytes;
     char why[64];
 
-    if (is(r->kase, "flat"))
-        return (double)r->bytes;
     if (strncmp(r->kase, "fusion_", 7) == 0 &&
         fb_size_parse(r->kase + 7, &bytes, why, sizeof why) == FB_OK)
         return (double)bytes;
@@ -436,28 +467,36 @@ static double x_fusion(const struct fb_row *r)
 static bool p_densenet(const struct fb_row *r, const void *arg)
 {
     (void)arg;
+    /* on one rank nothing crosses a fabric: the calls' own cost, not an exchange */
     return is(r->bench, "densenet_allreduce") && is(r->metric, "time") && r->src < 0 &&
-           !isnan(x_fusion(r));
+           r->ranks > 1 && !isnan(x_fusion(r));
 }
 
-/* The per-tensor time of the same ranks and dtype, beside each point (a dashed line). */
+/* The per-tensor and flat times of the same ranks and dtype, beside each point (drawn as
+ * horizontal lines). */
 static const struct fb_row *g_rows;
 static size_t g_nrows;
 
-static void extra_per_tensor(struct sb *dat, const struct sel *s, size_t i, size_t first)
+static void extra_per_tensor_flat(struct sb *dat, const struct sel *s, size_t i, size_t first)
 {
+    static const char *const cases[] = {"per_tensor", "flat"};
     const struct fb_row *r = s->r[i];
+
     (void)first;
-    for (size_t k = 0; k < g_nrows; k++) {
-        const struct fb_row *o = &g_rows[k];
-        if (is(o->bench, r->bench) && is(o->kase, "per_tensor") && is(o->metric, "time") &&
-            o->src < 0 && o->ranks == r->ranks && is(o->dtype, r->dtype) &&
-            is(o->transport, r->transport)) {
-            sb_printf(dat, " %.10g", o->st.median);
-            return;
+    for (size_t c = 0; c < 2; c++) {
+        const struct fb_row *found = NULL;
+        for (size_t k = 0; k < g_nrows && !found; k++) {
+            const struct fb_row *o = &g_rows[k];
+            if (is(o->bench, r->bench) && is(o->kase, cases[c]) && is(o->metric, "time") &&
+                o->src < 0 && o->ranks == r->ranks && is(o->dtype, r->dtype) &&
+                is(o->transport, r->transport))
+                found = o;
         }
+        if (found)
+            sb_printf(dat, " %.10g", found->st.median);
+        else
+            sb_printf(dat, " NaN");
     }
-    sb_printf(dat, " NaN");
 }
 
 static bool p_step_metric(const struct fb_row *r, const void *metric)
@@ -544,8 +583,13 @@ static void p2p_matrices(struct build *b)
                   name, caption);
         for (int s = 0; s < nr; s++) {
             sb_printf(&dat, "\n");
-            for (int d = 0; d < nr; d++)
-                sb_printf(&dat, "%d %d %.10g\n", s, d, cell[(size_t)s * (size_t)nr + (size_t)d]);
+            for (int d = 0; d < nr; d++) {
+                double v = cell[(size_t)s * (size_t)nr + (size_t)d];
+                if (isnan(v))
+                    sb_printf(&dat, "%d %d NaN\n", s, d);
+                else
+                    sb_printf(&dat, "%d %d %.10g\n", s, d, v);
+            }
         }
         free(cell);
         vars_start(&vars, name);
@@ -650,10 +694,11 @@ fb_status fb_report_plots(const struct fb_row *rows, size_t n, struct fb_plot_se
                 "bytes busbw_gbps p05 p95", NULL, NULL);
     series_plot(&b, "densenet_fusion", "densenet_fusion",
                 "densenet_allreduce: one step's DenseNet-121 gradient exchange against the "
-                "fusion threshold (flat: the whole gradient; dashed: per tensor)",
+                "fusion threshold, with one all-reduce per tensor (dashed) and one flat buffer "
+                "(dotted)",
                 p_densenet, NULL, x_fusion, K_RANKS | K_DTYPE | K_TRANSPORT, K_RANKS | K_DTYPE,
-                1.0, "threshold_bytes time_us p05 p95 per_tensor_time_us", extra_per_tensor,
-                NULL);
+                1.0, "threshold_bytes time_us p05 p95 per_tensor_time_us flat_time_us",
+                extra_per_tensor_flat, NULL);
     series_plot(&b, "step_scaling", "step_scaling",
                 "step: images/s against GPUs, with the ideal (linear from one GPU) dashed",
                 p_step_metric, "images_per_s", x_ranks, step_key, K_BATCH, 1.0,
