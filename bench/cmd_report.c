@@ -711,8 +711,9 @@ static void launch_figures(FILE *f, const struct run_in *r)
             continue;
         bench = w->bench;
         fb_headline_cells(w, size, sizeof size, who, sizeof who);
-        fprintf(f, "%s%s %s %s %d ranks %s: %.3f %s", shown++ ? "<br>" : "", w->bench, w->kase,
-                w->metric, w->ranks, size, w->st.median, w->unit);
+        fprintf(f, "%s%s %s %s, %d rank%s, %s: %.3f %s", shown++ ? "<br>" : "", w->bench,
+                w->kase, w->metric, w->ranks, w->ranks == 1 ? "" : "s", size, w->st.median,
+                w->unit);
     }
     if (!shown)
         fprintf(f, "-");

@@ -23,7 +23,8 @@ size_t fb_headline_select(const struct fb_row *rows, size_t n, size_t *idx);
  * they do. p2p's matrix and all-pairs cases, compute's cases other than step_ours/step_ref,
  * densenet_allreduce's fusion_* cases and overhead_vs_flat rows, pipeline's ratio rows, and a
  * rank's share of a point (src set, more than one rank) whose all-ranks row (src empty, or a
- * bandwidth_total row) is also there. A test checks that the headline of a read-back run equals the one `run` printed. */
+ * bandwidth_total row) is also there. A test (tests/report.sh) checks that the headline of a
+ * read-back run holds every row `run` printed. */
 void fb_headline_infer_detail(struct fb_row *rows, size_t n);
 
 /* The size and "who" cells of a headline row: "b32" for a batch, "64M" for bytes, "-" for
