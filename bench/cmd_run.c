@@ -22,7 +22,6 @@
 #include "runner.h"
 #include "session.h"
 #include "topology.h"
-#include "units.h"
 
 struct run {
     struct fb_options opt;
