@@ -356,9 +356,10 @@ static char (*write_series(struct sb *dat, const struct sel *s, unsigned show, d
 static double x_bytes(const struct fb_row *r);
 static double x_fusion(const struct fb_row *r);
 
-/* Tics at exact powers of two over [lo, hi], labelled with binary prefixes ("4 KiB"): gnuplot's
- * own log-scale tics drift ("1023ki"). Every 2nd, 4th, ... power so that at most 12 show. */
-static void binary_xtics(struct sb *v, double lo, double hi)
+/* Tics at exact powers of two over [lo, hi], labelled with binary prefixes ("4 KiB") for bytes,
+ * as plain numbers for counts: gnuplot's own log-scale tics drift ("1023ki") or land between
+ * powers ("12"). Every 2nd, 4th, ... power so that at most 12 show. */
+static void binary_xtics(struct sb *v, double lo, double hi, bool bytes)
 {
     static const char *const prefix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi"};
     int a, z, step = 1;
@@ -370,10 +371,14 @@ static void binary_xtics(struct sb *v, double lo, double hi)
     z = (int)floor(log2(hi) + 1e-9);
     while ((z - a) / step + 1 > 12)
         step *= 2;
+    a = z - (z - a) / step * step; /* the largest size always has its tic */
     sb_printf(v, "binary_xtics = \"set xtics (");
     for (int e = a; e <= z; e += step) {
-        sb_printf(v, "%s'%d %sB' %.0f", first ? "" : ", ", 1 << (e % 10), prefix[e / 10],
-                  ldexp(1.0, e));
+        if (bytes)
+            sb_printf(v, "%s'%d %sB' %.0f", first ? "" : ", ", 1 << (e % 10), prefix[e / 10],
+                      ldexp(1.0, e));
+        else
+            sb_printf(v, "%s'%.0f' %.0f", first ? "" : ", ", ldexp(1.0, e), ldexp(1.0, e));
         first = false;
     }
     sb_printf(v, ")\"\n");
@@ -423,13 +428,14 @@ static void series_plot(struct build *b, const char *name, const char *tmpl, con
         vars_titles(&vars, "series", titles, ns);
     if (more_vars)
         sb_printf(&vars, "%s", more_vars);
-    if (xof == x_bytes || xof == x_fusion) {
+    {
         double lo = s.x[0], hi = s.x[0];
         for (size_t i = 1; i < s.n; i++) {
             lo = s.x[i] < lo ? s.x[i] : lo;
             hi = s.x[i] > hi ? s.x[i] : hi;
         }
-        binary_xtics(&vars, lo, hi);
+        /* every x axis here is log2: sizes, GPU counts, batches */
+        binary_xtics(&vars, lo, hi, xof == x_bytes || xof == x_fusion);
     }
     plot_finish(b, p, &dat, &vars, s.n);
     free(titles);

@@ -8,5 +8,7 @@ set logscale x 2
 if (exists("binary_xtics")) { eval binary_xtics } else { set format x "%.0b%B" }
 set key top left noenhanced
 set yrange [0:*]
+# a little room left and right, so the end points are whole
+set offsets graph 0.02, graph 0.02, 0, 0
 plot_cmd = "plot for [i=1:nseries] dat index (i-1) using 1:2 with linespoints pt 7 ps 0.8 title series[i]"
 @draw

@@ -11,5 +11,7 @@ set logscale x 2
 if (exists("binary_xtics")) { eval binary_xtics } else { set format x "%.0b%B" }
 set key outside right top noenhanced
 set yrange [0:*]
+# a little room left and right, so the end points are whole
+set offsets graph 0.02, graph 0.02, 0, 0
 plot_cmd = "plot for [i=1:nseries] dat index (i-1) using 1:($2/1000) with linespoints pt 7 ps 0.8 lc i title series[i] . ', fused', for [i=1:nseries] dat index (i-1) using 1:($5/1000) with lines dt 2 lc i title series[i] . ', per tensor', for [i=1:nseries] dat index (i-1) using 1:($6/1000) with lines dt 3 lw 2 lc i title series[i] . ', flat'"
 @draw

@@ -4,8 +4,10 @@ set title "training step: images/s against the batch per GPU (median of trials)"
 set xlabel "batch per GPU (images, log scale)"
 set ylabel "images/s (all GPUs together)"
 set logscale x 2
-set xtics 2
+if (exists("binary_xtics")) { eval binary_xtics } else { set xtics 2 }
 set key top left noenhanced
 set yrange [0:*]
+# a little room left and right, so the end points are whole
+set offsets graph 0.02, graph 0.02, 0, 0
 plot_cmd = "plot for [i=1:nseries] dat index (i-1) using 1:2 with linespoints pt 7 lc i title series[i]"
 @draw
