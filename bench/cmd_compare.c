@@ -5,12 +5,10 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
@@ -18,9 +16,8 @@
 #include "commands.h"
 #include "compare.h"
 #include "csv.h"
+#include "gnuplot.h"
 #include "log.h"
-
-extern char **environ;
 
 enum { MAX_SERIES_PER_PLOT = 12, TERMINAL_FP_LINES = 40 };
 
@@ -287,17 +284,6 @@ static int point_cmp(const void *x, const void *y)
     return (a->base->row.bytes > b->base->row.bytes) - (a->base->row.bytes < b->base->row.bytes);
 }
 
-static void gp_quote(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', f);
-        fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
 static void safe_name(char *dst, size_t len, const char *src)
 {
     size_t i = 0;
@@ -311,20 +297,6 @@ static void safe_name(char *dst, size_t len, const char *src)
     dst[i] = '\0';
 }
 
-/* Runs gnuplot on script; 0 when it made the picture. */
-static int run_gnuplot(const char *script)
-{
-    pid_t pid;
-    int status;
-    char *argv[] = {"gnuplot", (char *)script, NULL};
-
-    if (posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ) != 0)
-        return -1;
-    if (waitpid(pid, &status, 0) != pid)
-        return -1;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
 /* One plot per (bench, metric) with up to MAX_SERIES_PER_PLOT series that have more than one
  * size: base dashed, new solid, the same colour. Lists the PNGs made in md. */
 static int write_plots(const char *out, const struct fb_comparison *c, bool machines,
@@ -334,8 +306,14 @@ static int write_plots(const char *out, const struct fb_comparison *c, bool mach
     size_t np = 0, i = 0, made = 0;
     int rc = 0;
 
+    char gnuplot[4096], gperr[4400];
+
     if (!pts)
         return 1;
+    if (!fb_gnuplot_find(gnuplot, sizeof gnuplot)) {
+        *gnuplot_missing = true;
+        fb_warn("compare: gnuplot not found on PATH: plots skipped");
+    }
     for (size_t k = 0; k < c->n; k++)
         if (c->e[k].base && c->e[k].cur && c->e[k].base->row.bytes >= 0 &&
             isfinite(c->e[k].base->row.st.median) && isfinite(c->e[k].cur->row.st.median))
@@ -411,21 +389,21 @@ static int write_plots(const char *out, const struct fb_comparison *c, bool mach
             continue;
         }
         fprintf(af.f, "set terminal pngcairo size 1100,650 noenhanced font \",10\"\nset output ");
-        gp_quote(af.f, tmp);
+        fb_gnuplot_quote(af.f, tmp);
         fprintf(af.f, "\nset title ");
         {
             char t[400];
             snprintf(t, sizeof t, "%s %s: %s (dashed) vs %s (solid), median with p05-p95%s",
                      g->bench, g->metric, bname, nname,
                      skipped ? " (more series in compare.csv)" : "");
-            gp_quote(af.f, t);
+            fb_gnuplot_quote(af.f, t);
         }
         fprintf(af.f, "\nset xlabel 'message size (bytes, binary prefixes, log scale)'\n"
                       "set ylabel ");
         {
             char t[64];
             snprintf(t, sizeof t, "%s (%s)", g->metric, g->unit);
-            gp_quote(af.f, t);
+            fb_gnuplot_quote(af.f, t);
         }
         fprintf(af.f, "\nset logscale x 2\nset format x \"%%.0b %%BB\"\nset grid\n"
                       "set key outside right top\nplot \\\n");
@@ -437,7 +415,7 @@ static int write_plots(const char *out, const struct fb_comparison *c, bool mach
                 /* a title cut short is still a title */
                 if (snprintf(t, sizeof t, "%s: %s", machines ? "first" : "base", titles[s]) < 0)
                     t[0] = '\0';
-                gp_quote(af.f, t);
+                fb_gnuplot_quote(af.f, t);
             }
             fprintf(af.f, ", \\\n  $s%zu_new using 1:2:3:4 with yerrorlines dt 1 lc %zu title ", s,
                     s + 1);
@@ -445,7 +423,7 @@ static int write_plots(const char *out, const struct fb_comparison *c, bool mach
                 char t[200];
                 if (snprintf(t, sizeof t, "%s: %s", machines ? "second" : "new", titles[s]) < 0)
                     t[0] = '\0';
-                gp_quote(af.f, t);
+                fb_gnuplot_quote(af.f, t);
             }
             fprintf(af.f, "%s\n", s + 1 < nseries ? ", \\" : "");
         }
@@ -454,15 +432,10 @@ static int write_plots(const char *out, const struct fb_comparison *c, bool mach
             rc = 1;
             break;
         }
-        if (run_gnuplot(gp) != 0 || rename(tmp, png) != 0) {
+        if (fb_gnuplot_run(gnuplot, NULL, NULL, gp, gperr, sizeof gperr) != FB_OK ||
+            rename(tmp, png) != 0) {
             unlink(tmp);
-            if (access("/usr/bin/gnuplot", X_OK) != 0 && run_gnuplot("--version") != 0) {
-                *gnuplot_missing = true;
-                fb_warn("compare: gnuplot not found: plots skipped (their scripts are in '%s')",
-                        out);
-            } else {
-                fb_warn("compare: gnuplot failed on '%s': plot skipped", gp);
-            }
+            fb_warn("compare: gnuplot failed on '%s': plot skipped", gp);
         } else {
             fprintf(md, "\n![%s %s](%s.png)\n", g->bench, g->metric, name);
             made++;

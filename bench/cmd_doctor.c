@@ -44,7 +44,8 @@ static void usage(void)
            "options:\n"
            "  --backend auto|host|cuda   device backend to open (default auto)\n"
            "  --coll auto|nccl|mpi       collectives to choose (default auto)\n"
-           "  --json FILE                also write the fingerprint as JSON to FILE\n"
+           "  --json FILE                also write the fingerprint and the verdicts (\"checks\") as\n"
+           "                             JSON to FILE\n"
            "  --nccl-log DIR|FILE        also judge NCCL's INFO log: a run folder's\n"
            "                             nccl-rank*.log, or one file (see `nccl-log`)\n"
            "  --help                     this text\n\n"
@@ -273,6 +274,30 @@ out:
     return st;
 }
 
+/* The verdicts go into the JSON beside the fingerprint ("checks": name, verdict, why, fix), so
+ * `report` can show them. false when out of memory. */
+static bool add_checks_json(cJSON *fp, const struct fb_check *checks, size_t n)
+{
+    cJSON *arr = cJSON_AddArrayToObject(fp, "checks");
+
+    if (!arr || !cJSON_AddStringToObject(fp, "doctor_worst",
+                                         fb_verdict_str(fb_doctor_worst(checks, n))))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        cJSON *c = cJSON_CreateObject();
+        if (!c || !cJSON_AddItemToArray(arr, c)) {
+            cJSON_Delete(c);
+            return false;
+        }
+        if (!cJSON_AddStringToObject(c, "name", checks[i].name) ||
+            !cJSON_AddStringToObject(c, "verdict", fb_verdict_str(checks[i].verdict)) ||
+            !cJSON_AddStringToObject(c, "why", checks[i].why) ||
+            !cJSON_AddStringToObject(c, "fix", checks[i].fix))
+            return false;
+    }
+    return true;
+}
+
 int fb_cmd_doctor(int argc, char **argv)
 {
     const char *backend = "auto", *coll = "auto", *json_path = NULL, *nccl_log = NULL;
@@ -337,7 +362,9 @@ int fb_cmd_doctor(int argc, char **argv)
                 int ncode = nccl_log_checks(nccl_log);
                 code = ncode > code ? ncode : code;
             }
-            if (json_path && (st = fb_fingerprint_write(json_path, fp)) != FB_OK)
+            if (json_path && !add_checks_json(fp, checks, nchecks))
+                code = 1;
+            else if (json_path && (st = fb_fingerprint_write(json_path, fp)) != FB_OK)
                 code = fb_status_exit_code(st);
             else if (json_path)
                 fb_info("fingerprint written to '%s'", json_path);

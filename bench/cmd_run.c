@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "fingerprint.h"
 #include "half.h"
+#include "headline.h"
 #include "log.h"
 #include "nccl_log.h"
 #include "nccl_report.h"
@@ -21,7 +22,6 @@
 #include "runner.h"
 #include "session.h"
 #include "topology.h"
-#include "units.h"
 
 struct run {
     struct fb_options opt;
@@ -32,82 +32,32 @@ struct run {
     char env_path[4300];
 };
 
-static bool same_series(const struct fb_row *a, const struct fb_row *b)
-{
-    return strcmp(a->bench, b->bench) == 0 && strcmp(a->kase, b->kase) == 0 &&
-           strcmp(a->transport, b->transport) == 0 && a->ranks == b->ranks && a->src == b->src &&
-           a->dst == b->dst && strcmp(a->metric, b->metric) == 0 && strcmp(a->dtype, b->dtype) == 0;
-}
-
-/* What a benchmark is read for: bus bandwidth, bandwidth, images/s, TFLOP/s, a batch. */
-static bool headline_metric(const char *metric)
-{
-    static const char *const metrics[] = {"busbw",        "bandwidth", "bandwidth_total",
-                                          "images_per_s", "tflops",    "batch_max"};
-    for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++)
-        if (strcmp(metric, metrics[i]) == 0)
-            return true;
-    return false;
-}
-
-/* A bandwidth row of a point that also counts images: images/s is its headline. */
-static bool counts_images(const struct fb_results *res, const struct fb_row *w)
-{
-    if (strncmp(w->metric, "bandwidth", 9) != 0)
-        return false;
-    for (size_t j = 0; j < res->nrows; j++) {
-        const struct fb_row *o = &res->rows[j];
-        if (strcmp(o->metric, "images_per_s") == 0 && strcmp(o->bench, w->bench) == 0 &&
-            strcmp(o->kase, w->kase) == 0 && o->ranks == w->ranks && o->src == w->src &&
-            o->batch == w->batch)
-            return true;
-    }
-    return false;
-}
-
-/* The largest size of each series (bench, case, transport, ranks, pair) and its figure. Matrix
- * cells and per-rank shares are left to their own tables. */
+/* The headline (harness/headline.c chooses the rows; `report` writes the same into summary.md).
+ * Matrix cells and per-rank shares are left to their own tables. */
 static void print_headline(const struct fb_results *res)
 {
+    size_t *idx = malloc((res->nrows + 1) * sizeof *idx);
+    size_t n;
+
+    if (!idx) {
+        fb_warn("headline: out of memory");
+        return;
+    }
+    n = fb_headline_select(res->rows, res->nrows, idx);
     fb_out("\nheadline (median at the largest size of each case; GB/s = 1e9 B/s; size bN = a "
            "batch of N):\n");
     fb_out("  %-18s %-14s %-20s %-8s %5s %6s %8s %-16s %10s\n", "bench", "case", "transport",
            "dtype", "ranks", "rank", "size", "metric", "median");
-    for (size_t i = 0; i < res->nrows; i++) {
-        const struct fb_row *w = &res->rows[i];
-        bool largest = true;
+    for (size_t k = 0; k < n; k++) {
+        const struct fb_row *w = &res->rows[idx[k]];
         char size[24], who[24];
 
-        if (w->detail || !headline_metric(w->metric) || counts_images(res, w))
-            continue;
-        /* Of a scaling curve, the whole job: the smaller groups are in the tables above. */
-        for (size_t j = 0; j < res->nrows && largest; j++)
-            if (strcmp(res->rows[j].bench, w->bench) == 0 && res->rows[j].src < 0 &&
-                w->src < 0 && res->rows[j].ranks > w->ranks)
-                largest = false;
-        for (size_t j = 0; j < res->nrows && largest; j++)
-            if (same_series(&res->rows[j], w) && (res->rows[j].bytes > w->bytes ||
-                                                  (res->rows[j].bytes == w->bytes && j < i)))
-                largest = false;
-        if (!largest)
-            continue;
-        if (w->batch > 0)
-            snprintf(size, sizeof size, "b%ld", w->batch);
-        else if (w->bytes >= 0)
-            fb_size_format((size_t)w->bytes, size, sizeof size);
-        else
-            snprintf(size, sizeof size, "-");
-        if (w->src >= 0 && w->dst >= 0)
-            snprintf(who, sizeof who, "%d%s%d", w->src,
-                     strcmp(w->metric, "bandwidth_total") == 0 ? "<>" : ">", w->dst);
-        else if (w->src >= 0)
-            snprintf(who, sizeof who, "%d", w->src);
-        else
-            snprintf(who, sizeof who, "all");
+        fb_headline_cells(w, size, sizeof size, who, sizeof who);
         fb_out("  %-18s %-14s %-20s %-8s %5d %6s %8s %-16s %10.3f %s\n", w->bench, w->kase,
                w->transport, w->dtype[0] ? w->dtype : "-", w->ranks, who, size, w->metric,
                w->st.median, w->unit);
     }
+    free(idx);
 }
 
 /* Rank 0 writes env.json; all ranks take part in gathering the facts. */

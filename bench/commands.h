@@ -16,5 +16,6 @@ int fb_cmd_densenet(int argc, char **argv);
 int fb_cmd_compare(int argc, char **argv);
 int fb_cmd_accept(int argc, char **argv);
 int fb_cmd_nccl_log(int argc, char **argv);
+int fb_cmd_report(int argc, char **argv);
 
 #endif

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The README's first command: installs what is missing, builds, checks the job with `doctor`,
-# runs the default suite on this machine with the right launcher and binding, plots it, and
+# runs the default suite on this machine with the right launcher and binding, reports it
+# (`fabricbench report`: plots and summary.md), and
 # ends by saying where the results are. One rank per GPU when there are GPUs (bound to the
 # socket nearest its GPU); two ranks on the host backend when there are none.
 set -eu
@@ -29,11 +30,6 @@ $launch "$bin" doctor || echo "(doctor found problems: see FAIL lines above; mea
 echo "== run: $launch $bin run --out $out"
 # shellcheck disable=SC2086
 $launch "$bin" run --out "$out" "$@"
-if command -v gnuplot >/dev/null 2>&1; then
-    for p in h2d p2p allreduce; do
-        gnuplot -e "csv='$out/results.csv'; out='$out/$p.png'" "$top/plots/$p.gp" && echo "plot: $out/$p.png"
-    done
-else
-    echo "gnuplot not found: plots skipped (the CSV is complete)"
-fi
+# plots (gnuplot, when on PATH) and summary.md in the run folder
+"$bin" report "$out" || echo "(report failed: the results are complete in $out/results.csv)"
 echo "results: $out"

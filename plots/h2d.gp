@@ -1,26 +1,16 @@
-# h2d: copy bandwidth against message size, one line per case, from a fabricbench results.csv.
-# usage: gnuplot -e "csv='results/RUN/results.csv'; out='results/RUN/h2d.png'" plots/h2d.gp
-# Columns are read by their names in the header (results/SCHEMA.md).
-set datafile separator ","
-set datafile columnheaders
-cases = "pinned_h2d pinned_d2h pageable_h2d pageable_d2h"
-alone(c) = strcol("case") eq c && strcol("metric") eq "bandwidth" && strcol("ranks") eq "1" && strcol("src") eq "0"
-# One data block per case, so each line joins only its own points.
-do for [i = 1:words(cases)] {
-    c = word(cases, i)
-    eval sprintf('set table $case%d', i)
-    plot csv using (column("bytes")):(column("median")) with table if (alone(c))
-    unset table
-}
-set datafile separator whitespace
-unset datafile columnheaders
-set terminal pngcairo size 1000,600 noenhanced font ",11"
-set output out
-set title "h2d: host-device copy bandwidth, rank 0 alone (median of trials)"
-set xlabel "message size (bytes, binary prefixes, log scale)"
-set ylabel "bandwidth (GB/s = 1e9 B/s)"
+# h2d: host-device copy bandwidth against size, pinned and pageable memory, both directions.
+# Data: dat, one block per case (series[i] is block i-1): bytes bandwidth_gbps p05 p95.
+set title "host-device copies, rank 0 alone (median of trials)" noenhanced
+set xlabel "copy size (log scale; 1 KiB = 1024 B)"
+set ylabel "bandwidth (GB/s, 1 GB = 10^9 B)"
 set logscale x 2
-set format x "%.0b %BB"
-set grid
-set key top right
-plot for [i = 1:words(cases)] sprintf('$case%d', i) using 1:2 with linespoints title word(cases, i)
+# exact powers of two with binary prefixes, written by report (gnuplot's own drift: "1023ki")
+if (exists("binary_xtics")) { eval binary_xtics } else { set format x "%.0b%B" }
+set key below horizontal noenhanced
+set yrange [0:*]
+# a little room left and right, so the end points are whole
+set offsets graph 0.02, graph 0.02, 0, 0
+# pinned solid, pageable dashed
+style(t) = strstrt(t, "pageable") ? 2 : 1
+plot_cmd = "plot for [i=1:nseries] dat index (i-1) using 1:2 with linespoints pt 7 ps 0.8 dt style(series[i]) title series[i]"
+@draw

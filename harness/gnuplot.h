@@ -1,0 +1,27 @@
+/* Running gnuplot, a run-time dependency of `compare` and `report`: finding it on PATH,
+ * quoting strings for its scripts, and running a script as a child process (fork and exec,
+ * never a shell string), in a chosen folder so the script's relative paths work. */
+#ifndef FB_GNUPLOT_H
+#define FB_GNUPLOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "status.h"
+
+/* Looks for an executable "gnuplot" in each folder of $PATH (an empty entry is the current
+ * folder). Writes its path into path and returns true when found. */
+bool fb_gnuplot_find(char *path, size_t len);
+
+/* Writes s as a single-quoted gnuplot string ('it''s'). */
+void fb_gnuplot_quote(FILE *f, const char *s);
+
+/* Runs `gnuplot [-e setup] script` with the program at `gnuplot` (a path from
+ * fb_gnuplot_find), in the folder `dir` (NULL: the current one); setup (NULL: none) is gnuplot
+ * code run before the script. gnuplot's own messages go to our stderr. FB_OK when it exited 0;
+ * FB_ERR_IO when it could not start, exited non-zero or died (a line in err). */
+fb_status fb_gnuplot_run(const char *gnuplot, const char *dir, const char *setup,
+                         const char *script, char *err, size_t errlen);
+
+#endif
