@@ -256,9 +256,9 @@ static void *sampler(void *arg)
     pthread_mutex_lock(&t->mu);
     while (!t->stop) {
         struct timespec due = to_timespec(t->t0 + (double)k * t->interval_s);
-        int rc = 0;
-        while (!t->stop && rc != ETIMEDOUT)
-            rc = pthread_cond_timedwait(&t->cv, &t->mu, &due);
+        /* 0 is a signal (stop) or a spurious wake-up: wait on; anything else is the due time */
+        while (!t->stop && pthread_cond_timedwait(&t->cv, &t->mu, &due) == 0)
+            ;
         if (t->stop)
             break;
         if (t->active && t->ticks++ % t->stride == 0) {

@@ -28,7 +28,7 @@ tel="$run/telemetry.csv"
 
 # Every sample: the fake's values for device = rank. gpu utilization counts up by one per
 # read from 0 (the fake counts calls; nothing else reads it), unless the 1024-sample cap thinned
-# the series (only with 512 or more samples).
+# the series (possible only after 1024 ticks of 20 ms: checked when the samples span less).
 tel_awk '
 function bad(what) { print "FAIL: telemetry.csv row " NR ": " what > "/dev/stderr"; errors++ }
 {
@@ -44,6 +44,7 @@ function bad(what) { print "FAIL: telemetry.csv row " NR ": " what > "/dev/stder
     if (v("temp_c") != (r == 0 ? "65" : "")) bad("temp_c \"" v("temp_c") "\" on rank " r " (device 1 refuses it)")
     if (v("throttle_reasons") != (r == 0 ? 4 : 68)) bad("throttle_reasons " v("throttle_reasons"))
     t = v("time_s") + 0; u = v("gpu_util_pct") + 0
+    if (n[r] == 1) first_t[r] = t
     if (n[r] == 1 && u != 0) bad("first gpu_util_pct of rank " r " is " u ", the fake starts at 0")
     if (n[r] > 1) {
         if (t <= last_t[r]) bad("time_s " t " not after " last_t[r])
@@ -55,13 +56,14 @@ function bad(what) { print "FAIL: telemetry.csv row " NR ": " what > "/dev/stder
 END {
     for (r = 0; r < 2; r++) {
         if (n[r] < 5) { print "FAIL: rank " r " has " n[r] + 0 " samples (the run lasts seconds)" > "/dev/stderr"; errors++; continue }
-        if (n[r] < 512 && step_bad[r] != "") { print "FAIL: rank " r " gpu_util_pct does not count up by one:" step_bad[r] > "/dev/stderr"; errors++ }
-        # median interval between the samples of a rank: 20 ms +- 25% (15 to 25 ms)
+        if (last_t[r] - first_t[r] < 19.5 && step_bad[r] != "") { print "FAIL: rank " r " gpu_util_pct does not count up by one:" step_bad[r] > "/dev/stderr"; errors++ }
+        # median interval between the samples of a rank: 20 ms, -25% to +40% (15 to 28 ms): a
+        # loaded machine wakes the sampler late (later, never sooner); 1.5 or 2 intervals fail
         m = n[r] - 1
         for (i = 1; i <= m; i++) s[i] = d[r, i]
         for (i = 2; i <= m; i++) { x = s[i]; for (j = i - 1; j >= 1 && s[j] > x; j--) s[j + 1] = s[j]; s[j + 1] = x }
         med = (m % 2) ? s[(m + 1) / 2] : (s[m / 2] + s[m / 2 + 1]) / 2
-        if (med < 0.015 || med > 0.025) { print "FAIL: rank " r " median interval " med " s, expected 0.020 +- 0.005" > "/dev/stderr"; errors++ }
+        if (med < 0.015 || med > 0.028) { print "FAIL: rank " r " median interval " med " s, expected 0.020 (0.015 to 0.028)" > "/dev/stderr"; errors++ }
         else printf "rank %d: %d samples, median interval %.4f s\n", r, n[r], med
     }
     exit errors > 0
@@ -108,10 +110,12 @@ grep -q "^  telemetry h2d: 2 GPUs, [0-9]* samples: GPU utilization mean .*peak m
 [ "$(tail -n 1 "$work/out1" | cut -c1-16)" = "  telemetry h2d:" ] || fail "the run does not end with the telemetry line"
 ! grep -q "WARN.*GPU utilization" "$work/err1" || fail "a utilization WARN on the host backend"
 
-# ---- 2. a fake without nvmlDeviceGetPowerUsage, two benchmarks ------------------------------
+# ---- 2. a fake without nvmlDeviceGetPowerUsage, two benchmarks, every 1 ms ------------------
+# At 1 ms a benchmark of more than about a second fills the 1024 samples of a rank and is
+# thinned: at most 1024 samples per benchmark and rank, still spread over the whole benchmark.
 run="$work/nopower"
 FB_NVML_LIBRARY=$fake_np mpi 2 "$bin" run h2d allreduce --backend host --max-bytes 64K \
-    --trials 2 --ranks 2 --telemetry-ms 20 --out "$run" >"$work/out2" 2>"$work/err2"
+    --trials 2 --ranks 2 --telemetry-ms 1 --out "$run" >"$work/out2" 2>"$work/err2"
 rc=$?
 [ "$rc" = 0 ] || { cat "$work/err2" >&2; fail "run with the power-less fake exited $rc"; }
 tel="$run/telemetry.csv"
@@ -126,8 +130,19 @@ function bad(what) { print "FAIL: power-less telemetry.csv row " NR ": " what > 
     if (b == "h2d" && t > h2d_end) h2d_end = t
     if (b == "allreduce" && (ar_start == "" || t < ar_start)) ar_start = t
     if (b != "h2d" && b != "allreduce") bad("bench " b)
+    k = b "," r; c[k]++
+    if (!(k in first)) first[k] = t
+    else if (t - last[k] > gap[k]) gap[k] = t - last[k]
+    last[k] = t
 }
 END {
+    for (k in c) {
+        span = last[k] - first[k]
+        if (c[k] > 1024) { print "FAIL: " c[k] " samples of " k ", more than the cap of 1024" > "/dev/stderr"; errors++ }
+        if (span > 1.2 && c[k] < 512) { print "FAIL: " c[k] " samples of " k " over " span " s: thinned below 512" > "/dev/stderr"; errors++ }
+        if (gap[k] > span / 128 + 0.05) { print "FAIL: a gap of " gap[k] " s between samples of " k " over " span " s: not spread evenly" > "/dev/stderr"; errors++ }
+        printf "%s: %d samples over %.2f s, widest gap %.4f s\n", k, c[k], span, gap[k]
+    }
     if (!n["h2d"] || !n["allreduce"]) { print "FAIL: samples h2d " n["h2d"] + 0 ", allreduce " n["allreduce"] + 0 > "/dev/stderr"; errors++ }
     else if (ar_start <= h2d_end) { print "FAIL: allreduce samples from " ar_start " s, before h2d ended at " h2d_end " s" > "/dev/stderr"; errors++ }
     exit errors > 0
