@@ -15,7 +15,8 @@ enum {
     OPT_WARMUP, OPT_ITERS, OPT_TRIALS, OPT_TRIAL_MS, OPT_DTYPE, OPT_OVERSUB, OPT_QUIET, OPT_HELP,
     OPT_RANKS, OPT_PAIRS, OPT_MATRIX_BYTES, OPT_LATENCY_BYTES, OPT_FUSION, OPT_NO_NCCL_LOG,
     OPT_CLASSES, OPT_BATCH, OPT_RESOLUTION, OPT_THREADS, OPT_PREFETCH, OPT_DATASET,
-    OPT_HOST_MEMORY, OPT_WIRE, OPT_RATE, OPT_PRECISION, OPT_MEMORY_BUDGET, OPT_OPTIMIZER
+    OPT_HOST_MEMORY, OPT_WIRE, OPT_RATE, OPT_PRECISION, OPT_MEMORY_BUDGET, OPT_OPTIMIZER,
+    OPT_TELEMETRY_MS
 };
 
 static const struct option run_options[] = {
@@ -53,6 +54,7 @@ static const struct option run_options[] = {
     {"precision", required_argument, NULL, OPT_PRECISION},
     {"memory-budget", required_argument, NULL, OPT_MEMORY_BUDGET},
     {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
+    {"telemetry-ms", required_argument, NULL, OPT_TELEMETRY_MS},
     {NULL, 0, NULL, 0},
 };
 
@@ -106,6 +108,8 @@ void fb_cli_run_usage(void)
            "  --optimizer sgd|momentum|adam  memfit: optimizer state per weight (default adam)\n"
            "  --no-nccl-log             leave NCCL_DEBUG alone (by default NCCL's INFO log is kept\n"
            "                            in the run folder, one file per rank)\n"
+           "  --telemetry-ms MS         GPU telemetry (NVML) sampling interval (default 100;\n"
+           "                            0 = off); telemetry.csv in the run folder\n"
            "  --allow-oversubscribe     measure even with more ranks than GPUs on a node\n"
            "  --quiet                   fewer progress messages\n"
            "  --help                    this text\n\n"
@@ -335,6 +339,7 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
             break;
         case OPT_PRECISION: st = parse_choice(optarg, precisions, o->precision, sizeof o->precision, why, sizeof why); break;
         case OPT_OPTIMIZER: st = parse_choice(optarg, optimizers, o->optimizer, sizeof o->optimizer, why, sizeof why); break;
+        case OPT_TELEMETRY_MS: st = fb_count_parse(optarg, 0, 3600000, &o->telemetry_ms, why, sizeof why); break;
         case OPT_MEMORY_BUDGET: st = parse_nonzero_size(optarg, &o->memory_budget, why, sizeof why); break;
         case OPT_FACTOR:
             st = fb_count_parse(optarg, 2, 1024, &o->factor, why, sizeof why);

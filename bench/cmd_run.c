@@ -21,6 +21,7 @@
 #include "results.h"
 #include "runner.h"
 #include "session.h"
+#include "telemetry.h"
 #include "topology.h"
 
 struct run {
@@ -28,6 +29,7 @@ struct run {
     struct fb_session s;
     struct fb_results res; /* rank 0 */
     FILE *log;             /* rank 0 */
+    struct fb_telemetry *tel; /* NULL when off or nothing to read */
     cJSON *env;            /* rank 0 */
     char env_path[4300];
 };
@@ -132,7 +134,9 @@ static int run_benchmarks(struct run *r)
     if ((st = fb_runner_init(&runner, &r->s, &r->opt, w->rank == 0 ? &r->res : NULL)) != FB_OK)
         return fb_status_exit_code(st);
     for (size_t i = 0; i < n; i++) {
+        fb_telemetry_bench_begin(r->tel, list[i]->name, !(list[i]->needs & FB_REPORTS_VALUES));
         st = fb_runner_run(&runner, list[i]);
+        fb_telemetry_bench_end(r->tel, w->rank == 0 ? &r->res : NULL);
         if (st == FB_ERR_UNSUPPORTED)
             continue; /* waived with a reason */
         if (st != FB_OK) {
@@ -292,9 +296,12 @@ static int run_main(struct run *r)
         rc = fb_status_exit_code(st);
         goto out;
     }
+    /* GPU telemetry is advice: without it the run goes on (the reason is printed). */
+    (void)fb_telemetry_start(&r->tel, &r->s, r->opt.telemetry_ms);
     rc = run_benchmarks(r);
     judge_nccl_log(r);
 out:
+    fb_telemetry_finish(r->tel); /* the run's last lines: one per benchmark */
     if (w->rank == 0) {
         fb_log_set_file(NULL);
         if (r->log)

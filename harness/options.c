@@ -15,6 +15,7 @@ void fb_options_defaults(struct fb_options *o)
     o->trial_ms = 5.0;
     o->dtype = FB_DTYPE_FLOAT32;
     o->classes = 14;
+    o->telemetry_ms = 100;
     strcpy(o->dataset, "chestxray");
     strcpy(o->optimizer, "adam"); /* CheXNet trained with Adam */
 }

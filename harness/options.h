@@ -35,6 +35,7 @@ struct fb_options {
     size_t latency_bytes;     /* p2p matrix latency size; 0 = the default */
     int classes;              /* densenet_allreduce: classifier outputs (default 14, CheXNet) */
     bool no_nccl_log;         /* --no-nccl-log: leave NCCL_DEBUG alone */
+    long telemetry_ms;        /* --telemetry-ms: NVML sampling interval; 0 = no telemetry */
     /* The training-step benchmarks (pipeline, compute, memfit); 0 = the benchmark's default. */
     size_t nbatches;          /* --batch: images per batch (per GPU) */
     long batches[FB_MAX_SIZES];
@@ -56,7 +57,8 @@ struct fb_options {
     const char *bench[FB_MAX_BENCHES];
 };
 
-/* Fills the defaults: auto backends, 5 warm-up iterations, 10 trials of about 5 ms, float32. */
+/* Fills the defaults: auto backends, 5 warm-up iterations, 10 trials of about 5 ms, float32,
+ * telemetry every 100 ms. */
 void fb_options_defaults(struct fb_options *o);
 
 #endif
