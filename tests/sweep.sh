@@ -6,6 +6,7 @@
 # (exit 1, the others still run, recorded) and --timeout (stopped in time, nothing left).
 . "$(dirname "$0")/lib.sh"
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+doc=$(cd "$(dirname "$0")/.." && pwd)/docs/sweep.md
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
@@ -14,6 +15,14 @@ runargs="h2d --backend host --max-bytes 64K --trials 2 --warmup 1 --trial-ms 1"
 csv_field() { csv_awk 'v("variant") == want { print v(field) }' want="$2" field="$3" "$1"; }
 # points of a results.csv: a point's own time row (all ranks: src empty; one rank alone)
 points() { csv_awk 'v("metric") == "time" && (v("src") == "" || v("ranks") == 1) { print v("case") "," v("ranks") "," v("src") "," v("bytes") }' "$1" | sort; }
+
+# --- every option of `sweep --help` is in docs/sweep.md's table
+"$bin" sweep --help >help.txt || fail "sweep --help failed"
+opts=$(sed -n 's/^  \(--[a-z][a-z-]*\).*/\1/p' help.txt)
+[ "$(echo "$opts" | wc -w)" -ge 12 ] || fail "sweep --help lists only: $opts"
+for opt in $opts; do
+    grep -q -- "^| \`$opt" "$doc" || fail "option $opt is not documented in docs/sweep.md"
+done
 
 # --- the reference: a plain run of the same arguments, and its plan as progress counted it
 # shellcheck disable=SC2086
@@ -86,6 +95,7 @@ grep -q "report.* not available\|report sweep" sweep.out && fail "--no-report st
 grep -q "^sweep folder: sweep" sweep.out || fail "the sweep does not say where its folder is"
 
 # reusing the folder needs --force; refused before anything starts
+# shellcheck disable=SC2086
 "$bin" sweep --np 2 --binding both --vary NCCL_P2P_DISABLE=0,1 --out sweep -- run $runargs >again.out 2>again.err
 [ "$?" = 2 ] || fail "a second sweep into the same folder was not refused"
 grep -q "already holds a sweep" again.err || fail "refusal does not say why: $(cat again.err)"
@@ -152,7 +162,7 @@ csv=failing/launches.csv
 [ "$(csv_field "$csv" OMPI_MCA_pml-ob1 exit_status)" = 0 ] || fail "failing: the good launch's exit status"
 [ "$(csv_field "$csv" OMPI_MCA_pml-nosuchpml status)" = failed ] || fail "failing: the bad launch is '$(csv_field "$csv" OMPI_MCA_pml-nosuchpml status)'"
 es=$(csv_field "$csv" OMPI_MCA_pml-nosuchpml exit_status)
-[ -n "$es" ] && [ "$es" != 0 ] || fail "failing: the bad launch's exit status is '$es'"
+if [ -z "$es" ] || [ "$es" = 0 ]; then fail "failing: the bad launch's exit status is '$es'"; fi
 [ -f failing/OMPI_MCA_pml-ob1/results.csv ] || fail "failing: the good launch has no results"
 grep -q "OMPI_MCA_pml-nosuchpml: run failed (exit status $es); going on" failing.err || fail "failing: not reported on stderr"
 
