@@ -186,11 +186,11 @@ static void run_release(struct run_in *r)
     memset(r, 0, sizeof *r);
 }
 
-/* launches.csv: variant and command columns required; the exit status and the launch's folder
- * (relative to the sweep's) are read when there. */
+/* launches.csv as `sweep` writes it (docs/sweep.md): variant and command columns required;
+ * exit_status and run_dir (the launch's folder, relative to the sweep's; default: the
+ * variant's name) are read when there. */
 static int launches_load(const char *top, const char *path, struct launch **out, size_t *n)
 {
-    static const char *const exit_cols[] = {"exit_status", "exit", "status", "rc"};
     struct fb_csv_table t;
     char err[700];
     fb_status st = fb_csv_table_read(path, &t, err, sizeof err);
@@ -217,13 +217,11 @@ static int launches_load(const char *top, const char *path, struct launch **out,
     for (size_t i = 1; i <= t.nrows; i++) {
         struct launch *x = &l[i - 1];
         const char *variant = fb_csv_table_get(&t, i, "variant");
-        const char *dir = fb_csv_table_get(&t, i, "dir");
-        const char *status = NULL;
+        const char *dir = fb_csv_table_get(&t, i, "run_dir");
+        const char *status = fb_csv_table_get(&t, i, "exit_status");
         char folder[4096], csv[4200];
         struct stat sb;
 
-        for (size_t k = 0; k < sizeof exit_cols / sizeof exit_cols[0] && !status; k++)
-            status = fb_csv_table_get(&t, i, exit_cols[k]);
         x->line = t.line[i];
         if (!variant[0] || strchr(variant, '/') || strcmp(variant, "..") == 0 ||
             strcmp(variant, ".") == 0) {

@@ -19,6 +19,7 @@
 #include "nccl_report.h"
 #include "registry.h"
 #include "results.h"
+#include "run_plan.h"
 #include "runner.h"
 #include "session.h"
 #include "telemetry.h"
@@ -119,6 +120,7 @@ static int run_benchmarks(struct run *r)
 {
     const struct fb_world *w = &r->s.world;
     struct fb_runner runner;
+    struct fb_progress progress;
     const struct fb_bench *list[FB_MAX_BENCHES];
     size_t n = 0;
     fb_status st, worst = FB_OK;
@@ -133,6 +135,10 @@ static int run_benchmarks(struct run *r)
 
     if ((st = fb_runner_init(&runner, &r->s, &r->opt, w->rank == 0 ? &r->res : NULL)) != FB_OK)
         return fb_status_exit_code(st);
+    /* A line per point on rank 0's terminal, counted against the whole run's plan. */
+    fb_progress_init(&progress, w->rank == 0 && !r->opt.quiet ? stderr : NULL, "");
+    if (fb_run_plan_count(&runner, list, n, &progress) == FB_OK && w->rank == 0)
+        runner.progress = &progress;
     for (size_t i = 0; i < n; i++) {
         fb_telemetry_bench_begin(r->tel, list[i]->name, !(list[i]->needs & FB_REPORTS_VALUES));
         st = fb_runner_run(&runner, list[i]);

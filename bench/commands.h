@@ -9,7 +9,8 @@ int fb_cmd_run(int argc, char **argv);
 /* Called between MPI_Init and MPI_Finalize. */
 int fb_cmd_doctor(int argc, char **argv);
 
-/* No MPI. */
+/* No MPI. sweep starts mpirun or srun itself, and never initialises MPI. */
+int fb_cmd_sweep(int argc, char **argv);
 int fb_cmd_list(int argc, char **argv);
 int fb_cmd_version(void);
 int fb_cmd_densenet(int argc, char **argv);

@@ -16,6 +16,8 @@ static void usage(FILE *f)
             "  mpirun -np 4 --map-by socket --bind-to socket fabricbench run\n\n"
             "commands:\n"
             "  run [BENCH...]   run benchmarks, write results/<run-id>/ (see `run --help`)\n"
+            "  sweep            relaunch mpirun/srun per binding and NCCL_* setting: doctor,\n"
+            "                   run, report (run it without mpirun; see `sweep --help`)\n"
             "  list             list benchmarks, backends and collectives\n"
             "  doctor           print this job's fingerprint and check binding, GPUs, MPI, IB\n"
             "  densenet         list DenseNet-121's gradient tensors in backward order\n"
@@ -56,6 +58,8 @@ int main(int argc, char **argv)
         return fb_cmd_nccl_log(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return fb_cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "sweep") == 0)
+        return fb_cmd_sweep(argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0) {
         MPI_Init(&argc, &argv);
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -1,35 +1,60 @@
 #!/bin/sh
-# The README's first command: installs what is missing, builds, checks the job with `doctor`,
-# runs the default suite on this machine with the right launcher and binding, reports it
-# (`fabricbench report`: plots and summary.md), and
-# ends by saying where the results are. One rank per GPU when there are GPUs (bound to the
-# socket nearest its GPU); two ranks on the host backend when there are none.
+# The README's first command: installs what is missing, builds, then one `fabricbench sweep` on
+# this machine - doctor, the run, the report - and ends with the headline table and the run
+# folder. With GPUs: one rank per GPU, each bound to its GPU's socket (the sweep's defaults).
+# Without: two ranks on the host backend, oversubscribed if the machine has fewer cores.
+#
+#   sh harness/quickstart.sh                    # the default quick run
+#   sh harness/quickstart.sh allreduce --max-bytes 64M   # these `run` arguments instead
+#   FB_SWEEP_ARGS="--binding both --vary NCCL_P2P_DISABLE=0,1" sh harness/quickstart.sh
+#
+# Arguments replace the quick run's `run` arguments (FB_QUICK_GPU / FB_QUICK_HOST below);
+# FB_SWEEP_ARGS adds `sweep` options (docs/sweep.md). Exit status: the sweep's.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 sh "$top/harness/setup-debian.sh"
 sh "$top/harness/build.sh"
 bin=${FB_BUILD_DIR:-$top/build}/bench/fabricbench
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+# What the quick run measures. The host default is sized to take a minute or two on two ranks.
+: "${FB_QUICK_GPU:=}"
+: "${FB_QUICK_HOST:=h2d p2p allreduce densenet_allreduce --backend host --max-bytes 4M --matrix-bytes 4M --fusion off,4M,25M --trials 5}"
+: "${FB_SWEEP_ARGS:=}"
 
 gpus=0
 command -v nvidia-smi >/dev/null 2>&1 && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-sockets=$(lscpu -p=SOCKET 2>/dev/null | grep -v '^#' | sort -u | wc -l)
-[ "$sockets" -ge 1 ] || sockets=1
 if [ "$gpus" -gt 0 ]; then
-    # Local rank picks the GPU, so ranks must be laid out in GPU order: with GPUs spread evenly
-    # over sockets (the usual numbering), N/sockets consecutive ranks per socket, bound to it.
-    if [ $((gpus % sockets)) -eq 0 ]; then map="ppr:$((gpus / sockets)):socket"; else map=socket; fi
-    launch="mpirun -np $gpus --map-by $map --bind-to socket"
+    # --np and the binding are the sweep's defaults: one rank per GPU of this node, with
+    # `--map-by ppr:K:socket --bind-to socket` so local rank i lands on GPU i's socket
+    launch=""
+    quick=$FB_QUICK_GPU
 else
-    launch="mpirun -np 2 --oversubscribe --bind-to core"
+    launch="--np 2 --mpirun-arg --oversubscribe"
+    quick=$FB_QUICK_HOST
 fi
 out="$top/results/$(date +%Y%m%d-%H%M%S)-$(hostname)"
-echo "== doctor: $launch $bin doctor"
-# shellcheck disable=SC2086
-$launch "$bin" doctor || echo "(doctor found problems: see FAIL lines above; measuring anyway)"
-echo "== run: $launch $bin run --out $out"
-# shellcheck disable=SC2086
-$launch "$bin" run --out "$out" "$@"
-# plots (gnuplot, when on PATH) and summary.md in the run folder
-"$bin" report "$out" || echo "(report failed: the results are complete in $out/results.csv)"
+rc=0
+if [ "$#" -gt 0 ]; then
+    # shellcheck disable=SC2086
+    "$bin" sweep $launch $FB_SWEEP_ARGS --out "$out" -- "$@" || rc=$?
+else
+    # shellcheck disable=SC2086
+    "$bin" sweep $launch $FB_SWEEP_ARGS --out "$out" -- $quick || rc=$?
+fi
+
+# The headline of each launch's run (the run's own table, kept in its fabricbench.log), then
+# where everything is.
+headline() { awk '/^headline/ { p = 1 } p && /^$/ { exit } p' "$1/fabricbench.log"; }
+echo
+if [ -f "$out/launches.csv" ]; then
+    for log in "$out"/*/fabricbench.log; do
+        [ -f "$log" ] || continue
+        echo "== $(basename "$(dirname "$log")")"
+        headline "$(dirname "$log")"
+    done
+elif [ -f "$out/fabricbench.log" ]; then
+    headline "$out"
+fi
+[ ! -f "$out/summary.md" ] || echo "report: $out/summary.md"
 echo "results: $out"
+exit "$rc"

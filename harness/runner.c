@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "run_plan.h"
 #include "units.h"
 
 enum { MAX_ITERS = 100000, MAX_EACH = 200 };
@@ -686,6 +687,7 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
         }
         memset(m->samples, 0, (size_t)r->opt->trials * sizeof *m->samples);
         m->wrong = 0;
+        fb_run_plan_begin(r->progress, b->name, c, ctx->ranks);
         if ((st = measure(r, b, ctx, c, m)) == FB_ERR_UNSUPPORTED) {
             st = FB_OK; /* waived with a reason; the others go on */
             continue;
@@ -727,6 +729,7 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
         if ((st = fb_world_agree(w, st)) != FB_OK)
             break;
     }
+    fb_progress_end(r->progress);
 out:
     free(flag);
     free(cases);

@@ -6,6 +6,7 @@
 
 #include "bench.h"
 #include "links.h"
+#include "progress.h"
 #include "results.h"
 
 struct fb_runner {
@@ -22,6 +23,7 @@ struct fb_runner {
     bool flush_pending;     /* rank 0: rows not yet in results.csv */
     double last_flush_end_us, last_flush_cost_us;
     int points, failed_points;
+    struct fb_progress *progress; /* rank 0: a line per point (run_plan.h); NULL = none */
 };
 
 /* Collective. Prepares a runner over an open session. */
