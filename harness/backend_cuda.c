@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../kernels/pattern_kernels.h"
+#include "../kernels/optimizer_kernels.h"
 #include "../kernels/pipeline_kernels.h"
 #include "log.h"
 #include "shm.h"
@@ -330,6 +331,17 @@ static fb_status cuda_busy_wait(double us, struct fb_stream *s)
     return FB_OK;
 }
 
+static fb_status cuda_sgd_momentum(float *w, float *v, const void *g, enum fb_dtype gdtype,
+                                   size_t n, float lr, float momentum, float scale,
+                                   struct fb_stream *s)
+{
+    if (gdtype != FB_DTYPE_FLOAT32 && gdtype != FB_DTYPE_FLOAT16)
+        return FB_ERR_USAGE;
+    CUDA_TRY((cudaError_t)fb_kernel_sgd_momentum(w, v, g, gdtype == FB_DTYPE_FLOAT16, n, lr,
+                                                 momentum, scale, s->s));
+    return FB_OK;
+}
+
 const struct fb_backend fb_backend_cuda = {
     .name = "cuda",
     .built = true,
@@ -359,4 +371,5 @@ const struct fb_backend fb_backend_cuda = {
     .stream_wait_event = cuda_stream_wait_event,
     .normalize_u8 = cuda_normalize_u8,
     .busy_wait = cuda_busy_wait,
+    .sgd_momentum = cuda_sgd_momentum,
 };
