@@ -360,7 +360,7 @@ int fb_cmd_run(int argc, char **argv)
 {
     struct run *r = calloc(1, sizeof *r);
     char err[512];
-    int help = 0, rc;
+    int help = 0, rc, provided = MPI_THREAD_SINGLE;
     fb_status st;
 
     if (!r)
@@ -377,7 +377,13 @@ int fb_cmd_run(int argc, char **argv)
         return st != FB_OK ? 2 : 0;
     }
     fb_log_set_quiet(r->opt.quiet);
-    MPI_Init(&argc, &argv);
+    /* SERIALIZED: the `step` benchmark all-reduces over MPI on a communication thread while
+     * the main thread computes (Horovod's design); the two never call MPI at the same time.
+     * A library that offers less makes `step` run without overlap, and says so once. */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    if (provided < MPI_THREAD_SERIALIZED && fb_cli_rank_hint() == 0)
+        fb_warn("this MPI offers thread level %d, below MPI_THREAD_SERIALIZED: `step` over MPI "
+                "runs without overlap (no communication thread)", provided);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     rc = run_main(r);
     fb_mpi_half_free();

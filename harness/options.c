@@ -17,4 +17,5 @@ void fb_options_defaults(struct fb_options *o)
     o->classes = 14;
     strcpy(o->dataset, "chestxray");
     strcpy(o->optimizer, "adam"); /* CheXNet trained with Adam */
+    strcpy(o->overlap, "on");
 }
