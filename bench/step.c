@@ -26,7 +26,7 @@
 
 enum {
     HOST_RESOLUTION = 64, CUDA_RESOLUTION = 224,
-    HOST_BATCH_CAP = 8,   /* a default host run stays a minute or two */
+    HOST_BATCH_CAP = 4,   /* a default host run stays short: 1, 2, 4 */
     CUDA_BATCH_CAP = 512,
     TRACE_STEPS = 5,      /* steps in the timeline */
     TRACE_PER_STEP = 8 + 512, /* spans of a step: its phases and up to 512 buckets (DenseNet-121

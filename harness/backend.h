@@ -112,6 +112,11 @@ struct fb_backend {
      * v. FB_ERR_USAGE for another gdtype. */
     fb_status (*sgd_momentum)(float *w, float *v, const void *g, enum fb_dtype gdtype, size_t n,
                               float lr, float momentum, float scale, struct fb_stream *s);
+
+    /* Makes a thread the process started use the device `open` opened (CUDA's current device
+     * is per thread: a new thread starts on device 0); nothing on host. Call it first thing in
+     * a thread that uses streams or copies. */
+    fb_status (*thread_init)(void);
 };
 
 extern const struct fb_backend fb_backend_host;

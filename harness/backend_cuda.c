@@ -60,12 +60,16 @@ static void cuda_versions(int *driver, int *runtime)
         *runtime = 0;
 }
 
+/* The device open() chose: other threads of the process select it too (thread_init). */
+static int opened_device;
+
 static fb_status cuda_open(int device, struct fb_device_info *info)
 {
     struct cudaDeviceProp prop;
 
     memset(info, 0, sizeof *info);
     CUDA_TRY(cudaSetDevice(device));
+    opened_device = device;
     CUDA_TRY(cudaGetDeviceProperties(&prop, device));
     info->index = device;
     snprintf(info->name, sizeof info->name, "%.127s", prop.name);
@@ -342,6 +346,12 @@ static fb_status cuda_sgd_momentum(float *w, float *v, const void *g, enum fb_dt
     return FB_OK;
 }
 
+static fb_status cuda_thread_init(void)
+{
+    CUDA_TRY(cudaSetDevice(opened_device));
+    return FB_OK;
+}
+
 const struct fb_backend fb_backend_cuda = {
     .name = "cuda",
     .built = true,
@@ -372,4 +382,5 @@ const struct fb_backend fb_backend_cuda = {
     .normalize_u8 = cuda_normalize_u8,
     .busy_wait = cuda_busy_wait,
     .sgd_momentum = cuda_sgd_momentum,
+    .thread_init = cuda_thread_init,
 };

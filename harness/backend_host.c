@@ -290,6 +290,8 @@ static fb_status host_sgd_momentum(float *w, float *v, const void *g, enum fb_dt
     return fb_sgd_momentum_host(w, v, g, gdtype, n, lr, momentum, scale);
 }
 
+static fb_status host_thread_init(void) { return FB_OK; }
+
 const struct fb_backend fb_backend_host = {
     .name = "host",
     .built = true,
@@ -320,4 +322,5 @@ const struct fb_backend fb_backend_host = {
     .normalize_u8 = host_normalize_u8,
     .busy_wait = host_busy_wait,
     .sgd_momentum = host_sgd_momentum,
+    .thread_init = host_thread_init,
 };

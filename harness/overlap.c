@@ -11,6 +11,7 @@
 
 #include "half.h"
 #include "log.h"
+#include "nvtx.h"
 
 struct fb_overlap {
     struct fb_overlap_config cfg;
@@ -112,6 +113,8 @@ static fb_status reduce_now(struct fb_overlap *ov, size_t i)
 static void *comm_main(void *arg)
 {
     struct fb_overlap *ov = arg;
+    /* a failure here is reported by the first bucket's all-reduce */
+    fb_status ready = ov->cfg.be->thread_init ? ov->cfg.be->thread_init() : FB_OK;
 
     pthread_mutex_lock(&ov->lock);
     for (;;) {
@@ -123,7 +126,9 @@ static void *comm_main(void *arg)
             break;
         i = ov->reduced;
         pthread_mutex_unlock(&ov->lock);
-        st = reduce_now(ov, i);
+        fb_nvtx_push("allreduce");
+        st = ready != FB_OK ? ready : reduce_now(ov, i);
+        fb_nvtx_pop();
         pthread_mutex_lock(&ov->lock);
         if (st != FB_OK && ov->error == FB_OK)
             ov->error = st;
