@@ -26,13 +26,6 @@ void fb_trace_release(struct fb_trace *t)
     memset(t, 0, sizeof *t);
 }
 
-void fb_trace_align(struct fb_trace *t, MPI_Comm comm)
-{
-    MPI_Comm_rank(comm, &t->rank);
-    MPI_Barrier(comm);
-    t->origin_us = fb_monotonic_us();
-}
-
 void fb_trace_add(struct fb_trace *t, int track, int step, const char *name, double start_us,
                   double end_us)
 {

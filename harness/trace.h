@@ -31,18 +31,15 @@ struct fb_trace {
     struct fb_span *spans;
     size_t n, cap;
     size_t dropped;   /* spans that did not fit */
-    double origin_us; /* host monotonic time taken right after a barrier of the ranks */
+    double origin_us; /* host monotonic time each rank takes as it leaves a barrier of the
+                         ranks: spans of different ranks share one time axis (to the barrier's
+                         release skew, microseconds on one node) */
     int rank;
 };
 
 /* Room for `cap` spans. */
 fb_status fb_trace_init(struct fb_trace *t, size_t cap);
 void fb_trace_release(struct fb_trace *t); /* accepts a zeroed one */
-
-/* Collective over comm: a barrier, then each rank takes the time as its origin, so that spans
- * of different ranks share one time axis (to the barrier's release skew, microseconds on one
- * node). */
-void fb_trace_align(struct fb_trace *t, MPI_Comm comm);
 
 /* A span from start_us to end_us (host monotonic microseconds, fb_monotonic_us). One that no
  * longer fits is counted in `dropped`. */

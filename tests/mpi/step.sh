@@ -1,5 +1,5 @@
 #!/bin/sh
-# step on host under mpirun -np 2, small (32x32, batch 2, JPEG images, 4M buckets so compute
+# step on host under mpirun -np 2, small (64x64, batch 2, JPEG images, 4M buckets so compute
 # dominates the exchange): every point on 1 and 2 ranks, with and without overlap, verified
 # (wrong = 0: every gradient sum of the step against the pattern); the split adds up to the
 # step (the phases' means plus other_us within 3% of the runner's time; other_us at most 5% of
@@ -12,7 +12,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 run="$work/run"
 
-mpi 2 "$bin" run step --backend host --out "$run" --resolution 32 --batch 2 --fusion 4M \
+mpi 2 "$bin" run step --backend host --out "$run" --resolution 64 --batch 2 --fusion 4M \
     --overlap both --trials 5 --warmup 1 --iters 1 --dataset imagenet --threads 1 --quiet \
     >"$work/stdout" 2>"$work/stderr"
 rc=$?
