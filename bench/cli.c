@@ -16,7 +16,7 @@ enum {
     OPT_RANKS, OPT_PAIRS, OPT_MATRIX_BYTES, OPT_LATENCY_BYTES, OPT_FUSION, OPT_NO_NCCL_LOG,
     OPT_CLASSES, OPT_BATCH, OPT_RESOLUTION, OPT_THREADS, OPT_PREFETCH, OPT_DATASET,
     OPT_HOST_MEMORY, OPT_WIRE, OPT_RATE, OPT_PRECISION, OPT_MEMORY_BUDGET, OPT_OPTIMIZER,
-    OPT_TELEMETRY_MS
+    OPT_TELEMETRY_MS, OPT_FP16_ALLREDUCE, OPT_OVERLAP
 };
 
 static const struct option run_options[] = {
@@ -55,6 +55,8 @@ static const struct option run_options[] = {
     {"memory-budget", required_argument, NULL, OPT_MEMORY_BUDGET},
     {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
     {"telemetry-ms", required_argument, NULL, OPT_TELEMETRY_MS},
+    {"fp16-allreduce", no_argument, NULL, OPT_FP16_ALLREDUCE},
+    {"overlap", required_argument, NULL, OPT_OVERLAP},
     {NULL, 0, NULL, 0},
 };
 
@@ -86,17 +88,22 @@ void fb_cli_run_usage(void)
            "  --matrix-bytes SIZE       p2p: message size of the bandwidth matrices (default 64M)\n"
            "  --latency-bytes SIZE      p2p: message size of the latency matrix (default 8)\n"
            "  --fusion SIZE|off[,...]   densenet_allreduce: fusion thresholds (default off, 1M,\n"
-           "                            4M, 16M, 25M, 64M, 128M; plus one flat buffer always)\n"
+           "                            4M, 16M, 25M, 64M, 128M; plus one flat buffer always);\n"
+           "                            step: its buckets (default 25M, PyTorch DDP's)\n"
+           "  --fp16-allreduce          step: gradients on the wire as float16 (Horovod's\n"
+           "                            Compression.fp16)\n"
+           "  --overlap on|off|both     step: all-reduce buckets during backward (default on)\n"
            "  --classes N               densenet_allreduce, compute, memfit: classifier outputs\n"
            "                            (default 14, CheXNet's findings)\n"
-           "  --batch N[,N...]          pipeline, compute: images per batch per GPU (default:\n"
-           "                            32 on cuda; on host, 8)\n"
-           "  --resolution R            pipeline, compute, memfit: the model's input side\n"
-           "                            (default 224; compute on host 64)\n"
-           "  --threads N               pipeline: decode/augment threads (default: the CPUs this\n"
-           "                            rank is bound to)\n"
-           "  --prefetch D              pipeline: batches in the ring (default 2 x threads)\n"
-           "  --dataset chestxray|imagenet  pipeline: 1024x1024 gray PNG (default), or 500x375\n"
+           "  --batch N[,N...]          pipeline, compute, step: images per batch per GPU (default:\n"
+           "                            32 on cuda; on host, 8; step: 1, 2, 4, ... up to what\n"
+           "                            memfit says fits, at most 4 on host)\n"
+           "  --resolution R            pipeline, compute, memfit, step: the model's input side\n"
+           "                            (default 224; compute and step on host 64)\n"
+           "  --threads N               pipeline, step: decode/augment threads (default: the CPUs\n"
+           "                            this rank is bound to; step on host: 1)\n"
+           "  --prefetch D              pipeline, step: batches in the ring (default 2 x threads)\n"
+           "  --dataset chestxray|imagenet  pipeline, step: 1024x1024 gray PNG (default), or 500x375\n"
            "                            RGB JPEG\n"
            "  --host-memory pinned|pageable  pipeline: the batches' host memory (default pinned)\n"
            "  --wire uint8|float        pipeline: what is copied (uint8: normalized on the\n"
@@ -286,6 +293,7 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
     static const char *const wires[] = {"uint8", "float", NULL};
     static const char *const precisions[] = {"fp16", "bf16", "fp32", NULL};
     static const char *const optimizers[] = {"sgd", "momentum", "adam", NULL};
+    static const char *const overlaps[] = {"on", "off", "both", NULL};
     char why[256] = "", dtype[16];
     int c, idx = -1;
     fb_status st = FB_OK;
@@ -340,6 +348,8 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
         case OPT_PRECISION: st = parse_choice(optarg, precisions, o->precision, sizeof o->precision, why, sizeof why); break;
         case OPT_OPTIMIZER: st = parse_choice(optarg, optimizers, o->optimizer, sizeof o->optimizer, why, sizeof why); break;
         case OPT_TELEMETRY_MS: st = fb_count_parse(optarg, 0, 3600000, &o->telemetry_ms, why, sizeof why); break;
+        case OPT_FP16_ALLREDUCE: o->fp16_allreduce = true; break;
+        case OPT_OVERLAP: st = parse_choice(optarg, overlaps, o->overlap, sizeof o->overlap, why, sizeof why); break;
         case OPT_MEMORY_BUDGET: st = parse_nonzero_size(optarg, &o->memory_budget, why, sizeof why); break;
         case OPT_FACTOR:
             st = fb_count_parse(optarg, 2, 1024, &o->factor, why, sizeof why);

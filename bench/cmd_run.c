@@ -323,7 +323,7 @@ int fb_cmd_run(int argc, char **argv)
 {
     struct run *r = calloc(1, sizeof *r);
     char err[512];
-    int help = 0, rc;
+    int help = 0, rc, provided = MPI_THREAD_SINGLE;
     fb_status st;
 
     if (!r)
@@ -340,7 +340,13 @@ int fb_cmd_run(int argc, char **argv)
         return st != FB_OK ? 2 : 0;
     }
     fb_log_set_quiet(r->opt.quiet);
-    MPI_Init(&argc, &argv);
+    /* SERIALIZED: the `step` benchmark all-reduces over MPI on a communication thread while
+     * the main thread computes (Horovod's design); the two never call MPI at the same time.
+     * With less, `step` runs without overlap and says so in one line when it plans
+     * (fb_overlap_possible reads the level back with MPI_Query_thread). */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    if (provided < MPI_THREAD_SERIALIZED && wants(r, "step") && fb_cli_rank_hint() == 0)
+        fb_info("MPI offers thread level %d, below MPI_THREAD_SERIALIZED", provided);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     rc = run_main(r);
     fb_mpi_half_free();

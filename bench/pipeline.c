@@ -10,8 +10,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "imageset.h"
-#include "input_pipeline.h"
+#include "image_ring.h"
 #include "log.h"
 #include "registry.h"
 
@@ -24,10 +23,8 @@ enum variant {
     V_CONSUME,  /* everything, and a consumer computing at a given rate */
 };
 
-/* Distinct encoded images, reused round-robin: enough that no image stays in a core's cache
- * between two decodes, few enough that start-up (encoding) stays well under a second. */
-enum { IMAGES = 8, RES_DEFAULT = 224, BATCH_CUDA = 32, BATCH_HOST = 8 };
-static const uint32_t IMAGE_SEED = 1000, AUG_SEED = 42;
+enum { RES_DEFAULT = 224, BATCH_CUDA = 32, BATCH_HOST = 8 };
+static const uint32_t AUG_SEED = 42;
 
 /* Consumer rates (images/s) when --rate is not given. cuda: DenseNet-121 training per GPU at
  * 17 GFLOP per image (FACTS.md): a V100 at half its 15.7 TFLOP/s fp32 peak (460/s), at a quarter
@@ -42,6 +39,7 @@ struct pl_state {
     enum variant variant;
     enum fb_mem host_kind;
     const struct fb_imageset *set; /* the shared cached set */
+    const char *dataset;
     struct fb_batch_spec spec;
     size_t wire_bytes; /* one batch as copied */
     int threads, depth;
@@ -50,9 +48,9 @@ struct pl_state {
     /* decode */
     unsigned char *decoded;
     long next_image;
-    /* the ring and its consumer */
-    struct fb_pipeline *pipe;
-    unsigned char **scratch; /* per worker: a decoded image */
+    /* the ring (image_ring.c) and its consumer */
+    struct fb_image_ring *ring;
+    struct fb_pipeline *pipe; /* ring->pipe */
     long n;                  /* batches consumed */
     long misordered;         /* batches delivered out of order or twice */
     struct fb_batch pending[2];
@@ -69,25 +67,6 @@ struct pl_state {
     /* verify */
     void *check_buf;
 };
-
-/* The encoded set, made on first use and kept for the process's life (a few MB): encoding
- * costs far more than decoding (zlib's search), and doing it again for every case would make
- * start-up, not measuring, the bulk of a run. Setup runs on the main thread only. */
-static struct fb_imageset *cached_set;
-
-static fb_status get_set(const char *dataset, const struct fb_imageset **out)
-{
-    fb_status st = FB_OK;
-    bool png = strcmp(dataset, "chestxray") == 0;
-
-    if (!cached_set || (cached_set->format == FB_IMAGE_PNG) != png) {
-        fb_imageset_free(cached_set);
-        cached_set = NULL;
-        st = fb_imageset_create(dataset, IMAGES, IMAGE_SEED, &cached_set);
-    }
-    *out = cached_set;
-    return st;
-}
 
 static const char *codec_name(const char *dataset)
 {
@@ -172,25 +151,6 @@ static fb_status pl_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t 
     return FB_OK;
 }
 
-/* A worker's batch, image by image, stopping at the gate between images: while the runner is
- * between trials, at most the image in hand per worker is finished off the clock. */
-static fb_status pl_fill(void *arg, struct fb_pipeline *p, int worker, long n, void *dst)
-{
-    struct pl_state *s = arg;
-    size_t each = fb_batch_image_bytes(&s->spec);
-    fb_status st;
-
-    for (int i = 0; i < s->spec.batch; i++) {
-        if (i > 0)
-            fb_pipeline_gate_wait(p);
-        if ((st = fb_imageset_image(s->set, &s->spec, (uint64_t)n * (uint64_t)s->spec.batch + (uint64_t)i,
-                                    s->scratch[worker], (unsigned char *)dst + (size_t)i * each)) !=
-            FB_OK)
-            return st;
-    }
-    return FB_OK;
-}
-
 static void pl_teardown(void *p)
 {
     struct pl_state *s = p;
@@ -202,10 +162,7 @@ static void pl_teardown(void *p)
         (void)s->be->stream_sync(s->copy_stream);
     if (s->stream)
         (void)s->be->stream_sync(s->stream);
-    fb_pipeline_stop(s->pipe);
-    for (int i = 0; s->scratch && i < s->threads; i++)
-        free(s->scratch[i]);
-    free(s->scratch);
+    fb_image_ring_stop(s->ring);
     free(s->held);
     for (int b = 0; b < 2; b++) {
         s->be->free(FB_MEM_DEVICE, s->dev_wire[b]);
@@ -233,17 +190,12 @@ static fb_status take(struct pl_state *s, struct fb_batch *b)
 
 static fb_status setup_ring(struct pl_state *s, const struct fb_case *c)
 {
-    struct fb_pipeline_config cfg = {s->be, s->host_kind, fb_batch_bytes(&s->spec), s->threads,
-                                     s->depth, pl_fill, s};
     fb_status st;
 
-    if (!(s->scratch = calloc((size_t)s->threads, sizeof *s->scratch)))
-        return FB_ERR_NOMEM;
-    for (int i = 0; i < s->threads; i++)
-        if (!(s->scratch[i] = malloc(fb_imageset_decoded_bytes(s->set))))
-            return FB_ERR_NOMEM;
-    if ((st = fb_pipeline_start(&cfg, &s->pipe)) != FB_OK)
+    if ((st = fb_image_ring_start(s->be, s->host_kind, s->dataset, &s->spec, s->threads, s->depth,
+                                  &s->ring)) != FB_OK)
         return st;
+    s->pipe = s->ring->pipe;
     if (c->variant == V_COPY) {
         /* The ring's batches, built once and kept: the copies then never wait for a worker. */
         if (!(s->held = calloc((size_t)s->depth, sizeof *s->held)))
@@ -296,6 +248,7 @@ static fb_status pl_setup(const struct fb_ctx *ctx, const struct fb_case *c,
     s->be = ctx->be;
     s->stream = stream;
     s->variant = (enum variant)c->variant;
+    s->dataset = o->dataset;
     s->host_kind = o->pageable ? FB_MEM_PAGEABLE : FB_MEM_PINNED;
     s->spec = (struct fb_batch_spec){(int)(c->batch > 0 ? c->batch : 1),
                                      o->resolution ? (int)o->resolution : RES_DEFAULT,
@@ -307,7 +260,7 @@ static fb_status pl_setup(const struct fb_ctx *ctx, const struct fb_case *c,
                       ? s->threads : 1;
     s->busy_us = c->busy_us / s->per_iter;
     if (s->variant != V_H2D_RAW &&
-        (st = get_set(o->dataset, &s->set)) != FB_OK)
+        (st = fb_image_set_get(o->dataset, &s->set)) != FB_OK)
         goto fail;
     switch (s->variant) {
     case V_DECODE:

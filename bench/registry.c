@@ -11,6 +11,7 @@ const struct fb_bench *const fb_benches[] = {
     &fb_bench_pipeline,
     &fb_bench_compute,
     &fb_bench_memfit,
+    &fb_bench_step,
     NULL,
 };
 

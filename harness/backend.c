@@ -69,3 +69,24 @@ size_t fb_pattern_check_host(const void *buf, size_t count, enum fb_dtype dtype,
     }
     return wrong;
 }
+
+fb_status fb_sgd_momentum_host(float *w, float *v, const void *g, enum fb_dtype gdtype, size_t n,
+                               float lr, float momentum, float scale)
+{
+    if (gdtype == FB_DTYPE_FLOAT32) {
+        const float *gf = g;
+        for (size_t i = 0; i < n; i++) {
+            v[i] = momentum * v[i] + scale * gf[i];
+            w[i] -= lr * v[i];
+        }
+    } else if (gdtype == FB_DTYPE_FLOAT16) {
+        const uint16_t *gh = g;
+        for (size_t i = 0; i < n; i++) {
+            v[i] = momentum * v[i] + scale * fb_half_to_float(gh[i]);
+            w[i] -= lr * v[i];
+        }
+    } else {
+        return FB_ERR_USAGE;
+    }
+    return FB_OK;
+}

@@ -103,6 +103,20 @@ struct fb_backend {
     /* Stream-ordered: keeps the device busy for `us` microseconds (a spin kernel on cuda, a
      * busy loop on the monotonic clock on host): a consumer's compute at a known rate. */
     fb_status (*busy_wait)(double us, struct fb_stream *s);
+
+    /* Stream-ordered optimizer update, SGD with momentum (PyTorch's torch.optim.SGD, no
+     * dampening, no weight decay) over `n` fp32 weights w and their momentum v:
+     * v = momentum * v + scale * g; w = w - lr * v. g is float32, or float16 as it comes off a
+     * compressed all-reduce (FB_DTYPE_FLOAT16, widened per element); `scale` turns the
+     * all-reduce's sum into the mean (1 / ranks). Memory-bound: reads w, v and g, writes w and
+     * v. FB_ERR_USAGE for another gdtype. */
+    fb_status (*sgd_momentum)(float *w, float *v, const void *g, enum fb_dtype gdtype, size_t n,
+                              float lr, float momentum, float scale, struct fb_stream *s);
+
+    /* Makes a thread the process started use the device `open` opened (CUDA's current device
+     * is per thread: a new thread starts on device 0); nothing on host. Call it first thing in
+     * a thread that uses streams or copies. */
+    fb_status (*thread_init)(void);
 };
 
 extern const struct fb_backend fb_backend_host;
@@ -118,5 +132,9 @@ extern const struct fb_backend *const fb_backends[];
 void fb_pattern_fill_host(void *buf, size_t count, enum fb_dtype dtype, struct fb_pattern p);
 size_t fb_pattern_check_host(const void *buf, size_t count, enum fb_dtype dtype,
                              struct fb_pattern p);
+
+/* The host loop of sgd_momentum (the host backend's op, and the reference of tests). */
+fb_status fb_sgd_momentum_host(float *w, float *v, const void *g, enum fb_dtype gdtype, size_t n,
+                               float lr, float momentum, float scale);
 
 #endif

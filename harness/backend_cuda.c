@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../kernels/pattern_kernels.h"
+#include "../kernels/optimizer_kernels.h"
 #include "../kernels/pipeline_kernels.h"
 #include "log.h"
 #include "shm.h"
@@ -59,12 +60,16 @@ static void cuda_versions(int *driver, int *runtime)
         *runtime = 0;
 }
 
+/* The device open() chose: other threads of the process select it too (thread_init). */
+static int opened_device;
+
 static fb_status cuda_open(int device, struct fb_device_info *info)
 {
     struct cudaDeviceProp prop;
 
     memset(info, 0, sizeof *info);
     CUDA_TRY(cudaSetDevice(device));
+    opened_device = device;
     CUDA_TRY(cudaGetDeviceProperties(&prop, device));
     info->index = device;
     snprintf(info->name, sizeof info->name, "%.127s", prop.name);
@@ -330,6 +335,23 @@ static fb_status cuda_busy_wait(double us, struct fb_stream *s)
     return FB_OK;
 }
 
+static fb_status cuda_sgd_momentum(float *w, float *v, const void *g, enum fb_dtype gdtype,
+                                   size_t n, float lr, float momentum, float scale,
+                                   struct fb_stream *s)
+{
+    if (gdtype != FB_DTYPE_FLOAT32 && gdtype != FB_DTYPE_FLOAT16)
+        return FB_ERR_USAGE;
+    CUDA_TRY((cudaError_t)fb_kernel_sgd_momentum(w, v, g, gdtype == FB_DTYPE_FLOAT16, n, lr,
+                                                 momentum, scale, s->s));
+    return FB_OK;
+}
+
+static fb_status cuda_thread_init(void)
+{
+    CUDA_TRY(cudaSetDevice(opened_device));
+    return FB_OK;
+}
+
 const struct fb_backend fb_backend_cuda = {
     .name = "cuda",
     .built = true,
@@ -359,4 +381,6 @@ const struct fb_backend fb_backend_cuda = {
     .stream_wait_event = cuda_stream_wait_event,
     .normalize_u8 = cuda_normalize_u8,
     .busy_wait = cuda_busy_wait,
+    .sgd_momentum = cuda_sgd_momentum,
+    .thread_init = cuda_thread_init,
 };

@@ -282,6 +282,16 @@ static fb_status host_busy_wait(double us, struct fb_stream *s)
     return rc == 0 ? FB_OK : FB_ERR_BACKEND;
 }
 
+static fb_status host_sgd_momentum(float *w, float *v, const void *g, enum fb_dtype gdtype,
+                                   size_t n, float lr, float momentum, float scale,
+                                   struct fb_stream *s)
+{
+    (void)s;
+    return fb_sgd_momentum_host(w, v, g, gdtype, n, lr, momentum, scale);
+}
+
+static fb_status host_thread_init(void) { return FB_OK; }
+
 const struct fb_backend fb_backend_host = {
     .name = "host",
     .built = true,
@@ -311,4 +321,6 @@ const struct fb_backend fb_backend_host = {
     .stream_wait_event = host_stream_wait_event,
     .normalize_u8 = host_normalize_u8,
     .busy_wait = host_busy_wait,
+    .sgd_momentum = host_sgd_momentum,
+    .thread_init = host_thread_init,
 };

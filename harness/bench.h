@@ -69,6 +69,8 @@ struct fb_case {
     double flops;        /* floating-point operations per iteration: reports tflops; 0 = none */
     double busy_us;      /* known work per iteration (a consumer's compute): reports
                             stall_fraction = 1 - busy_us / time; 0 = none */
+    bool bytes_label;    /* `bytes` labels the point (a fusion threshold) and is not moved per
+                            iteration: no bandwidth row */
 };
 
 /* What hooks may read. */
@@ -108,6 +110,14 @@ struct fb_bench {
     /* FB_REPORTS_VALUES, on the active ranks after setup (iterate is never called): up to
      * FB_MAX_VALUES figures, the same metrics in the same order on every rank. */
     fb_status (*values)(void *state, struct fb_value *out, size_t *n);
+    /* Optional, on the active ranks after each timed trial of `iters` iterations (outside its
+     * timing): up to FB_MAX_VALUES figures about that trial (a training step's phases, the
+     * means over its last `iters` iterations), the same metrics in the same order on every
+     * rank. The runner reports each
+     * as a row with statistics over the trials, taking in each trial the figures of the rank
+     * whose time set the trial (the slowest), so they describe the same iterations as `time`.
+     * The metric names are rank 0's: rank 0 must take part in the case. */
+    fb_status (*trial_values)(void *state, long iters, struct fb_value *out, size_t *n);
 };
 
 #endif

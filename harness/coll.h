@@ -18,6 +18,10 @@ struct fb_coll_comm; /* a communicator of one collectives library; opaque */
 struct fb_coll {
     const char *name;
     bool built;
+    /* Whether allreduce is stream-ordered (NCCL: enqueued on the stream, returns at once; the
+     * work waits for what the stream waits for) or blocking (MPI: done when it returns, so a
+     * caller overlapping it with compute runs it on a thread of its own). */
+    bool stream_ordered;
     /* Whether this library can reduce buffers of backend `be`; if not, why. */
     bool (*usable)(const struct fb_backend *be, char *why, size_t whylen);
     /* Collective over `comm`: creates a communicator for its ranks. `comm` is borrowed and must

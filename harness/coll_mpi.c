@@ -212,6 +212,7 @@ static fb_status mpi_sendrecv(struct fb_coll_comm *c, const void *send, int to, 
 const struct fb_coll fb_coll_mpi = {
     .name = "mpi",
     .built = true,
+    .stream_ordered = false,
     .usable = mpi_usable,
     .comm_create = mpi_comm_create,
     .comm_destroy = mpi_comm_destroy,

@@ -158,6 +158,7 @@ static fb_status nccl_sendrecv(struct fb_coll_comm *c, const void *send, int to,
 const struct fb_coll fb_coll_nccl = {
     .name = "nccl",
     .built = true,
+    .stream_ordered = true,
     .usable = nccl_usable,
     .comm_create = nccl_comm_create,
     .comm_destroy = nccl_comm_destroy,

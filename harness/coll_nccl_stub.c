@@ -15,5 +15,6 @@ static bool stub_usable(const struct fb_backend *be, char *why, size_t whylen)
 const struct fb_coll fb_coll_nccl = {
     .name = "nccl",
     .built = false,
+    .stream_ordered = false,
     .usable = stub_usable,
 };

@@ -34,7 +34,24 @@ struct fb_densenet_step {
     bool *acc;        /* per layer: add its input gradient rather than write it */
     struct fb_event *bwd_start, **ready; /* ready[i]: after layer i's parameter gradients */
     void *ra, *rb, *rc; /* the reference GEMMs' dense operands */
+    fb_grad_ready_fn on_ready; /* called after each ready event is enqueued */
+    void *on_ready_arg;
 };
+
+void fb_densenet_step_on_ready(struct fb_densenet_step *st, fb_grad_ready_fn fn, void *arg)
+{
+    st->on_ready = fn;
+    st->on_ready_arg = arg;
+}
+
+/* Layer i's gradients are enqueued and its ready event recorded: tell the hook. */
+static fb_status ready(struct fb_densenet_step *st, size_t i)
+{
+    fb_status s = st->be->event_record(st->ready[i], st->s);
+    if (s == FB_OK && st->on_ready)
+        s = st->on_ready(st->on_ready_arg, i, st->ready[i]);
+    return s;
+}
 
 struct fb_kconv fb_layer_kconv(const struct fb_layer *l)
 {
@@ -404,14 +421,14 @@ static fb_status backward(struct fb_densenet_step *st, size_t i, bool convs_only
             return s;
         if ((s = st->eng->conv(st->ctx, &cv, FB_CONV_WGRAD, x, st->grad[i], st->dw[i], st->s)) !=
                 FB_OK ||
-            (s = st->be->event_record(st->ready[i], st->s)) != FB_OK)
+            (s = ready(st, i)) != FB_OK)
             return s;
         break;
     case FB_LAYER_NORM:
         if ((s = st->eng->bn_relu_bwd(st->ctx, x, st->out[i], st->grad[i], dx, rows, l->c,
                                       st->gamma[i], st->mean_var[i], st->dgamma[i], st->dbeta[i],
                                       st->bn_scratch, st->s)) != FB_OK ||
-            (s = st->be->event_record(st->ready[i], st->s)) != FB_OK)
+            (s = ready(st, i)) != FB_OK)
             return s;
         break;
     case FB_LAYER_CONCAT:

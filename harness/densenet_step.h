@@ -38,6 +38,16 @@ struct fb_grad_ready {
 
 struct fb_densenet_step;
 
+/* Called in a backward pass right after one parameter layer's gradient kernels and its ready
+ * event are enqueued on the step's stream: the layer's index, and that event (a communication
+ * stream can wait on it; on host the gradients are already computed). Layers come in backward
+ * order, as fb_densenet_step_grad_ready lists them. A status other than FB_OK stops the pass
+ * and is returned by fb_densenet_step_run. */
+typedef fb_status (*fb_grad_ready_fn)(void *arg, size_t layer, struct fb_event *ready);
+
+/* Installs (or with fn NULL removes) the gradient-ready hook; arg is passed through. */
+void fb_densenet_step_on_ready(struct fb_densenet_step *st, fb_grad_ready_fn fn, void *arg);
+
 /* Allocates on `be` (FB_MEM_DEVICE) what `what` asks for, fills inputs, weights and the loss
  * gradient with reproducible values, and keeps d, be, eng and ctx (not owned; they must
  * outlive the step). Work goes on stream s. FB_ERR_NOMEM / the backend's status on failure,

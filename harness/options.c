@@ -18,4 +18,5 @@ void fb_options_defaults(struct fb_options *o)
     o->telemetry_ms = 100;
     strcpy(o->dataset, "chestxray");
     strcpy(o->optimizer, "adam"); /* CheXNet trained with Adam */
+    strcpy(o->overlap, "on");
 }

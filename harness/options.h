@@ -50,6 +50,8 @@ struct fb_options {
     char precision[8];        /* --precision: "fp16", "bf16", "fp32"; "" = the backend's best */
     size_t memory_budget;     /* --memory-budget: memfit's budget in bytes (host); 0 = default */
     char optimizer[12];       /* --optimizer: "sgd", "momentum", "adam" (memfit's state) */
+    bool fp16_allreduce;      /* --fp16-allreduce: step's gradients on the wire as float16 */
+    char overlap[8];          /* --overlap: step's all-reduce during backward: "on", "off", "both" */
     bool allow_oversubscribe;
     bool force;               /* reuse an --out folder that already holds a run */
     bool quiet;

@@ -40,6 +40,7 @@ void fb_runner_release(struct fb_runner *r)
     free(r->rank_names);
     free(r->each_all);
     free(r->values_all);
+    free(r->trial_all);
     memset(r, 0, sizeof *r);
 }
 
@@ -50,8 +51,9 @@ struct measured {
     double each[MAX_EACH]; /* collectives: iterations timed one by one, microseconds */
     long neach;
     size_t wrong;
-    struct fb_value values[FB_MAX_VALUES]; /* FB_REPORTS_VALUES */
+    struct fb_value values[FB_MAX_VALUES]; /* FB_REPORTS_VALUES; trial_values' names */
     size_t nvalues;
+    double *trial;   /* trial_values: [trial][FB_MAX_VALUES] */
 };
 
 static bool is_active(const struct fb_case *c, int rank)
@@ -142,6 +144,22 @@ static fb_status calibrate(struct fb_runner *r, const struct fb_bench *b,
     return FB_OK;
 }
 
+/* After trial t: the benchmark's figures about it, into m->trial[t]. */
+static fb_status trial_values(const struct fb_bench *b, void *state, struct measured *m, size_t t)
+{
+    struct fb_value v[FB_MAX_VALUES];
+    size_t n = 0;
+    fb_status st = b->trial_values(state, m->iters, v, &n);
+
+    n = n < FB_MAX_VALUES ? n : FB_MAX_VALUES;
+    for (size_t i = 0; st == FB_OK && i < n; i++) {
+        m->trial[t * FB_MAX_VALUES + i] = v[i].value;
+        m->values[i] = v[i];
+    }
+    m->nvalues = n;
+    return st;
+}
+
 /* Warm-up, calibration, trials and verification of one case. Collective. */
 static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const struct fb_ctx *ctx,
                          const struct fb_case *c, struct measured *m)
@@ -201,6 +219,8 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
         fb_world_barrier(w->comm, !active, everyone);
         if (active && st == FB_OK)
             st = time_iters(b, be, state, stream, ev, m->iters, &m->samples[t]);
+        if (active && st == FB_OK && b->trial_values)
+            st = trial_values(b, state, m, (size_t)t);
     }
     fb_world_barrier(w->comm, !active, everyone);
     if ((st = fb_world_agree(w, st)) != FB_OK)
@@ -354,7 +374,7 @@ static fb_status emit_throughput(struct fb_runner *r, struct fb_row *row, const 
 
     if (!v)
         return FB_ERR_NOMEM;
-    if (c->bytes > 0) {
+    if (c->bytes > 0 && !c->bytes_label) {
         for (size_t t = 0; t < n; t++)
             v[t] = fb_gbps((double)c->bytes * ranks, times[t]);
         if ((st = emit(r, row, whole && c->per_rank ? "bandwidth_total" : "bandwidth", "GB/s", v,
@@ -536,6 +556,51 @@ out:
     return st;
 }
 
+/* Rank 0, trial_values: one row per figure, each trial's value taken from the rank whose time
+ * set that trial (the slowest of the active ranks), so a split of the step adds up to the
+ * `time` of the same trial. tv[(rank * trials + t) * FB_MAX_VALUES + i]. */
+static fb_status report_trial_values(struct fb_runner *r, const struct fb_bench *b,
+                                     const struct fb_case *c, const struct measured *mine,
+                                     const double *all, const double *tv, long long wrong,
+                                     long iters)
+{
+    const struct fb_world *w = &r->s->world;
+    size_t trials = (size_t)r->opt->trials;
+    int *flag = calloc((size_t)w->size, sizeof *flag), *who = calloc(trials, sizeof *who);
+    double *v = calloc(trials, sizeof *v);
+    int nactive = 0, nodes;
+    struct fb_row row;
+    fb_status st = FB_OK;
+
+    if (!flag || !who || !v) {
+        st = FB_ERR_NOMEM;
+        goto out;
+    }
+    for (int k = 0; k < w->size; k++)
+        nactive += flag[k] = is_active(c, k);
+    nodes = fb_world_count_nodes(r->node_of, flag, w->size);
+    for (size_t t = 0; t < trials; t++) {
+        who[t] = -1;
+        for (int k = 0; k < w->size; k++)
+            if (flag[k] && (who[t] < 0 || all[(size_t)k * trials + t] >
+                                              all[(size_t)who[t] * trials + t]))
+                who[t] = k;
+    }
+    for (size_t i = 0; i < mine->nvalues && st == FB_OK; i++) {
+        for (size_t t = 0; t < trials; t++)
+            v[t] = who[t] < 0 ? 0.0 : tv[((size_t)who[t] * trials + t) * FB_MAX_VALUES + i];
+        row_init(&row, r, b, c, nactive, nodes, iters);
+        row_who(&row, r, c->active, c->pair ? c->peer : -1);
+        row.wrong = wrong;
+        st = emit(r, &row, mine->values[i].metric, mine->values[i].unit, v, trials);
+    }
+out:
+    free(flag);
+    free(who);
+    free(v);
+    return st;
+}
+
 static void print_header(const struct fb_bench *b, const struct fb_options *o, int group,
                          int nodes, bool first)
 {
@@ -686,6 +751,8 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
                 print_columns(c->report, c->transport);
         }
         memset(m->samples, 0, (size_t)r->opt->trials * sizeof *m->samples);
+        if (m->trial)
+            memset(m->trial, 0, (size_t)r->opt->trials * FB_MAX_VALUES * sizeof *m->trial);
         m->wrong = 0;
         fb_run_plan_begin(r->progress, b->name, c, ctx->ranks);
         if ((st = measure(r, b, ctx, c, m)) == FB_ERR_UNSUPPORTED) {
@@ -715,8 +782,16 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
         if (m->neach)
             MPI_Gather(m->each, (int)m->neach, MPI_DOUBLE, r->each_all, (int)m->neach, MPI_DOUBLE,
                        0, w->comm);
+        if (b->trial_values)
+            MPI_Gather(m->trial, (int)r->opt->trials * FB_MAX_VALUES, MPI_DOUBLE, r->trial_all,
+                       (int)r->opt->trials * FB_MAX_VALUES, MPI_DOUBLE, 0, w->comm);
         if (w->rank == 0) {
+            long long total_wrong = 0;
+            for (int k = 0; k < w->size; k++)
+                total_wrong += is_active(c, k) ? wrong[k] : 0;
             st = report(r, b, c, all, wrong, m->iters, m->neach);
+            if (st == FB_OK && b->trial_values)
+                st = report_trial_values(r, b, c, m, all, r->trial_all, total_wrong, m->iters);
             if (st == FB_OK)
                 st = flush_point(r);
             for (int k = 0; k < w->size; k++)
@@ -771,7 +846,12 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
         ngroups = fb_runner_groups(r->opt, w->size, groups, FB_MAX_SIZES + 1);
 
     m.samples = calloc((size_t)r->opt->trials, sizeof *m.samples);
+    if (b->trial_values)
+        m.trial = calloc((size_t)r->opt->trials * FB_MAX_VALUES, sizeof *m.trial);
     if (w->rank == 0) {
+        if (b->trial_values && !r->trial_all)
+            r->trial_all = calloc((size_t)w->size * (size_t)r->opt->trials * FB_MAX_VALUES,
+                                  sizeof *r->trial_all);
         all = calloc((size_t)w->size * (size_t)r->opt->trials, sizeof *all);
         wrong = calloc((size_t)w->size, sizeof *wrong);
         if (!r->each_all)
@@ -779,8 +859,9 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
         if (!r->values_all)
             r->values_all = calloc((size_t)w->size * FB_MAX_VALUES, sizeof *r->values_all);
     }
-    st = (!m.samples ||
-          (w->rank == 0 && (!all || !wrong || !r->each_all || !r->values_all)))
+    st = (!m.samples || (b->trial_values && !m.trial) ||
+          (w->rank == 0 && (!all || !wrong || !r->each_all || !r->values_all ||
+                            (b->trial_values && !r->trial_all))))
              ? FB_ERR_NOMEM
              : FB_OK;
     for (int g = 0; g < ngroups && (st = fb_world_agree(w, st)) == FB_OK; g++) {
@@ -804,6 +885,7 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
     st = fb_world_agree(w, st);
     MPI_Bcast(&r->failed_points, 1, MPI_INT, 0, w->comm);
     free(m.samples);
+    free(m.trial);
     free(all);
     free(wrong);
     return st;

@@ -20,6 +20,7 @@ struct fb_runner {
     bool links_done;
     double *each_all;       /* rank 0: every rank's iterations timed one by one */
     double *values_all;     /* rank 0: every rank's FB_REPORTS_VALUES figures */
+    double *trial_all;      /* rank 0: every rank's trial_values, [rank][trial][value] */
     bool flush_pending;     /* rank 0: rows not yet in results.csv */
     double last_flush_end_us, last_flush_cost_us;
     int points, failed_points;

@@ -34,6 +34,14 @@ int main(void)
     CHECK(o.nbench == 0 && o.trials == 10 && o.warmup == 5 && o.iters == 0);
     CHECK(strcmp(o.backend, "auto") == 0 && strcmp(o.coll, "auto") == 0);
 
+    /* step's options: overlap on by default, fp32 gradients on the wire */
+    CHECK(strcmp(o.overlap, "on") == 0 && !o.fp16_allreduce);
+    CHECK(parse(&o, err, "step", "--overlap", "both") == FB_OK);
+    CHECK(strcmp(o.overlap, "both") == 0);
+    CHECK(parse(&o, err, "--fp16-allreduce", "--overlap=off", NULL) == FB_OK);
+    CHECK(o.fp16_allreduce && strcmp(o.overlap, "off") == 0);
+    bad("--overlap", "sometimes", NULL, "bad value for --overlap");
+
     CHECK(parse(&o, err, "allreduce", "--max-bytes", "1M") == FB_OK);
     CHECK(o.nbench == 1 && strcmp(o.bench[0], "allreduce") == 0 && o.max_bytes == 1048576);
     CHECK(parse(&o, err, "--sizes", "8,27872824,1K", "--trials=3") == FB_OK);
