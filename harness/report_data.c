@@ -388,6 +388,7 @@ static void binary_xtics(struct sb *v, double lo, double hi, bool bytes)
  * showing `always` and whichever of mask's keys vary. */
 typedef bool (*pred_fn)(const struct fb_row *r, const void *arg);
 typedef double (*x_fn)(const struct fb_row *r);
+static double x_ranks(const struct fb_row *r);
 
 static void series_plot(struct build *b, const char *name, const char *tmpl, const char *caption,
                         pred_fn pred, const void *arg, x_fn xof, unsigned mask, unsigned always,
@@ -434,6 +435,10 @@ static void series_plot(struct build *b, const char *name, const char *tmpl, con
             lo = s.x[i] < lo ? s.x[i] : lo;
             hi = s.x[i] > hi ? s.x[i] : hi;
         }
+        /* GPU-count axes start at one GPU, the reference of scaling (efficiency is 100%
+         * there by definition, so its rows start at two) */
+        if (xof == x_ranks && lo > 1.0)
+            lo = 1.0;
         /* every x axis here is log2: sizes, GPU counts, batches */
         binary_xtics(&vars, lo, hi, xof == x_bytes || xof == x_fusion);
     }
