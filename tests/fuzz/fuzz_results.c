@@ -1,8 +1,9 @@
 /* Fuzzes the results.csv reader (harness/results_read.c) as `compare` and `accept` use it: by
  * file name. A file that reads must have rows that satisfy the reader's promises (text cells
  * terminated, counts in range, lines increasing) and must then go through compare's join with
- * itself (every row matched; a row matched with itself has a ratio of 1 or none); one that does not must be refused with
- * "file:line: what". */
+ * itself (every row matched; a row matched with itself has a ratio of 1 or none); one that
+ * does not must be refused with "file:line: what". The same bytes are also parsed from an
+ * exactly sized buffer (fb_results_parse), so a read past the end cannot hide in slack. */
 #include "fuzz.h"
 
 #include <math.h>
@@ -33,6 +34,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     err[0] = '\0';
     st = fb_results_read(file.path, r, err, sizeof err);
     FUZZ_CHECK(st == FB_OK || st == FB_ERR_USAGE);
+    /* the reader's parse over a copy of exactly `size` bytes: a read past the end is a crash
+     * (the file's buffer has room to spare, where such a read would go unseen) */
+    {
+        struct fb_read_results *again = malloc(sizeof *again);
+        char *exact = malloc(size ? size : 1), err2[600] = "";
+        FUZZ_CHECK(again && exact);
+        memcpy(exact, data, size);
+        FUZZ_CHECK(fb_results_parse(file.path, exact, size, again, err2, sizeof err2) == st);
+        FUZZ_CHECK(strcmp(err, err2) == 0 && again->nrows == r->nrows);
+        fb_results_read_release(again);
+        free(again);
+        free(exact);
+    }
     if (st != FB_OK) {
         fuzz_check_message(err, fuzz_has_lf(data, size));
         FUZZ_CHECK(strncmp(err, file.path, n) == 0 && err[n] == ':' && err[n + 1] >= '1' &&
