@@ -300,7 +300,9 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
 
     fb_options_defaults(o);
     *help = 0;
-    optind = 1;
+    /* 0, not 1: glibc then forgets where it was inside the last argv (a "-xyz" it stopped in),
+     * which would otherwise be read again, from an argv that may be gone (found by fuzzing) */
+    optind = 0;
     opterr = 0;
     while (st == FB_OK && (c = getopt_long(argc, argv, ":", run_options, &idx)) != -1) {
         switch (c) {

@@ -80,7 +80,7 @@ int fb_cmd_accept(int argc, char **argv)
     int c, rc = 2;
     fb_status st;
 
-    optind = 1;
+    optind = 0; /* a full restart of getopt (see cli.c) */
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":", options, NULL)) != -1) {
         switch (c) {

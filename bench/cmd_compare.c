@@ -522,7 +522,7 @@ int fb_cmd_compare(int argc, char **argv)
     bool machines = false;
     int c, rc = 2;
 
-    optind = 1;
+    optind = 0; /* a full restart of getopt (see cli.c) */
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":", options, NULL)) != -1) {
         switch (c) {

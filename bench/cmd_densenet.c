@@ -44,7 +44,7 @@ int fb_cmd_densenet(int argc, char **argv)
     char why[160], shape[48];
     size_t cumulative = 0;
 
-    optind = 1;
+    optind = 0; /* a full restart of getopt (see cli.c) */
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":", options, NULL)) != -1) {
         switch (c) {

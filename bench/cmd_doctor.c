@@ -60,7 +60,7 @@ static bool parse(int argc, char **argv, const char **backend, const char **coll
     char why[160];
     int c;
 
-    optind = 1;
+    optind = 0; /* a full restart of getopt (see cli.c) */
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", doctor_options, NULL)) != -1) {
         switch (c) {

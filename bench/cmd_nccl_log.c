@@ -151,7 +151,7 @@ int fb_cmd_nccl_log(int argc, char **argv)
     char why[512];
     fb_status st;
 
-    optind = 1;
+    optind = 0; /* a full restart of getopt (see cli.c) */
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":", options, NULL)) != -1) {
         switch (c) {

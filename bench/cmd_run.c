@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 #include <fb_version.h>
 
+#include "atomic_file.h"
 #include "cli.h"
 #include "commands.h"
 #include "fingerprint.h"
@@ -106,7 +107,7 @@ static fb_status open_run_folder(struct run *r)
         if (st == FB_OK) {
             snprintf(path, sizeof path, "%s/fabricbench.log", r->res.dir);
             snprintf(r->env_path, sizeof r->env_path, "%s/env.json", r->res.dir);
-            if (!(r->log = fopen(path, "w"))) {
+            if (!(r->log = fb_file_create(path))) { /* never through a link */
                 fb_error("cannot write '%s'", path);
                 st = FB_ERR_USAGE;
             }

@@ -3,11 +3,34 @@
 #include "atomic_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "log.h"
+
+FILE *fb_file_create(const char *path)
+{
+    int fd;
+    FILE *f;
+
+    /* Whatever has the name goes (a link is removed, never followed; a hard link's other
+     * names keep their content), then the file is made new: O_EXCL fails rather than open
+     * something put there in between. */
+    if (unlink(path) != 0 && errno != ENOENT)
+        return NULL;
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return NULL;
+    if (!(f = fdopen(fd, "w"))) {
+        int e = errno;
+        close(fd);
+        unlink(path);
+        errno = e;
+    }
+    return f;
+}
 
 fb_status fb_atomic_open(struct fb_atomic_file *af, const char *path)
 {
@@ -17,7 +40,7 @@ fb_status fb_atomic_open(struct fb_atomic_file *af, const char *path)
         fb_error("path too long: '%s'", path);
         return FB_ERR_IO;
     }
-    if (!(af->f = fopen(af->tmp, "w"))) {
+    if (!(af->f = fb_file_create(af->tmp))) {
         fb_error("cannot write '%s': %s", af->tmp, strerror(errno));
         return FB_ERR_IO;
     }

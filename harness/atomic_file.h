@@ -25,6 +25,11 @@ void fb_atomic_abort(struct fb_atomic_file *af);
 /* Writes `len` bytes of `data` to `path` atomically. */
 fb_status fb_atomic_write(const char *path, const char *data, size_t len);
 
+/* Opens `path` for writing as a new, empty file, the way every file of a run folder is made:
+ * an existing entry of that name (an earlier file, a symbolic or hard link) is removed first,
+ * so nothing is ever written through it to somewhere else. NULL with errno set on failure. */
+FILE *fb_file_create(const char *path);
+
 /* mkdir -p: creates `path` and its missing parents (mode 0775). Returns 0, or -1 with errno
  * set. */
 int fb_mkdirs(const char *path);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "atomic_file.h"
 
@@ -33,6 +34,21 @@ fb_status fb_nccl_log_setup(const char *dir, int rank, char *path, size_t pathle
         path[0] = '\0';
         fb_warn("the path of NCCL's log under '%s' is too long: NCCL logs where it would have",
                 dir);
+        return FB_ERR_IO;
+    }
+    /* NCCL reads %h and %p in NCCL_DEBUG_FILE as the host name and pid: a folder named with a
+     * '%' would send the log to another folder than the run's. */
+    if (strchr(dir, '%')) {
+        path[0] = '\0';
+        fb_warn("the results folder '%s' has a '%%' in its name, which NCCL would read as its "
+                "own %%h or %%p: NCCL logs where it would have", dir);
+        return FB_ERR_IO;
+    }
+    /* NCCL opens the file with fopen(): an earlier file or a link of that name is removed
+     * first, so NCCL makes a new file in the folder rather than write through it. */
+    if (unlink(path) != 0 && errno != ENOENT) {
+        fb_warn("cannot replace '%s' (%s): NCCL logs where it would have", path, strerror(errno));
+        path[0] = '\0';
         return FB_ERR_IO;
     }
     if (!(level && *level))

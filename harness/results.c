@@ -12,6 +12,7 @@
 #include "atomic_file.h"
 #include "csv.h"
 #include "log.h"
+#include "run_folder.h"
 
 const char *const fb_results_columns[] = {
     "run_id", "bench",   "case",   "backend", "transport", "link",  "nodes", "ranks",
@@ -24,23 +25,19 @@ const size_t fb_results_ncolumns = sizeof fb_results_columns / sizeof fb_results
 static fb_status use_dir(struct fb_results *r, const char *dir, bool force)
 {
     struct stat sb;
+    char why[4400];
 
     if (snprintf(r->dir, sizeof r->dir, "%s", dir) >= (int)sizeof r->dir) {
         fb_error("--out path is too long");
         return FB_ERR_USAGE;
     }
     snprintf(r->csv_path, sizeof r->csv_path, "%s/results.csv", r->dir);
-    if (stat(dir, &sb) == 0) {
-        if (!S_ISDIR(sb.st_mode)) {
-            fb_error("cannot use --out '%s': it exists and is not a folder", dir);
-            return FB_ERR_USAGE;
-        }
-        if (!force && access(r->csv_path, F_OK) == 0) {
-            fb_error("'%s' already holds a run (results.csv); choose another --out or pass "
-                     "--force to overwrite it", dir);
-            return FB_ERR_USAGE;
-        }
-    } else if (fb_mkdirs(dir) != 0) {
+    /* not a link, not a file, no earlier run's file in it unless forced (run_folder.c) */
+    if (fb_run_folder_check(dir, force, why, sizeof why) != FB_OK) {
+        fb_error("%s", why);
+        return FB_ERR_USAGE;
+    }
+    if (stat(dir, &sb) != 0 && fb_mkdirs(dir) != 0) {
         fb_error("cannot create results folder '%s': %s", dir, strerror(errno));
         return FB_ERR_USAGE;
     }

@@ -338,14 +338,11 @@ out:
 fb_status fb_results_read(const char *path, struct fb_read_results *out, char *err,
                           size_t errlen)
 {
-    struct parser p;
     char *buf = NULL;
-    size_t len = 0, cap = 0;
+    size_t len = 0;
     fb_status st;
-    int got;
 
     memset(out, 0, sizeof *out);
-    memset(&p, 0, sizeof p);
     if (errlen)
         err[0] = '\0';
     if (snprintf(out->path, sizeof out->path, "%s", path) >= (int)sizeof out->path) {
@@ -355,6 +352,24 @@ fb_status fb_results_read(const char *path, struct fb_read_results *out, char *e
     st = slurp(path, &buf, &len, err, errlen);
     if (st != FB_OK)
         return st;
+    st = fb_results_parse(path, buf, len, out, err, errlen);
+    free(buf);
+    return st;
+}
+
+fb_status fb_results_parse(const char *path, const char *buf, size_t len,
+                           struct fb_read_results *out, char *err, size_t errlen)
+{
+    struct parser p;
+    size_t cap = 0;
+    fb_status st;
+    int got;
+
+    memset(out, 0, sizeof *out);
+    memset(&p, 0, sizeof p);
+    if (errlen)
+        err[0] = '\0';
+    snprintf(out->path, sizeof out->path, "%s", path);
     p.path = path;
     p.buf = buf;
     p.len = len;
@@ -417,7 +432,6 @@ fb_status fb_results_read(const char *path, struct fb_read_results *out, char *e
     st = FB_OK;
 out:
     free(p.scratch);
-    free(buf);
     if (st != FB_OK)
         fb_results_read_release(out);
     return st;

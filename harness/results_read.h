@@ -26,6 +26,10 @@ struct fb_read_results {
  * opened, FB_ERR_USAGE with "path:line: what" in err when its content is not a results.csv. */
 fb_status fb_results_read(const char *path, struct fb_read_results *out, char *err,
                           size_t errlen);
+/* The same over len bytes at buf (not NUL-terminated; nothing past buf[len - 1] is read);
+ * `path` names the file in messages. */
+fb_status fb_results_parse(const char *path, const char *buf, size_t len,
+                           struct fb_read_results *out, char *err, size_t errlen);
 void fb_results_read_release(struct fb_read_results *r); /* accepts a zeroed struct */
 
 /* Any CSV file with a header line (RFC 4180, as results.csv), read whole: a sweep's

@@ -82,5 +82,12 @@ int main(void)
     bad("--sizes", "8,0", NULL, "zero");
     bad("--min-bytes", "0", NULL, "zero");
     bad("--factor", "1", NULL, "out of range");
+
+    /* A parse that stopped inside "-xyz" leaves nothing for the next one (getopt's place
+     * inside an argument was kept, and the next parse read on from it: found by fuzzing). */
+    bad("-xyz", NULL, NULL, "unknown option '-x'");
+    CHECK(parse(&o, err, "--trials", "3", NULL) == FB_OK && o.trials == 3);
+    bad("-pr", NULL, NULL, "unknown option '-p'");
+    bad("-pr", NULL, NULL, "unknown option '-p'");
     TEST_DONE();
 }

@@ -1,0 +1,31 @@
+/* Fuzzes the classifier of one NCCL_DEBUG=INFO line (harness/nccl_line.c), the part of the
+ * log reader that picks lines apart. Whatever the line, the result must be one of the kinds,
+ * with its strings terminated; a connection has its ranks and channel, a transport NCCL would
+ * write, and a path that matches it; a malformed transport line says why. */
+#include "fuzz.h"
+
+#include "nccl_report.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *line = fuzz_cstr(data, size);
+    struct fb_nccl_line l;
+    enum fb_nccl_kind k = fb_nccl_classify_line(line, &l);
+
+    FUZZ_CHECK(k == l.kind && k >= FB_NCCL_LINE_OTHER && k <= FB_NCCL_LINE_BAD);
+    FUZZ_CHECK(memchr(l.version, '\0', sizeof l.version) && memchr(l.text, '\0', sizeof l.text));
+    FUZZ_CHECK(memchr(l.conn.transport, '\0', sizeof l.conn.transport));
+    FUZZ_CHECK(strcmp(fb_nccl_path_str(l.conn.path), "") != 0);
+    if (k == FB_NCCL_LINE_CONN) {
+        FUZZ_CHECK(l.conn.channel >= 0 && l.conn.src >= 0 && l.conn.dst >= 0);
+        FUZZ_CHECK(l.conn.path != FB_NCCL_UNKNOWN && l.conn.transport[0]);
+        FUZZ_CHECK(strstr(line, l.conn.transport) || strlen(l.conn.transport) ==
+                                                        sizeof l.conn.transport - 1);
+    }
+    if (k == FB_NCCL_LINE_BAD)
+        FUZZ_CHECK(l.text[0] != '\0');
+    if (k == FB_NCCL_LINE_VERSION)
+        FUZZ_CHECK(l.version[0] >= '0' && l.version[0] <= '9');
+    free(line);
+    return 0;
+}

@@ -1,0 +1,84 @@
+#!/bin/sh
+# Runs every parser fuzzer of tests/fuzz for a fixed budget and fails on any crash, sanitizer
+# report, hang or memory blow-up (docs/fuzzing.md). Builds the fuzz tree first (clang with
+# libFuzzer, -DFB_FUZZ=ON); exits 77 (skipped) with the reason when this machine cannot.
+# usage: run.sh SOURCE_DIR FUZZ_BUILD_DIR [FABRICBENCH]
+# environment: FB_FUZZ_SECONDS (per fuzzer, default 20), FB_FUZZ_ONLY (one fuzzer's name),
+# FB_FUZZ_JOBS (build jobs, default nproc).
+. "$(dirname "$0")/../lib.sh"
+src=$1 fuzzdir=$2 bin=${3:-}
+seconds=${FB_FUZZ_SECONDS:-20}
+fuzzers="cli units profile results nccl_line nccl_log"
+[ -n "${FB_FUZZ_ONLY:-}" ] && fuzzers=$FB_FUZZ_ONLY
+cc=${FB_FUZZ_CC:-clang}
+
+skip() { echo "SKIP: $*"; exit 77; }
+command -v "$cc" >/dev/null 2>&1 || skip "no $cc on PATH: the fuzzers need clang with libFuzzer (apt-get install clang)"
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' >"$probe/p.c"
+"$cc" -fsanitize=fuzzer,address,undefined "$probe/p.c" -o "$probe/p" >"$probe/cc.log" 2>&1 ||
+    skip "$cc cannot link -fsanitize=fuzzer,address,undefined (libFuzzer missing?): $(head -n 3 "$probe/cc.log")"
+
+# The fuzz tree: configured once, then rebuilt incrementally (the parsers' sources may change).
+if [ ! -f "$fuzzdir/CMakeCache.txt" ]; then
+    cmake -S "$src" -B "$fuzzdir" -DFB_FUZZ=ON -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        >"$fuzzdir.configure.log" 2>&1 || { cat "$fuzzdir.configure.log"; fail "configuring the fuzz tree"; finish; }
+fi
+cmake --build "$fuzzdir" -j "${FB_FUZZ_JOBS:-$(nproc)}" >"$fuzzdir.build.log" 2>&1 ||
+    { tail -n 40 "$fuzzdir.build.log"; fail "building the fuzz tree"; finish; }
+
+# The command-line fuzzer's registry stub must know the benchmarks the real one has.
+if [ -n "$bin" ] && [ -x "$bin" ]; then
+    real=$("$bin" list 2>/dev/null | sed -n '/^benchmarks:/,/^[a-z]/{s/^  \([a-z0-9_]*\) .*/\1/p}' | sort | tr '\n' ' ')
+    stub=$(sed -n '/names\[\] = {/,/};/p' "$src/tests/fuzz/stub_registry.c" | grep -o '"[a-z0-9_]*"' | tr -d '"' | sort | tr '\n' ' ')
+    [ "$real" = "$stub" ] || fail "tests/fuzz/stub_registry.c names '$stub', fabricbench list names '$real'"
+fi
+
+# ASan keeps freed memory in a 256 MB quarantine by default, which the RSS limit would count;
+# 64 MB leaves the limit to measure the parsers.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-quarantine_size_mb=64}"
+work=$fuzzdir/runs
+rm -rf "$work"
+mkdir -p "$work"
+stats=$fuzzdir/fuzz-stats.txt
+printf '%-10s %10s %8s %9s %6s %8s  %s\n' fuzzer execs seconds execs/s new rss_mb verdict >"$stats"
+total=0
+for f in $fuzzers; do
+    exe=$fuzzdir/tests/fuzz/fb_fuzz_$f
+    case $f in nccl_*) dict=nccl ;; *) dict=$f ;; esac
+    [ -x "$exe" ] || { fail "$exe was not built"; continue; }
+    mkdir -p "$work/$f"
+    log=$work/$f.log
+    # New inputs go to the scratch folder; the seeds (tests/fuzz/corpus, regression inputs
+    # included) are read first, every run. -error_exitcode=1: libFuzzer's default of 77 would
+    # read as "skipped" to CTest.
+    "$exe" -max_total_time="$seconds" -rss_limit_mb=512 -malloc_limit_mb=512 -timeout=5 \
+        -error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 \
+        -dict="$src/tests/fuzz/dict/$dict.dict" -artifact_prefix="$work/$f-" \
+        "$work/$f" "$src/tests/fuzz/corpus/$f" >"$log" 2>&1
+    rc=$?
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -n 1)
+    new=$(sed -n 's/^stat::new_units_added: *//p' "$log" | tail -n 1)
+    secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -n 1)
+    verdict=ok
+    if [ "$rc" != 0 ] || grep -q 'ERROR: \(libFuzzer\|AddressSanitizer\|LeakSanitizer\|UndefinedBehaviorSanitizer\)\|fuzz check failed\|runtime error:' "$log"; then
+        verdict=FAILED
+        fail "fuzzer $f (exit $rc): $(grep -m1 'ERROR:\|fuzz check failed\|runtime error:' "$log")"
+        echo "---- $f: the end of its log ($log) ----"
+        tail -n 40 "$log"
+        for a in "$work/$f"-*; do
+            [ -e "$a" ] && echo "input that failed: $a (add it to tests/fuzz/corpus/$f/ once fixed)"
+        done
+    fi
+    rate=0
+    [ -n "$secs" ] && [ "$secs" -gt 0 ] && rate=$((${execs:-0} / secs))
+    total=$((total + ${execs:-0}))
+    printf '%-10s %10s %8s %9s %6s %8s  %s\n' "$f" "${execs:-?}" "${secs:-?}" "$rate" "${new:-?}" \
+        "${rss:-?}" "$verdict" >>"$stats"
+done
+echo "fuzz budget ${seconds}s per fuzzer, limits: rss 512 MB, malloc 512 MB, 5 s per input"
+cat "$stats"
+echo "total executions: $total (table in $stats)"
+finish

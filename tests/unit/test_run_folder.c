@@ -1,0 +1,156 @@
+/* The run folder's rules (harness/run_folder.c, fb_file_create, NCCL's log file): a link as
+ * --out is refused, any file of an earlier run stops a run without --force, and files are made
+ * inside the folder by name, never through a link left there. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "nccl_log.h"
+#include "run_folder.h"
+#include "test.h"
+
+static char top[64];
+
+static const char *at(const char *name)
+{
+    static char buf[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", top, name);
+    return buf[k];
+}
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static int content_is(const char *path, const char *text)
+{
+    char buf[256] = "";
+    FILE *f = fopen(path, "r");
+    size_t n;
+    if (!f)
+        return 0;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return strcmp(buf, text) == 0;
+}
+
+static int is_regular(const char *path)
+{
+    struct stat sb;
+    return lstat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* A folder holding only `file` is refused without force and names it; taken with force. */
+static void holds(const char *file)
+{
+    char err[4400] = "";
+    const char *dir = at("held");
+    mkdir(dir, 0775);
+    put(at("held/notes.txt"), "not a run file\n");
+    CHECK(fb_run_folder_check(dir, false, err, sizeof err) == FB_OK);
+    if (strchr(file, '>')) { /* "name>target": a dangling link of that name */
+        char name[64];
+        snprintf(name, sizeof name, "held/%.*s", (int)strcspn(file, ">"), file);
+        CHECK(symlink(strchr(file, '>') + 1, at(name)) == 0);
+    } else {
+        char name[64];
+        snprintf(name, sizeof name, "held/%s", file);
+        put(at(name), "earlier\n");
+    }
+    CHECK(fb_run_folder_check(dir, false, err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, "already holds a run");
+    CHECK_HAS(err, "--force");
+    CHECK(fb_run_folder_check(dir, true, err, sizeof err) == FB_OK);
+    CHECK(system("rm -rf held") == 0);
+}
+
+int main(void)
+{
+    char err[4400] = "", path[4200];
+
+    snprintf(top, sizeof top, "/tmp/fb_test_run_folder.XXXXXX");
+    if (!mkdtemp(top))
+        return 1;
+    CHECK(chdir(top) == 0);
+
+    CHECK(fb_run_folder_is_run_file("results.csv") && fb_run_folder_is_run_file("env.json"));
+    CHECK(fb_run_folder_is_run_file("fabricbench.log") && fb_run_folder_is_run_file("nccl-rank0.log"));
+    CHECK(fb_run_folder_is_run_file("nccl-rank123.log"));
+    CHECK(!fb_run_folder_is_run_file("nccl-rank.log") && !fb_run_folder_is_run_file("nccl-rankx.log"));
+    CHECK(!fb_run_folder_is_run_file("h2d.png") && !fb_run_folder_is_run_file("results.csv.tmp"));
+
+    /* a new folder, and an empty one, may take a run */
+    CHECK(fb_run_folder_check(at("new/run"), false, err, sizeof err) == FB_OK);
+    mkdir(at("empty"), 0775);
+    CHECK(fb_run_folder_check(at("empty"), false, err, sizeof err) == FB_OK);
+    CHECK(fb_run_folder_check(at("empty/"), false, err, sizeof err) == FB_OK);
+
+    /* each file of a run, alone, is a run; so is a dangling link with a run file's name */
+    holds("results.csv");
+    holds("env.json");
+    holds("fabricbench.log");
+    holds("nccl-rank3.log");
+    holds("fabricbench.log>/nonexistent/target");
+
+    /* a link as --out: refused with its target, with or without a trailing slash or --force */
+    mkdir(at("elsewhere"), 0775);
+    CHECK(symlink(at("elsewhere"), at("link")) == 0);
+    CHECK(fb_run_folder_check(at("link"), false, err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, "symbolic link");
+    CHECK_HAS(err, "elsewhere");
+    CHECK(fb_run_folder_check(at("link/"), true, err, sizeof err) == FB_ERR_USAGE);
+    /* ... but a link above the folder is the user's layout, and is followed */
+    CHECK(fb_run_folder_check(at("link/run1"), false, err, sizeof err) == FB_OK);
+    put(at("afile"), "x");
+    CHECK(fb_run_folder_check(at("afile"), true, err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, "not a folder");
+
+    /* files are made by name: a link or a hard link of that name is replaced, not followed */
+    put(at("victim"), "keep me\n");
+    CHECK(symlink(at("victim"), at("empty/fabricbench.log")) == 0);
+    FILE *f = fb_file_create(at("empty/fabricbench.log"));
+    CHECK(f != NULL);
+    if (f) {
+        fputs("new\n", f);
+        fclose(f);
+    }
+    CHECK(content_is(at("victim"), "keep me\n"));
+    CHECK(is_regular(at("empty/fabricbench.log")) && content_is(at("empty/fabricbench.log"), "new\n"));
+    CHECK(link(at("victim"), at("empty/results.csv.tmp")) == 0);
+    CHECK(fb_atomic_write(at("empty/results.csv"), "a,b\n", 4) == FB_OK);
+    CHECK(content_is(at("victim"), "keep me\n") && content_is(at("empty/results.csv"), "a,b\n"));
+    CHECK(symlink(at("victim"), at("empty/env.json.tmp")) == 0);
+    CHECK(fb_atomic_write(at("empty/env.json"), "{}\n", 3) == FB_OK);
+    CHECK(content_is(at("victim"), "keep me\n") && is_regular(at("empty/env.json")));
+
+    /* NCCL's log: a link of its name is removed before NCCL opens it; a '%' in the folder
+     * (NCCL's %h, %p) keeps the log out of the folder rather than elsewhere */
+    unsetenv("NCCL_DEBUG");
+    unsetenv("NCCL_DEBUG_FILE");
+    CHECK(symlink(at("victim"), at("empty/nccl-rank0.log")) == 0);
+    CHECK(fb_nccl_log_setup(at("empty"), 0, path, sizeof path) == FB_OK);
+    CHECK_STR(path, at("empty/nccl-rank0.log"));
+    struct stat sb;
+    CHECK(lstat(path, &sb) != 0); /* the link is gone; NCCL makes the file */
+    CHECK(content_is(at("victim"), "keep me\n"));
+    unsetenv("NCCL_DEBUG_FILE");
+    CHECK(fb_nccl_log_setup(at("run%h"), 1, path, sizeof path) == FB_ERR_IO);
+    CHECK(path[0] == '\0' && getenv("NCCL_DEBUG_FILE") == NULL);
+
+    snprintf(path, sizeof path, "rm -rf '%s'", top);
+    CHECK(system(path) == 0);
+    TEST_DONE();
+}
