@@ -3,8 +3,10 @@
 # The CUDA toolkit and NCCL are not Debian packages: when nvcc is on PATH (or CUDACXX is set)
 # the build finds them, otherwise it builds the host backend alone.
 set -eu
+# clang and libclang-rt-14-dev (libFuzzer) are for the fuzz tests only (docs/fuzzing.md).
 packages="build-essential cmake pkg-config binutils openmpi-bin libopenmpi-dev libhwloc-dev
-libibverbs-dev libcjson-dev libinih-dev gnuplot-nox libpng-dev libjpeg62-turbo-dev libopenblas-dev"
+libibverbs-dev libcjson-dev libinih-dev gnuplot-nox libpng-dev libjpeg62-turbo-dev libopenblas-dev
+clang libclang-rt-14-dev"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -8,7 +8,7 @@
 #include "registry.h"
 
 static const char *const names[] = {"h2d",      "p2p",     "allreduce", "densenet_allreduce",
-                                    "pipeline", "compute", "memfit"};
+                                    "pipeline", "compute", "memfit",    "step"};
 static struct fb_bench benches[sizeof names / sizeof names[0]];
 
 const struct fb_bench *fb_bench_find(const char *name)
