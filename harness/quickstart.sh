@@ -16,9 +16,12 @@ sh "$top/harness/setup-debian.sh"
 sh "$top/harness/build.sh"
 bin=${FB_BUILD_DIR:-$top/build}/bench/fabricbench
 
-# What the quick run measures. The host default is sized to take a minute or two on two ranks.
+# What the quick run measures. GPUs: the whole default suite. Host: sized to take a minute or two
+# on two ranks - sizes up to 4 MiB, 5 trials, and one fusion threshold (4 MiB: DenseNet-121's
+# gradients in 7 buckets, enough for `step` to show its all-reduce overlapping backward), while
+# `step` still sweeps GPU counts 1, 2 and its batch sizes.
 : "${FB_QUICK_GPU:=}"
-: "${FB_QUICK_HOST:=h2d p2p allreduce densenet_allreduce --backend host --max-bytes 4M --matrix-bytes 4M --fusion off,4M,25M --trials 5}"
+: "${FB_QUICK_HOST:=h2d p2p allreduce densenet_allreduce step --backend host --max-bytes 4M --matrix-bytes 4M --fusion 4M --trials 5}"
 : "${FB_SWEEP_ARGS:=}"
 
 gpus=0
