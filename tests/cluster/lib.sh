@@ -31,6 +31,14 @@ CL_HOST_A=fbhost${cl_id}a CL_HOST_B=fbhost${cl_id}b
 CL_NET=10.213.7
 CL_IP_A=$CL_NET.1 CL_IP_B=$CL_NET.2
 CL_SUBNET=$CL_NET.0/24
+# CL_SPLIT_CPUS=1 gives each host its own half of this machine's CPUs (taskset), as two real
+# hosts would have; by default both hosts share all CPUs: on a small machine that others also
+# use, a host held to one CPU cannot keep up with the rates the tests impose.
+cl_ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+CL_CPUS_A=0-$((cl_ncpu - 1)) CL_CPUS_B=0-$((cl_ncpu - 1))
+if [ "${CL_SPLIT_CPUS:-0}" = 1 ] && [ "$cl_ncpu" -gt 1 ]; then
+    CL_CPUS_A=0-$((cl_ncpu / 2 - 1)) CL_CPUS_B=$((cl_ncpu / 2))-$((cl_ncpu - 1))
+fi
 CL_DIR=
 cl_made=
 
@@ -38,7 +46,7 @@ cl_skip() { echo "SKIP: $*" >&2; cluster_down; exit 77; }
 
 cluster_up() {
     [ "$(id -u)" = 0 ] || cl_skip "network namespaces need root (running as uid $(id -u))"
-    for tool in ip tc unshare timeout; do
+    for tool in ip tc unshare timeout taskset; do
         command -v "$tool" >/dev/null 2>&1 || cl_skip "'$tool' is not installed"
     done
     trap 'cluster_down' EXIT
@@ -67,12 +75,12 @@ cluster_up() {
 # rsh agent of the cluster test $cl_id: "ssh" into a namespace of this machine.
 host=\$1; shift
 case "\$host" in
-    $CL_IP_B|$CL_HOST_B) ns=$CL_NS_B name=$CL_HOST_B ;;
-    $CL_IP_A|$CL_HOST_A) ns=$CL_NS_A name=$CL_HOST_A ;;
+    $CL_IP_B|$CL_HOST_B) ns=$CL_NS_B name=$CL_HOST_B cpus=$CL_CPUS_B ;;
+    $CL_IP_A|$CL_HOST_A) ns=$CL_NS_A name=$CL_HOST_A cpus=$CL_CPUS_A ;;
     *) echo "agent.sh: unknown host '\$host'" >&2; exit 255 ;;
 esac
 [ -f "$CL_DIR/slow.\$name" ] && sleep "\$(cat "$CL_DIR/slow.\$name")"
-exec ip netns exec "\$ns" unshare -u sh -c "hostname \$name && \$*"
+exec taskset -c "\$cpus" ip netns exec "\$ns" unshare -u sh -c "hostname \$name && \$*"
 EOF
     chmod +x "$CL_DIR/agent.sh"
     printf '%s slots=64\n%s slots=64\n' "$CL_IP_A" "$CL_IP_B" >"$CL_DIR/hostfile"
@@ -91,11 +99,13 @@ cl_wait_link() {
     return 1
 }
 
-# cluster_mpi PPN NP ARGS...: mpirun inside host A, NP ranks, PPN per host (A's first).
+# cluster_mpi PPN NP ARGS...: mpirun inside host A, NP ranks, PPN per host (A's first). The
+# ranks are not bound: Open MPI would bind the first rank of each host to the same core, since
+# every host sees the same CPUs.
 cluster_mpi() {
     ppn=$1 np=$2; shift 2
-    ip netns exec "$CL_NS_A" unshare -u sh -c 'hostname "$0" && exec "$@"' "$CL_HOST_A" \
-        "${MPIEXEC:-mpirun}" --hostfile "$CL_DIR/hostfile" --map-by "ppr:$ppn:node" -np "$np" \
+    taskset -c "$CL_CPUS_A" ip netns exec "$CL_NS_A" unshare -u sh -c 'hostname "$0" && exec "$@"' "$CL_HOST_A" \
+        "${MPIEXEC:-mpirun}" --hostfile "$CL_DIR/hostfile" --map-by "ppr:$ppn:node" -np "$np" --bind-to none \
         --mca plm_rsh_agent "$CL_DIR/agent.sh" \
         --mca btl tcp,vader,self --mca btl_tcp_if_include "$CL_SUBNET" \
         --mca oob_tcp_if_include "$CL_SUBNET" "$@"
@@ -103,14 +113,14 @@ cluster_mpi() {
 
 cl_tc() { ip netns exec "$1" tc "$@"; }
 
-# Token bucket of RATE (tc units: 800mbit = 800e6 bit/s) on both veth ends. The bucket holds
-# 64 KB (a GSO burst of the veth); queued bytes wait at most 100 ms before they are dropped (TCP
-# backs off long before).
+# cluster_shape RATE [BURST]: a token bucket of RATE (tc units: 800mbit = 800e6 bit/s) on both
+# veth ends, holding BURST bytes (tc units, default 1mb = 1 MiB). On a busy machine the qdisc
+# is serviced late and in bursts; a bucket smaller than rate x that delay caps the rate below
+# RATE. Queued bytes wait at most 100 ms before they are dropped (TCP backs off long before).
 cluster_shape() {
-    rate=$1
     for end in "$CL_NS_A:$CL_IF_A" "$CL_NS_B:$CL_IF_B"; do
-        ip netns exec "${end%%:*}" tc qdisc replace dev "${end#*:}" root tbf rate "$rate" \
-            burst 64kb latency 100ms || return 1
+        ip netns exec "${end%%:*}" tc qdisc replace dev "${end#*:}" root tbf rate "$1" \
+            burst "${2:-1mb}" latency 100ms || return 1
     done
 }
 cluster_unshape() {
