@@ -2,7 +2,8 @@
 # Node detection across two "hosts" (network namespaces on this machine, see lib.sh): doctor and
 # run on 1 rank per host see 2 nodes, two host names and local ranks 0 and 0, also when the
 # launcher's own variables lie (fabricbench must not read them: Slurm sets others); with 2 ranks
-# per host the p2p rows label exactly the inter-node pairs "network", and the allreduce scaling
+# per host bound to a core each, local ranks 0 1 0 1 and doctor's binding PASS (one core number
+# on two hosts is two cores); with 2 ranks per host the p2p rows label exactly the inter-node pairs "network", and the allreduce scaling
 # curve counts 1, 1 and 2 nodes for its 1, 2 and 4 ranks.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
@@ -34,6 +35,15 @@ cluster_mpi 1 2 env OMPI_COMM_WORLD_LOCAL_RANK=5 OMPI_COMM_WORLD_LOCAL_SIZE=9 \
     fail "doctor with lying launcher variables exited $?"
 grep -q '^job  *2 rank(s) on 2 node(s)' "$w/lying.txt" && awk '$1 ~ /^[01]$/ && $3 != "0" { bad = 1 } END { exit bad }' "$w/lying.txt" ||
     fail "launcher variables changed node detection: $(grep -E '^(job| +[01] )' "$w/lying.txt")"
+
+# --- 2 ranks per host, one core each: local ranks 0 1 0 1, and the same cores used on both
+# hosts are no conflict (each host has its own cores) ---
+cluster_mpi 2 4 --bind-to core "$bin" doctor >"$w/bound.txt" 2>&1 || fail "doctor on 2x2 bound ranks exited $?"
+locals=$(awk '$1 ~ /^[0-3]$/ && NF >= 4 { printf "%s:%s:%s ", $1, $2, $3 }' "$w/bound.txt")
+[ "$locals" = "0:$CL_HOST_A:0 1:$CL_HOST_A:1 2:$CL_HOST_B:0 3:$CL_HOST_B:1 " ] ||
+    fail "ranks, hosts and local ranks of 2x2 are '$locals'"
+grep -Eq '^PASS +binding ' "$w/bound.txt" ||
+    fail "cores bound on two hosts are taken as shared: $(grep binding "$w/bound.txt")"
 
 # --- run on 1 rank per host: every row says 2 nodes where both ranks take part ---
 cluster_mpi 1 2 "$bin" run p2p $small --out "$w/r2" >"$w/r2.txt" 2>&1 || fail "run on 2 hosts exited $?: $(tail -n 5 "$w/r2.txt")"
