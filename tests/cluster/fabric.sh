@@ -16,7 +16,7 @@
 # latency    1 rank per host, unshaped: the inter-node one-way latency of p2p (8 B ping-pong,
 #            half the round trip) against an independent plain MPI_Send/MPI_Recv ping-pong over
 #            the same veth with the same MPI settings (tests/ref/ref_mpi_pingpong.c), within
-#            10%. Both take 51 trials of about 1 ms and the 5th percentiles are compared: on a
+#            15%. Both take 51 trials of about 1 ms and the 5th percentiles are compared: on a
 #            shared 2-core machine a preemption costs milliseconds, so medians of microsecond
 #            round trips measure the scheduler (both medians are printed).
 # delay      netem delay of 2 ms on both veth ends: the one-way latency reads within 5% of
@@ -114,12 +114,12 @@ latency)
         set -- $(cluster_mpi 1 2 "$ref" 8 51 40 2>"$w/ref.err")
         theirs=${1:-} theirs_low=${2:-}
         echo "attempt $attempt: one-way latency, median [5th percentile] of 51 trials: fabricbench $ours [$ours_low] us, reference ping-pong $theirs [$theirs_low] us"
-        if ratio=$(within "$ours_low" "$theirs_low" 0.10); then
-            echo "5th percentiles: ratio $ratio (within 10%)"
+        if ratio=$(within "$ours_low" "$theirs_low" 0.15); then
+            echo "5th percentiles: ratio $ratio (within 15%)"
             fails=0
             break
         fi
-        fail "attempt $attempt: p2p's inter-node latency (5th percentile) ${ours_low:-none} us against the reference's ${theirs_low:-none} us: ratio $ratio, outside 10%"
+        fail "attempt $attempt: p2p's inter-node latency (5th percentile) ${ours_low:-none} us against the reference's ${theirs_low:-none} us: ratio $ratio, outside 15%"
     done
     ;;
 delay)
