@@ -8,7 +8,7 @@
 #
 #   cluster_up                 make the two hosts (exit 77 with the reason when it cannot)
 #   cluster_mpi PPN NP ARGS... mpirun -np NP, PPN ranks per host, over the veth
-#   cluster_shape RATE         tc tbf RATE (tc units: 800mbit) on both ends of the veth
+#   cluster_shape RATE [BURST] tc tbf RATE (tc units: 800mbit), bucket BURST (default 1mb), both ends
 #   cluster_unshape            remove the shaping
 #   cluster_netem_why          prints why netem cannot be used here; returns 0 when it can
 #   cluster_delay MS           netem delay of MS milliseconds on both ends (when netem exists)
@@ -54,6 +54,7 @@ cluster_up() {
     trap 'cluster_down; exit 143' TERM
     trap 'cluster_down; exit 129' HUP
     trap 'cluster_down; exit 141' PIPE
+    cl_reap_stale
     CL_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fbcluster.XXXXXX") || cl_skip "no temporary folder"
     cl_made=1
     ip netns add "$CL_NS_A" 2>"$CL_DIR/err" || cl_skip "cannot make a network namespace: $(cat "$CL_DIR/err")"
@@ -88,7 +89,7 @@ EOF
     cl_wait_link || cl_skip "the veth does not carry traffic"
 }
 
-# The veth carries a TCP connection (a bash-free check: nothing but ip and sh are assumed).
+# Both veth ends are up and host A's address is no longer tentative (DAD done).
 cl_wait_link() {
     for _ in 1 2 3 4 5 6 7 8 9 10; do
         ip -n "$CL_NS_A" -br addr show "$CL_IF_A" 2>/dev/null | grep -q "UP" &&
@@ -167,6 +168,23 @@ cluster_kill_rank() {
 }
 cluster_slow_start() { echo "$1" >"$CL_DIR/slow.$CL_HOST_B"; }
 cluster_run_bounded() { secs=$1; shift; timeout -k 5 "$secs" "$@"; }
+
+# Namespaces of an earlier test whose shell is gone (killed with SIGKILL, as CTest does on a
+# timeout, so its trap never ran): their processes and the namespaces go. A live shell's are
+# left alone.
+cl_reap_stale() {
+    for ns in $(ip netns list 2>/dev/null | awk '{ print $1 }' | grep -E '^fbc[0-9]+[ab]$'); do
+        owner=${ns#fbc}
+        owner=${owner%?}
+        [ "$owner" = "$cl_id" ] && continue
+        kill -0 "$owner" 2>/dev/null && continue
+        pids=$(ip netns pids "$ns" 2>/dev/null)
+        [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+        sleep 0.2
+        ip netns del "$ns" 2>/dev/null && echo "removed namespace $ns of a test that was killed" >&2
+    done
+    return 0
+}
 
 cluster_down() {
     [ -n "$cl_made" ] || return 0
