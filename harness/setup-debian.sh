@@ -1,12 +1,14 @@
 #!/bin/sh
 # Installs what fabricbench needs from Debian's packages, and only what is missing.
 # The CUDA toolkit and NCCL are not Debian packages: when nvcc is on PATH (or CUDACXX is set)
-# the build finds them, otherwise it builds the host backend alone.
+# the build finds them, otherwise it builds the host backend alone. iproute2 (ip, tc) is for the
+# cluster tests (tests/cluster).
 set -eu
-# clang and libclang-rt-14-dev (libFuzzer) are for the fuzz tests only (docs/fuzzing.md).
+# clang and libclang-rt-14-dev (libFuzzer): the fuzz tests (docs/fuzzing.md); iproute2 (ip, tc):
+# the two-host cluster tests (docs/cluster-tests.md).
 packages="build-essential cmake pkg-config binutils openmpi-bin libopenmpi-dev libhwloc-dev
 libibverbs-dev libcjson-dev libinih-dev gnuplot-nox libpng-dev libjpeg62-turbo-dev libopenblas-dev
-clang libclang-rt-14-dev"
+clang libclang-rt-14-dev iproute2"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

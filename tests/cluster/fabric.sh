@@ -1,0 +1,145 @@
+#!/bin/sh
+# Ground truth for the fabric between two "hosts" (lib.sh): what tc imposes on the veth is what
+# fabricbench reads. usage: fabric.sh MODE FABRICBENCH [REF_PINGPONG]
+#
+# bandwidth  tbf at 800 Mbit/s on both veth ends; 1 rank per host. The inter-node p2p sweep
+#            (0>1) at 64 MiB reads within 5% of the payload rate tbf allows.
+#            tbf counts whole frames (Ethernet header, IP and TCP headers, payload; no preamble
+#            or FCS), so the MPI payload rate is
+#                rate/8 * (MTU - 20 IP - 20 TCP - 12 TCP timestamps) / (MTU + 14 Ethernet)
+#            = 100e6 B/s * 1448/1514 = 95.64 MB/s = 0.09564 GB/s at 800 Mbit/s and MTU 1500
+#            (MTU and timestamps are read from the namespace, not assumed). ACKs travel the
+#            other way; MPI's own headers (tens of bytes per 128 KiB fragment) are below 0.1%.
+# matrix     tbf at 100 Mbit/s; 4 ranks, 2 per host: in the one-way matrix over MPI every
+#            inter-node pair is slower than every intra-node pair, and the slowest pairs the
+#            summary names are network pairs.
+# latency    1 rank per host, unshaped: the inter-node one-way latency of p2p (8 B ping-pong,
+#            half the round trip) against an independent plain MPI_Send/MPI_Recv ping-pong over
+#            the same veth with the same MPI settings (tests/ref/ref_mpi_pingpong.c), within
+#            15%. Both take 51 trials of about 1 ms and the 5th percentiles are compared: on a
+#            shared 2-core machine a preemption costs milliseconds, so medians of microsecond
+#            round trips measure the scheduler (both medians are printed).
+# delay      netem delay of 2 ms on both veth ends: the one-way latency reads within 5% of
+#            2000 us + the unshaped latency. Skipped (77) where the kernel has no netem.
+# Each check is tried up to 3 times before it fails: a busy machine only ever slows a transfer
+# below what tbf allows, and never lifts an unshaped one into the 5% window.
+mode=$1 bin=$2 ref=${3:-}
+# Latency: each host on its own CPUs. Two spinning ranks that the scheduler puts on one CPU
+# take turns by time slice, and a round trip then reads 10 ms instead of 13 us (seen here).
+case $mode in latency | delay) CL_SPLIT_CPUS=1 ;; esac
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
+cluster_up
+w=$CL_DIR
+
+within() { # within VALUE EXPECTED FRACTION: prints the ratio; true when inside
+    awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN { if (a == "" || b <= 0) { print "none"; exit 1 }
+        r = a / b; printf "%.4f", r; exit !(r >= 1 - f && r <= 1 + f) }'
+}
+# fb_latency DIR: fabricbench's inter-node one-way latency (us, median) of a 2-rank run
+fb_latency() {
+    csv_awk 'v("case") == "matrix_latency" && v("transport") == "mpi" && v("metric") == "latency" &&
+             v("link") == "network" { print v("median") }' "$1/results.csv"
+}
+lat_run() { # lat_run NAME: 2 ranks, 1 per host, latency only (the bandwidth points are tiny)
+    cluster_mpi 1 2 "$bin" run p2p --sizes 8 --matrix-bytes 8 --latency-bytes 8 --trials 21 \
+        --quiet --out "$w/$1" >"$w/$1.txt" 2>&1 || { fail "fabricbench p2p exited $?: $(tail -n 3 "$w/$1.txt")"; return 1; }
+}
+
+case $mode in
+bandwidth)
+    rate_mbit=800
+    mtu=$(ip netns exec "$CL_NS_A" cat "/sys/class/net/$CL_IF_A/mtu")
+    ts=$(ip netns exec "$CL_NS_A" cat /proc/sys/net/ipv4/tcp_timestamps)
+    hdr=$((20 + 20 + (ts != 0 ? 12 : 0)))
+    expect=$(awk -v r=$rate_mbit -v m="$mtu" -v h=$hdr 'BEGIN { printf "%.6f", r * 1e6 / 8 * (m - h) / (m + 14) / 1e9 }')
+    echo "imposed: tbf $rate_mbit Mbit/s, bucket 1 MiB, on both ends; MTU $mtu, TCP timestamps $ts: payload $((mtu - hdr)) of $((mtu + 14)) bytes per frame"
+    echo "expected MPI payload rate: $rate_mbit/8 * 1e6 * $((mtu - hdr))/$((mtu + 14)) = $expect GB/s"
+    # A bucket of 1 MiB: on a busy machine the qdisc is serviced late and in bursts, and a
+    # small bucket then caps the rate below the one asked for (64 KiB read 40% low, 256 KiB 6%
+    # low at load 10-17 on 2 cores). Between timed messages the bucket refills only for the
+    # length of a barrier: under 1 MiB, 1.6% of a 64 MiB message.
+    cluster_shape ${rate_mbit}mbit 1mb || { fail "tc tbf could not be set"; finish; }
+    for attempt in 1 2 3; do
+        out=$w/bw$attempt start=$(date +%s)
+        cluster_mpi 1 2 "$bin" run p2p --sizes 64M --matrix-bytes 64K --latency-bytes 8 \
+            --warmup 2 --trials 5 --quiet --out "$out" >"$out.txt" 2>&1 ||
+            { fail "fabricbench p2p exited $?: $(tail -n 12 "$out.txt")"; continue; }
+        bw=$(csv_awk 'v("case") == "sweep_uni" && v("transport") == "mpi" && v("metric") == "bandwidth" &&
+                      v("src") == 0 && v("dst") == 1 && v("link") == "network" { print v("median") }' "$out/results.csv")
+        if ratio=$(within "$bw" "$expect" 0.05); then
+            echo "attempt $attempt ($(($(date +%s) - start)) s): p2p 0>1 at 64 MiB $bw GB/s = $ratio x expected"
+            fails=0
+            break
+        fi
+        fail "attempt $attempt ($(($(date +%s) - start)) s): p2p 0>1 at 64 MiB read ${bw:-nothing} GB/s, $ratio x the expected $expect GB/s (outside 5%)"
+    done
+    ;;
+matrix)
+    # 100 Mbit/s with a 64 KiB bucket: a 1 MiB message between the hosts takes 87 ms, 20 times
+    # what it takes inside a host even when this machine is busy (vader read 0.086 GB/s at
+    # worst at load 10).
+    cluster_shape 100mbit 64kb || { fail "tc tbf could not be set"; finish; }
+    for attempt in 1 2; do
+        out=$w/m$attempt fails_before=$fails start=$(date +%s)
+        cluster_mpi 2 4 "$bin" run p2p --sizes 64K --matrix-bytes 1M --latency-bytes 8 \
+            --warmup 2 --trials 5 --out "$out" >"$out.txt" 2>&1 ||
+            { fail "fabricbench p2p exited $?: $(tail -n 12 "$out.txt")"; continue; }
+        # every inter-node cell of the one-way matrix below every intra-node cell
+        csv_awk 'v("case") == "matrix_uni" && v("transport") == "mpi" && v("metric") == "bandwidth" {
+                if (v("link") == "network") { if (inter == "" || v("median") > inter) inter = v("median"); ni++ }
+                else { if (intra == "" || v("median") < intra) intra = v("median"); na++ } }
+            END { printf "inter-node pairs (%d) at most %s GB/s, intra-node pairs (%d) at least %s GB/s\n", ni, inter, na, intra
+                  exit !(ni == 8 && na == 4 && inter + 0 < intra + 0) }' "$out/results.csv" >"$w/matrix.txt" ||
+            fail "attempt $attempt: the matrix does not show the inter-node pairs as the slowest: $(cat "$w/matrix.txt")"
+        # and the summary names network pairs as the slowest of the one-way matrix over mpi
+        awk '/^# p2p matrix_uni over mpi/ { on = 1 } on && /^# slowest pair/ { print } on && /^$/ { exit }' "$out.txt" >"$w/slowest.txt"
+        [ -s "$w/slowest.txt" ] && ! grep -qv '(network)' "$w/slowest.txt" ||
+            fail "attempt $attempt: the slowest pairs named are not all network pairs: $(cat "$w/slowest.txt")"
+        echo "attempt $attempt ($(($(date +%s) - start)) s): $(cat "$w/matrix.txt")"
+        cat "$w/slowest.txt"
+        if [ "$fails" = "$fails_before" ]; then fails=0; break; fi
+    done
+    ;;
+latency)
+    [ -x "$ref" ] || { fail "no reference ping-pong program '$ref'"; finish; }
+    for attempt in 1 2 3; do
+        cluster_mpi 1 2 "$bin" run p2p --sizes 8 --matrix-bytes 8 --latency-bytes 8 --trials 51 \
+            --trial-ms 1 --quiet --out "$w/lat$attempt" >"$w/lat$attempt.txt" 2>&1 ||
+            { fail "fabricbench p2p exited $?: $(tail -n 12 "$w/lat$attempt.txt")"; continue; }
+        set -- $(csv_awk 'v("case") == "matrix_latency" && v("transport") == "mpi" && v("metric") == "latency" &&
+                          v("link") == "network" { print v("median"), v("p05") }' "$w/lat$attempt/results.csv")
+        ours=${1:-} ours_low=${2:-}
+        # 51 trials of 1 ms (about 40 round trips at 12 us one way), as fabricbench's
+        set -- $(cluster_mpi 1 2 "$ref" 8 51 40 2>"$w/ref.err")
+        theirs=${1:-} theirs_low=${2:-}
+        echo "attempt $attempt: one-way latency, median [5th percentile] of 51 trials: fabricbench $ours [$ours_low] us, reference ping-pong $theirs [$theirs_low] us"
+        if ratio=$(within "$ours_low" "$theirs_low" 0.15); then
+            echo "5th percentiles: ratio $ratio (within 15%)"
+            fails=0
+            break
+        fi
+        fail "attempt $attempt: p2p's inter-node latency (5th percentile) ${ours_low:-none} us against the reference's ${theirs_low:-none} us: ratio $ratio, outside 15%"
+    done
+    ;;
+delay)
+    why=$(cluster_netem_why) || { echo "SKIP: no delay can be imposed: $why" >&2; exit 77; }
+    delay_ms=2
+    for attempt in 1 2 3; do
+        fails_before=$fails
+        cluster_unshape
+        lat_run base$attempt || continue
+        base=$(fb_latency "$w/base$attempt")
+        cluster_delay $delay_ms || { fail "netem delay could not be set"; break; }
+        lat_run delay$attempt || continue
+        got=$(fb_latency "$w/delay$attempt")
+        want=$(awk -v b="$base" -v d=$delay_ms 'BEGIN { printf "%.3f", d * 1000 + b }')
+        ratio=$(within "$got" "$want" 0.05) ||
+            fail "attempt $attempt: with netem delay $delay_ms ms each way, latency $got us against $want us (ratio $ratio, outside 5%)"
+        echo "attempt $attempt: unshaped $base us; netem $delay_ms ms: $got us, expected $want us, ratio $ratio"
+        if [ "$fails" = "$fails_before" ]; then fails=0; break; fi
+    done
+    ;;
+*) echo "usage: fabric.sh bandwidth|matrix|latency|delay FABRICBENCH [REF_PINGPONG]" >&2; exit 2 ;;
+esac
+finish

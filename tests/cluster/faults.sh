@@ -1,0 +1,105 @@
+#!/bin/sh
+# Faults between two "hosts" (lib.sh). usage: faults.sh MODE FABRICBENCH
+#
+# helpers    the fault helpers the fault tests use do what they say: a slow start delays host
+#            B's ranks by the seconds asked; killing one rank by host kills a fabricbench of
+#            that host only, the job then ends (Open MPI aborts it) and nothing is left in
+#            either namespace; a link taken down carries no traffic and comes back up.
+# link_down  today's behaviour when the link drops mid-run, recorded, not passed: the run hangs
+#            until an outer timeout kills it (no --timeout exists yet; issue 7). Exit 77 with
+#            "KNOWN LIMITATION" while that is so; a failure if the run claims success; a pass
+#            once the run ends by itself with an error.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
+mode=$1 bin=$2
+cluster_up
+w=$CL_DIR
+
+# start_long_run NAME: a p2p run that lasts a while (4 MiB messages at 10 Mbit/s take 3.5 s
+# each), in the background; waits until host B's rank runs. Sets run_pid.
+start_long_run() {
+    cluster_shape 10mbit 16kb || { fail "tc tbf could not be set"; finish; }
+    cluster_mpi 1 2 "$bin" run p2p --sizes 4M --matrix-bytes 4M --warmup 1 --trials 20 --quiet \
+        --out "$w/$1" >"$w/$1.txt" 2>&1 &
+    run_pid=$!
+    for _ in $(seq 1 100); do
+        [ -n "$(cluster_pids b fabricbench)" ] && [ -n "$(cluster_pids a fabricbench)" ] && break
+        sleep 0.2
+    done
+    [ -n "$(cluster_pids b fabricbench)" ] || { fail "no fabricbench rank started on host B: $(tail -n 5 "$w/$1.txt")"; return 1; }
+    sleep 2 # into the transfers
+}
+# wait_bounded PID SECONDS: waits for a background job; sets rc (124 when it had to be killed)
+# and took (seconds).
+wait_bounded() {
+    t0=$(date +%s)
+    while kill -0 "$1" 2>/dev/null && [ $(($(date +%s) - t0)) -lt "$2" ]; do sleep 0.2; done
+    if kill -0 "$1" 2>/dev/null; then
+        kill -TERM "$1" 2>/dev/null
+        wait "$1" 2>/dev/null
+        rc=124
+    else
+        wait "$1"
+        rc=$?
+    fi
+    took=$(($(date +%s) - t0))
+}
+leftovers() { echo $(($(cluster_pids a fabricbench | wc -l) + $(cluster_pids b fabricbench | wc -l))); }
+
+case $mode in
+helpers)
+    # slow start: B's orted waits 4 s; the job takes at least that much longer than without
+    t0=$(date +%s)
+    cluster_mpi 1 2 true || fail "a plain job across the hosts failed"
+    plain=$(($(date +%s) - t0))
+    cluster_slow_start 4
+    t0=$(date +%s)
+    cluster_mpi 1 2 true || fail "a slow-started job failed"
+    slow=$(($(date +%s) - t0))
+    cluster_slow_start 0
+    [ $((slow - plain)) -ge 3 ] || fail "slow start of 4 s: the job took $slow s against $plain s without"
+    echo "slow start: $plain s plain, $slow s with host B 4 s late"
+
+    # kill one rank on host B: that process dies, the job ends, nothing is left
+    start_long_run kill && {
+        on_a=" $(cluster_pids a fabricbench | tr '\n' ' ') " on_b=" $(cluster_pids b fabricbench | tr '\n' ' ') "
+        victim=$(cluster_kill_rank b KILL) || fail "cluster_kill_rank found no rank on host B"
+        case $on_b in *" $victim "*) ;; *) fail "killed pid $victim was not host B's rank ($on_b)" ;; esac
+        case $on_a in *" $victim "*) fail "killed pid $victim was host A's rank" ;; esac
+        wait_bounded "$run_pid" 60
+        echo "killed rank on host B (pid $victim): the job ended after $took s with exit $rc"
+        [ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "after a rank was killed the job exited $rc (124: hung)"
+        sleep 1
+        [ "$(leftovers)" = 0 ] || fail "$(leftovers) fabricbench process(es) left after the job ended"
+    }
+
+    # link down and up
+    cluster_unshape
+    cluster_link_down a || fail "cluster_link_down failed"
+    ip -n "$CL_NS_A" link show "$CL_IF_A" | grep -q 'state DOWN' || fail "the veth end of host A is not down"
+    cluster_mpi 1 2 true >/dev/null 2>&1 &
+    wait_bounded $! 10
+    [ "$rc" != 0 ] || fail "a job across the hosts succeeded with the link down"
+    echo "link down: a job across the hosts ended with $rc after $took s (124: killed while hanging)"
+    cluster_link_up a || fail "cluster_link_up failed"
+    cl_wait_link || fail "the veth did not come back up"
+    cluster_mpi 1 2 true || fail "a job after the link came back failed"
+    ;;
+link_down)
+    start_long_run down || finish
+    cluster_link_down a
+    echo "link of host A down at $(date +%T) with both ranks running"
+    wait_bounded "$run_pid" 30
+    left=$(leftovers)
+    case $rc in
+    124)
+        echo "KNOWN LIMITATION: with the link down mid-run, fabricbench hung until an outer timeout killed mpirun after $took s; $left fabricbench process(es) were left to clean up (no --timeout yet: issue 7)" >&2
+        exit 77 ;;
+    0) fail "the run lost its link and still exited 0" ;;
+    *) echo "the run ended by itself after $took s with exit $rc; $left process(es) left"
+       [ "$left" = 0 ] || fail "$left fabricbench process(es) left after the run ended" ;;
+    esac
+    ;;
+*) echo "usage: faults.sh helpers|link_down FABRICBENCH" >&2; exit 2 ;;
+esac
+finish
