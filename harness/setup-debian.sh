@@ -1,8 +1,7 @@
 #!/bin/sh
 # Installs what fabricbench needs from Debian's packages, and only what is missing.
 # The CUDA toolkit and NCCL are not Debian packages: when nvcc is on PATH (or CUDACXX is set)
-# the build finds them, otherwise it builds the host backend alone. iproute2 (ip, tc) is for the
-# cluster tests (tests/cluster).
+# the build finds them, otherwise it builds the host backend alone.
 set -eu
 # clang and libclang-rt-14-dev (libFuzzer): the fuzz tests (docs/fuzzing.md); iproute2 (ip, tc):
 # the two-host cluster tests (docs/cluster-tests.md).
