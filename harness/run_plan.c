@@ -47,13 +47,16 @@ fb_status fb_run_plan_count(struct fb_runner *r, const struct fb_bench *const *l
 void fb_run_plan_label(const char *bench, const struct fb_case *c, int ranks, char *buf,
                        size_t len)
 {
-    char size[32] = "", who[32];
+    char size[48] = "", who[32];
+    size_t n = 0;
 
+    /* the batch, else the message size; a size that labels the point (step's fusion
+     * threshold) is shown beside its batch, where a batch's own bytes are not */
     if (c->batch > 0)
-        snprintf(size, sizeof size, " b%ld", c->batch);
-    else if (c->bytes > 0) {
-        size[0] = ' ';
-        fb_size_format(c->bytes, size + 1, sizeof size - 1);
+        n = (size_t)snprintf(size, sizeof size, " b%ld", c->batch);
+    if (c->bytes > 0 && (c->batch <= 0 || c->bytes_label) && n + 2 < sizeof size) {
+        size[n] = ' ';
+        fb_size_format(c->bytes, size + n + 1, sizeof size - n - 1);
     }
     if (c->active == FB_ALL_RANKS)
         snprintf(who, sizeof who, "x%d rank%s", ranks, ranks == 1 ? "" : "s");

@@ -84,5 +84,9 @@ int main(void)
     struct fb_case bt = {.name = "cpu_t2", .batch = 8, .bytes = 99, .active = FB_ALL_RANKS};
     fb_run_plan_label("pipeline", &bt, 1, buf, sizeof buf);
     CHECK_STR(buf, "pipeline cpu_t2 b8 x1 rank");
+    struct fb_case sf = {.name = "step", .batch = 4, .bytes = 4 << 20, .bytes_label = true,
+                         .active = FB_ALL_RANKS};
+    fb_run_plan_label("step", &sf, 2, buf, sizeof buf);
+    CHECK_STR(buf, "step step b4 4M x2 ranks");
     TEST_DONE();
 }
