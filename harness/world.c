@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "watchdog.h"
 
 fb_status fb_world_init(struct fb_world *w)
 {
@@ -49,14 +50,30 @@ void fb_world_release(struct fb_world *w)
 
 fb_status fb_world_agree(const struct fb_world *w, fb_status mine)
 {
-    int in = (int)mine, out = (int)FB_ERR_MPI;
+    int in = (int)mine, out = (int)FB_ERR_MPI, rc;
 
-    if (MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, w->comm) != MPI_SUCCESS)
-        return FB_ERR_MPI;
-    return (fb_status)out;
+    /* SIGINT/SIGTERM is agreed here like any status: every rank stops at the same check. */
+    if (fb_watchdog_interrupted() && in < (int)FB_ERR_INTERRUPTED)
+        in = (int)FB_ERR_INTERRUPTED;
+    fb_watchdog_wait_begin();
+    rc = MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, w->comm);
+    fb_watchdog_wait_end();
+    return rc != MPI_SUCCESS ? FB_ERR_MPI : (fb_status)out;
 }
 
+static fb_status barrier(MPI_Comm comm, bool quiet, bool everyone);
+
 fb_status fb_world_barrier(MPI_Comm comm, bool quiet, bool everyone)
+{
+    fb_status st;
+
+    fb_watchdog_wait_begin();
+    st = barrier(comm, quiet, everyone);
+    fb_watchdog_wait_end();
+    return st;
+}
+
+static fb_status barrier(MPI_Comm comm, bool quiet, bool everyone)
 {
     struct timespec nap = {0, 20 * 1000};
     MPI_Request req;
