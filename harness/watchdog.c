@@ -68,7 +68,7 @@ static struct {
     bool marked;
     /* abort hooks */
     pthread_mutex_t hooks_mu;
-    struct { void (*fn)(void *); void *arg; } hooks[MAX_HOOKS];
+    struct { void (*abort_fn)(void *); bool (*failed_fn)(void *, char *, size_t); void *arg; } hooks[MAX_HOOKS];
     int nhooks;
 } wd = {.mu = PTHREAD_MUTEX_INITIALIZER,
         .mark_mu = PTHREAD_MUTEX_INITIALIZER,
@@ -276,13 +276,15 @@ static void save_results(void)
 
 /* ---- abort hooks ---- */
 
-bool fb_watchdog_on_abort(void (*fn)(void *), void *arg)
+bool fb_watchdog_guard(void (*abort_fn)(void *), bool (*failed_fn)(void *, char *, size_t),
+                       void *arg)
 {
     bool ok = false;
 
     pthread_mutex_lock(&wd.hooks_mu);
     if (wd.nhooks < MAX_HOOKS) {
-        wd.hooks[wd.nhooks].fn = fn;
+        wd.hooks[wd.nhooks].abort_fn = abort_fn;
+        wd.hooks[wd.nhooks].failed_fn = failed_fn;
         wd.hooks[wd.nhooks].arg = arg;
         wd.nhooks++;
         ok = true;
@@ -307,8 +309,22 @@ static void run_hooks(void)
     /* Held to the end: the job is being stopped, nothing may free what a hook releases. */
     pthread_mutex_lock(&wd.hooks_mu);
     for (int i = 0; i < wd.nhooks; i++)
-        wd.hooks[i].fn(wd.hooks[i].arg);
+        if (wd.hooks[i].abort_fn)
+            wd.hooks[i].abort_fn(wd.hooks[i].arg);
     wd.nhooks = 0;
+}
+
+/* The first failure a guard reports, into why; false when none. */
+static bool hooks_failed(char *why, size_t len)
+{
+    bool failed = false;
+
+    pthread_mutex_lock(&wd.hooks_mu);
+    for (int i = 0; i < wd.nhooks && !failed; i++)
+        if (wd.hooks[i].failed_fn)
+            failed = wd.hooks[i].failed_fn(wd.hooks[i].arg, why, len);
+    pthread_mutex_unlock(&wd.hooks_mu);
+    return failed;
 }
 
 /* ---- expiry ---- */
@@ -391,6 +407,32 @@ _Noreturn static void stop_job(int code)
 
 /* The first expiry of this process: from the thread (own deadline, or a rank of the node that
  * timed out first) or from the main thread (fb_watchdog_expire). */
+_Noreturn static void expire(const char *what, const struct pub *other);
+
+/* A guard reported a failure of its own (an NCCL communicator's asynchronous error): the main
+ * thread is probably blocked on it for good; stop the job now, marked "failed". */
+_Noreturn static void guard_failed(const char *why)
+{
+    struct pub me;
+    char rec[600];
+
+    if (__atomic_exchange_n(&fired_once, 1, __ATOMIC_ACQ_REL))
+        for (;;)
+            pause();
+    pthread_mutex_lock(&wd.mu);
+    me = wd.me;
+    pthread_mutex_unlock(&wd.mu);
+    snprintf(rec, sizeof rec, "%s, during '%s' of %s %s", why, me.phase,
+             me.bench[0] ? me.bench : "-", me.point);
+    fb_error("%s; stopping the job (exit code 1)", rec);
+    run_hooks();
+    if (wd.rank == 0) {
+        (void)fb_watchdog_mark("failed", rec);
+        save_results();
+    }
+    stop_job(1);
+}
+
 _Noreturn static void expire(const char *what, const struct pub *other)
 {
     struct pub me;
@@ -485,6 +527,7 @@ static bool neighbour_fired(struct pub *out)
 static void *watch(void *arg)
 {
     double signal_at = 0.0;
+    unsigned tick = 0;
     (void)arg;
 
     for (;;) {
@@ -543,6 +586,11 @@ static void *watch(void *arg)
                 snprintf(what, sizeof what, "phase '%s'", wd.me.phase);
             pthread_mutex_unlock(&wd.mu);
             expire(what, NULL);
+        }
+        if (++tick % 20 == 0) {
+            char why[400];
+            if (hooks_failed(why, sizeof why))
+                guard_failed(why);
         }
         if (wd.rank == 0 && neighbour_fired(&other)) {
             char what[256];

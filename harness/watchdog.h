@@ -91,11 +91,16 @@ fb_status fb_watchdog_mark(const char *state, const char *detail);
 void fb_watchdog_results_lock(void);
 void fb_watchdog_results_unlock(void);
 
-/* Something to release when the job is stopped by a timeout, called from the watchdog thread
- * before MPI_Abort (an NCCL communicator: ncclCommAbort frees the GPU and the network, and
- * unblocks a stream wait). fn must be callable from another thread. At most 64 registered;
- * returns false when full. fb_watchdog_forget(arg) unregisters (before arg is freed). */
-bool fb_watchdog_on_abort(void (*fn)(void *), void *arg);
+/* Something to watch and release (an NCCL communicator), from the watchdog thread:
+ * - abort_fn(arg), when the job is stopped, before MPI_Abort: ncclCommAbort frees the GPU and
+ *   the network and unblocks a stream wait;
+ * - failed_fn(arg, why, len) (may be NULL), about once a second: true with a reason when the
+ *   thing has failed on its own (ncclCommGetAsyncError); then the job is stopped at once (exit
+ *   code 1, run marked "failed") instead of waiting for the deadline.
+ * Both must be callable from another thread. At most 64 registered; false when full.
+ * fb_watchdog_forget(arg) unregisters (call it before arg is freed). */
+bool fb_watchdog_guard(void (*abort_fn)(void *), bool (*failed_fn)(void *, char *, size_t),
+                       void *arg);
 void fb_watchdog_forget(void *arg);
 
 #endif
