@@ -206,7 +206,9 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
         /* Start every trial together, so concurrent cases really overlap and a collective
          * is not charged for a late starter. Ranks that sit the case out wait quietly. */
         fb_watchdog_phase("trial %ld/%ld", t + 1, o->trials);
-        fb_world_barrier(w->comm, !active, everyone);
+        /* interrupted (every rank learns it here together): the other trials are skipped */
+        if (fb_world_barrier(w->comm, !active, everyone) == FB_ERR_INTERRUPTED && st == FB_OK)
+            st = FB_ERR_INTERRUPTED;
         if (active && st == FB_OK)
             st = time_iters(b, be, state, stream, ev, m->iters, &m->samples[t]);
     }
