@@ -16,7 +16,7 @@ enum {
     OPT_RANKS, OPT_PAIRS, OPT_MATRIX_BYTES, OPT_LATENCY_BYTES, OPT_FUSION, OPT_NO_NCCL_LOG,
     OPT_CLASSES, OPT_BATCH, OPT_RESOLUTION, OPT_THREADS, OPT_PREFETCH, OPT_DATASET,
     OPT_HOST_MEMORY, OPT_WIRE, OPT_RATE, OPT_PRECISION, OPT_MEMORY_BUDGET, OPT_OPTIMIZER,
-    OPT_TELEMETRY_MS, OPT_FP16_ALLREDUCE, OPT_OVERLAP
+    OPT_TELEMETRY_MS, OPT_FP16_ALLREDUCE, OPT_OVERLAP, OPT_TIMEOUT
 };
 
 static const struct option run_options[] = {
@@ -57,6 +57,7 @@ static const struct option run_options[] = {
     {"telemetry-ms", required_argument, NULL, OPT_TELEMETRY_MS},
     {"fp16-allreduce", no_argument, NULL, OPT_FP16_ALLREDUCE},
     {"overlap", required_argument, NULL, OPT_OVERLAP},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {NULL, 0, NULL, 0},
 };
 
@@ -117,6 +118,11 @@ void fb_cli_run_usage(void)
            "                            in the run folder, one file per rank)\n"
            "  --telemetry-ms MS         GPU telemetry (NVML) sampling interval (default 100;\n"
            "                            0 = off); telemetry.csv in the run folder\n"
+           "  --timeout SECONDS         limit of every phase (MPI start, communicator creation,\n"
+           "                            each benchmark phase, each collective wait); on expiry\n"
+           "                            the ranks that had not arrived are named, the run is\n"
+           "                            marked 'timeout' and ends with exit code 3 (default 300,\n"
+           "                            or 3 trials of --trial-ms when longer; 0 = none)\n"
            "  --allow-oversubscribe     measure even with more ranks than GPUs on a node\n"
            "  --quiet                   fewer progress messages\n"
            "  --help                    this text\n\n"
@@ -132,6 +138,31 @@ void fb_cli_option_error(int c, char **argv, char *err, size_t errlen)
         snprintf(err, errlen, "unknown option '-%c'", optopt);
     else
         snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+}
+
+fb_status fb_cli_timeout_parse(const char *text, double *seconds, char *why, size_t whylen)
+{
+    /* a week: beyond it a limit means nothing; 0 = none */
+    return fb_real_parse(text, 0.0, 604800.0, seconds, why, whylen);
+}
+
+double fb_cli_timeout_hint(int argc, char **argv, double dflt)
+{
+    double v = dflt;
+    char why[128];
+
+    for (int i = 1; i < argc; i++) {
+        const char *text = NULL;
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
+            text = argv[i + 1];
+        else if (strncmp(argv[i], "--timeout=", 10) == 0)
+            text = argv[i] + 10;
+        if (text && fb_cli_timeout_parse(text, &v, why, sizeof why) != FB_OK)
+            v = dflt;
+    }
+    return v;
 }
 
 int fb_cli_rank_hint(void)
@@ -352,6 +383,7 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
         case OPT_TELEMETRY_MS: st = fb_count_parse(optarg, 0, 3600000, &o->telemetry_ms, why, sizeof why); break;
         case OPT_FP16_ALLREDUCE: o->fp16_allreduce = true; break;
         case OPT_OVERLAP: st = parse_choice(optarg, overlaps, o->overlap, sizeof o->overlap, why, sizeof why); break;
+        case OPT_TIMEOUT: st = fb_cli_timeout_parse(optarg, &o->timeout_s, why, sizeof why); break;
         case OPT_MEMORY_BUDGET: st = parse_nonzero_size(optarg, &o->memory_budget, why, sizeof why); break;
         case OPT_FACTOR:
             st = fb_count_parse(optarg, 2, 1024, &o->factor, why, sizeof why);
@@ -379,6 +411,8 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
             return st;
         }
     }
+    if (o->timeout_s < 0)
+        o->timeout_s = fb_options_timeout_default(o->trial_ms);
     if (o->min_bytes && o->max_bytes && o->min_bytes > o->max_bytes) {
         snprintf(err, errlen, "--min-bytes is larger than --max-bytes");
         return FB_ERR_USAGE;

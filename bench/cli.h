@@ -29,6 +29,13 @@ fb_status fb_cli_choice(const char *text, const char *const *choices, char *why,
 /* The help text of `run`. */
 void fb_cli_run_usage(void);
 
+/* --timeout SECONDS: 0 (none) to a week, fractions allowed. */
+fb_status fb_cli_timeout_parse(const char *text, double *seconds, char *why, size_t whylen);
+
+/* The value of --timeout in argv (before MPI starts, so the watchdog can bound MPI_Init), or
+ * dflt when absent or malformed (the command's own parser then refuses it). */
+double fb_cli_timeout_hint(int argc, char **argv, double dflt);
+
 /* The rank this process will have, read from the launcher's environment only to decide who
  * prints an error before MPI starts (never to pick a GPU). 0 when not launched. */
 int fb_cli_rank_hint(void);

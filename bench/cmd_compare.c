@@ -18,6 +18,7 @@
 #include "csv.h"
 #include "gnuplot.h"
 #include "log.h"
+#include "run_state.h"
 
 enum { MAX_SERIES_PER_PLOT = 12, TERMINAL_FP_LINES = 40 };
 
@@ -561,6 +562,14 @@ int fb_cmd_compare(int argc, char **argv)
     }
     if ((rc = side_open(b, argv[optind])) != 0 || (rc = side_open(n, argv[optind + 1])) != 0)
         goto out;
+    /* An incomplete run is compared on the points it finished: said, not refused. */
+    for (int k = 0; k < 2; k++) {
+        char why[1200];
+        const struct side *sd = k ? n : b;
+        if (fb_run_state_incomplete_dir(sd->dir, why, sizeof why))
+            fb_warn("compare: run '%s' is incomplete (%s); only its finished points are "
+                    "compared", sd->id, why);
+    }
     rc = 1;
     if (out_arg)
         snprintf(out, sizeof out, "%s", out_arg);

@@ -22,13 +22,14 @@
 #include "session.h"
 #include "topology.h"
 
-enum { OPT_BACKEND = 256, OPT_COLL, OPT_JSON, OPT_NCCL_LOG };
+enum { OPT_BACKEND = 256, OPT_COLL, OPT_JSON, OPT_NCCL_LOG, OPT_TIMEOUT };
 
 static const struct option doctor_options[] = {
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"coll", required_argument, NULL, OPT_COLL},
     {"json", required_argument, NULL, OPT_JSON},
     {"nccl-log", required_argument, NULL, OPT_NCCL_LOG},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -36,7 +37,7 @@ static const struct option doctor_options[] = {
 static void usage(void)
 {
     printf("usage: mpirun -np N fabricbench doctor [--backend B] [--coll C] [--json FILE]\n"
-           "                                       [--nccl-log DIR|FILE]\n\n"
+           "                                       [--nccl-log DIR|FILE] [--timeout S]\n\n"
            "Prints this job's environment (hosts, CPUs, NUMA, each rank's binding and GPU) and\n"
            "checks it against the usual advice for GPU training fabrics: one rank per GPU, each\n"
            "rank bound to its GPU's socket, CUDA-aware MPI, InfiniBand ports up.\n"
@@ -48,8 +49,12 @@ static void usage(void)
            "                             JSON to FILE\n"
            "  --nccl-log DIR|FILE        also judge NCCL's INFO log: a run folder's\n"
            "                             nccl-rank*.log, or one file (see `nccl-log`)\n"
+           "  --timeout SECONDS          limit of every phase (MPI start, gathering the facts);\n"
+           "                             on expiry the ranks that had not arrived are named,\n"
+           "                             exit code 3 (default 300; 0 = none)\n"
            "  --help                     this text\n\n"
-           "exit code: 0 nothing failed (warnings allowed), 1 a check failed, 2 bad options.\n");
+           "exit code: 0 nothing failed (warnings allowed), 1 a check failed, 2 bad options,\n"
+           "3 timed out, 4 interrupted (SIGINT, SIGTERM).\n");
 }
 
 /* Parses the options; on bad input writes one line to err and returns false. */
@@ -84,6 +89,14 @@ static bool parse(int argc, char **argv, const char **backend, const char **coll
         case OPT_NCCL_LOG:
             *nccl_log = optarg;
             break;
+        case OPT_TIMEOUT: {
+            double unused; /* in force since before MPI_Init (main.c) */
+            if (fb_cli_timeout_parse(optarg, &unused, why, sizeof why) != FB_OK) {
+                snprintf(err, errlen, "bad value for --timeout: %s", why);
+                return false;
+            }
+            break;
+        }
         case 'h':
             *help = true;
             break;

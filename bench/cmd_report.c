@@ -24,6 +24,7 @@
 #include "plot_templates.h"
 #include "report_data.h"
 #include "results_read.h"
+#include "run_state.h"
 
 enum plot_state { PLOT_DRAWN, PLOT_SKIPPED, PLOT_FAILED, PLOT_OFF };
 
@@ -140,6 +141,12 @@ static int run_load(struct run_in *r, const char *dir)
     snprintf(path, sizeof path, "%s/env.json", dir);
     if ((rc = slurp_json(path, &r->env, false)) != 0)
         return rc;
+    {
+        char why[1200];
+        if (r->env && fb_run_state_incomplete(r->env, why, sizeof why))
+            fb_warn("report: run folder '%s' is incomplete (%s); the plots and summary.md show "
+                    "its finished points only", dir, why);
+    }
     snprintf(path, sizeof path, "%s/doctor.json", dir);
     if ((rc = slurp_json(path, &r->doctor, true)) != 0)
         return rc;

@@ -25,6 +25,7 @@
 #include "session.h"
 #include "telemetry.h"
 #include "topology.h"
+#include "watchdog.h"
 
 struct run {
     struct fb_options opt;
@@ -88,12 +89,17 @@ out:
     return st;
 }
 
-static fb_status finish_fingerprint(struct run *r, const char *run_status)
+/* Rank 0: the run's end state in env.json (the watchdog may have marked it first: a timeout
+ * or a signal; the first mark stays). */
+static fb_status finish_fingerprint(struct run *r, fb_status worst, const char *detail)
 {
+    const char *state = worst == FB_OK ? "complete"
+                        : worst == FB_ERR_INTERRUPTED ? "interrupted"
+                        : worst == FB_ERR_TIMEOUT ? "timeout" : "failed";
+
     if (r->s.world.rank != 0 || !r->env)
         return FB_OK;
-    cJSON_ReplaceItemInObject(r->env, "run_status", cJSON_CreateString(run_status));
-    return fb_fingerprint_write(r->env_path, r->env);
+    return fb_watchdog_mark(state, detail);
 }
 
 static fb_status open_run_folder(struct run *r)
@@ -126,6 +132,7 @@ static int run_benchmarks(struct run *r)
     size_t n = 0;
     fb_status st, worst = FB_OK;
     bool verify_failed;
+    char stopped[160] = "";
 
     if (r->opt.nbench)
         for (int i = 0; i < r->opt.nbench; i++)
@@ -141,23 +148,32 @@ static int run_benchmarks(struct run *r)
     if (fb_run_plan_count(&runner, list, n, &progress) == FB_OK && w->rank == 0)
         runner.progress = &progress;
     for (size_t i = 0; i < n; i++) {
+        fb_watchdog_point(list[i]->name, "(preparing)");
         fb_telemetry_bench_begin(r->tel, list[i]->name, !(list[i]->needs & FB_REPORTS_VALUES));
         st = fb_runner_run(&runner, list[i]);
+        fb_watchdog_phase("telemetry gather");
+        /* its rows join the results: held from the watchdog, which may write them on a stop */
+        if (w->rank == 0)
+            fb_watchdog_results_lock();
         fb_telemetry_bench_end(r->tel, w->rank == 0 ? &r->res : NULL);
+        if (w->rank == 0)
+            fb_watchdog_results_unlock();
         if (st == FB_ERR_UNSUPPORTED)
             continue; /* waived with a reason */
         if (st != FB_OK) {
             if (w->rank == 0)
-                fb_error("%s stopped: %s; results of earlier points are kept", list[i]->name,
-                         fb_status_str(st));
+                fb_error("%s %s: %s; results of earlier points are kept", list[i]->name,
+                         st == FB_ERR_INTERRUPTED ? "interrupted" : "stopped", fb_status_str(st));
+            snprintf(stopped, sizeof stopped, "%s: %s", list[i]->name, fb_status_str(st));
             worst = st;
             break;
         }
     }
+    fb_watchdog_point("", "%s", "");
     verify_failed = runner.failed_points > 0;
     fb_runner_release(&runner);
 
-    if (finish_fingerprint(r, worst == FB_OK ? "complete" : "failed") != FB_OK && worst == FB_OK)
+    if (finish_fingerprint(r, worst, stopped) != FB_OK && worst == FB_OK)
         worst = FB_ERR_IO;
     if (w->rank == 0) {
         print_headline(&r->res);
@@ -288,6 +304,7 @@ static int run_main(struct run *r)
         fb_session_close(&r->s);
         return fb_status_exit_code(st);
     }
+    fb_watchdog_phase("run folder");
     if ((st = open_run_folder(r)) != FB_OK) {
         rc = fb_status_exit_code(st);
         goto out;
@@ -299,20 +316,30 @@ static int run_main(struct run *r)
         fb_info("collectives: %s (%s)", r->s.coll->name, r->s.coll_why);
         fb_info("results: %s", r->res.dir);
     }
+    fb_watchdog_phase("fingerprint");
     if ((st = keep_nccl_log(r)) != FB_OK || (st = record_fingerprint(r)) != FB_OK) {
         rc = fb_status_exit_code(st);
         goto out;
     }
+    if (w->rank == 0) {
+        fb_watchdog_set_run(r->env, r->env_path, &r->res);
+        if (r->opt.timeout_s > 0)
+            fb_info("timeout: %.0f s per phase (--timeout)", r->opt.timeout_s);
+    }
     /* GPU telemetry is advice: without it the run goes on (the reason is printed). */
+    fb_watchdog_phase("telemetry start");
     (void)fb_telemetry_start(&r->tel, &r->s, r->opt.telemetry_ms);
     rc = run_benchmarks(r);
+    fb_watchdog_phase("NCCL log");
     judge_nccl_log(r);
 out:
+    fb_watchdog_phase("telemetry finish");
     fb_telemetry_finish(r->tel); /* the run's last lines: one per benchmark */
     if (w->rank == 0) {
         fb_log_set_file(NULL);
         if (r->log)
             fclose(r->log);
+        fb_watchdog_set_run(NULL, NULL, NULL);
         fb_results_release(&r->res);
         cJSON_Delete(r->env);
     }
@@ -341,17 +368,26 @@ int fb_cmd_run(int argc, char **argv)
         return st != FB_OK ? 2 : 0;
     }
     fb_log_set_quiet(r->opt.quiet);
+    /* armed before MPI_Init, so a job that never starts ends too */
+    fb_watchdog_start(r->opt.timeout_s, "run");
     /* SERIALIZED: the `step` benchmark all-reduces over MPI on a communication thread while
      * the main thread computes (Horovod's design); the two never call MPI at the same time.
      * With less, `step` runs without overlap and says so in one line when it plans
      * (fb_overlap_possible reads the level back with MPI_Query_thread). */
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    fb_watchdog_mpi_ready();
     if (provided < MPI_THREAD_SERIALIZED && wants(r, "step") && fb_cli_rank_hint() == 0)
         fb_info("MPI offers thread level %d, below MPI_THREAD_SERIALIZED", provided);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     rc = run_main(r);
+    /* a signal that came after the last check still makes the run "interrupted" (rank 0
+     * marked it); every rank says so */
+    if (fb_watchdog_interrupted() && (rc == 0 || rc == 1))
+        rc = FB_EXIT_INTERRUPTED;
     fb_mpi_half_free();
+    fb_watchdog_finalizing();
     MPI_Finalize();
+    fb_watchdog_stop();
     free(r);
     return rc;
 }

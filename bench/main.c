@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "log.h"
+#include "watchdog.h"
 
 static void usage(FILE *f)
 {
@@ -61,10 +62,17 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "sweep") == 0)
         return fb_cmd_sweep(argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0) {
+        /* armed before MPI_Init, so a job that never starts ends too */
+        fb_watchdog_start(fb_cli_timeout_hint(argc - 1, argv + 1, FB_TIMEOUT_DEFAULT_S), "doctor");
         MPI_Init(&argc, &argv);
+        fb_watchdog_mpi_ready();
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
         rc = fb_cmd_doctor(argc - 1, argv + 1);
+        if (rc != 2 && fb_watchdog_interrupted())
+            rc = FB_EXIT_INTERRUPTED;
+        fb_watchdog_finalizing();
         MPI_Finalize();
+        fb_watchdog_stop();
         return rc;
     }
     if (fb_cli_rank_hint() == 0)

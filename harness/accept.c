@@ -20,6 +20,7 @@
 #include "log.h"
 #include "nccl_report.h"
 #include "results_read.h"
+#include "run_state.h"
 
 /* What every check reads. */
 struct ctx {
@@ -286,6 +287,32 @@ static bool need_env(struct ctx *c, struct fb_accept_check *k)
         return true;
     SET(k->why, "the run folder has no env.json");
     return false;
+}
+
+/* An incomplete run (a timeout, an interruption, a failure) is not accepted: its missing
+ * points would otherwise pass as SKIPs. */
+static void check_complete(struct ctx *c)
+{
+    struct fb_accept_check *k = add(c, "run_complete");
+    char why[1200];
+
+    if (!k)
+        return;
+    SET(k->expected, "complete");
+    SET(k->from, "env.json run_status");
+    if (!need_env(c, k))
+        return;
+    if (fb_run_state_incomplete(c->env, why, sizeof why)) {
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(c->env, "run_status");
+        k->verdict = FB_FAIL;
+        SET(k->measured, "%s", cJSON_IsString(st) ? st->valuestring : "?");
+        SET(k->why, "the run is incomplete: %s", why);
+    } else if (!*jstr(c->env, "run_status")) {
+        SET(k->why, "env.json records no run_status");
+    } else {
+        k->verdict = FB_PASS;
+        SET(k->measured, "complete");
+    }
 }
 
 static void check_node(struct ctx *c)
@@ -606,6 +633,7 @@ fb_status fb_accept_run(const struct fb_profile *p, const char *run_dir, struct 
     if ((st = load_env(&c, err, errlen)) != FB_OK)
         goto out;
 
+    check_complete(&c);
     check_node(&c);
     check_p2p(&c);
     check_h2d(&c);

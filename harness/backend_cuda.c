@@ -12,6 +12,7 @@
 #include "../kernels/optimizer_kernels.h"
 #include "../kernels/pipeline_kernels.h"
 #include "log.h"
+#include "watchdog.h"
 #include "shm.h"
 
 struct fb_stream {
@@ -212,10 +213,16 @@ static void cuda_stream_destroy(struct fb_stream *s)
     free(s);
 }
 
+/* A wait the watchdog sees: past --timeout its thread aborts the NCCL communicators (which
+ * releases a kernel waiting for a peer, and so this call) and stops the job. */
 static fb_status cuda_stream_sync(struct fb_stream *s)
 {
-    CUDA_TRY(cudaStreamSynchronize(s->s));
-    return FB_OK;
+    cudaError_t e;
+
+    fb_watchdog_wait_begin();
+    e = cudaStreamSynchronize(s->s);
+    fb_watchdog_wait_end();
+    return e == cudaSuccess ? FB_OK : cuda_fail(e, "cudaStreamSynchronize");
 }
 
 static void *cuda_stream_native(struct fb_stream *s) { return (void *)s->s; }

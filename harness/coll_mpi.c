@@ -12,6 +12,7 @@
 
 #include "half.h"
 #include "log.h"
+#include "watchdog.h"
 
 struct fb_coll_comm {
     MPI_Comm comm;
@@ -151,16 +152,22 @@ static fb_status mpi_allreduce(struct fb_coll_comm *c, const void *send, void *r
          * producer on the stream first, since MPI is not stream-ordered. */
         if ((st = c->be->stream_sync(s)) != FB_OK)
             return st;
-        return mpi_check(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count, t,
-                                       sum, c->comm),
-                         "MPI_Allreduce");
+        int rc;
+        /* a collective wait: this rank has arrived (the watchdog names those that have not) */
+        fb_watchdog_wait_begin();
+        rc = MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count, t, sum, c->comm);
+        fb_watchdog_wait_end();
+        return mpi_check(rc, "MPI_Allreduce");
     }
     if ((st = stage_reserve(c, bytes)) != FB_OK ||
         (st = c->be->copy(c->stage, send, bytes, FB_COPY_D2H, s)) != FB_OK ||
         (st = c->be->stream_sync(s)) != FB_OK)
         return st;
-    if ((st = mpi_check(MPI_Allreduce(MPI_IN_PLACE, c->stage, (int)count, t, sum, c->comm),
-                        "MPI_Allreduce")) != FB_OK)
+    fb_watchdog_wait_begin();
+    st = mpi_check(MPI_Allreduce(MPI_IN_PLACE, c->stage, (int)count, t, sum, c->comm),
+                   "MPI_Allreduce");
+    fb_watchdog_wait_end();
+    if (st != FB_OK)
         return st;
     if ((st = c->be->copy(recv, c->stage, bytes, FB_COPY_H2D, s)) != FB_OK)
         return st;
@@ -201,7 +208,10 @@ static fb_status mpi_sendrecv(struct fb_coll_comm *c, const void *send, int to, 
         }
         return mpi;
     }
-    if ((mpi = mpi_check(MPI_Waitall(2, req, MPI_STATUSES_IGNORE), "MPI_Waitall")) != FB_OK)
+    fb_watchdog_wait_begin();
+    mpi = mpi_check(MPI_Waitall(2, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
+    fb_watchdog_wait_end();
+    if (mpi != FB_OK)
         return mpi;
     if (st == FB_OK && c->staged && from >= 0 &&
         (st = c->be->copy(recv, in, bytes, FB_COPY_H2D, s)) == FB_OK)

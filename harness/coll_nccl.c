@@ -1,12 +1,25 @@
 /* NCCL collectives on GPU buffers. The unique id travels over MPI; NCCL does the rest.
- * Builds against NCCL 2.12 and newer; later features are tested with NCCL_VERSION_CODE. */
+ * Builds against NCCL 2.12 and newer; later features are tested with NCCL_VERSION_CODE.
+ * From NCCL 2.14 communicators are non-blocking (config.blocking = 0): creation and every call
+ * that answers ncclInProgress are polled against --timeout, and each communicator is handed to
+ * the watchdog, which polls its asynchronous error and aborts it when the job is stopped. */
+#define _POSIX_C_SOURCE 200809L
 #include "coll.h"
 
 #include <nccl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "log.h"
+#include "watchdog.h"
+
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 14, 0)
+#define FB_NCCL_NONBLOCKING 1
+#else
+#define FB_NCCL_NONBLOCKING 0
+#endif
 
 struct fb_coll_comm {
     ncclComm_t comm;
@@ -25,6 +38,68 @@ static fb_status nccl_check(ncclResult_t rc, const char *what)
         return FB_OK;
     fb_error("%s failed: %s", what, ncclGetErrorString(rc));
     return FB_ERR_NCCL;
+}
+
+/* Waits until the operation `what` on comm leaves ncclInProgress (a non-blocking communicator
+ * answers so while it works), polling ncclCommGetAsyncError: spinning for the first
+ * millisecond, so a collective's enqueue is not slowed down, then in naps of 100 us. Past the
+ * phase's deadline the communicator is aborted and the watchdog stops the job (no return). */
+static fb_status nccl_settle(ncclComm_t comm, ncclResult_t rc, const char *what)
+{
+#if FB_NCCL_NONBLOCKING
+    struct timespec nap = {0, 100 * 1000};
+    long spins = 0;
+
+    if (rc != ncclInProgress || !comm)
+        return nccl_check(rc, what);
+    fb_watchdog_wait_begin();
+    while (rc == ncclInProgress) {
+        if (fb_watchdog_expired()) {
+            (void)ncclCommAbort(comm);
+            fb_watchdog_expire(what);
+        }
+        if (spins++ < 1000)
+            sched_yield();
+        else
+            nanosleep(&nap, NULL);
+        if (ncclCommGetAsyncError(comm, &rc) != ncclSuccess)
+            break;
+    }
+    fb_watchdog_wait_end();
+#else
+    (void)comm;
+#endif
+    return nccl_check(rc, what);
+}
+
+/* The watchdog's side (another thread): a failed communicator, and the abort on a stop. */
+static bool guard_failed(void *arg, char *why, size_t len)
+{
+    struct fb_coll_comm *c = arg;
+    ncclResult_t state = ncclSuccess;
+
+    if (ncclCommGetAsyncError(c->comm, &state) != ncclSuccess || state == ncclSuccess
+#if FB_NCCL_NONBLOCKING
+        || state == ncclInProgress
+#endif
+    )
+        return false;
+    snprintf(why, len, "NCCL communicator of rank %d failed: %s", c->rank,
+             ncclGetErrorString(state));
+    return true;
+}
+
+static void guard_abort(void *arg)
+{
+    struct fb_coll_comm *c = arg;
+    (void)ncclCommAbort(c->comm);
+}
+
+static void guard(struct fb_coll_comm *c)
+{
+    if (!fb_watchdog_guard(guard_abort, guard_failed, c))
+        fb_warn("NCCL communicator of rank %d not watched (too many); --timeout still stops "
+                "the job", c->rank);
 }
 
 static bool nccl_usable(const struct fb_backend *be, char *why, size_t whylen)
@@ -58,11 +133,25 @@ static fb_status nccl_comm_create(MPI_Comm comm, const struct fb_backend *be,
     MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, comm);
     if (!(c = calloc(1, sizeof *c)))
         return FB_ERR_NOMEM;
-    if ((st = nccl_check(ncclCommInitRank(&c->comm, size, id, rank), "ncclCommInitRank")) != FB_OK) {
+#if FB_NCCL_NONBLOCKING
+    {
+        /* Non-blocking: a rank that never joins cannot hold the others past --timeout. */
+        ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+        config.blocking = 0;
+        st = nccl_settle(c->comm, ncclCommInitRankConfig(&c->comm, size, id, rank, &config),
+                         "ncclCommInitRankConfig");
+    }
+#else
+    st = nccl_check(ncclCommInitRank(&c->comm, size, id, rank), "ncclCommInitRank");
+#endif
+    if (st != FB_OK) {
+        if (c->comm)
+            (void)ncclCommAbort(c->comm);
         free(c);
         return st;
     }
     c->rank = rank;
+    guard(c);
     *out = c;
     return FB_OK;
 }
@@ -77,18 +166,28 @@ static fb_status nccl_comm_split(struct fb_coll_comm *parent, MPI_Comm sub,
     ncclComm_t child = NULL;
     fb_status st;
 
+    ncclResult_t rc;
+
     *out = NULL;
-    st = nccl_check(ncclCommSplit(parent->comm, sub != MPI_COMM_NULL ? 0 : NCCL_SPLIT_NOCOLOR,
-                                  parent->rank, &child, NULL),
-                    "ncclCommSplit");
-    if (st != FB_OK || sub == MPI_COMM_NULL)
+    /* config NULL: the child inherits the parent's (non-blocking) configuration; the split is
+     * settled on the child where there is one, and on the parent in any case */
+    rc = ncclCommSplit(parent->comm, sub != MPI_COMM_NULL ? 0 : NCCL_SPLIT_NOCOLOR, parent->rank,
+                       &child, NULL);
+    st = nccl_settle(child ? child : parent->comm, rc, "ncclCommSplit");
+    if (st == FB_OK && child && rc == ncclInProgress)
+        st = nccl_settle(parent->comm, ncclInProgress, "ncclCommSplit");
+    if (st != FB_OK || sub == MPI_COMM_NULL) {
+        if (child)
+            (void)ncclCommAbort(child);
         return st;
+    }
     if (!(c = calloc(1, sizeof *c))) {
         (void)ncclCommDestroy(child);
         return FB_ERR_NOMEM;
     }
     c->comm = child;
     MPI_Comm_rank(sub, &c->rank);
+    guard(c);
     *out = c;
     return FB_OK;
 #else
@@ -102,6 +201,7 @@ static void nccl_comm_destroy(struct fb_coll_comm *c)
 {
     if (!c)
         return;
+    fb_watchdog_forget(c);
     (void)ncclCommDestroy(c->comm);
     free(c);
 }
@@ -128,9 +228,9 @@ static fb_status nccl_allreduce(struct fb_coll_comm *c, const void *send, void *
                                 enum fb_dtype dtype, enum fb_redop op, struct fb_stream *s)
 {
     (void)op;
-    return nccl_check(ncclAllReduce(send, recv, count, nccl_type(dtype), ncclSum, c->comm,
-                                    fb_backend_cuda.stream_native(s)),
-                      "ncclAllReduce");
+    return nccl_settle(c->comm, ncclAllReduce(send, recv, count, nccl_type(dtype), ncclSum,
+                                              c->comm, fb_backend_cuda.stream_native(s)),
+                       "ncclAllReduce");
 }
 
 static fb_status nccl_sendrecv(struct fb_coll_comm *c, const void *send, int to, void *recv,
@@ -152,7 +252,7 @@ static fb_status nccl_sendrecv(struct fb_coll_comm *c, const void *send, int to,
         (void)ncclGroupEnd();
         return st;
     }
-    return nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+    return nccl_settle(c->comm, ncclGroupEnd(), "ncclGroupEnd");
 }
 
 const struct fb_coll fb_coll_nccl = {

@@ -16,7 +16,14 @@ void fb_options_defaults(struct fb_options *o)
     o->dtype = FB_DTYPE_FLOAT32;
     o->classes = 14;
     o->telemetry_ms = 100;
+    o->timeout_s = -1.0; /* fb_cli_parse_run derives it once --trial-ms is known */
     strcpy(o->dataset, "chestxray");
     strcpy(o->optimizer, "adam"); /* CheXNet trained with Adam */
     strcpy(o->overlap, "on");
+}
+
+double fb_options_timeout_default(double trial_ms)
+{
+    double three_trials_s = 3.0 * trial_ms / 1e3;
+    return three_trials_s > 300.0 ? three_trials_s : 300.0;
 }

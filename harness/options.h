@@ -36,6 +36,8 @@ struct fb_options {
     int classes;              /* densenet_allreduce: classifier outputs (default 14, CheXNet) */
     bool no_nccl_log;         /* --no-nccl-log: leave NCCL_DEBUG alone */
     long telemetry_ms;        /* --telemetry-ms: NVML sampling interval; 0 = no telemetry */
+    double timeout_s;         /* --timeout: limit of every phase in seconds; 0 = none
+                                 (default: fb_options_timeout_default) */
     /* The training-step benchmarks (pipeline, compute, memfit); 0 = the benchmark's default. */
     size_t nbatches;          /* --batch: images per batch (per GPU) */
     long batches[FB_MAX_SIZES];
@@ -62,5 +64,8 @@ struct fb_options {
 /* Fills the defaults: auto backends, 5 warm-up iterations, 10 trials of about 5 ms, float32,
  * telemetry every 100 ms. */
 void fb_options_defaults(struct fb_options *o);
+
+/* --timeout's default: 300 s per phase, or three trials of --trial-ms when they are longer. */
+double fb_options_timeout_default(double trial_ms);
 
 #endif

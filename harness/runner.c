@@ -11,6 +11,7 @@
 #include "log.h"
 #include "run_plan.h"
 #include "units.h"
+#include "watchdog.h"
 
 enum { MAX_ITERS = 100000, MAX_EACH = 200 };
 
@@ -128,12 +129,15 @@ static fb_status calibrate(struct fb_runner *r, const struct fb_bench *b,
 
     for (long n = 1;; n *= 4) {
         double us = 0.0;
+        fb_watchdog_phase("calibration (%ld iterations)", n);
         if (active && st == FB_OK)
             st = time_iters(b, r->s->be, state, stream, ev, n, &us);
         fb_world_barrier(w->comm, !active, everyone);
         if ((st = fb_world_agree(w, st)) != FB_OK)
             return st;
+        fb_watchdog_wait_begin();
         MPI_Allreduce(&us, &slowest, 1, MPI_DOUBLE, MPI_MAX, w->comm);
+        fb_watchdog_wait_end();
         per_iter = slowest;
         batch_us = slowest * (double)n;
         if (batch_us >= target_us / 5 || n * 4 > MAX_ITERS)
@@ -173,6 +177,7 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
     void *state = NULL;
     fb_status st = FB_OK;
 
+    fb_watchdog_phase("setup");
     if (active && ((st = be->stream_create(&stream)) != FB_OK ||
                    (st = be->event_create(&ev[0])) != FB_OK ||
                    (st = be->event_create(&ev[1])) != FB_OK))
@@ -193,6 +198,7 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
 
     if (b->needs & FB_REPORTS_VALUES) {
         /* Nothing to time: the figures were found by setup. */
+        fb_watchdog_phase("values");
         m->nvalues = 0;
         if (active && (st = b->values(state, m->values, &m->nvalues)) != FB_OK)
             fb_error("%s %s: %s", b->name, c->name, fb_status_str(st));
@@ -201,6 +207,7 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
     }
 
     /* Warm-up: first touches, lazy connection setup and clock ramps stay out of the timing. */
+    fb_watchdog_phase("warm-up");
     for (long i = 0; active && st == FB_OK && i < o->warmup; i++)
         st = b->iterate(state);
     if (active && st == FB_OK)
@@ -216,7 +223,10 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
     for (long t = 0; t < o->trials; t++) {
         /* Start every trial together, so concurrent cases really overlap and a collective
          * is not charged for a late starter. Ranks that sit the case out wait quietly. */
-        fb_world_barrier(w->comm, !active, everyone);
+        fb_watchdog_phase("trial %ld/%ld", t + 1, o->trials);
+        /* interrupted (every rank learns it here together): the other trials are skipped */
+        if (fb_world_barrier(w->comm, !active, everyone) == FB_ERR_INTERRUPTED && st == FB_OK)
+            st = FB_ERR_INTERRUPTED;
         if (active && st == FB_OK)
             st = time_iters(b, be, state, stream, ev, m->iters, &m->samples[t]);
         if (active && st == FB_OK && b->trial_values)
@@ -232,6 +242,7 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
     m->neach = 0;
     if (c->report == FB_REPORT_COLLECTIVE) {
         m->neach = m->iters * o->trials < MAX_EACH ? m->iters * o->trials : MAX_EACH;
+        fb_watchdog_phase("per-iteration timing");
         fb_world_barrier(w->comm, !active, everyone);
         if (active)
             st = time_each(b, be, state, stream, m->neach, m->each);
@@ -240,6 +251,7 @@ static fb_status measure(struct fb_runner *r, const struct fb_bench *b, const st
             goto out;
     }
 
+    fb_watchdog_phase("verify");
     if (active && (st = b->verify(state, &m->wrong)) != FB_OK)
         fb_error("%s %s: verification could not run: %s", b->name, c->name, fb_status_str(st));
     st = fb_world_agree(w, st);
@@ -755,6 +767,7 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
             memset(m->trial, 0, (size_t)r->opt->trials * FB_MAX_VALUES * sizeof *m->trial);
         m->wrong = 0;
         fb_run_plan_begin(r->progress, b->name, c, ctx->ranks);
+        fb_watchdog_point(b->name, "%s %zu bytes on %d rank(s)", c->name, c->bytes, ctx->ranks);
         if ((st = measure(r, b, ctx, c, m)) == FB_ERR_UNSUPPORTED) {
             st = FB_OK; /* waived with a reason; the others go on */
             continue;
@@ -766,16 +779,25 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
             double mine[FB_MAX_VALUES] = {0};
             for (size_t v = 0; v < m->nvalues && v < FB_MAX_VALUES; v++)
                 mine[v] = m->values[v].value;
+            fb_watchdog_phase("gather");
+            fb_watchdog_wait_begin();
             MPI_Gather(mine, FB_MAX_VALUES, MPI_DOUBLE, r->values_all, FB_MAX_VALUES,
                        MPI_DOUBLE, 0, w->comm);
-            if (w->rank == 0 && (st = report_values(r, b, c, m, r->values_all)) == FB_OK)
-                st = flush_point(r);
+            fb_watchdog_wait_end();
+            if (w->rank == 0) {
+                fb_watchdog_results_lock(); /* a stopped run's rows are written by the watchdog */
+                if ((st = report_values(r, b, c, m, r->values_all)) == FB_OK)
+                    st = flush_point(r);
+                fb_watchdog_results_unlock();
+            }
             if ((st = fb_world_agree(w, st)) != FB_OK)
                 break;
             continue;
         }
         mine_wrong = (long long)m->wrong;
         /* One gather per point, not one message per rank. */
+        fb_watchdog_phase("gather");
+        fb_watchdog_wait_begin();
         MPI_Gather(m->samples, (int)r->opt->trials, MPI_DOUBLE, all, (int)r->opt->trials,
                    MPI_DOUBLE, 0, w->comm);
         MPI_Gather(&mine_wrong, 1, MPI_LONG_LONG, wrong, 1, MPI_LONG_LONG, 0, w->comm);
@@ -785,15 +807,18 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
         if (b->trial_values)
             MPI_Gather(m->trial, (int)r->opt->trials * FB_MAX_VALUES, MPI_DOUBLE, r->trial_all,
                        (int)r->opt->trials * FB_MAX_VALUES, MPI_DOUBLE, 0, w->comm);
+        fb_watchdog_wait_end();
         if (w->rank == 0) {
             long long total_wrong = 0;
             for (int k = 0; k < w->size; k++)
                 total_wrong += is_active(c, k) ? wrong[k] : 0;
+            fb_watchdog_results_lock();
             st = report(r, b, c, all, wrong, m->iters, m->neach);
             if (st == FB_OK && b->trial_values)
                 st = report_trial_values(r, b, c, m, all, r->trial_all, total_wrong, m->iters);
             if (st == FB_OK)
                 st = flush_point(r);
+            fb_watchdog_results_unlock();
             for (int k = 0; k < w->size; k++)
                 if (is_active(c, k) && wrong[k] > 0) {
                     r->failed_points++;
@@ -830,12 +855,14 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
         return FB_ERR_UNSUPPORTED;
     }
     if ((b->needs & FB_NEEDS_COLL) && !r->coll_comm) {
+        fb_watchdog_phase("%s communicator creation", r->s->coll->name);
         st = r->s->coll->comm_create(w->comm, r->s->be, &r->coll_comm);
         if ((st = fb_world_agree(w, st)) != FB_OK)
             return st;
     }
     if ((b->needs & FB_NEEDS_LINKS) && !r->links_done) {
         r->links_done = true;
+        fb_watchdog_phase("links");
         st = fb_links_compute(r->s, w->rank == 0 ? &r->links : NULL,
                               w->rank == 0 ? &r->rank_names : NULL);
         if ((st = fb_world_agree(w, st)) != FB_OK)
@@ -865,10 +892,14 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
              ? FB_ERR_NOMEM
              : FB_OK;
     for (int g = 0; g < ngroups && (st = fb_world_agree(w, st)) == FB_OK; g++) {
+        fb_watchdog_phase("group of %d rank(s)", groups[g]);
         if ((st = group_open(r, b, groups[g], &ctx)) == FB_OK)
             st = run_group(r, b, &ctx, &m, all, wrong, &first);
         group_close(r, &ctx);
     }
+    fb_watchdog_phase("summary");
+    if (w->rank == 0)
+        fb_watchdog_results_lock();
     if (st == FB_OK && w->rank == 0 && b->summarize) {
         ctx.ranks = w->size;
         ctx.links = (const char(*)[FB_LINK_LABEL])r->links;
@@ -882,6 +913,8 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
         r->flush_pending = flushed != FB_OK;
         st = st != FB_OK ? st : flushed;
     }
+    if (w->rank == 0)
+        fb_watchdog_results_unlock();
     st = fb_world_agree(w, st);
     MPI_Bcast(&r->failed_points, 1, MPI_INT, 0, w->comm);
     free(m.samples);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "watchdog.h"
 
 static fb_status pick_backend(struct fb_session *s, const char *name)
 {
@@ -70,8 +71,11 @@ fb_status fb_session_open(struct fb_session *s, const char *backend, const char 
     int over = 0, any_over = 0, device;
 
     memset(s, 0, sizeof *s);
+    fb_watchdog_phase("MPI world");
     if ((st = fb_world_init(&s->world)) != FB_OK)
         return st;
+    (void)fb_watchdog_attach(&s->world);
+    fb_watchdog_phase("session: backend and GPU");
     s->visible_gpus = fb_backend_cuda.device_count(s->no_gpu_why, sizeof s->no_gpu_why);
     MPI_Allreduce(&s->visible_gpus, &s->min_local_gpus, 1, MPI_INT, MPI_MIN, s->world.comm);
 
@@ -107,5 +111,6 @@ void fb_session_close(struct fb_session *s)
     if (s->opened && s->be->close)
         s->be->close();
     s->opened = false;
+    fb_watchdog_detach();
     fb_world_release(&s->world);
 }

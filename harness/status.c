@@ -16,5 +16,10 @@ int fb_status_exit_code(fb_status st)
 {
     if (st == FB_OK)
         return 0;
-    return st == FB_ERR_USAGE ? 2 : 1;
+    switch (st) {
+    case FB_ERR_USAGE: return 2;
+    case FB_ERR_TIMEOUT: return 3;     /* FB_EXIT_TIMEOUT (watchdog.h) */
+    case FB_ERR_INTERRUPTED: return 4; /* FB_EXIT_INTERRUPTED */
+    default: return 1;
+    }
 }

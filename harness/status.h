@@ -17,7 +17,9 @@
     X(FB_ERR_NCCL, "NCCL error")                                                  \
     X(FB_ERR_VERIFY, "verification failed")                                       \
     X(FB_ERR_OVERSUBSCRIBED, "more ranks than GPUs on a node")                    \
-    X(FB_ERR_INTERNAL, "internal error")
+    X(FB_ERR_INTERNAL, "internal error")                                          \
+    X(FB_ERR_TIMEOUT, "timed out (--timeout)")                                    \
+    X(FB_ERR_INTERRUPTED, "interrupted (SIGINT or SIGTERM)")
 
 #define FB_STATUS_ENUM_ITEM(code, text) code,
 typedef enum { FB_STATUS_TABLE(FB_STATUS_ENUM_ITEM) FB_STATUS_COUNT } fb_status;
@@ -26,7 +28,9 @@ typedef enum { FB_STATUS_TABLE(FB_STATUS_ENUM_ITEM) FB_STATUS_COUNT } fb_status;
 /* The message for a status; never NULL. */
 const char *fb_status_str(fb_status st);
 
-/* Process exit code for a status: 0 success, 2 bad usage/input, 1 anything else. */
+/* Process exit code for a status: 0 success, 2 bad usage/input, 3 timed out, 4 interrupted,
+ * 1 anything else. The two last codes are the largest statuses, so fb_world_agree (the worst
+ * status wins) makes every rank stop on them. */
 int fb_status_exit_code(fb_status st);
 
 #endif

@@ -27,11 +27,13 @@ void fb_world_release(struct fb_world *w);
  * all ranks take the same branch after a phase. */
 fb_status fb_world_agree(const struct fb_world *w, fb_status mine);
 
-/* Collective barrier over `comm`. When `everyone` measures (every rank passes true), it is
- * MPI_Barrier, which releases the ranks closest together. Otherwise every rank enters a
- * non-blocking barrier (MPI never matches it with a blocking one): a quiet rank tests it and
- * sleeps in between (20 us growing to 2 ms), so a rank that sits out a measurement takes no
- * processor time from the ranks that measure; the others wait on it. */
+/* Collective barrier over `comm`: a one-int all-reduce (MAX) of this rank's interrupt flag, so
+ * it returns FB_ERR_INTERRUPTED on every rank when any was signalled (SIGINT/SIGTERM), and the
+ * runner can stop between trials. When `everyone` measures (every rank passes true), it is the
+ * blocking MPI_Allreduce. Otherwise every rank enters the non-blocking form (MPI never matches
+ * it with a blocking one): a quiet rank tests it and sleeps in between (20 us growing to 2 ms),
+ * so a rank that sits out a measurement takes no processor time from the ranks that measure;
+ * the others wait on it. */
 fb_status fb_world_barrier(MPI_Comm comm, bool quiet, bool everyone);
 
 /* Number of distinct nodes among the ranks whose flag is non-zero; node_of[r] is rank r's node. */

@@ -43,7 +43,7 @@ done
 for c in allreduce_busbw.27872824.4 compute_tflops transport_intra; do
     [ "$(verdict "$t/good.out" $c)" = SKIP ] || fail "$c: $(verdict "$t/good.out" $c), expected SKIP"
 done
-grep -q "summary: 4 PASS, 0 FAIL, 3 SKIP of 7 checks" "$t/good.out" || fail "summary of the good run: $(grep summary "$t/good.out")"
+grep -q "summary: 5 PASS, 0 FAIL, 3 SKIP of 8 checks" "$t/good.out" || fail "summary of the good run: $(grep summary "$t/good.out")"
 
 # the same run with the all-reduce busbw median at 27872824 on 2 ranks lowered below its floor
 cp -r "$t/run" "$t/low"
@@ -59,6 +59,17 @@ for c in h2d_pinned_all allreduce_busbw.1048576.2 allreduce_busbw.27872824.4 com
     [ "$(verdict "$t/low.out" $c)" = "$(verdict "$t/good.out" $c)" ] || fail "$c changed when only the 27872824 busbw was lowered"
 done
 
+# an incomplete run (a timeout, as env.json records it) is not accepted: run_complete FAILs
+cp -r "$t/run" "$t/cut"
+sed 's/"run_status":[[:space:]]*"complete"/"run_status": "timeout", "run_stop": {"state": "timeout", "detail": "allreduce did not end"}/' \
+    "$t/run/env.json" >"$t/cut/env.json"
+"$fb" accept --profile "$t/p.ini" "$t/cut" >"$t/cut.out" 2>&1
+rc=$?
+[ "$rc" = 1 ] || fail "an incomplete run: exit $rc, expected 1"
+[ "$(verdict "$t/cut.out" run_complete)" = FAIL ] || fail "run_complete of a timed-out run: $(verdict "$t/cut.out" run_complete)"
+grep -q "run_status 'timeout': allreduce did not end" "$t/cut.out" || fail "the refusal does not say why: $(grep run_complete "$t/cut.out")"
+[ "$(verdict "$t/good.out" run_complete)" = PASS ] || fail "run_complete of the good run: $(verdict "$t/good.out" run_complete)"
+
 # JUnit: well-formed, one testcase per check, the right failures and skips
 python3 - "$t/good.xml" "$t/low.xml" <<'PY' || fail "JUnit XML"
 import sys, xml.etree.ElementTree as E
@@ -66,7 +77,8 @@ for path, fails in ((sys.argv[1], 0), (sys.argv[2], 1)):
     s = E.parse(path).getroot().find("testsuite")
     cases = s.findall("testcase")
     assert s.get("name") == "test-host", s.get("name")
-    assert len(cases) == 7 == int(s.get("tests")), (path, len(cases))
+    assert len(cases) == 8 == int(s.get("tests")), (path, len(cases))
+    assert cases[0].get("name") == "run_complete", cases[0].get("name")
     f = [c.get("name") for c in cases if c.find("failure") is not None]
     k = [c.get("name") for c in cases if c.find("skipped") is not None]
     assert len(f) == fails == int(s.get("failures")), (path, f)

@@ -42,4 +42,7 @@ expect_usage 2 "bad value for --pairs: 0:5 names a rank the job does not have" r
 expect_usage 0 "bad value for --pairs: '1' is not a pair A:B" run --pairs 1
 expect_usage 0 "bad value for --fusion" run --fusion 4M,,8M
 expect_usage 0 "bad value for --dtype" run --dtype bfloat16
+expect_usage 0 "bad value for --timeout" run --timeout -1
+expect_usage 0 "bad value for --timeout" run --timeout 5x
+expect_usage 2 "bad value for --timeout" doctor --timeout soon
 finish

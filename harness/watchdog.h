@@ -1,0 +1,106 @@
+/* The watchdog: every phase of `run` and `doctor` (MPI start, communicator creation, each
+ * benchmark phase, each collective wait) is bounded by --timeout. A thread per rank, armed
+ * before MPI_Init, ends a phase that outlives its deadline: it names the phase, the benchmark
+ * and point, and the ranks (and hosts) that had not arrived, marks the run (env.json) and stops
+ * the job with exit code 3. SIGINT and SIGTERM only raise a flag here; the ranks agree on it at
+ * their next collective status check (fb_world_agree) and the run ends "interrupted", exit
+ * code 4; the watchdog enforces a short grace. docs/timeouts.md explains the design. */
+#ifndef FB_WATCHDOG_H
+#define FB_WATCHDOG_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "status.h"
+
+struct fb_results;
+struct fb_world;
+
+enum {
+    FB_EXIT_TIMEOUT = 3,     /* a phase outlived --timeout */
+    FB_EXIT_INTERRUPTED = 4, /* SIGINT or SIGTERM */
+};
+
+/* --timeout's default, in seconds per phase (docs/timeouts.md says why). */
+#define FB_TIMEOUT_DEFAULT_S 300.0
+/* After SIGINT/SIGTERM the run has this long to stop at its next status check. */
+#define FB_INTERRUPT_GRACE_S 2.0
+
+/* Starts this process's watchdog thread and installs the SIGINT/SIGTERM handlers; the phase
+ * is "MPI start" until fb_watchdog_mpi_ready. Call once, before MPI_Init. timeout_s <= 0: no
+ * deadlines (signals are still handled). `command` ("run", "doctor") goes into messages.
+ * Runs the test hook FB_TEST_SLOW_START (docs/timeouts.md). */
+fb_status fb_watchdog_start(double timeout_s, const char *command);
+
+/* MPI_Init has returned: later timeouts stop the job with MPI_Abort. Re-installs the signal
+ * handlers (an MPI library may have set its own). */
+void fb_watchdog_mpi_ready(void);
+
+/* Collective over the world: this rank's identity, and the node board (a shared-memory window
+ * over the node's ranks, MPI_Win_allocate_shared) where every rank publishes its phase, so the
+ * watchdog of any rank of a node can name the ranks that had not arrived without MPI. A board
+ * that cannot be made is a warning: messages then name this rank only. */
+fb_status fb_watchdog_attach(const struct fb_world *w);
+
+/* Collective over the node: frees the board (fb_session_close calls it). */
+void fb_watchdog_detach(void);
+
+/* Main thread, just before MPI_Finalize: the last phase; from now on a timeout ends this
+ * process (_exit) instead of calling MPI_Abort. */
+void fb_watchdog_finalizing(void);
+
+/* Stops and joins the thread (after MPI_Finalize); safe when never started. */
+void fb_watchdog_stop(void);
+
+/* Main thread: the benchmark and point now running ("" bench: none), kept until the next call.
+ * printf-style point text, e.g. "out_of_place 1048576 bytes on 4 ranks". */
+void fb_watchdog_point(const char *bench, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Main thread: a new phase begins ("warm-up", "trial 3/10", "gather"); its deadline is now +
+ * timeout; this rank is working in it. Every rank walks the same phases in the same order, so
+ * phase numbers compare across ranks. Runs the test hook FB_TEST_HANG. */
+void fb_watchdog_phase(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Main thread: this rank has arrived at the collective wait that ends the current phase
+ * (fb_world_agree, fb_world_barrier), and has left it. Deadlines are not restarted: a wait
+ * counts in the phase it ends. */
+void fb_watchdog_wait_begin(void);
+void fb_watchdog_wait_end(void);
+
+/* Main thread, while it polls a wait itself (NCCL): whether the phase's deadline has passed.
+ * Then it releases what it holds and calls fb_watchdog_expire, which does not return. */
+bool fb_watchdog_expired(void);
+_Noreturn void fb_watchdog_expire(const char *what);
+
+/* Whether SIGINT or SIGTERM came (the signal number, or 0). Async-signal-safe to read. */
+int fb_watchdog_interrupted(void);
+
+/* Rank 0 of `run`: the run's env.json (borrowed, kept until fb_watchdog_stop) and its results,
+ * so that a timeout or an interruption marks the run and writes the results kept in memory. */
+void fb_watchdog_set_run(cJSON *env, const char *env_path, struct fb_results *res);
+
+/* Rank 0: sets env.json's run_status ("complete", "failed", "timeout", "interrupted") and the
+ * "run_stop" details, and rewrites it atomically. The first end state is kept: a later mark is
+ * ignored. FB_OK when nothing is registered. Thread-safe. */
+fb_status fb_watchdog_mark(const char *state, const char *detail);
+
+/* Rank 0: held while the main thread changes the results (adds rows, rewrites results.csv), so
+ * the watchdog can write the finished points of a stopped run without racing it. */
+void fb_watchdog_results_lock(void);
+void fb_watchdog_results_unlock(void);
+
+/* Something to watch and release (an NCCL communicator), from the watchdog thread:
+ * - abort_fn(arg), when the job is stopped, before MPI_Abort: ncclCommAbort frees the GPU and
+ *   the network and unblocks a stream wait;
+ * - failed_fn(arg, why, len) (may be NULL), about once a second: true with a reason when the
+ *   thing has failed on its own (ncclCommGetAsyncError); then the job is stopped at once (exit
+ *   code 1, run marked "failed") instead of waiting for the deadline.
+ * Both must be callable from another thread. At most 64 registered; false when full.
+ * fb_watchdog_forget(arg) unregisters (call it before arg is freed). */
+bool fb_watchdog_guard(void (*abort_fn)(void *), bool (*failed_fn)(void *, char *, size_t),
+                       void *arg);
+void fb_watchdog_forget(void *arg);
+
+#endif
