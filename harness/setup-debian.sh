@@ -1,10 +1,11 @@
 #!/bin/sh
-# Installs what fabricbench needs from Debian's packages, and only what is missing.
+# Installs what fabricbench needs from Debian's packages, and only what is missing (valgrind for
+# the leak test; the sanitizers' runtimes come with gcc).
 # The CUDA toolkit and NCCL are not Debian packages: when nvcc is on PATH (or CUDACXX is set)
 # the build finds them, otherwise it builds the host backend alone.
 set -eu
 packages="build-essential cmake pkg-config binutils openmpi-bin libopenmpi-dev libhwloc-dev
-libibverbs-dev libcjson-dev libinih-dev gnuplot-nox libpng-dev libjpeg62-turbo-dev libopenblas-dev"
+libibverbs-dev libcjson-dev libinih-dev gnuplot-nox libpng-dev libjpeg62-turbo-dev libopenblas-dev valgrind"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
