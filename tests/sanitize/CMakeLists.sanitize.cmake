@@ -1,12 +1,13 @@
 # Sanitizer, fault-injection and valgrind tests (docs/sanitizers.md); included at the end of
 # tests/CMakeLists.txt, once every other test is defined.
 # In the sanitizer build (-DFB_SANITIZE=ON): every test runs with the sanitizers halting on their
-# first report, and LeakSanitizer reading our suppressions (Open MPI's own leaks, each justified).
+# first report, and LeakSanitizer reading our suppressions (Open MPI's own leaks, each justified)
+# with full allocation stacks (fault.sh alone takes the fast unwinder back, for speed).
 # In the other builds: valgrind memcheck on a short run, when valgrind is installed.
 set(_fb_san_dir ${CMAKE_CURRENT_LIST_DIR})
 if(FB_SANITIZE)
   set(FB_SANITIZER_ENV
-      "ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:exitcode=86:check_initialization_order=1:strict_init_order=1"
+      "ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:exitcode=86:check_initialization_order=1:strict_init_order=1:fast_unwind_on_malloc=0:malloc_context_size=40"
       "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=86"
       "LSAN_OPTIONS=suppressions=${_fb_san_dir}/lsan.supp:print_suppressions=0")
   get_property(_fb_tests DIRECTORY PROPERTY TESTS)

@@ -16,6 +16,10 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
 bin=$1 mode=${2:-ci}
+# Hundreds of jobs: the fast unwinder (about 5 times less CPU than the full stacks the other
+# tests take); lsan.supp has the short-stack form of each suppression.
+ASAN_OPTIONS="${ASAN_OPTIONS:-}:fast_unwind_on_malloc=1:malloc_context_size=30"
+export ASAN_OPTIONS
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 opts="--backend host --sizes 4K --matrix-bytes 4K --latency-bytes 8 --fusion 4M --ranks 2
@@ -99,9 +103,9 @@ echo "$quick: $1 allocations, $2 copies, $3 streams, $4 events"
 sweep "$quick" alloc "$1" 8; sweep "$quick" copy "$2" 4; sweep "$quick" stream "$3" 4
 sweep "$quick" event "$4" 4
 
-for b in densenet_allreduce compute; do
-    for plan in alloc:1 alloc:2 copy:1 stream:1 event:1; do fault "$b" "$plan"; done
-done
+# (densenet_allreduce makes no copy on host: a copy fault would only run it to the end)
+for plan in alloc:1 alloc:2 stream:1 event:1; do fault densenet_allreduce "$plan"; done
+for plan in alloc:1 alloc:2 copy:1 stream:1 event:1; do fault compute "$plan"; done
 echo "$runs fault runs, $injected with a fault injected, each ending cleanly unless said above"
 [ "$injected" -gt 0 ] || fail "no fault was ever injected"
 finish
