@@ -84,7 +84,8 @@ fb_status fb_fault_setup(void)
         return FB_OK;
     if (!parse_plan(env, why, sizeof why)) {
         fault.on = false;
-        fb_error("%s", why);
+        if (fault.rank == 0) /* every rank reads the same variable: one line, not one per rank */
+            fb_error("%s", why);
         return FB_ERR_USAGE;
     }
     fault.armed = true;
