@@ -89,6 +89,14 @@ sweep() { # SET KIND MAX [POINTS]
     for n in $ns; do fault "$s" "$kind:$n"; done
 }
 
+# A malformed FB_FAULT is bad input: one error line (not one per rank), exit 2, nothing written.
+FB_FAULT=alloc:0 mpi 2 "$bin" run p2p $opts --out "$work/bad" >"$work/bad.out" 2>"$work/bad.err"
+rc=$?
+[ "$rc" = 2 ] || fail "FB_FAULT=alloc:0: exit $rc, expected 2"
+[ "$(grep -c 'error: ' "$work/bad.err")" = 1 ] || fail "FB_FAULT=alloc:0: not one error line: $(cat "$work/bad.err")"
+grep -q "FB_FAULT='alloc:0': N must be a whole number from 1" "$work/bad.err" || fail "FB_FAULT=alloc:0: $(cat "$work/bad.err")"
+[ ! -e "$work/bad" ] || fail "FB_FAULT=alloc:0: the run folder was written"
+
 count p2p
 set -- $(cat "$work/counts")
 echo "p2p: $1 allocations, $2 copies, $3 streams, $4 events (the most over the ranks)"
