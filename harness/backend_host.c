@@ -1,6 +1,7 @@
 /* The host backend: "device" buffers are host memory, copies are memcpy done at once, and events
  * read CLOCK_MONOTONIC when recorded. Its figures are real CPU-memory figures; this is how every
- * benchmark runs and is tested where no GPU exists. */
+ * benchmark runs and is tested where no GPU exists. FB_FAULT makes one of its allocations, copies,
+ * streams or events fail, for the error-path tests (backend_fault.h). */
 #define _GNU_SOURCE
 #include "backend.h"
 
@@ -12,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend_fault.h"
 #include "shm.h"
 
 struct fb_stream {
@@ -69,12 +71,12 @@ static fb_status host_open(int device, struct fb_device_info *info)
     cpu_model(cpu, sizeof cpu);
     snprintf(info->name, sizeof info->name, "host memory (%s)", cpu);
     info->mem_bytes = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
-    return FB_OK;
+    return fb_fault_setup();
 }
 
-static void host_close(void) {}
+static void host_close(void) { fb_fault_report(); }
 
-static fb_status host_alloc(enum fb_mem kind, size_t bytes, void **out)
+static fb_status alloc_pages(enum fb_mem kind, size_t bytes, void **out)
 {
     size_t rounded = (bytes + HOST_ALIGN - 1) / HOST_ALIGN * HOST_ALIGN;
     void *p;
@@ -99,6 +101,15 @@ static fb_status host_alloc(enum fb_mem kind, size_t bytes, void **out)
     }
     *out = p;
     return FB_OK;
+}
+
+static fb_status host_alloc(enum fb_mem kind, size_t bytes, void **out)
+{
+    if (fb_fault_hit(FB_FAULT_ALLOC)) {
+        *out = NULL;
+        return FB_ERR_NOMEM;
+    }
+    return alloc_pages(kind, bytes, out);
 }
 
 static void host_free(enum fb_mem kind, void *ptr)
@@ -138,6 +149,10 @@ static void host_ipc_close(enum fb_mem kind, void *ptr)
 
 static fb_status host_stream_create(struct fb_stream **out)
 {
+    if (fb_fault_hit(FB_FAULT_STREAM)) {
+        *out = NULL;
+        return FB_ERR_BACKEND;
+    }
     *out = calloc(1, sizeof **out);
     return *out ? FB_OK : FB_ERR_NOMEM;
 }
@@ -161,12 +176,18 @@ static fb_status host_copy(void *dst, const void *src, size_t bytes, enum fb_cop
 {
     (void)dir;
     (void)s;
+    if (fb_fault_hit(FB_FAULT_COPY))
+        return FB_ERR_BACKEND;
     memcpy(dst, src, bytes);
     return FB_OK;
 }
 
 static fb_status host_event_create(struct fb_event **out)
 {
+    if (fb_fault_hit(FB_FAULT_EVENT)) {
+        *out = NULL;
+        return FB_ERR_BACKEND;
+    }
     *out = calloc(1, sizeof **out);
     return *out ? FB_OK : FB_ERR_NOMEM;
 }
@@ -230,9 +251,10 @@ static fb_status host_mem_info(size_t *free_bytes, size_t *total_bytes)
     return *total_bytes ? FB_OK : FB_ERR_IO;
 }
 
+/* Not a fault point: running out is the answer memfit looks for, not an error path. */
 static fb_status host_probe_alloc(size_t bytes, void **out)
 {
-    return host_alloc(FB_MEM_DEVICE, bytes, out);
+    return alloc_pages(FB_MEM_DEVICE, bytes, out);
 }
 
 static fb_status host_event_sync(struct fb_event *e)

@@ -3,11 +3,12 @@
 # The CUDA toolkit and NCCL are not Debian packages: when nvcc is on PATH (or CUDACXX is set)
 # the build finds them, otherwise it builds the host backend alone.
 set -eu
-# clang and libclang-rt-14-dev (libFuzzer): the fuzz tests (docs/fuzzing.md); iproute2 (ip, tc):
-# the two-host cluster tests (docs/cluster-tests.md).
+# For the tests only: clang and libclang-rt-14-dev (libFuzzer) for the fuzz tests, iproute2 (ip,
+# tc) for the two-host cluster tests, valgrind for the leak test (the sanitizers' runtimes come
+# with gcc).
 packages="build-essential cmake pkg-config binutils openmpi-bin libopenmpi-dev libhwloc-dev
 libibverbs-dev libcjson-dev libinih-dev gnuplot-nox libpng-dev libjpeg62-turbo-dev libopenblas-dev
-clang libclang-rt-14-dev iproute2"
+clang libclang-rt-14-dev iproute2 valgrind"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

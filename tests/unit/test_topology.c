@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <hwloc.h>
+
 #include "fixture.h"
 #include "test.h"
 #include "topology.h"
@@ -170,7 +172,7 @@ static void this_machine(void)
 {
     struct fb_topo *t = NULL;
     struct fb_topo_summary sum;
-    cpu_set_t orig, one;
+    cpu_set_t orig;
     char cpus[512], numa[64], want[16];
     bool bound = false;
     int first = -1;
@@ -187,14 +189,20 @@ static void this_machine(void)
     CHECK(fb_topo_my_binding(t, cpus, sizeof cpus, numa, sizeof numa, &bound) == FB_OK);
     CHECK(cpus[0] != '\0');
 
-    /* Pin this (single-threaded) test to its first allowed CPU and read it back. */
+    /* Pin the whole process to its first allowed CPU and read it back. Every thread, as
+     * mpirun --bind-to binds a rank: the test is not single-threaded (OpenBLAS, linked in
+     * through fb_harness, starts its thread pool when the library loads), and the binding
+     * read is the process's, all threads merged. */
     if (sched_getaffinity(0, sizeof orig, &orig) == 0) {
+        hwloc_topology_t topo = fb_topo_hwloc(t);
+        hwloc_bitmap_t set = hwloc_bitmap_alloc(), back = hwloc_bitmap_alloc();
         for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
             if (CPU_ISSET(c, &orig))
                 first = c;
-        CPU_ZERO(&one);
-        CPU_SET(first, &one);
-        if (first >= 0 && sched_setaffinity(0, sizeof one, &one) == 0) {
+        if (set && back && first >= 0 &&
+            hwloc_get_cpubind(topo, back, HWLOC_CPUBIND_PROCESS) == 0) {
+            hwloc_bitmap_only(set, (unsigned)first);
+            CHECK(hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0);
             snprintf(want, sizeof want, "%d", first);
             CHECK(fb_topo_my_binding(t, cpus, sizeof cpus, numa, sizeof numa, &bound) == FB_OK);
             CHECK_STR(cpus, want);
@@ -202,8 +210,13 @@ static void this_machine(void)
             /* One CPU of several the machine allows is a binding; the only CPU there is, is
              * not (hwloc drops CPUs a cgroup forbids, so pus counts the allowed ones). */
             CHECK(bound == (sum.pus > 1));
-            sched_setaffinity(0, sizeof orig, &orig);
+            CHECK(hwloc_set_cpubind(topo, back, HWLOC_CPUBIND_PROCESS) == 0);
+        } else {
+            fprintf(stderr, "cannot read this process's binding to pin it\n");
+            fb_test_failures++;
         }
+        hwloc_bitmap_free(set);
+        hwloc_bitmap_free(back);
     }
     fb_topo_free(t);
 }

@@ -1,0 +1,119 @@
+#!/bin/sh
+# Fault injection under the sanitizers (FB_FAULT, harness/backend_fault.h): runs a short job on
+# 2 ranks again and again, each time failing one allocation, copy, stream creation or event
+# creation of the host backend, and checks that every run ends cleanly: a nonzero exit with
+# fabricbench's one-line error (rank 0's last line says what stopped and why), no hang (a
+# timeout), no crash, and no report from AddressSanitizer, UBSan or LeakSanitizer (which halt
+# on their first and, with our suppressions, report only our leaks). That is every error path
+# behind those calls freeing what it took.
+#   fault.sh BIN [full]
+# Counts come first (FB_FAULT=count). In CI: p2p, the benchmark with the most calls of every
+# kind (IPC shared memory, three transports, matrices), is failed at every N of its allocations
+# and at 6 points spread over its copies, streams and events, plus three faults on one rank
+# alone; the quick benchmarks together (h2d allreduce pipeline memfit) at 8 points over their
+# allocations and 4 over each other kind; densenet_allreduce and compute, long runs, at their
+# first calls. `full` fails every N of every kind of the first two sets (about 370 runs).
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
+bin=$1 mode=${2:-ci}
+# Hundreds of jobs: the fast unwinder (about 5 times less CPU than the full stacks the other
+# tests take); lsan.supp has the short-stack form of each suppression.
+ASAN_OPTIONS="${ASAN_OPTIONS:-}:fast_unwind_on_malloc=1:malloc_context_size=30"
+export ASAN_OPTIONS
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+opts="--backend host --sizes 4K --matrix-bytes 4K --latency-bytes 8 --fusion 4M --ranks 2
+ --iters 2 --trials 2 --warmup 1 --threads 1 --batch 1 --rate 100 --resolution 32
+ --memory-budget 64M --quiet"
+runs=0 injected=0
+
+# count SET: writes "alloc copy stream event", the most over the ranks of a clean run of SET,
+# into $work/counts.
+count() {
+    echo "0 0 0 0" >"$work/counts"
+    # shellcheck disable=SC2086
+    FB_FAULT=count mpi 2 "$bin" run $1 $opts --out "$work/count" >"$work/count.out" 2>"$work/count.err"
+    rc=$?
+    rm -rf "$work/count"
+    if [ "$rc" != 0 ] || [ -n "$(sanitizer_reports "$work/count.err")" ]; then
+        cat "$work/count.err" >&2
+        fail "$1: the counting run is not clean (exit $rc)"
+        return
+    fi
+    sed -n 's/.*made \([0-9]*\) allocations, \([0-9]*\) copies, \([0-9]*\) stream creations, \([0-9]*\) event creations.*/\1 \2 \3 \4/p' \
+        "$work/count.err" | awk '{ for (i = 1; i <= 4; i++) if ($i > m[i]) m[i] = $i }
+                                 END { print m[1] + 0, m[2] + 0, m[3] + 0, m[4] + 0 }' >"$work/counts"
+}
+
+# fault SET PLAN: one run of SET with FB_FAULT=PLAN, checked.
+fault() {
+    set_=$1 plan=$2 out="$work/f"
+    runs=$((runs + 1))
+    rm -rf "$out"
+    # shellcheck disable=SC2086
+    FB_FAULT=$plan timeout 120 "${MPIEXEC:-mpirun}" --oversubscribe -np 2 "$bin" run $set_ $opts \
+        --out "$out" >"$work/f.out" 2>"$work/f.err"
+    rc=$?
+    what="FB_FAULT=$plan on '$set_'"
+    if [ "$rc" = 124 ]; then fail "$what: no end within 120 s (a hang)"; return; fi
+    reports=$(sanitizer_reports "$work/f.err")
+    if [ -n "$reports" ]; then
+        fail "$what: exit $rc with sanitizer reports:"; sed -n '1,60p' "$work/f.err" >&2; return
+    fi
+    if ! grep -q 'warning: fault injection: failing' "$work/f.err"; then
+        # N beyond this job's calls: nothing failed, and the run must simply succeed
+        [ "$rc" = 0 ] || { fail "$what: nothing injected, yet exit $rc"; cat "$work/f.err" >&2; }
+        return
+    fi
+    injected=$((injected + 1))
+    [ "$rc" != 0 ] || fail "$what: the fault was injected but the run exited 0"
+    [ "$rc" = 1 ] || fail "$what: exit $rc, expected 1 (a device error)"
+    # fabricbench's own lines carry a "[rank host]" prefix; rank 0 ends with the error
+    last=$(grep '^\[0 ' "$work/f.err" | tail -n 1)
+    case $last in
+        *"] error: "*) ;;
+        *) fail "$what: rank 0's last line is not an error: '$last'"; cat "$work/f.err" >&2 ;;
+    esac
+    echo "$what: exit $rc, $last"
+}
+
+# every N from 1 to MAX of KIND (a sample of `points` spread evenly when points > 0)
+sweep() { # SET KIND MAX [POINTS]
+    s=$1 kind=$2 max=$3 points=${4:-0}
+    [ "$max" -gt 0 ] || return 0
+    if [ "$points" -gt 0 ] && [ "$max" -gt "$points" ] && [ "$mode" != full ]; then
+        ns=$(awk -v m="$max" -v p="$points" 'BEGIN { for (i = 0; i < p; i++) printf "%d ", 1 + int(i * (m - 1) / (p - 1)) }')
+    else
+        ns=$(seq 1 "$max")
+    fi
+    for n in $ns; do fault "$s" "$kind:$n"; done
+}
+
+# A malformed FB_FAULT is bad input: one error line (not one per rank), exit 2, nothing written.
+FB_FAULT=alloc:0 mpi 2 "$bin" run p2p $opts --out "$work/bad" >"$work/bad.out" 2>"$work/bad.err"
+rc=$?
+[ "$rc" = 2 ] || fail "FB_FAULT=alloc:0: exit $rc, expected 2"
+[ "$(grep -c 'error: ' "$work/bad.err")" = 1 ] || fail "FB_FAULT=alloc:0: not one error line: $(cat "$work/bad.err")"
+grep -q "FB_FAULT='alloc:0': N must be a whole number from 1" "$work/bad.err" || fail "FB_FAULT=alloc:0: $(cat "$work/bad.err")"
+[ ! -e "$work/bad" ] || fail "FB_FAULT=alloc:0: the run folder was written"
+
+count p2p
+set -- $(cat "$work/counts")
+echo "p2p: $1 allocations, $2 copies, $3 streams, $4 events (the most over the ranks)"
+sweep p2p alloc "$1"; sweep p2p copy "$2" 6; sweep p2p stream "$3" 6; sweep p2p event "$4" 6
+# one rank alone failing while the other goes on to its next collective: the ranks must agree
+fault p2p "alloc:$(($1 / 2 + 1))@1"; fault p2p "copy:3@1"; fault p2p "event:2@0"
+
+quick="h2d allreduce pipeline memfit"
+count "$quick"
+set -- $(cat "$work/counts")
+echo "$quick: $1 allocations, $2 copies, $3 streams, $4 events"
+sweep "$quick" alloc "$1" 8; sweep "$quick" copy "$2" 4; sweep "$quick" stream "$3" 4
+sweep "$quick" event "$4" 4
+
+# (densenet_allreduce makes no copy on host: a copy fault would only run it to the end)
+for plan in alloc:1 alloc:2 stream:1 event:1; do fault densenet_allreduce "$plan"; done
+for plan in alloc:1 alloc:2 copy:1 stream:1 event:1; do fault compute "$plan"; done
+echo "$runs fault runs, $injected with a fault injected, each ending cleanly unless said above"
+[ "$injected" -gt 0 ] || fail "no fault was ever injected"
+finish
