@@ -114,6 +114,11 @@ sweep "$quick" event "$4" 4
 # (densenet_allreduce makes no copy on host: a copy fault would only run it to the end)
 for plan in alloc:1 alloc:2 stream:1 event:1; do fault densenet_allreduce "$plan"; done
 for plan in alloc:1 alloc:2 copy:1 stream:1 event:1; do fault compute "$plan"; done
+# step: the pipeline's ring, the stand-in, the bucket engine and its thread, the timeline
+count step
+set -- $(cat "$work/counts")
+echo "step: $1 allocations, $2 copies, $3 streams, $4 events"
+sweep step alloc "$1" 6; sweep step copy "$2" 3; sweep step stream "$3" 3; sweep step event "$4" 3
 echo "$runs fault runs, $injected with a fault injected, each ending cleanly unless said above"
 [ "$injected" -gt 0 ] || fail "no fault was ever injected"
 finish
