@@ -16,7 +16,7 @@ enum {
     OPT_RANKS, OPT_PAIRS, OPT_MATRIX_BYTES, OPT_LATENCY_BYTES, OPT_FUSION, OPT_NO_NCCL_LOG,
     OPT_CLASSES, OPT_BATCH, OPT_RESOLUTION, OPT_THREADS, OPT_PREFETCH, OPT_DATASET,
     OPT_HOST_MEMORY, OPT_WIRE, OPT_RATE, OPT_PRECISION, OPT_MEMORY_BUDGET, OPT_OPTIMIZER,
-    OPT_TELEMETRY_MS, OPT_FP16_ALLREDUCE, OPT_OVERLAP, OPT_TIMEOUT
+    OPT_TELEMETRY_MS, OPT_FP16_ALLREDUCE, OPT_OVERLAP, OPT_TIMEOUT, OPT_MATRIX
 };
 
 static const struct option run_options[] = {
@@ -58,6 +58,7 @@ static const struct option run_options[] = {
     {"fp16-allreduce", no_argument, NULL, OPT_FP16_ALLREDUCE},
     {"overlap", required_argument, NULL, OPT_OVERLAP},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"matrix", required_argument, NULL, OPT_MATRIX},
     {NULL, 0, NULL, 0},
 };
 
@@ -88,6 +89,8 @@ void fb_cli_run_usage(void)
            "                            and the first rank of another node)\n"
            "  --matrix-bytes SIZE       p2p: message size of the bandwidth matrices (default 64M)\n"
            "  --latency-bytes SIZE      p2p: message size of the latency matrix (default 8)\n"
+           "  --matrix auto|all|sampled p2p: every pair, or a sample (inside nodes, a ring, random\n"
+           "                            pairs) above 64 ranks with auto (default auto)\n"
            "  --fusion SIZE|off[,...]   densenet_allreduce: fusion thresholds (default off, 1M,\n"
            "                            4M, 16M, 25M, 64M, 128M; plus one flat buffer always);\n"
            "                            step: its buckets (default 25M, PyTorch DDP's)\n"
@@ -325,6 +328,7 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
     static const char *const precisions[] = {"fp16", "bf16", "fp32", NULL};
     static const char *const optimizers[] = {"sgd", "momentum", "adam", NULL};
     static const char *const overlaps[] = {"on", "off", "both", NULL};
+    static const char *const matrices[] = {"auto", "all", "sampled", NULL};
     char why[256] = "", dtype[16];
     int c, idx = -1;
     fb_status st = FB_OK;
@@ -384,6 +388,7 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
         case OPT_FP16_ALLREDUCE: o->fp16_allreduce = true; break;
         case OPT_OVERLAP: st = parse_choice(optarg, overlaps, o->overlap, sizeof o->overlap, why, sizeof why); break;
         case OPT_TIMEOUT: st = fb_cli_timeout_parse(optarg, &o->timeout_s, why, sizeof why); break;
+        case OPT_MATRIX: st = parse_choice(optarg, matrices, o->matrix, sizeof o->matrix, why, sizeof why); break;
         case OPT_MEMORY_BUDGET: st = parse_nonzero_size(optarg, &o->memory_budget, why, sizeof why); break;
         case OPT_FACTOR:
             st = fb_count_parse(optarg, 2, 1024, &o->factor, why, sizeof why);

@@ -1,6 +1,7 @@
 /* `fabricbench run`: checks the options, starts MPI, opens the session and the run folder,
  * records the fingerprint, runs each benchmark through the runner, and ends with a headline. */
 #include <mpi.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,30 @@ out:
     return st;
 }
 
+/* Collective: the peak resident memory of rank 0 and of the largest rank, printed and kept in
+ * env.json (docs/scale.md: how rank 0's memory grows with the ranks). */
+static void record_peak_rss(struct run *r)
+{
+    struct rusage ru;
+    double mine = 0.0, most = 0.0;
+
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        mine = (double)ru.ru_maxrss * 1024.0; /* Linux: KiB */
+    MPI_Reduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, 0, r->s.world.comm);
+    if (r->s.world.rank != 0)
+        return;
+    fb_info("peak memory (max RSS): rank 0 %.1f MiB, the largest rank %.1f MiB", mine / 1048576.0,
+            most / 1048576.0);
+    if (r->env) {
+        fb_watchdog_results_lock(); /* the watchdog writes env.json from r->env on a stop */
+        cJSON_DeleteItemFromObject(r->env, "rank0_peak_rss_bytes");
+        cJSON_DeleteItemFromObject(r->env, "max_rank_peak_rss_bytes");
+        cJSON_AddNumberToObject(r->env, "rank0_peak_rss_bytes", mine);
+        cJSON_AddNumberToObject(r->env, "max_rank_peak_rss_bytes", most);
+        fb_watchdog_results_unlock();
+    }
+}
+
 /* Rank 0: the run's end state in env.json (the watchdog may have marked it first: a timeout
  * or a signal; the first mark stays). */
 static fb_status finish_fingerprint(struct run *r, fb_status worst, const char *detail)
@@ -173,6 +198,7 @@ static int run_benchmarks(struct run *r)
     verify_failed = runner.failed_points > 0;
     fb_runner_release(&runner);
 
+    record_peak_rss(r);
     if (finish_fingerprint(r, worst, stopped) != FB_OK && worst == FB_OK)
         worst = FB_ERR_IO;
     if (w->rank == 0) {

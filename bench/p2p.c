@@ -10,6 +10,7 @@
 #include "bench.h"
 #include "log.h"
 #include "p2p_matrix.h"
+#include "p2p_sample.h"
 #include "registry.h"
 #include "sweep.h"
 
@@ -40,8 +41,19 @@ static int peer_or_null(int rank) { return rank >= 0 ? rank : MPI_PROC_NULL; }
 /* The roles of `rank` in case c. */
 static void roles(const struct fb_case *c, int rank, int *to, int *from, bool *ping_first)
 {
+    struct fb_case one;
+
     *to = *from = -1;
     *ping_first = false;
+    /* A pair repeated on every node (p2p_sample.h): this rank's pair is its own node's. */
+    if (c->pair && c->stride > 0) {
+        int base = rank - rank % c->stride;
+        one = *c;
+        one.active += base;
+        one.peer += base;
+        one.stride = 0;
+        c = &one;
+    }
     switch ((enum p2p_kind)c->variant) {
     case P2P_ALL_PAIRS:
         *to = (rank + c->shift) % c->group;
@@ -75,6 +87,7 @@ struct plan {
     const struct fb_ctx *ctx;
     struct fb_case *cases;
     size_t n, cap;
+    uint64_t hash; /* of the sampled pairs: every rank must plan the same */
 };
 
 static struct fb_case *add_case(struct plan *p, enum p2p_via via, enum p2p_kind kind, size_t bytes)
@@ -117,17 +130,19 @@ static bool add_pair(struct plan *p, enum p2p_via via, enum p2p_kind kind, size_
     c->active = a;
     c->pair = true;
     c->peer = b;
+    c->stride = 0;
     /* Both directions at once: the total and each direction's own figure. */
     c->per_rank = kind == P2P_MATRIX_BIDIR || kind == P2P_SWEEP_BIDIR;
     return true;
 }
 
-/* Whether every pair (k, k + shift) lies on one node. */
-static bool shift_on_nodes(const struct fb_ctx *ctx, int shift)
+/* A matrix point: one pair, or a pair of local ranks on every node at once. */
+static bool add_point(struct plan *p, enum p2p_via via, enum p2p_kind kind, size_t bytes,
+                      const struct p2p_point *pt)
 {
-    for (int k = 0; k < ctx->ranks; k++)
-        if (ctx->node_of[k] != ctx->node_of[(k + shift) % ctx->ranks])
-            return false;
+    if (!add_pair(p, via, kind, bytes, pt->a, pt->b))
+        return false;
+    p->cases[p->n - 1].stride = pt->stride;
     return true;
 }
 
@@ -142,35 +157,42 @@ static bool plan_via(struct plan *p, enum p2p_via via)
     int n = ctx->ranks, sweep_pairs[FB_MAX_SIZES + 1][2], npairs = 0;
     bool ok = sizes != NULL;
     bool ipc = via != P2P_VIA_COLL;
+    struct p2p_sample smp;
 
-    /* IPC reaches only the processes of one node. */
+    /* IPC reaches only the processes of one node. Above P2P_SAMPLE_THRESHOLD ranks (or with
+     * --matrix sampled) a sample of the pairs: p2p_sample.h. */
 #define SAME_NODE(a, b) (ctx->node_of[(a)] == ctx->node_of[(b)])
-    for (int a = 0; ok && a < n; a++)
-        for (int b = 0; ok && b < n; b++)
-            if (a != b && (!ipc || SAME_NODE(a, b)))
-                ok = add_pair(p, via, P2P_MATRIX_UNI, big, a, b);
-    for (int a = 0; ok && a < n; a++)
-        for (int b = a + 1; ok && b < n; b++)
-            if (!ipc || SAME_NODE(a, b))
-                ok = add_pair(p, via, P2P_MATRIX_BIDIR, big, a, b);
-    for (int a = 0; ok && a < n && via != P2P_VIA_STAGED; a++)
-        for (int b = a + 1; ok && b < n; b++)
-            if (!ipc || SAME_NODE(a, b))
-                ok = add_pair(p, via, P2P_MATRIX_LATENCY, small, a, b);
-    for (int shift = 1; ok && shift < n; shift++) {
+    ok = ok && p2p_sample_plan(n, ctx->node_of, p2p_matrix_mode_parse(o->matrix), ipc, &smp) == FB_OK;
+    for (size_t i = 0; ok && i < smp.nuni; i++)
+        ok = add_point(p, via, P2P_MATRIX_UNI, big, &smp.uni[i]);
+    for (size_t i = 0; ok && i < smp.nsym; i++)
+        ok = add_point(p, via, P2P_MATRIX_BIDIR, big, &smp.sym[i]);
+    for (size_t i = 0; ok && i < smp.nsym && via != P2P_VIA_STAGED; i++)
+        ok = add_point(p, via, P2P_MATRIX_LATENCY, small, &smp.sym[i]);
+    for (size_t i = 0; ok && i < smp.nshifts; i++) {
         struct fb_case *c;
-        if (ipc && !shift_on_nodes(ctx, shift))
-            continue;
         if (!(c = add_case(p, via, P2P_ALL_PAIRS, big))) {
             ok = false;
             break;
         }
         c->active = FB_ALL_RANKS;
-        c->shift = shift;
+        c->shift = smp.shifts[i];
         c->per_rank = true;
         /* one point per shift: the name keeps their rows apart */
-        snprintf(c->name, sizeof c->name, "%s+%d", p2p_kind_name[P2P_ALL_PAIRS], shift);
+        snprintf(c->name, sizeof c->name, "%s+%d", p2p_kind_name[P2P_ALL_PAIRS], c->shift);
     }
+    if (ok && p->ctx->s->world.rank == 0 && smp.sampled)
+        fb_info("p2p over %s: a sample of the pairs (%d ranks on %d nodes): %zu of %lld one-way "
+                "cells (every pair inside each node, %s), %zu of %lld unordered pairs both ways",
+                via == P2P_VIA_COLL ? p->ctx->s->coll->transport(p->ctx->world_coll)
+                                    : p2p_via_name[via],
+                n, smp.nodes, smp.cells_uni,
+                ipc ? (long long)smp.cells_uni : (long long)n * (n - 1),
+                ipc ? "IPC stays inside nodes" : "a ring across the nodes and random pairs",
+                smp.cells_sym, ipc ? (long long)smp.cells_sym : (long long)n * (n - 1) / 2);
+    if (ok)
+        p->hash = p->hash * 31 + p2p_sample_hash(&smp);
+    p2p_sample_release(&smp);
 
     /* The sweep: the pairs asked for, or 0 -> 1 and 0 -> the first rank of another node. */
     if (o->npairs) {
@@ -216,6 +238,19 @@ static fb_status p2p_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t
     if (!ok) {
         free(p.cases);
         return FB_ERR_NOMEM;
+    }
+    /* The plan is computed on every rank from the same inputs; a rank that planned other pairs
+     * would wait in a pair nobody else runs. Compared before anything is measured. */
+    {
+        uint64_t lo = 0, hi = 0;
+        MPI_Allreduce(&p.hash, &lo, 1, MPI_UINT64_T, MPI_MIN, ctx->s->world.comm);
+        MPI_Allreduce(&p.hash, &hi, 1, MPI_UINT64_T, MPI_MAX, ctx->s->world.comm);
+        if (lo != hi) {
+            if (ctx->s->world.rank == 0)
+                fb_error("p2p: the ranks planned different pairs (plan checksums differ)");
+            free(p.cases);
+            return FB_ERR_MPI;
+        }
     }
     *out = p.cases;
     *n = p.n;

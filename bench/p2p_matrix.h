@@ -22,11 +22,16 @@ enum p2p_via {
     P2P_VIA_COUNT
 };
 
+/* The summary prints whole matrices up to this many ranks; above, the outliers only. */
+enum { P2P_PRINT_MAX = 64 };
+
 extern const char *const p2p_kind_name[P2P_KIND_COUNT];
 extern const char *const p2p_via_name[P2P_VIA_COUNT];
 
-/* Rank 0: prints the rank x rank matrices of the rows from `first` on, with the link of each
- * pair, and names the slowest pairs with their ratio to the median pair. */
+/* Rank 0: prints the rank x rank matrices of the rows from `first` on (up to P2P_PRINT_MAX
+ * ranks), with the link of each pair, names the slowest pairs with their ratio to the median
+ * pair, and says how many pairs were measured (adding two matrix_plan rows per transport).
+ * Its memory grows with the measured cells, not with ranks squared. */
 void p2p_summarize(const struct fb_ctx *ctx, struct fb_results *res, size_t first);
 
 /* The pair outliers of a matrix (n x n, NaN where not measured, diagonal ignored): writes into

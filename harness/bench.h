@@ -54,6 +54,9 @@ struct fb_case {
     int active;          /* FB_ALL_RANKS (every rank of the group), or the one rank that runs */
     bool pair;           /* with one active rank: `peer` runs too */
     int peer;            /* the other rank of a pair */
+    int stride;          /* with a pair, > 0: the pair repeats every `stride` ranks (active + j *
+                            stride with peer + j * stride, active and peer below stride), all at
+                            once, each with its own rows; 0: once */
     int shift;           /* all ranks at once, per_rank: rank k's partner is (k + shift) % ranks */
     bool per_rank;       /* also report each rank's own figures (concurrent copies) */
     bool detail;         /* a cell of a matrix the benchmark summarizes: not a headline */

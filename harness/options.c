@@ -8,6 +8,7 @@ void fb_options_defaults(struct fb_options *o)
     memset(o, 0, sizeof *o);
     strcpy(o->backend, "auto");
     strcpy(o->coll, "auto");
+    strcpy(o->matrix, "auto");
     o->results_root = "results";
     o->warmup = 5;
     o->iters = 0;

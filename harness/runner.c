@@ -61,6 +61,8 @@ static bool is_active(const struct fb_case *c, int rank)
 {
     if (rank >= c->group)
         return false;
+    if (c->pair && c->stride > 0) /* the pair on every node at once */
+        return rank % c->stride == c->active || rank % c->stride == c->peer;
     return c->active == FB_ALL_RANKS || c->active == rank || (c->pair && c->peer == rank);
 }
 
@@ -367,6 +369,8 @@ static void print_line(const struct fb_case *c, int nactive, long iters, const s
 /* Rank k's partner in a per-rank row. */
 static int partner_of(const struct fb_case *c, int k)
 {
+    if (c->pair && c->stride > 0)
+        return k - k % c->stride + (k % c->stride == c->active ? c->peer : c->active);
     if (c->pair)
         return k == c->active ? c->peer : c->active;
     if (c->shift > 0)
@@ -483,6 +487,17 @@ static fb_status report(struct fb_runner *r, const struct fb_bench *b, const str
         st = FB_ERR_NOMEM;
         goto out;
     }
+    /* A pair repeated on every node: each repetition's rows, as if measured alone. */
+    for (int base = 0; c->pair && c->stride > 0 && base + c->stride <= c->group && st == FB_OK;
+         base += c->stride) {
+        struct fb_case one = *c;
+        one.active += base;
+        one.peer += base;
+        one.stride = 0;
+        st = report(r, b, &one, all, wrong, iters, neach);
+    }
+    if (c->pair && c->stride > 0)
+        goto out;
     for (int k = 0; k < w->size; k++)
         if ((flag[k] = is_active(c, k)))
             total_wrong += wrong[k];

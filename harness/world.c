@@ -10,9 +10,37 @@
 #include "log.h"
 #include "watchdog.h"
 
+/* Test only (docs/scale.md): FB_TEST_RANKS_PER_NODE=k makes pretend nodes of k consecutive
+ * ranks, so that one machine plays several nodes in the scale and sampling tests. The links
+ * between pretend nodes read "network"; nothing else about them is true. Never set it on a
+ * cluster. */
+static fb_status test_nodes(struct fb_world *w)
+{
+    const char *text = getenv("FB_TEST_RANKS_PER_NODE");
+    char *end;
+    long k;
+
+    if (!text || !*text)
+        return FB_OK;
+    k = strtol(text, &end, 10);
+    if (*end || k < 1 || k > 1000000) {
+        if (w->rank == 0)
+            fb_error("FB_TEST_RANKS_PER_NODE: '%s' is not a count of ranks (1 to 1000000)", text);
+        return FB_ERR_USAGE;
+    }
+    if (w->rank == 0)
+        fb_warn("FB_TEST_RANKS_PER_NODE=%ld: pretend nodes of %ld consecutive ranks (for tests only)",
+                k, k);
+    MPI_Comm_free(&w->node_comm);
+    if (MPI_Comm_split(w->comm, (int)(w->rank / k), w->rank, &w->node_comm) != MPI_SUCCESS)
+        return FB_ERR_MPI;
+    return FB_OK;
+}
+
 fb_status fb_world_init(struct fb_world *w)
 {
     int is_leader, leaders_before = 0;
+    fb_status st;
 
     memset(w, 0, sizeof *w);
     w->comm = w->node_comm = MPI_COMM_NULL;
@@ -25,6 +53,8 @@ fb_status fb_world_init(struct fb_world *w)
     if (MPI_Comm_split_type(w->comm, MPI_COMM_TYPE_SHARED, w->rank, MPI_INFO_NULL, &w->node_comm) !=
         MPI_SUCCESS)
         return FB_ERR_MPI;
+    if ((st = test_nodes(w)) != FB_OK)
+        return st;
     MPI_Comm_rank(w->node_comm, &w->local_rank);
     MPI_Comm_size(w->node_comm, &w->local_size);
 

@@ -38,7 +38,7 @@ csv_awk '
         ekey = b "," k "," c "," v("dtype") "," v("bytes")
         each[ekey] = med; each_min[ekey] = v("min") + 0; each_max[ekey] = v("max") + 0
     }
-    if (m != "overhead_vs_flat") {
+    if (m != "overhead_vs_flat" && c != "matrix_plan") {
         if (m != "time_iter" && v("samples") != 5) bad(where, "samples " v("samples"))
         if (v("wrong") != "0") bad(where, "wrong = " v("wrong"))
         if (!(v("min") <= v("p05") && v("p05") <= med && med <= v("p95") && v("p95") <= v("max")))
@@ -76,6 +76,8 @@ csv_awk '
         if (c ~ /^all_pairs\+[0-9]+$/ && m == "bandwidth") allp[tr "," s "," d]++
         if (c ~ /^all_pairs\+[0-9]+$/ && m == "bandwidth_total") shifts[tr "," c]++
         if (c == "sweep_uni" && m == "bandwidth") sweep[tr "," s "," d]++
+        # the pairs measured, stated: here (below the sampling threshold) all of them
+        if (c == "matrix_plan") plan[tr "," m] = med
         if (s != "" && d != "" && v("link") != "socket" && v("link") != "cross-socket" && v("link") != "same-node") bad(where, "link " v("link"))
     } else bad(where, "unexpected bench " b)
 }
@@ -135,6 +137,7 @@ END {
         }
         # one all_pairs case per shift, each with one total row
         for (sh = 1; sh < np; sh++) if (shifts[tr ",all_pairs+" sh] != 1) bad("p2p " tr, "all_pairs+" sh " has " shifts[tr ",all_pairs+" sh] " total rows, expected 1")
+        if (plan[tr ",pairs_measured"] != np * (np - 1) || plan[tr ",pairs_possible"] != np * (np - 1)) bad("p2p " tr, "matrix_plan says " plan[tr ",pairs_measured"] " of " plan[tr ",pairs_possible"] " pairs, expected " np * (np - 1))
         # the sweep: pair 0 > 1 over 8 B .. 1 MiB by 4
         if (sweep[tr ",0,1"] != 9) bad("p2p " tr, "sweep 0>1 has " sweep[tr ",0,1"] " sizes, expected 9")
     }
