@@ -5,10 +5,11 @@
 #            B's ranks by the seconds asked; killing one rank by host kills a fabricbench of
 #            that host only, the job then ends (Open MPI aborts it) and nothing is left in
 #            either namespace; a link taken down carries no traffic and comes back up.
-# link_down  today's behaviour when the link drops mid-run, recorded, not passed: the run hangs
-#            until an outer timeout kills it (no --timeout exists yet; issue 7). Exit 77 with
-#            "KNOWN LIMITATION" while that is so; a failure if the run claims success; a pass
-#            once the run ends by itself with an error.
+# link_down  the link between the hosts drops mid-run: with --timeout 8 the run ends by itself
+#            within the timeout and a grace, names the phase and the ranks that had not arrived,
+#            exits non-zero, leaves no fabricbench process on either host, and env.json says
+#            `timeout` (docs/timeouts.md). Without the watchdog it hangs: the outer 40 s bound
+#            then fails it.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
 mode=$1 bin=$2
@@ -18,15 +19,16 @@ w=$CL_DIR
 # start_long_run NAME: a p2p run that lasts a while (4 MiB messages at 10 Mbit/s take 3.5 s
 # each), in the background; waits until host B's rank runs. Sets run_pid.
 start_long_run() {
+    name=$1; shift
     cluster_shape 10mbit 16kb || { fail "tc tbf could not be set"; finish; }
     cluster_mpi 1 2 "$bin" run p2p --sizes 4M --matrix-bytes 4M --warmup 1 --trials 20 --quiet \
-        --out "$w/$1" >"$w/$1.txt" 2>&1 &
+        "$@" --out "$w/$name" >"$w/$name.txt" 2>&1 &
     run_pid=$!
     for _ in $(seq 1 100); do
         [ -n "$(cluster_pids b fabricbench)" ] && [ -n "$(cluster_pids a fabricbench)" ] && break
         sleep 0.2
     done
-    [ -n "$(cluster_pids b fabricbench)" ] || { fail "no fabricbench rank started on host B: $(tail -n 5 "$w/$1.txt")"; return 1; }
+    [ -n "$(cluster_pids b fabricbench)" ] || { fail "no fabricbench rank started on host B: $(tail -n 5 "$w/$name.txt")"; return 1; }
     sleep 2 # into the transfers
 }
 # wait_bounded PID SECONDS: waits for a background job; sets rc (124 when it had to be killed)
@@ -86,18 +88,29 @@ helpers)
     cluster_mpi 1 2 true || fail "a job after the link came back failed"
     ;;
 link_down)
-    start_long_run down || finish
+    limit=8
+    # Our ranks end by themselves at the timeout; mpirun then tells host B's daemon to clean up,
+    # over the dead link, and waits for TCP to give up on it: 15 minutes with Linux's default
+    # retransmissions (tcp_retries2 = 15). A cluster's launcher or batch system has the same
+    # wait; here each host's namespace gives up after 3 retries (about 3 s).
+    for ns in "$CL_NS_A" "$CL_NS_B"; do ip netns exec "$ns" sysctl -qw net.ipv4.tcp_retries2=3; done
+    start_long_run down --timeout "$limit" || finish
     cluster_link_down a
-    echo "link of host A down at $(date +%T) with both ranks running"
-    wait_bounded "$run_pid" 30
+    echo "link of host A down at $(date +%T) with both ranks running (--timeout $limit)"
+    wait_bounded "$run_pid" 40
+    sleep 2 # the ranks' own watchdogs end them; mpirun may return first
     left=$(leftovers)
+    echo "the run ended after $took s with exit $rc; $left fabricbench process(es) left"
+    sed -n '1,12p' "$w/down.txt"
     case $rc in
-    124)
-        echo "KNOWN LIMITATION: with the link down mid-run, fabricbench hung until an outer timeout killed mpirun after $took s; $left fabricbench process(es) were left to clean up (no --timeout yet: issue 7)" >&2
-        exit 77 ;;
+    124) fail "with the link down the run hung past $took s despite --timeout $limit" ;;
     0) fail "the run lost its link and still exited 0" ;;
-    *) echo "the run ended by itself after $took s with exit $rc; $left process(es) left"
-       [ "$left" = 0 ] || fail "$left fabricbench process(es) left after the run ended" ;;
+    *) [ "$took" -le $((limit + 20)) ] || fail "the run took $took s to end, over --timeout $limit + 20 s"
+       [ "$left" = 0 ] || fail "$left fabricbench process(es) left after the run ended"
+       grep -q "timed out\|timeout" "$w/down.txt" || fail "no line says the run timed out"
+       grep -Eq "rank [01]" "$w/down.txt" || fail "no line names a rank"
+       grep -Eq '"run_status":[[:space:]]*"timeout"' "$w/down/env.json" ||
+           fail "env.json's run_status is not timeout: $(grep run_status "$w/down/env.json")" ;;
     esac
     ;;
 *) echo "usage: faults.sh helpers|link_down FABRICBENCH" >&2; exit 2 ;;
