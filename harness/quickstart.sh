@@ -17,11 +17,11 @@ sh "$top/harness/build.sh"
 bin=${FB_BUILD_DIR:-$top/build}/bench/fabricbench
 
 # What the quick run measures. GPUs: the whole default suite. Host: sized to take a minute or two
-# on two ranks - sizes up to 4 MiB, 5 trials, and one fusion threshold (4 MiB: DenseNet-121's
-# gradients in 7 buckets, enough for `step` to show its all-reduce overlapping backward), while
-# `step` still sweeps GPU counts 1, 2 and its batch sizes.
+# on two ranks (about 60 s on an idle 2-core VM): sizes up to 4 MiB, 5 trials, three fusion
+# thresholds (1M, 4M, 25M: DenseNet-121's gradients in 27, 7 and 2 buckets, for the exchange
+# against the threshold and for `step`'s overlap), and `step` on GPU counts 1, 2 at batches 2, 4.
 : "${FB_QUICK_GPU:=}"
-: "${FB_QUICK_HOST:=h2d p2p allreduce densenet_allreduce step --backend host --max-bytes 4M --matrix-bytes 4M --fusion 4M --trials 5}"
+: "${FB_QUICK_HOST:=h2d p2p allreduce densenet_allreduce step --backend host --max-bytes 4M --matrix-bytes 4M --fusion 1M,4M,25M --batch 2,4 --trials 5}"
 : "${FB_SWEEP_ARGS:=}"
 
 gpus=0

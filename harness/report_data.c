@@ -381,7 +381,12 @@ static void binary_xtics(struct sb *v, double lo, double hi, bool bytes)
             sb_printf(v, "%s'%.0f' %.0f", first ? "" : ", ", ldexp(1.0, e), ldexp(1.0, e));
         first = false;
     }
-    sb_printf(v, ")\"\n");
+    sb_printf(v, ")");
+    /* one x alone (a single fusion threshold, ...): an octave either side, not gnuplot's
+     * "empty x range" warning and a point squeezed against the border */
+    if (hi == lo)
+        sb_printf(v, "; set xrange [%.17g:%.17g]", lo / 2.0, hi * 2.0);
+    sb_printf(v, "\"\n");
 }
 
 /* One plot of series against x: rows chosen by pred, x from xof, series keyed by mask, titles
