@@ -94,10 +94,10 @@ static void usage(void)
            "                         /proc/driver/nvidia/gpus or nvidia-smi -L; else 2)\n"
            "  --launcher mpirun|srun|auto   auto: srun inside a Slurm job (SLURM_JOB_ID),\n"
            "                         else mpirun\n"
-           "  --binding socket|none|both   socket (default): each rank bound to its GPU's\n"
-           "                         socket (mpirun --map-by ppr:K:socket --bind-to socket;\n"
-           "                         srun --cpu-bind=socket); none: unbound; both: one launch\n"
-           "                         each\n"
+           "  --binding socket|none|core|both   socket (default): each rank bound to its\n"
+           "                         GPU's socket (mpirun --map-by ppr:K:socket --bind-to\n"
+           "                         socket; srun --cpu-bind=socket); none: unbound; core: each\n"
+           "                         rank on its own core (host backend); both: socket and none\n"
            "  --vary NAME=V1,V2,...  one launch per value (repeatable; a comma inside a value\n"
            "                         is written \\,). NAME: an NCCL_*, UCX_* or OMPI_MCA_*\n"
            "                         setting, e.g. NCCL_P2P_DISABLE, NCCL_SHM_DISABLE,\n"
@@ -240,7 +240,7 @@ static fb_status parse(struct sweep *s, int argc, char **argv, int *help, char *
                        size_t errlen)
 {
     static const char *const launchers[] = {"mpirun", "srun", "auto", NULL};
-    static const char *const bindings[] = {"socket", "none", "both", NULL};
+    static const char *const bindings[] = {"socket", "none", "core", "both", NULL};
     char why[256];
     int c;
     long v;
@@ -270,7 +270,9 @@ static fb_status parse(struct sweep *s, int argc, char **argv, int *help, char *
                 break;
             }
             s->nbindings = strcmp(optarg, "both") == 0 ? 2 : 1;
-            s->bindings[0] = strcmp(optarg, "none") == 0 ? FB_BIND_NONE : FB_BIND_SOCKET;
+            s->bindings[0] = strcmp(optarg, "none") == 0   ? FB_BIND_NONE
+                             : strcmp(optarg, "core") == 0 ? FB_BIND_CORE
+                                                           : FB_BIND_SOCKET;
             s->bindings[1] = FB_BIND_NONE;
             break;
         case OPT_VARY:
@@ -518,7 +520,9 @@ static fb_status write_launches(const struct sweep *s)
         n = 0;
         fields[n++] = s->variants[k].name;
         fields[n++] = s->launch.launcher == FB_LAUNCHER_SRUN ? "srun" : "mpirun";
-        fields[n++] = s->variants[k].binding == FB_BIND_NONE ? "none" : "socket";
+        fields[n++] = s->variants[k].binding == FB_BIND_NONE   ? "none"
+                      : s->variants[k].binding == FB_BIND_CORE ? "core"
+                                                               : "socket";
         for (size_t i = 0; i < s->nvars; i++)
             fields[n++] = s->variants[k].values[i];
         fields[n++] = status_word(o);

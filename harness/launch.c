@@ -135,7 +135,7 @@ out:
 
 static const char *binding_name(enum fb_binding b)
 {
-    return b == FB_BIND_NONE ? "none" : "socket";
+    return b == FB_BIND_NONE ? "none" : b == FB_BIND_CORE ? "core" : "socket";
 }
 
 /* Appends "_" (unless first) and s to name, cutting at the buffer's end. */
@@ -234,10 +234,17 @@ fb_status fb_launch_binding_args(const struct fb_launch *l, enum fb_binding bind
     char map[48];
 
     if (l->launcher == FB_LAUNCHER_SRUN)
-        return fb_strv_push(argv, binding == FB_BIND_NONE ? "--cpu-bind=none"
-                                                          : "--cpu-bind=socket");
+        return fb_strv_push(argv, binding == FB_BIND_NONE   ? "--cpu-bind=none"
+                                  : binding == FB_BIND_CORE ? "--cpu-bind=cores"
+                                                            : "--cpu-bind=socket");
     if (binding == FB_BIND_NONE)
         return (st = fb_strv_push(argv, "--bind-to")) == FB_OK ? fb_strv_push(argv, "none") : st;
+    if (binding == FB_BIND_CORE) {
+        if ((st = fb_strv_push(argv, "--map-by")) == FB_OK && (st = fb_strv_push(argv, "core")) == FB_OK &&
+            (st = fb_strv_push(argv, "--bind-to")) == FB_OK)
+            st = fb_strv_push(argv, "core");
+        return st;
+    }
     /* The local rank picks the GPU, so ranks must be laid out in GPU order. With GPUs spread
      * evenly over the sockets and numbered socket by socket (the usual case), K consecutive
      * ranks per socket put rank i on GPU i's socket. --map-by socket alone deals ranks round

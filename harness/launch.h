@@ -14,7 +14,10 @@
 enum { FB_LAUNCH_MAX_VARS = 8, FB_LAUNCH_MAX_VALUES = 32, FB_LAUNCH_MAX_VARIANTS = 1024 };
 
 enum fb_launcher { FB_LAUNCHER_MPIRUN, FB_LAUNCHER_SRUN };
-enum fb_binding { FB_BIND_SOCKET, FB_BIND_NONE };
+/* socket: each rank bound to its GPU's socket (the GPU advice); core: each rank bound to its own
+ * core (the host backend, whose "device" is the CPU: two ranks bound to one whole socket would
+ * each run a BLAS thread per core and fight over them); none: unbound. */
+enum fb_binding { FB_BIND_SOCKET, FB_BIND_NONE, FB_BIND_CORE };
 
 /* A growing, NULL-terminated array of owned strings: an argv or a list of NAME=VALUE. */
 struct fb_strv {

@@ -17,7 +17,7 @@ sh "$top/harness/build.sh"
 bin=${FB_BUILD_DIR:-$top/build}/bench/fabricbench
 
 # What the quick run measures. GPUs: the whole default suite. Host: sized to take a minute or two
-# on two ranks (about 60 s on an idle 2-core VM): sizes up to 4 MiB, 5 trials, three fusion
+# on two ranks (about 50 s on an idle 2-core VM): sizes up to 4 MiB, 5 trials, three fusion
 # thresholds (1M, 4M, 25M: DenseNet-121's gradients in 27, 7 and 2 buckets, for the exchange
 # against the threshold and for `step`'s overlap), and `step` on GPU counts 1, 2 at batches 2, 4.
 : "${FB_QUICK_GPU:=}"
@@ -32,7 +32,9 @@ if [ "$gpus" -gt 0 ]; then
     launch=""
     quick=$FB_QUICK_GPU
 else
-    launch="--np 2 --mpirun-arg --oversubscribe"
+    # the CPU is the device: one core per rank (bound to a whole socket, each rank's BLAS would
+    # run a thread per core and the two ranks would fight over the cores)
+    launch="--np 2 --binding core --mpirun-arg --oversubscribe"
     quick=$FB_QUICK_HOST
 fi
 out="$top/results/$(date +%Y%m%d-%H%M%S)-$(hostname)"

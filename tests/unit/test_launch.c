@@ -149,7 +149,13 @@ int main(void)
         fb_launch_binding_args(&l, FB_BIND_NONE, &a);
         CHECK_STR(joined(&a), "--bind-to none");
         fb_strv_free(&a);
+        fb_launch_binding_args(&l, FB_BIND_CORE, &a);
+        CHECK_STR(joined(&a), "--map-by core --bind-to core");
+        fb_strv_free(&a);
         l.launcher = FB_LAUNCHER_SRUN;
+        fb_launch_binding_args(&l, FB_BIND_CORE, &a);
+        CHECK_STR(joined(&a), "--cpu-bind=cores");
+        fb_strv_free(&a);
         fb_launch_binding_args(&l, FB_BIND_SOCKET, &a);
         CHECK_STR(joined(&a), "--cpu-bind=socket");
         fb_strv_free(&a);
