@@ -22,6 +22,7 @@
 #include "launch.h"
 #include "log.h"
 #include "progress.h"
+#include "results.h"
 #include "subprocess.h"
 #include "units.h"
 
@@ -378,9 +379,7 @@ static bool exists(const char *path)
  * holds a run or a sweep already, unless --force. Nothing is created here. */
 static fb_status choose_root(struct sweep *s, char *err, size_t errlen)
 {
-    char host[256] = "host", stamp[32], path[4200];
-    time_t now = time(NULL);
-    struct tm tm;
+    char host[256] = "host", id[300], path[4200];
     struct stat sb;
 
     if (s->out) {
@@ -405,16 +404,9 @@ static fb_status choose_root(struct sweep *s, char *err, size_t errlen)
         return FB_OK;
     }
     gethostname(host, sizeof host - 1);
-    localtime_r(&now, &tm);
-    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    for (int n = 1; n < 1000; n++) {
-        if (n == 1)
-            snprintf(s->root, sizeof s->root, "results/%s-%.200s", stamp, host);
-        else
-            snprintf(s->root, sizeof s->root, "results/%s-%.200s-%d", stamp, host, n);
-        if (!exists(s->root))
-            return FB_OK;
-    }
+    /* the name `run` gives its own default folder */
+    if (fb_results_free_id("results", host, id, sizeof id, s->root, sizeof s->root))
+        return FB_OK;
     snprintf(err, errlen, "cannot find a free folder under 'results'");
     return FB_ERR_USAGE;
 }

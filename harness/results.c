@@ -51,10 +51,7 @@ static fb_status use_dir(struct fb_results *r, const char *dir, bool force)
 fb_status fb_results_prepare(struct fb_results *r, const char *out_dir, const char *root,
                              const char *host, bool force)
 {
-    char stamp[32], dir[4096];
-    time_t now = time(NULL);
-    struct tm tm;
-    struct stat sb;
+    char dir[4096];
 
     memset(r, 0, sizeof *r);
     if (out_dir) {
@@ -68,19 +65,34 @@ fb_status fb_results_prepare(struct fb_results *r, const char *out_dir, const ch
         snprintf(r->run_id, sizeof r->run_id, "%.*s", (int)(len - (size_t)(base - out_dir)), base);
         return use_dir(r, out_dir, force);
     }
+    if (!fb_results_free_id(root, host, r->run_id, sizeof r->run_id, dir, sizeof dir)) {
+        fb_error("cannot find a free run folder under '%s'", root);
+        return FB_ERR_USAGE;
+    }
+    return use_dir(r, dir, false);
+}
+
+bool fb_results_free_id(const char *root, const char *host, char *id, size_t idlen, char *dir,
+                        size_t dirlen)
+{
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    struct stat sb;
+
     localtime_r(&now, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
     for (int n = 1; n < 1000; n++) {
         if (n == 1)
-            snprintf(r->run_id, sizeof r->run_id, "%s-%s", stamp, host);
+            snprintf(id, idlen, "%s-%.200s", stamp, host);
         else
-            snprintf(r->run_id, sizeof r->run_id, "%s-%s-%d", stamp, host, n);
-        snprintf(dir, sizeof dir, "%s/%s", root, r->run_id);
+            snprintf(id, idlen, "%s-%.200s-%d", stamp, host, n);
+        if (snprintf(dir, dirlen, "%s/%s", root, id) >= (int)dirlen)
+            return false;
         if (stat(dir, &sb) != 0)
-            return use_dir(r, dir, false);
+            return true;
     }
-    fb_error("cannot find a free run folder under '%s'", root);
-    return FB_ERR_USAGE;
+    return false;
 }
 
 fb_status fb_results_reserve(struct fb_results *r, size_t more)

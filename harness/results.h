@@ -51,6 +51,11 @@ struct fb_results {
 fb_status fb_results_prepare(struct fb_results *r, const char *out_dir, const char *root,
                              const char *host, bool force);
 
+/* The default run folder's name: <YYYYmmdd-HHMMSS>-<host>, with -2, -3, ... when taken; id is
+ * the name, dir = root/id. False when none is free (or dir is too small). */
+bool fb_results_free_id(const char *root, const char *host, char *id, size_t idlen, char *dir,
+                        size_t dirlen);
+
 /* Appends a row (copied). It may move the rows: a pointer into r->rows taken before is stale
  * after, unless fb_results_reserve made room first. */
 fb_status fb_results_add(struct fb_results *r, const struct fb_row *row);
