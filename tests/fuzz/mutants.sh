@@ -11,7 +11,6 @@ seconds=${FB_FUZZ_SECONDS:-20}
 rm -rf "$work"
 mkdir -p "$work/src"
 (cd "$top" && git ls-files -z | xargs -0 cp --parents -t "$work/src")
-cp -r "$top/../shared" "$work/shared" 2>/dev/null || true
 fb=$work/fuzz
 
 # mutant NAME FUZZERS FILE PERL-SUBSTITUTION

@@ -1,5 +1,5 @@
 # Unit tests of the topology, fingerprint and doctor rules; included from tests/CMakeLists.txt.
-# test_topology reads the recorded hwloc XML topologies in ${FB_FIXTURES_DIR}/topology.
+# test_topology reads the recorded hwloc XML topologies in ${FB_TOPOLOGY_DATA}.
 foreach(_fb_t test_topology test_doctor test_pair_link)
   add_executable(${_fb_t} ${CMAKE_CURRENT_LIST_DIR}/${_fb_t}.c)
   target_compile_options(${_fb_t} PRIVATE ${FB_WARNINGS})
@@ -7,9 +7,9 @@ foreach(_fb_t test_topology test_doctor test_pair_link)
   target_link_libraries(${_fb_t} PRIVATE fb_harness)
 endforeach()
 
-add_test(NAME test_topology COMMAND test_topology ${FB_FIXTURES_DIR}/topology)
+add_test(NAME test_topology COMMAND test_topology ${FB_TOPOLOGY_DATA})
 add_test(NAME test_doctor COMMAND test_doctor)
-add_test(NAME test_pair_link COMMAND test_pair_link ${FB_FIXTURES_DIR}/topology)
+add_test(NAME test_pair_link COMMAND test_pair_link ${FB_TOPOLOGY_DATA})
 set_tests_properties(test_topology test_doctor test_pair_link PROPERTIES LABELS unit SKIP_RETURN_CODE 77)
 
 # NVML's link counting, run against a fake libnvidia-ml.so.1 built from test_pair_link.c itself
@@ -21,6 +21,6 @@ set_target_properties(fb_fake_nvml PROPERTIES OUTPUT_NAME nvidia-ml PREFIX lib S
                       LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fake_nvml)
 add_dependencies(test_pair_link fb_fake_nvml)
 add_test(NAME test_pair_link_fake_nvml
-         COMMAND test_pair_link ${FB_FIXTURES_DIR}/topology fake-nvml)
+         COMMAND test_pair_link ${FB_TOPOLOGY_DATA} fake-nvml)
 set_tests_properties(test_pair_link_fake_nvml PROPERTIES LABELS unit
   ENVIRONMENT_MODIFICATION "LD_LIBRARY_PATH=path_list_prepend:$<TARGET_FILE_DIR:fb_fake_nvml>")

@@ -1,6 +1,6 @@
 /* Topology answers against recorded real machines (hwloc XML fixtures): counts, where each GPU
  * attaches, and the binding verdict for ranks bound to the right socket, the wrong one, both, or
- * none. argv[1] is the fixture folder (shared/fixtures/topology). */
+ * none. argv[1] is the fixture folder (tests/data/topology). */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
     struct fb_topo *t = NULL;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: %s FIXTURE_DIR (shared/fixtures/topology)\n", argv[0]);
+        fprintf(stderr, "usage: %s FIXTURE_DIR (tests/data/topology)\n", argv[0]);
         return 1;
     }
     fb_fixtures = argv[1];
