@@ -1,5 +1,5 @@
 /* memfit: the largest per-GPU batch of DenseNet-121 training that fits. The model in
- * harness/memfit.c estimates it from the memory free at the start (or, on host, a budget),
+ * harness/model/memfit.c estimates it from the memory free at the start (or, on host, a budget),
  * then every buffer a step holds is really allocated, one by one, to find the batch the device
  * actually takes: the confirmed maximum, and what it leaves of the device's memory. */
 #include <stdio.h>

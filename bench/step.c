@@ -1,7 +1,7 @@
 /* step: a DenseNet-121 data-parallel training step as Horovod or PyTorch DDP runs it: the input
  * pipeline's batch, its copy to the device, forward and backward on our kernels, the gradients
  * all-reduced in fusion buckets while backward runs (or after it, to compare), and an SGD
- * momentum update (harness/train_step.c). Per GPU count and batch: images/s in total and per
+ * momentum update (harness/train/train_step.c). Per GPU count and batch: images/s in total and per
  * GPU, scaling efficiency against one GPU, and the step split into data wait, copy, compute,
  * exposed communication, update and the rest, with the GPU busy and input stall fractions.
  * One point's first steps after warm-up go to a Chrome-trace timeline.json. */

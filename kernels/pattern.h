@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* FB_DTYPE_FLOAT16 is IEEE binary16 (CUDA __half, NCCL ncclFloat16); host code handles its
- * 16-bit patterns through harness/half.h, since C11 has no half type. New types go before
+ * 16-bit patterns through harness/core/half.h, since C11 has no half type. New types go before
  * FB_DTYPE_COUNT so existing values never change. */
 enum fb_dtype {
     FB_DTYPE_FLOAT32,

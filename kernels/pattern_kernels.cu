@@ -15,7 +15,7 @@ unsigned grid_for(size_t count)
 }
 
 /* How a pattern value becomes an element, and when an element is wrong. Comparing as values
- * matches the host check (harness/backend.c): NaN is always wrong. */
+ * matches the host check (harness/device/backend.c): NaN is always wrong. */
 template <typename T>
 struct elem {
     static __device__ T from(int64_t v) { return (T)v; }

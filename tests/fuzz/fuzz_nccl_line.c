@@ -1,4 +1,4 @@
-/* Fuzzes the classifier of one NCCL_DEBUG=INFO line (harness/nccl_line.c), the part of the
+/* Fuzzes the classifier of one NCCL_DEBUG=INFO line (harness/nccllog/nccl_line.c), the part of the
  * log reader that picks lines apart. Whatever the line, the result must be one of the kinds,
  * with its strings terminated; a connection has its ranks and channel, a transport NCCL would
  * write, and a path that matches it; a malformed transport line says why. */

@@ -1,4 +1,4 @@
-/* Fuzzes the results.csv reader (harness/results_read.c) as `compare` and `accept` use it: by
+/* Fuzzes the results.csv reader (harness/results/results_read.c) as `compare` and `accept` use it: by
  * file name. A file that reads must have rows that satisfy the reader's promises (text cells
  * terminated, counts in range, lines increasing) and must then go through compare's join with
  * itself (every row matched; a row matched with itself has a ratio of 1 or none); one that

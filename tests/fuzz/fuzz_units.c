@@ -1,4 +1,4 @@
-/* Fuzzes the sizes, counts and numbers of the command line (harness/units.c): "64K", "1GiB",
+/* Fuzzes the sizes, counts and numbers of the command line (harness/core/units.c): "64K", "1GiB",
  * "27872824", counts in a range, decimal numbers. The first byte picks the range a count is
  * checked against; the rest is the text. Besides not crashing: a size that parses is the value
  * its digits and suffix say (checked against an independent computation), a formatted size

@@ -44,19 +44,19 @@ mutant() {
 
 status=0
 # units.c: looking for "KiB", a read of p[2] past the end of "4K"
-mutant units-kib "units cli" harness/units.c \
+mutant units-kib "units cli" harness/core/units.c \
     's/case .K.: mult = 1ull << 10; p\+\+; break;/case '"'"'K'"'"': mult = 1ull << 10; p += p[2] == '"'"'B'"'"' ? 3 : 1; break;/'
 # profile.c: the in-memory reader takes the line end even when the text ended without one
-mutant profile-take "profile" harness/profile.c \
+mutant profile-take "profile" harness/analysis/profile.c \
     's/size_t take = len \+ \(ps->text\[len\] == .\\n.\);/size_t take = len + 1;/'
 # results_read.c: "\r\n" looked for one byte too far
-mutant results-crlf "results" harness/results_read.c \
+mutant results-crlf "results" harness/results/results_read.c \
     's/if \(p->pos \+ 1 < p->len && p->buf\[p->pos\] == .\\r./if (p->pos < p->len \&\& p->buf[p->pos] == '"'"'\\r'"'"'/'
 # nccl_line.c: the byte before "NCCL version" read when the line starts with it
-mutant nccl-version "nccl_line" harness/nccl_line.c \
+mutant nccl-version "nccl_line" harness/nccllog/nccl_line.c \
     's/if \(p != line && !strchr\(" :\]>", p\[-1\]\)\)/if (!strchr(" :]>", p[-1]))/'
 # nccl_report.c: the merge compares with the entry before the first
-mutant nccl-merge "nccl_log" harness/nccl_report.c \
+mutant nccl-merge "nccl_log" harness/nccllog/nccl_report.c \
     's/if \(out && conn_cmp\(&r->conns\[out - 1\], c\) == 0\)/if (conn_cmp(\&r->conns[out - 1], c) == 0)/'
 # and the unchanged sources pass
 FB_FUZZ_SECONDS=$seconds sh "$work/src/tests/fuzz/run.sh" "$work/src" "$fb" >"$work/clean.txt" 2>&1 &&

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fault injection under the sanitizers (FB_FAULT, harness/backend_fault.h): runs a short job on
+# Fault injection under the sanitizers (FB_FAULT, harness/device/backend_fault.h): runs a short job on
 # 2 ranks again and again, each time failing one allocation, copy, stream creation or event
 # creation of the host backend, and checks that every run ends cleanly: a nonzero exit with
 # fabricbench's one-line error (rank 0's last line says what stopped and why), no hang (a

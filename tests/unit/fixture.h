@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "test.h"
-#include "topology.h"
+#include "topo.h"
 
 static const char *fb_fixtures;
 

@@ -1,4 +1,4 @@
-/* The bucket engine (harness/overlap.c) on one rank over MPI, host backend: gradients made
+/* The bucket engine (harness/train/overlap.c) on one rank over MPI, host backend: gradients made
  * ready in DenseNet-121's backward order, layer by layer as the step hands them over, give the
  * pattern's sums in every bucket, with the communication thread (overlap on) and without, in
  * float32 and float16; the first bucket is reduced before backward's last layer is ready; a

@@ -96,7 +96,7 @@ int nvmlDeviceGetNvLinkRemotePciInfo_v2(const struct gpu *g, unsigned l, struct 
 #include "pair_link.h"
 #include "fixture.h"
 #include "test.h"
-#include "topology.h"
+#include "topo.h"
 
 static void check_gpu(struct fb_topo *t, const char *a, const char *b, int nvlinks,
                       enum fb_link want, int line)

@@ -1,6 +1,6 @@
 /* The data pattern: a copy checks against the sender's pattern, a sum of n ranks against the
  * closed form, and a single wrong element anywhere is counted. Also the float16 conversions
- * (harness/half.h) that the float16 fill and check rest on. */
+ * (harness/core/half.h) that the float16 fill and check rest on. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* The run folder's rules (harness/run_folder.c, fb_file_create, NCCL's log file): a link as
+/* The run folder's rules (harness/results/run_folder.c, fb_file_create, NCCL's log file): a link as
  * --out is refused, any file of an earlier run stops a run without --force, and files are made
  * inside the folder by name, never through a link left there. */
 #define _GNU_SOURCE

@@ -10,7 +10,7 @@
 
 #include "fixture.h"
 #include "test.h"
-#include "topology.h"
+#include "topo.h"
 
 /* Checks where the GPU at busid attaches. */
 static void check_gpu(struct fb_topo *t, const char *busid, const char *cpus, const char *numa)

@@ -1,4 +1,4 @@
-/* DenseNet-121's layer sequence with shapes; the architecture is the one harness/densenet.c
+/* DenseNet-121's layer sequence with shapes; the architecture is the one harness/model/densenet.c
  * lists parameters for (growth 32, blocks 6/12/24/16, bottleneck 128, compression 0.5). */
 #include "densenet_layers.h"
 

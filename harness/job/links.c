@@ -8,7 +8,7 @@
 
 #include "fingerprint.h"
 #include "pair_link.h"
-#include "topology.h"
+#include "topo.h"
 
 static void label_pair(struct fb_topo *topo, const struct fb_session *s,
                        const struct fb_rank_facts *a, const struct fb_rank_facts *b, char *out)

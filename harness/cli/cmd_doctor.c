@@ -20,7 +20,7 @@
 #include "log.h"
 #include "nccl_report.h"
 #include "session.h"
-#include "topology.h"
+#include "topo.h"
 
 enum { OPT_BACKEND = 256, OPT_COLL, OPT_JSON, OPT_NCCL_LOG, OPT_TIMEOUT };
 

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../kernels/conv_gemm.h"
+#include "conv_gemm.h"
 #include "backend.h"
 #include "status.h"
 

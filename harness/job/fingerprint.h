@@ -13,7 +13,7 @@
 
 #include "session.h"
 #include "status.h"
-#include "topology.h"
+#include "topo.h"
 #include "verdict.h"
 
 enum { FB_CPULIST_LEN = 512, FB_NUMALIST_LEN = 64 };

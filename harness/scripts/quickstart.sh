@@ -4,16 +4,16 @@
 # folder. With GPUs: one rank per GPU, each bound to its GPU's socket (the sweep's defaults).
 # Without: two ranks on the host backend, oversubscribed if the machine has fewer cores.
 #
-#   sh harness/quickstart.sh                    # the default quick run
-#   sh harness/quickstart.sh allreduce --max-bytes 64M   # these `run` arguments instead
-#   FB_SWEEP_ARGS="--binding both --vary NCCL_P2P_DISABLE=0,1" sh harness/quickstart.sh
+#   sh harness/scripts/quickstart.sh                    # the default quick run
+#   sh harness/scripts/quickstart.sh allreduce --max-bytes 64M   # these `run` arguments instead
+#   FB_SWEEP_ARGS="--binding both --vary NCCL_P2P_DISABLE=0,1" sh harness/scripts/quickstart.sh
 #
 # Arguments replace the quick run's `run` arguments (FB_QUICK_GPU / FB_QUICK_HOST below);
 # FB_SWEEP_ARGS adds `sweep` options (docs/sweep.md). Exit status: the sweep's.
 set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
-sh "$top/harness/setup-debian.sh"
-sh "$top/harness/build.sh"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+sh "$top/harness/scripts/setup-debian.sh"
+sh "$top/harness/scripts/build.sh"
 bin=${FB_BUILD_DIR:-$top/build}/bench/fabricbench
 
 # What the quick run measures. GPUs: the whole default suite. Host: sized to take a minute or two

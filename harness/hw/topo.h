@@ -2,8 +2,8 @@
  * (a GPU, a NIC) attaches, and how this process is bound. A topology can also be loaded from
  * an hwloc XML export, so locality rules are tested against recorded real machines.
  * CPU and NUMA sets are exchanged as hwloc list strings ("0-19,40-59"; NUMA nodes by OS index). */
-#ifndef FB_TOPOLOGY_H
-#define FB_TOPOLOGY_H
+#ifndef FB_TOPO_H
+#define FB_TOPO_H
 
 #include <stdbool.h>
 #include <stddef.h>

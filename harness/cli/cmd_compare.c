@@ -1,6 +1,6 @@
 /* `fabricbench compare BASE NEW`: the fingerprint difference, then every joined row's verdict
  * on the terminal, and compare.csv, compare.md and overlaid gnuplot plots written atomically
- * into the output folder. No MPI. The rule itself lives in harness/compare.c. */
+ * into the output folder. No MPI. The rule itself lives in harness/analysis/compare.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>

@@ -13,7 +13,7 @@
 
 #include <hwloc.h>
 
-#include "topology.h"
+#include "topo.h"
 
 const char *fb_link_name(enum fb_link l)
 {

@@ -25,7 +25,7 @@
 #include "runner.h"
 #include "session.h"
 #include "telemetry.h"
-#include "topology.h"
+#include "topo.h"
 #include "watchdog.h"
 
 struct run {
@@ -38,7 +38,7 @@ struct run {
     char env_path[4300];
 };
 
-/* The headline (harness/headline.c chooses the rows; `report` writes the same into summary.md).
+/* The headline (harness/analysis/headline.c chooses the rows; `report` writes the same into summary.md).
  * Matrix cells and per-rank shares are left to their own tables. */
 static void print_headline(const struct fb_results *res)
 {

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../kernels/pattern.h"
+#include "pattern.h"
 #include "status.h"
 
 enum fb_mem {

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../kernels/pattern.h"
+#include "pattern.h"
 
 enum { FB_MAX_BENCHES = 32, FB_MAX_SIZES = 64 };
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kernels/pool_kernels.h"
+#include "pool_kernels.h"
 #include "log.h"
 
 /* ---- cuBLAS, declared here with its C ABI (values from cublas_api.h, library_types.h) ---- */

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-struct fb_topo; /* topology.h */
+struct fb_topo; /* topo.h */
 
 enum fb_link {
     FB_LINK_UNKNOWN,      /* "unknown" */

@@ -1,7 +1,7 @@
 /* `fabricbench report [--no-plots] RUN_DIR`: a run folder (or a sweep's folder of launches)
  * turned into plots (gnuplot: PNG and SVG, each with its .gp script and .dat data in
  * RUN/plots) and RUN/summary.md. No MPI. Every input is read and checked before anything is
- * written; each file is written atomically. The plots' data come from harness/report_data.c. */
+ * written; each file is written atomically. The plots' data come from harness/analysis/report_data.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -486,7 +486,7 @@ static void write_doctor(FILE *f, const cJSON *doc, const char *h)
     if (!doc) {
         fprintf(f, "Doctor not run: no `doctor.json` in the run folder (`fabricbench doctor "
                    "--json RUN/doctor.json`, under the run's launcher, writes it; `sweep` and "
-                   "`harness/quickstart.sh` do).\n");
+                   "`harness/scripts/quickstart.sh` do).\n");
         return;
     }
     if (!cJSON_IsArray(checks)) {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Configures and builds fabricbench into build/ (or $FB_BUILD_DIR). Extra arguments go to cmake.
 set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${FB_BUILD_DIR:-$top/build}
 [ -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null 2>&1 && PATH=$PATH:/usr/local/cuda/bin
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$build.configure.log" 2>&1 ||

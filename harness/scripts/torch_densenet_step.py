@@ -3,7 +3,7 @@
 is compared with on the same GPU (docs/benchmarks/compute.md). torchvision's densenet121 with
 14 outputs, mixed precision (autocast fp16 or bf16, a GradScaler for fp16), Adam, synthetic
 input; CUDA events around each step after warm-up; the median of the steps. Run by
-harness/gpu-check.sh when torch and torchvision are installed."""
+harness/scripts/gpu-check.sh when torch and torchvision are installed."""
 import argparse
 import statistics
 import sys

@@ -8,7 +8,7 @@
 # On a bare GPU host without MPI, unpack Open MPI from Debian packages first and set MPIRUN
 # (docs/gpu-check.md); with no mpirun at all the binary runs as an MPI singleton.
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${FB_BIN:-$top/build/bench/fabricbench}
 out=${OUT:-$PWD/gpu-check}
 backend=${FB_BACKEND:-auto}
@@ -70,7 +70,7 @@ for prec in fp16 bf16; do
 done
 # PyTorch's DenseNet-121 training step, the figure compute's stand-in is judged against.
 if python3 -c "import torch, torchvision" >/dev/null 2>&1; then
-    python3 "$top/harness/torch_densenet_step.py" --batch 32 --resolution 224 >"$out/torch.txt" 2>&1
+    python3 "$top/harness/scripts/torch_densenet_step.py" --batch 32 --resolution 224 >"$out/torch.txt" 2>&1
 else
     echo "torch or torchvision not installed: no PyTorch comparison" >"$out/torch.txt"
 fi

@@ -3,7 +3,7 @@
  * same code answers for this machine and for recorded XML topologies in the tests. Also holds
  * the verdict names (verdict.h). */
 #define _GNU_SOURCE
-#include "topology.h"
+#include "topo.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kernels/pattern_kernels.h"
-#include "../kernels/optimizer_kernels.h"
-#include "../kernels/pipeline_kernels.h"
+#include "pattern_kernels.h"
+#include "optimizer_kernels.h"
+#include "pipeline_kernels.h"
 #include "log.h"
 #include "watchdog.h"
 #include "shm.h"
