@@ -1,6 +1,6 @@
 /* The outcome of one environment check, shared by the topology verdicts and `doctor`.
  * Ordered from best to worst, except SKIP ("could not judge"), which any real verdict
- * outranks when verdicts are combined. fb_verdict_str is defined in topology.c. */
+ * outranks when verdicts are combined. */
 #ifndef FB_VERDICT_H
 #define FB_VERDICT_H
 

@@ -1,7 +1,6 @@
 /* hwloc behind fabricbench's topology questions: machine counts, PCI locality, this process's
  * binding and the GPU-binding verdict. Everything goes through hwloc (never /sys by hand) so the
- * same code answers for this machine and for recorded XML topologies in the tests. Also holds
- * the verdict names (verdict.h). */
+ * same code answers for this machine and for recorded XML topologies in the tests. */
 #define _GNU_SOURCE
 #include "topo.h"
 
@@ -18,33 +17,6 @@ struct fb_topo {
     hwloc_topology_t topo;
     bool this_system;
 };
-
-const char *fb_verdict_str(enum fb_verdict v)
-{
-    switch (v) {
-    case FB_PASS: return "PASS";
-    case FB_WARN: return "WARN";
-    case FB_FAIL: return "FAIL";
-    case FB_SKIP: return "SKIP";
-    }
-    return "????";
-}
-
-static int verdict_rank(enum fb_verdict v)
-{
-    switch (v) {
-    case FB_SKIP: return 0;
-    case FB_PASS: return 1;
-    case FB_WARN: return 2;
-    case FB_FAIL: return 3;
-    }
-    return 3;
-}
-
-enum fb_verdict fb_verdict_worst(enum fb_verdict a, enum fb_verdict b)
-{
-    return verdict_rank(a) >= verdict_rank(b) ? a : b;
-}
 
 fb_status fb_topo_load(struct fb_topo **out, const char *xml_path)
 {
