@@ -14,7 +14,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "fingerprint.h"
-#include "half.h"
+#include "mpi_half.h"
 #include "headline.h"
 #include "log.h"
 #include "nccl_log.h"

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "half.h"
 #include "log.h"
+#include "mpi_half.h"
 #include "watchdog.h"
 
 struct fb_coll_comm {
@@ -21,16 +21,6 @@ struct fb_coll_comm {
     void *stage;       /* pinned host buffer for staged reductions */
     size_t stage_bytes;
 };
-
-const struct fb_coll *const fb_colls[] = {&fb_coll_nccl, &fb_coll_mpi, NULL};
-
-const struct fb_coll *fb_coll_find(const char *name)
-{
-    for (size_t i = 0; fb_colls[i]; i++)
-        if (strcmp(fb_colls[i]->name, name) == 0)
-            return fb_colls[i];
-    return NULL;
-}
 
 bool fb_mpi_cuda_aware(char *why, size_t whylen)
 {

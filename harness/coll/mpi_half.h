@@ -1,21 +1,10 @@
-/* IEEE binary16 ("float16", FB_DTYPE_FLOAT16) on the host: portable C11 conversions to and from
- * float, and the MPI datatype and sum operation that MPI itself lacks (MPI has no fp16 type, and
- * Open MPI 4.1 no fp16 sum). A half is handled as its 16-bit pattern in a uint16_t; no
- * compiler half type (_Float16, __fp16) is needed. */
-#ifndef FB_HALF_H
-#define FB_HALF_H
+/* The MPI datatype and sum operation for halves (FB_DTYPE_FLOAT16) that MPI itself lacks: MPI
+ * has no fp16 type, and Open MPI 4.1 no fp16 sum. A half travels as its 2-byte pattern and is
+ * added in float (half.h's conversions). */
+#ifndef FB_MPI_HALF_H
+#define FB_MPI_HALF_H
 
 #include <mpi.h>
-#include <stdint.h>
-
-/* Rounds a float to the nearest half, ties to even. Values at or above 65520 in magnitude
- * become infinity, values at most 2^-25 become a signed zero, values between that and 2^-14
- * round to subnormals (steps of 2^-24); infinities keep their sign and a NaN stays a quiet
- * NaN. Pure. */
-uint16_t fb_half_from_float(float f);
-
-/* The float holding the value of half `h`, exactly (every half is a float). Pure. */
-float fb_half_to_float(uint16_t h);
 
 /* The MPI datatype of one half: 2 contiguous bytes (MPI_Type_contiguous(2, MPI_BYTE)),
  * committed. Created at the first call and kept until fb_mpi_half_free(); later calls return

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "half.h"
+#include "mpi_half.h"
 #include "log.h"
 #include "nvtx.h"
 

@@ -4,7 +4,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "half.h"
+#include "mpi_half.h"
 #include "test.h"
 
 enum { COUNT = 9 };

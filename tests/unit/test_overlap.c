@@ -12,6 +12,7 @@
 #include "densenet.h"
 #include "densenet_layers.h"
 #include "half.h"
+#include "mpi_half.h"
 #include "overlap.h"
 #include "test.h"
 
