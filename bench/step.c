@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "clock.h"
 #include "conv_engine.h"
 #include "densenet.h"
 #include "fusion.h"
@@ -214,7 +215,7 @@ static fb_status step_setup(const struct fb_ctx *ctx, const struct fb_case *c,
      * each takes its timeline's origin as it leaves. */
     if (c->variant & V_TRACE) {
         MPI_Barrier(ctx->comm);
-        origin = fb_monotonic_us();
+        origin = fb_clock_now_us();
     }
     if (!(s = calloc(1, sizeof *s)) || !(s->history = calloc(HISTORY, sizeof *s->history))) {
         free(s);

@@ -1,6 +1,7 @@
 /* Progress lines and the estimate of the time left. */
 #define _POSIX_C_SOURCE 200809L
 #include "progress.h"
+#include "clock.h"
 
 #include <math.h>
 #include <string.h>
@@ -57,20 +58,13 @@ void fb_progress_line(long index, long total, const char *label, double elapsed_
              elapsed, eta);
 }
 
-double fb_progress_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void fb_progress_init(struct fb_progress *p, FILE *out, const char *prefix)
 {
     memset(p, 0, sizeof *p);
     p->current = -1;
     p->out = out;
     p->prefix = prefix ? prefix : "";
-    p->start_s = fb_progress_now();
+    p->start_s = fb_clock_now_s();
 }
 
 static int group_of(struct fb_progress *p, const char *name, bool create)
@@ -104,7 +98,7 @@ void fb_progress_end(struct fb_progress *p)
         return;
     g = &p->groups[p->current];
     g->done++;
-    g->seconds += fb_progress_now() - p->point_start_s;
+    g->seconds += fb_clock_now_s() - p->point_start_s;
     p->current = -1;
 }
 
@@ -130,7 +124,7 @@ void fb_progress_begin(struct fb_progress *p, const char *name, const char *labe
     if (p->started > p->total)
         p->total = p->started;
     p->current = g;
-    now = fb_progress_now();
+    now = fb_clock_now_s();
     p->point_start_s = now;
     if (!p->out)
         return;

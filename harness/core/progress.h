@@ -63,7 +63,4 @@ void fb_progress_begin(struct fb_progress *p, const char *name, const char *labe
 /* The point under way has ended (measured, waived or failed); its time counts. */
 void fb_progress_end(struct fb_progress *p);
 
-/* Seconds on the monotonic clock. */
-double fb_progress_now(void);
-
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "backend_fault.h"
+#include "clock.h"
 #include "shm.h"
 
 struct fb_stream {
@@ -196,11 +197,8 @@ static void host_event_destroy(struct fb_event *e) { free(e); }
 
 static fb_status host_event_record(struct fb_event *e, struct fb_stream *s)
 {
-    struct timespec ts;
-
     (void)s;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    e->us = (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+    e->us = fb_clock_now_us();
     return FB_OK;
 }
 

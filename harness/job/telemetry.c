@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "atomic_file.h"
+#include "clock.h"
 #include "csv.h"
 #include "log.h"
 #include "telemetry_nvml.h"
@@ -225,13 +226,6 @@ struct fb_telemetry {
     size_t csv_samples;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static struct timespec to_timespec(double s)
 {
     struct timespec ts;
@@ -265,7 +259,7 @@ static void *sampler(void *arg)
             struct fb_tel_sample s;
             unsigned long gen = t->gen;
             pthread_mutex_unlock(&t->mu);
-            s.t_s = now_s() - t->t0;
+            s.t_s = fb_clock_now_s() - t->t0;
             fb_tel_nvml_read(t->nvml, s.v);
             pthread_mutex_lock(&t->mu);
             if (t->active && t->gen == gen) {
@@ -278,7 +272,7 @@ static void *sampler(void *arg)
             }
         }
         /* the next tick still ahead */
-        double late = now_s() - t->t0;
+        double late = fb_clock_now_s() - t->t0;
         unsigned long long next = (unsigned long long)(late / t->interval_s) + 1;
         k = next > k + 1 ? next : k + 1;
     }
@@ -408,7 +402,7 @@ fb_status fb_telemetry_start(struct fb_telemetry **out, const struct fb_session 
     MPI_Type_commit(&t->sample_type);
     /* One origin for the job's time_s: every rank takes it just after the same barrier. */
     MPI_Barrier(w->comm);
-    t->t0 = now_s();
+    t->t0 = fb_clock_now_s();
     t->stride = 1;
     if (me.ok) {
         if (pthread_create(&t->thread, NULL, sampler, t) == 0)

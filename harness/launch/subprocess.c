@@ -13,14 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "progress.h"
-
-static void nap_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
+#include "clock.h"
 
 /* In the child, between fork and exec: only async-signal-safe calls and putenv/setenv. */
 static void child(char *const *argv, char *const *env, int flags)
@@ -162,7 +155,7 @@ fb_status fb_subprocess_wait(char *const *argv, char *const *env, double timeout
 {
     static struct proc_id tree[MAX_PROCS];
     size_t ntree = 0;
-    double start = fb_progress_now(), term_at = 0.0;
+    double start = fb_clock_now_s(), term_at = 0.0;
     bool terminating = false;
     int ws = 0;
     pid_t pid, got;
@@ -181,7 +174,7 @@ fb_status fb_subprocess_wait(char *const *argv, char *const *env, double timeout
         got = waitpid(pid, &ws, WNOHANG);
         if (got == pid || (got < 0 && errno != EINTR))
             break;
-        now = fb_progress_now();
+        now = fb_clock_now_s();
         if (!terminating && ((timeout_s > 0 && now - start >= timeout_s) || (stop && *stop))) {
             res->timed_out = !(stop && *stop);
             res->interrupted = !res->timed_out;
@@ -198,7 +191,7 @@ fb_status fb_subprocess_wait(char *const *argv, char *const *env, double timeout
             signal_set(tree, ntree, SIGKILL);
             grace_s = 1e30; /* once */
         }
-        nap_ms(50);
+        fb_clock_sleep_s(0.05);
     }
     /* after a stop, whatever the launcher left behind (a rank that outlived it, in its
      * group or its own) goes too: a short grace, then SIGKILL */
@@ -209,13 +202,13 @@ fb_status fb_subprocess_wait(char *const *argv, char *const *env, double timeout
                 kill(-pid, SIGTERM);
             signal_set(tree, ntree, SIGTERM);
             for (int i = 0; i < 40 && signal_set(tree, ntree, 0) > 0; i++)
-                nap_ms(50);
+                fb_clock_sleep_s(0.05);
             if (group)
                 kill(-pid, SIGKILL);
             signal_set(tree, ntree, SIGKILL);
         }
     }
-    res->wall_s = fb_progress_now() - start;
+    res->wall_s = fb_clock_now_s() - start;
     res->exit_status = got == pid ? status_of(ws) : 1;
     if (res->timed_out)
         res->exit_status = FB_SUBPROCESS_TIMEOUT_EXIT;

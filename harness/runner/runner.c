@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "run_plan.h"
 #include "units.h"
@@ -720,27 +721,20 @@ static void group_close(struct fb_runner *r, struct fb_ctx *ctx)
     ctx->comm = MPI_COMM_NULL;
 }
 
-static double monotonic_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 /* Rank 0, after a point: results.csv is rewritten unless the last rewrite took more than a
  * tenth of the time since it ended. A small file is rewritten after every point; one of many
  * rows (a large p2p matrix) less often, so rewriting never costs more than about 10% of the
  * run. fb_runner_run rewrites it at the end of every benchmark in any case. */
 static fb_status flush_point(struct fb_runner *r)
 {
-    double start = monotonic_us();
+    double start = fb_clock_now_us();
     fb_status st;
 
     r->flush_pending = true;
     if (start - r->last_flush_end_us < 10.0 * r->last_flush_cost_us)
         return FB_OK;
     st = fb_results_flush(r->res);
-    r->last_flush_end_us = monotonic_us();
+    r->last_flush_end_us = fb_clock_now_us();
     r->last_flush_cost_us = r->last_flush_end_us - start;
     r->flush_pending = st != FB_OK;
     return st;

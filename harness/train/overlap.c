@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clock.h"
 #include "half.h"
 #include "mpi_half.h"
 #include "log.h"
@@ -40,13 +41,6 @@ struct fb_overlap {
     size_t handed, reduced;
     fb_status error;
 };
-
-double fb_monotonic_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 bool fb_overlap_possible(const struct fb_coll *coll, char *why, size_t whylen)
 {
@@ -102,10 +96,10 @@ static fb_status reduce_now(struct fb_overlap *ov, size_t i)
 {
     fb_status st = ov->cfg.be->event_sync(ov->ready_of[i]);
 
-    ov->t_start[i] = fb_monotonic_us();
+    ov->t_start[i] = fb_clock_now_us();
     if (st == FB_OK)
         st = reduce(ov, i);
-    ov->t_end[i] = fb_monotonic_us();
+    ov->t_end[i] = fb_clock_now_us();
     return st;
 }
 

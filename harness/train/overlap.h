@@ -79,7 +79,4 @@ fb_status fb_overlap_spans(const struct fb_overlap *ov, struct fb_event *anchor,
 /* The bucket i's tensors: [first, first + count) of the model, `elements` parameters. */
 const struct fb_bucket *fb_overlap_bucket(const struct fb_overlap *ov, size_t i);
 
-/* Monotonic clock in microseconds (CLOCK_MONOTONIC), the host clock of every span. */
-double fb_monotonic_us(void);
-
 #endif

@@ -41,7 +41,7 @@ struct fb_trace {
 fb_status fb_trace_init(struct fb_trace *t, size_t cap);
 void fb_trace_release(struct fb_trace *t); /* accepts a zeroed one */
 
-/* A span from start_us to end_us (host monotonic microseconds, fb_monotonic_us). One that no
+/* A span from start_us to end_us (host monotonic microseconds, fb_clock_now_us). One that no
  * longer fits is counted in `dropped`. */
 void fb_trace_add(struct fb_trace *t, int track, int step, const char *name, double start_us,
                   double end_us);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "augment.h"
+#include "clock.h"
 #include "densenet.h"
 #include "densenet_layers.h"
 #include "densenet_step.h"
@@ -202,7 +203,7 @@ static fb_status enqueue(struct fb_train_step *ts, struct fb_batch *batch, doubl
 
     fb_nvtx_push("data wait");
     st = fb_pipeline_take(ts->ring->pipe, batch);
-    *t_taken = fb_monotonic_us();
+    *t_taken = fb_clock_now_us();
     fb_nvtx_pop();
     if (st != FB_OK)
         return st;
@@ -309,11 +310,11 @@ fb_status fb_train_step_run(struct fb_train_step *ts, struct fb_trace *trace, in
          * idle between steps, so it completes at once) */
         if ((st = be->event_record(ts->ev[EV_ANCHOR], ts->cfg.stream)) == FB_OK &&
             (st = be->event_sync(ts->ev[EV_ANCHOR])) == FB_OK)
-            anchor_us = fb_monotonic_us();
+            anchor_us = fb_clock_now_us();
         if (st != FB_OK)
             return st;
     }
-    t0 = fb_monotonic_us();
+    t0 = fb_clock_now_us();
     st = enqueue(ts, &batch, &t_taken);
     /* synchronised whatever happened, so nothing is left running on failure */
     synced = be->stream_sync(ts->cfg.stream);
@@ -321,7 +322,7 @@ fb_status fb_train_step_run(struct fb_train_step *ts, struct fb_trace *trace, in
         synced = be->stream_sync(ts->copy);
     if (batch.data)
         fb_pipeline_release(ts->ring->pipe, &batch);
-    t_end = fb_monotonic_us();
+    t_end = fb_clock_now_us();
     if ((st = st != FB_OK ? st : synced) != FB_OK)
         return st;
     *t = (struct fb_step_times){

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fingerprint.h"
 #include "log.h"
 #include "results.h"
@@ -79,20 +80,6 @@ static struct {
 
 static volatile sig_atomic_t got_signal;
 static int fired_once; /* __atomic: the first expiry wins */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void nap(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 static void on_signal(int sig) { got_signal = sig; }
 
@@ -181,7 +168,7 @@ void fb_watchdog_phase(const char *fmt, ...)
     va_end(ap);
     wd.me.seq++;
     wd.me.waiting = 0;
-    wd.me.since = now_s();
+    wd.me.since = fb_clock_now_s();
     publish_locked();
     hang = wd.hang_rank == wd.rank && wd.mpi_up &&
            (!wd.hang_bench[0] || strcmp(wd.hang_bench, wd.me.bench) == 0) &&
@@ -210,7 +197,7 @@ bool fb_watchdog_expired(void)
     bool late;
 
     pthread_mutex_lock(&wd.mu);
-    late = wd.started && wd.timeout_s > 0 && now_s() - wd.me.since > wd.timeout_s;
+    late = wd.started && wd.timeout_s > 0 && fb_clock_now_s() - wd.me.since > wd.timeout_s;
     pthread_mutex_unlock(&wd.mu);
     return late;
 }
@@ -258,17 +245,17 @@ void fb_watchdog_results_unlock(void) { pthread_mutex_unlock(&wd.results_mu); }
  * is then the last whole one). */
 static void save_results(void)
 {
-    double until = now_s() + 0.5;
+    double until = fb_clock_now_s() + 0.5;
 
     if (!wd.res)
         return;
     while (pthread_mutex_trylock(&wd.results_mu) != 0) {
-        if (now_s() > until) {
+        if (fb_clock_now_s() > until) {
             fb_warn("results.csv: not rewritten (the run was changing it); it holds the points "
                     "up to its last rewrite");
             return;
         }
-        nap(0.01);
+        fb_clock_sleep_s(0.01);
     }
     (void)fb_results_flush(wd.res);
     pthread_mutex_unlock(&wd.results_mu);
@@ -346,7 +333,7 @@ static void describe(const struct pub *p, double now, char *buf, size_t len)
  * many; *seen is how many slots were read. Without a board: this rank alone. */
 static int not_arrived(char *buf, size_t len, int *seen)
 {
-    double now = now_s();
+    double now = fb_clock_now_s();
     size_t used = 0;
     int n = 0;
 
@@ -437,7 +424,7 @@ _Noreturn static void expire(const char *what, const struct pub *other)
 {
     struct pub me;
     char mine[256], missing[2048], detail[2600];
-    double now = now_s();
+    double now = fb_clock_now_s();
     int seen = 0, n;
 
     if (__atomic_exchange_n(&fired_once, 1, __ATOMIC_ACQ_REL)) {
@@ -492,7 +479,7 @@ _Noreturn static void expire(const char *what, const struct pub *other)
         save_results();
         fb_error("stopping the job: the run is marked 'timeout' in env.json, results.csv holds "
                  "every finished point; exit code %d", FB_EXIT_TIMEOUT);
-        nap(leave_others_s);
+        fb_clock_sleep_s(leave_others_s);
     } else {
         /* Speak only when there is something to say: a culprit (not at a wait), or the first
          * rank of a host for its host; then leave rank 0 the time to mark the run. */
@@ -500,7 +487,7 @@ _Noreturn static void expire(const char *what, const struct pub *other)
             fb_error("timeout: %s did not end within --timeout %.0f s; this rank is %s%s%s", what,
                      wd.timeout_s, mine, wd.local_rank == 0 ? "; on this host, " : "",
                      wd.local_rank == 0 ? detail : "");
-        nap(leave_rank0_s);
+        fb_clock_sleep_s(leave_rank0_s);
     }
     stop_job(FB_EXIT_TIMEOUT);
 }
@@ -554,7 +541,7 @@ static void *watch(void *arg)
 
         if ((sig = got_signal) != 0) {
             if (signal_at == 0.0) {
-                signal_at = now_s();
+                signal_at = fb_clock_now_s();
                 if (wd.rank == 0) {
                     char d[160];
                     snprintf(d, sizeof d, "%s received; the run stopped at its next check",
@@ -565,7 +552,7 @@ static void *watch(void *arg)
                     (void)fb_watchdog_mark("interrupted", d);
                     save_results();
                 }
-            } else if (now_s() - signal_at > FB_INTERRUPT_GRACE_S) {
+            } else if (fb_clock_now_s() - signal_at > FB_INTERRUPT_GRACE_S) {
                 fb_error("%s: the run did not stop within %.0f s; ending this process (exit "
                          "code %d)", sig == SIGINT ? "SIGINT" : "SIGTERM",
                          FB_INTERRUPT_GRACE_S, FB_EXIT_INTERRUPTED);
@@ -573,7 +560,7 @@ static void *watch(void *arg)
                 _exit(FB_EXIT_INTERRUPTED);
             }
         }
-        late = wd.timeout_s > 0 && now_s() - since > wd.timeout_s;
+        late = wd.timeout_s > 0 && fb_clock_now_s() - since > wd.timeout_s;
         if (late) {
             char what[256];
             pthread_mutex_lock(&wd.mu);
@@ -652,7 +639,7 @@ fb_status fb_watchdog_start(double timeout_s, const char *command)
     wd.me.rank = wd.rank;
     wd.me.pid = (int32_t)getpid();
     wd.me.mpi_start = 1;
-    wd.me.since = now_s();
+    wd.me.since = fb_clock_now_s();
     snprintf(wd.me.phase, sizeof wd.me.phase, "MPI start");
     if (gethostname(wd.me.host, sizeof wd.me.host - 1) != 0)
         snprintf(wd.me.host, sizeof wd.me.host, "unknown");
@@ -679,7 +666,7 @@ fb_status fb_watchdog_start(double timeout_s, const char *command)
         slow_rank == wd.rank) {
         fprintf(stderr, "fabricbench: test hook FB_TEST_SLOW_START: rank %d starts %s s late\n",
                 wd.rank, secs);
-        nap(atof(secs));
+        fb_clock_sleep_s(atof(secs));
     }
     fb_watchdog_wait_begin(); /* arrived at MPI_Init */
     return FB_OK;

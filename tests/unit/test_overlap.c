@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "backend.h"
+#include "clock.h"
 #include "coll.h"
 #include "densenet.h"
 #include "densenet_layers.h"
@@ -51,7 +52,7 @@ static fb_status backward(struct rig *g, struct fb_overlap *ov, bool swap, bool 
          * before backward does */
         be->busy_wait(50.0, g->stream);
         if (k == n - 1)
-            *before_last = fb_monotonic_us();
+            *before_last = fb_clock_now_us();
         be->event_record(g->ev, g->stream);
         st = fb_overlap_ready(ov, g->layers.layers[order[k]].params, g->ev);
     }
