@@ -17,6 +17,7 @@
 
 #include "backend.h"
 #include "doctor.h"
+#include "json_file.h"
 #include "log.h"
 #include "nccl_report.h"
 #include "results_read.h"
@@ -561,46 +562,9 @@ static fb_status check_transports(struct ctx *c, char *err, size_t errlen)
 static fb_status load_env(struct ctx *c, char *err, size_t errlen)
 {
     char path[4200];
-    FILE *f;
-    char *text = NULL;
-    long len;
-    fb_status st = FB_OK;
 
     snprintf(path, sizeof path, "%s/env.json", c->run_dir);
-    if (!(f = fopen(path, "rb")))
-        return errno == ENOENT ? FB_OK : (snprintf(err, errlen, "cannot open '%s': %s", path,
-                                                   strerror(errno)), FB_ERR_USAGE);
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        snprintf(err, errlen, "cannot read '%s'", path);
-        st = FB_ERR_USAGE;
-        goto out;
-    }
-    if (!(text = malloc((size_t)len + 1))) {
-        st = FB_ERR_NOMEM;
-        goto out;
-    }
-    if (fread(text, 1, (size_t)len, f) != (size_t)len) {
-        snprintf(err, errlen, "cannot read '%s'", path);
-        st = FB_ERR_USAGE;
-        goto out;
-    }
-    text[len] = '\0';
-    if (!(c->env = cJSON_ParseWithLength(text, (size_t)len)) || !cJSON_IsObject(c->env)) {
-        const char *at = cJSON_GetErrorPtr();
-        size_t line = 1;
-        if (at && at >= text && at <= text + len)
-            for (const char *s = text; s < at; s++)
-                line += *s == '\n';
-        snprintf(err, errlen, "%s:%zu: not a JSON object as fabricbench writes env.json", path,
-                 line);
-        cJSON_Delete(c->env);
-        c->env = NULL;
-        st = FB_ERR_USAGE;
-    }
-out:
-    free(text);
-    fclose(f);
-    return st;
+    return fb_json_file_read(path, true, &c->env, err, errlen);
 }
 
 fb_status fb_accept_run(const struct fb_profile *p, const char *run_dir, struct fb_accept *out,

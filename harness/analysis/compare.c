@@ -1,6 +1,7 @@
 /* The join, the noise rule and the fingerprint difference of `fabricbench compare`. */
 #define _GNU_SOURCE
 #include "compare.h"
+#include "json_file.h"
 
 #include <errno.h>
 #include <math.h>
@@ -257,44 +258,18 @@ static void flatten(struct flat *f, const cJSON *node, const char *path)
 
 static fb_status load_flat(const char *path, struct flat *f, char *err, size_t errlen)
 {
-    FILE *in = fopen(path, "rb");
-    char *text = NULL;
-    size_t len = 0;
     cJSON *root = NULL;
-    fb_status st = FB_OK;
+    fb_status st;
 
-    if (!in) {
-        snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
-        return FB_ERR_IO;
-    }
-    if (fseek(in, 0, SEEK_END) == 0) {
-        long size = ftell(in);
-        if (size >= 0 && size < (64L << 20) && (text = malloc((size_t)size + 1))) {
-            rewind(in);
-            len = fread(text, 1, (size_t)size, in);
-            text[len] = '\0';
-        }
-    }
-    fclose(in);
-    if (!text) {
-        snprintf(err, errlen, "cannot read '%s'", path);
-        return FB_ERR_IO;
-    }
-    root = cJSON_ParseWithLength(text, len);
-    if (!root) {
-        snprintf(err, errlen, "%s: not valid JSON", path);
-        st = FB_ERR_USAGE;
-        goto out;
-    }
+    if ((st = fb_json_file_read(path, false, &root, err, errlen)) != FB_OK)
+        return st;
     f->ok = true;
     flatten(f, root, "");
     if (!f->ok) {
         snprintf(err, errlen, "out of memory reading '%s'", path);
         st = FB_ERR_NOMEM;
     }
-out:
     cJSON_Delete(root);
-    free(text);
     return st;
 }
 

@@ -17,6 +17,7 @@
 #include "doctor.h"
 #include "fingerprint.h"
 #include "ib.h"
+#include "json_file.h"
 #include "log.h"
 #include "nccl_report.h"
 #include "session.h"
@@ -377,7 +378,7 @@ int fb_cmd_doctor(int argc, char **argv)
             }
             if (json_path && !add_checks_json(fp, checks, nchecks))
                 code = 1;
-            else if (json_path && (st = fb_fingerprint_write(json_path, fp)) != FB_OK)
+            else if (json_path && (st = fb_json_file_write(json_path, fp)) != FB_OK)
                 code = fb_status_exit_code(st);
             else if (json_path)
                 fb_info("fingerprint written to '%s'", json_path);

@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "gnuplot.h"
 #include "headline.h"
+#include "json_file.h"
 #include "log.h"
 #include "nccl_report.h"
 #include "plot_templates.h"
@@ -69,49 +70,15 @@ static void usage(void)
 
 /* ---- reading ---- */
 
-static int slurp_json(const char *path, cJSON **out, bool optional)
+/* 0 read (or optional and absent), 1 out of memory, 2 bad input (one line printed). */
+static int read_json(const char *path, cJSON **out, bool optional)
 {
-    FILE *f = fopen(path, "rb");
-    char *text = NULL;
-    long size = -1;
-    size_t len = 0;
+    char err[600];
+    fb_status st = fb_json_file_read(path, optional, out, err, sizeof err);
 
-    *out = NULL;
-    if (!f) {
-        if (optional && errno == ENOENT)
-            return 0;
-        fb_error("report: cannot open '%s': %s", path, strerror(errno));
-        return 2;
-    }
-    if (fseek(f, 0, SEEK_END) == 0)
-        size = ftell(f);
-    if (size >= 0 && size < (64L << 20) && (text = malloc((size_t)size + 1))) {
-        rewind(f);
-        len = fread(text, 1, (size_t)size, f);
-        text[len] = '\0';
-    }
-    fclose(f);
-    if (!text) {
-        fb_error("report: cannot read '%s'", path);
-        return 2;
-    }
-    *out = cJSON_ParseWithLength(text, len);
-    if (!*out || !cJSON_IsObject(*out)) {
-        const char *at = cJSON_GetErrorPtr();
-        size_t line = 1;
-        if (*out || !at || at < text || at > text + len)
-            at = text;
-        for (const char *c = text; c < at; c++)
-            line += *c == '\n';
-        fb_error("report: %s:%zu: %s", path, line,
-                 *out ? "not a JSON object" : "not valid JSON");
-        cJSON_Delete(*out);
-        *out = NULL;
-        free(text);
-        return 2;
-    }
-    free(text);
-    return 0;
+    if (st != FB_OK)
+        fb_error("report: %s", err);
+    return st == FB_OK ? 0 : st == FB_ERR_NOMEM ? 1 : 2;
 }
 
 /* Reads dir's results.csv, env.json, doctor.json (optional) and NCCL logs (optional), and
@@ -139,7 +106,7 @@ static int run_load(struct run_in *r, const char *dir)
         return st == FB_ERR_NOMEM ? 1 : 2;
     }
     snprintf(path, sizeof path, "%s/env.json", dir);
-    if ((rc = slurp_json(path, &r->env, false)) != 0)
+    if ((rc = read_json(path, &r->env, false)) != 0)
         return rc;
     {
         char why[1200];
@@ -148,7 +115,7 @@ static int run_load(struct run_in *r, const char *dir)
                     "its finished points only", dir, why);
     }
     snprintf(path, sizeof path, "%s/doctor.json", dir);
-    if ((rc = slurp_json(path, &r->doctor, true)) != 0)
+    if ((rc = read_json(path, &r->doctor, true)) != 0)
         return rc;
     st = fb_nccl_report_dir(dir, &r->nccl, err, sizeof err);
     if (st == FB_OK)

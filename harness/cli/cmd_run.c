@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "fingerprint.h"
+#include "json_file.h"
 #include "mpi_half.h"
 #include "headline.h"
 #include "log.h"
@@ -81,7 +82,7 @@ static fb_status record_fingerprint(struct run *r)
         goto out;
     if (r->s.world.rank == 0) {
         r->env = fb_fingerprint_json(&r->s, topo, all, "running");
-        st = r->env ? fb_fingerprint_write(r->env_path, r->env) : FB_ERR_NOMEM;
+        st = r->env ? fb_json_file_write(r->env_path, r->env) : FB_ERR_NOMEM;
     }
     st = fb_world_agree(&r->s.world, st);
 out:

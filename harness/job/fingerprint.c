@@ -458,28 +458,3 @@ fail:
     cJSON_Delete(root);
     return NULL;
 }
-
-fb_status fb_fingerprint_write(const char *path, const cJSON *json)
-{
-    char *text = NULL, *withnl = NULL;
-    size_t len;
-    fb_status st = FB_ERR_NOMEM;
-
-    if (!path || !json)
-        return FB_ERR_USAGE;
-    if (!(text = cJSON_Print(json)))
-        goto out;
-    len = strlen(text);
-    if (!(withnl = malloc(len + 2)))
-        goto out;
-    memcpy(withnl, text, len);
-    withnl[len++] = '\n';
-    withnl[len] = '\0';
-    st = fb_atomic_write(path, withnl, len);
-out:
-    if (st == FB_ERR_NOMEM)
-        fb_error("out of memory while writing '%s'", path);
-    cJSON_free(text);
-    free(withnl);
-    return st;
-}

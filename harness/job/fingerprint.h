@@ -70,10 +70,6 @@ bool fb_facts_same_gpu(const struct fb_rank_facts *a, const struct fb_rank_facts
 cJSON *fb_fingerprint_json(const struct fb_session *s, struct fb_topo *topo,
                            const struct fb_rank_facts *all, const char *run_status);
 
-/* Writes the object to `path` as indented JSON, atomically (the file appears whole or not at
- * all). FB_ERR_IO with a message, FB_ERR_NOMEM. */
-fb_status fb_fingerprint_write(const char *path, const cJSON *json);
-
 /* "13.0" from a CUDA version integer (13000), "none" for 0. */
 void fb_cuda_version_str(int version, char *buf, size_t len);
 

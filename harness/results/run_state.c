@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_file.h"
+
 bool fb_run_state_incomplete(const cJSON *env, char *line, size_t len)
 {
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(env, "run_status");
@@ -25,25 +27,13 @@ bool fb_run_state_incomplete(const cJSON *env, char *line, size_t len)
 
 bool fb_run_state_incomplete_dir(const char *dir, char *line, size_t len)
 {
-    char path[4200];
-    FILE *f;
-    char *text = NULL;
-    long n;
+    char path[4200], err[600];
     cJSON *env = NULL;
     bool incomplete = false;
 
     snprintf(path, sizeof path, "%s/env.json", dir);
-    if (!(f = fopen(path, "rb")))
-        return false;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && n < (1L << 26) &&
-        fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)n + 1)) &&
-        fread(text, 1, (size_t)n, f) == (size_t)n) {
-        text[n] = '\0';
-        if ((env = cJSON_ParseWithLength(text, (size_t)n)))
-            incomplete = fb_run_state_incomplete(env, line, len);
-    }
+    if (fb_json_file_read(path, false, &env, err, sizeof err) == FB_OK)
+        incomplete = fb_run_state_incomplete(env, line, len);
     cJSON_Delete(env);
-    free(text);
-    fclose(f);
     return incomplete;
 }

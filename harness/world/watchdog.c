@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "fingerprint.h"
+#include "json_file.h"
 #include "log.h"
 #include "results.h"
 #include "world.h"
@@ -231,7 +232,7 @@ fb_status fb_watchdog_mark(const char *state, const char *detail)
         } else {
             cJSON_Delete(stop);
         }
-        st = fb_fingerprint_write(wd.env_path, wd.env);
+        st = fb_json_file_write(wd.env_path, wd.env);
     }
     pthread_mutex_unlock(&wd.mark_mu);
     return st;
