@@ -23,6 +23,7 @@
 #include "registry.h"
 #include "results.h"
 #include "run_plan.h"
+#include "run_record.h"
 #include "runner.h"
 #include "session.h"
 #include "telemetry.h"
@@ -106,12 +107,12 @@ static void record_peak_rss(struct run *r)
     fb_info("peak memory (max RSS): rank 0 %.1f MiB, the largest rank %.1f MiB", mine / 1048576.0,
             most / 1048576.0);
     if (r->env) {
-        fb_watchdog_results_lock(); /* the watchdog writes env.json from r->env on a stop */
+        fb_run_record_lock(); /* the stop hook writes env.json from r->env */
         cJSON_DeleteItemFromObject(r->env, "rank0_peak_rss_bytes");
         cJSON_DeleteItemFromObject(r->env, "max_rank_peak_rss_bytes");
         cJSON_AddNumberToObject(r->env, "rank0_peak_rss_bytes", mine);
         cJSON_AddNumberToObject(r->env, "max_rank_peak_rss_bytes", most);
-        fb_watchdog_results_unlock();
+        fb_run_record_unlock();
     }
 }
 
@@ -125,7 +126,7 @@ static fb_status finish_fingerprint(struct run *r, fb_status worst, const char *
 
     if (r->s.world.rank != 0 || !r->env)
         return FB_OK;
-    return fb_watchdog_mark(state, detail);
+    return fb_run_record_mark(state, detail);
 }
 
 static fb_status open_run_folder(struct run *r)
@@ -180,10 +181,10 @@ static int run_benchmarks(struct run *r)
         fb_watchdog_phase("telemetry gather");
         /* its rows join the results: held from the watchdog, which may write them on a stop */
         if (w->rank == 0)
-            fb_watchdog_results_lock();
+            fb_run_record_lock();
         fb_telemetry_bench_end(r->tel, w->rank == 0 ? &r->res : NULL);
         if (w->rank == 0)
-            fb_watchdog_results_unlock();
+            fb_run_record_unlock();
         if (st == FB_ERR_UNSUPPORTED)
             continue; /* waived with a reason */
         if (st != FB_OK) {
@@ -349,7 +350,7 @@ static int run_main(struct run *r)
         goto out;
     }
     if (w->rank == 0) {
-        fb_watchdog_set_run(r->env, r->env_path, &r->res);
+        fb_run_record_set(r->env, r->env_path, &r->res);
         if (r->opt.timeout_s > 0)
             fb_info("timeout: %.0f s per phase (--timeout)", r->opt.timeout_s);
     }
@@ -366,7 +367,7 @@ out:
         fb_log_set_file(NULL);
         if (r->log)
             fclose(r->log);
-        fb_watchdog_set_run(NULL, NULL, NULL);
+        fb_run_record_set(NULL, NULL, NULL);
         fb_results_release(&r->res);
         cJSON_Delete(r->env);
     }

@@ -74,7 +74,10 @@ fb_status fb_session_open(struct fb_session *s, const char *backend, const char 
     fb_watchdog_phase("MPI world");
     if ((st = fb_world_init(&s->world)) != FB_OK)
         return st;
-    (void)fb_watchdog_attach(&s->world);
+    (void)fb_watchdog_attach(s->world.node_comm,
+                             &(struct fb_watchdog_who){s->world.rank, s->world.size, s->world.nodes,
+                                                       s->world.local_rank, s->world.local_size,
+                                                       s->world.host});
     fb_watchdog_phase("session: backend and GPU");
     s->visible_gpus = fb_backend_cuda.device_count(s->no_gpu_why, sizeof s->no_gpu_why);
     MPI_Allreduce(&s->visible_gpus, &s->min_local_gpus, 1, MPI_INT, MPI_MIN, s->world.comm);

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "log.h"
 #include "run_plan.h"
+#include "run_record.h"
 #include "units.h"
 #include "watchdog.h"
 
@@ -794,10 +795,10 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
                        MPI_DOUBLE, 0, w->comm);
             fb_watchdog_wait_end();
             if (w->rank == 0) {
-                fb_watchdog_results_lock(); /* a stopped run's rows are written by the watchdog */
+                fb_run_record_lock(); /* a stopped run's rows are written by the stop hook */
                 if ((st = report_values(r, b, c, m, r->values_all)) == FB_OK)
                     st = flush_point(r);
-                fb_watchdog_results_unlock();
+                fb_run_record_unlock();
             }
             if ((st = fb_world_agree(w, st)) != FB_OK)
                 break;
@@ -821,13 +822,13 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
             long long total_wrong = 0;
             for (int k = 0; k < w->size; k++)
                 total_wrong += is_active(c, k) ? wrong[k] : 0;
-            fb_watchdog_results_lock();
+            fb_run_record_lock();
             st = report(r, b, c, all, wrong, m->iters, m->neach);
             if (st == FB_OK && b->trial_values)
                 st = report_trial_values(r, b, c, m, all, r->trial_all, total_wrong, m->iters);
             if (st == FB_OK)
                 st = flush_point(r);
-            fb_watchdog_results_unlock();
+            fb_run_record_unlock();
             for (int k = 0; k < w->size; k++)
                 if (is_active(c, k) && wrong[k] > 0) {
                     r->failed_points++;
@@ -908,7 +909,7 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
     }
     fb_watchdog_phase("summary");
     if (w->rank == 0)
-        fb_watchdog_results_lock();
+        fb_run_record_lock();
     if (st == FB_OK && w->rank == 0 && b->summarize) {
         ctx.ranks = w->size;
         ctx.links = (const char(*)[FB_LINK_LABEL])r->links;
@@ -923,7 +924,7 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
         st = st != FB_OK ? st : flushed;
     }
     if (w->rank == 0)
-        fb_watchdog_results_unlock();
+        fb_run_record_unlock();
     st = fb_world_agree(w, st);
     MPI_Bcast(&r->failed_points, 1, MPI_INT, 0, w->comm);
     free(m.samples);

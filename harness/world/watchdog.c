@@ -1,7 +1,8 @@
-/* The watchdog thread, the phase board, the signal flag and the run's end state.
+/* The watchdog thread, the phase board and the signal flag.
  * The main thread publishes its phase (a mutex-guarded copy for this process's thread, and a
  * slot of the node board for the other ranks of the node); the thread wakes every 50 ms, and
- * never calls MPI except MPI_Abort when it stops the job. */
+ * never calls MPI except MPI_Abort when it stops the job. The run's own record (env.json,
+ * results.csv) is the layer above's: it registers a stop hook (job/run_record.c). */
 #define _GNU_SOURCE
 #include "watchdog.h"
 
@@ -18,11 +19,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "fingerprint.h"
-#include "json_file.h"
 #include "log.h"
-#include "results.h"
-#include "world.h"
 
 enum { MAX_HOOKS = 64, MAX_LISTED = 16 };
 
@@ -63,18 +60,15 @@ static struct {
     int hang_rank;
     char hang_bench[24], hang_phase[64];
     /* rank 0's run */
-    pthread_mutex_t mark_mu, results_mu;
-    cJSON *env;
-    char env_path[4300];
-    struct fb_results *res;
-    bool marked;
+    pthread_mutex_t stop_mu;
+    void (*stop_fn)(void *, const char *, const char *);
+    void *stop_arg;
     /* abort hooks */
     pthread_mutex_t hooks_mu;
     struct { void (*abort_fn)(void *); bool (*failed_fn)(void *, char *, size_t); void *arg; } hooks[MAX_HOOKS];
     int nhooks;
 } wd = {.mu = PTHREAD_MUTEX_INITIALIZER,
-        .mark_mu = PTHREAD_MUTEX_INITIALIZER,
-        .results_mu = PTHREAD_MUTEX_INITIALIZER,
+        .stop_mu = PTHREAD_MUTEX_INITIALIZER,
         .hooks_mu = PTHREAD_MUTEX_INITIALIZER,
         .hang_rank = -1,
         .win = MPI_WIN_NULL};
@@ -203,63 +197,24 @@ bool fb_watchdog_expired(void)
     return late;
 }
 
-/* ---- the run's end state ---- */
+/* ---- the stop hook ---- */
 
-void fb_watchdog_set_run(cJSON *env, const char *env_path, struct fb_results *res)
+void fb_watchdog_on_stop(void (*fn)(void *arg, const char *state, const char *detail), void *arg)
 {
-    pthread_mutex_lock(&wd.mark_mu);
-    wd.env = env;
-    snprintf(wd.env_path, sizeof wd.env_path, "%s", env_path ? env_path : "");
-    wd.res = res;
-    wd.marked = false;
-    pthread_mutex_unlock(&wd.mark_mu);
+    pthread_mutex_lock(&wd.stop_mu);
+    wd.stop_fn = fn;
+    wd.stop_arg = arg;
+    pthread_mutex_unlock(&wd.stop_mu);
 }
 
-fb_status fb_watchdog_mark(const char *state, const char *detail)
+/* The watchdog thread: tells the layer above how the run ends (held while it runs, so the hook
+ * cannot be removed under it). */
+static void stop_hook(const char *state, const char *detail)
 {
-    fb_status st = FB_OK;
-
-    pthread_mutex_lock(&wd.mark_mu);
-    if (wd.env && !wd.marked) {
-        cJSON *stop = cJSON_CreateObject();
-        wd.marked = true;
-        cJSON_ReplaceItemInObject(wd.env, "run_status", cJSON_CreateString(state));
-        cJSON_DeleteItemFromObject(wd.env, "run_stop");
-        if (stop && strcmp(state, "complete") != 0) {
-            cJSON_AddStringToObject(stop, "state", state);
-            cJSON_AddStringToObject(stop, "detail", detail ? detail : "");
-            cJSON_AddItemToObject(wd.env, "run_stop", stop);
-        } else {
-            cJSON_Delete(stop);
-        }
-        st = fb_json_file_write(wd.env_path, wd.env);
-    }
-    pthread_mutex_unlock(&wd.mark_mu);
-    return st;
-}
-
-void fb_watchdog_results_lock(void) { pthread_mutex_lock(&wd.results_mu); }
-void fb_watchdog_results_unlock(void) { pthread_mutex_unlock(&wd.results_mu); }
-
-/* The watchdog thread, rank 0: writes the points kept in memory, unless the main thread holds
- * the results for longer than half a second (it is stuck while changing them: the file on disk
- * is then the last whole one). */
-static void save_results(void)
-{
-    double until = fb_clock_now_s() + 0.5;
-
-    if (!wd.res)
-        return;
-    while (pthread_mutex_trylock(&wd.results_mu) != 0) {
-        if (fb_clock_now_s() > until) {
-            fb_warn("results.csv: not rewritten (the run was changing it); it holds the points "
-                    "up to its last rewrite");
-            return;
-        }
-        fb_clock_sleep_s(0.01);
-    }
-    (void)fb_results_flush(wd.res);
-    pthread_mutex_unlock(&wd.results_mu);
+    pthread_mutex_lock(&wd.stop_mu);
+    if (wd.stop_fn)
+        wd.stop_fn(wd.stop_arg, state, detail);
+    pthread_mutex_unlock(&wd.stop_mu);
 }
 
 /* ---- abort hooks ---- */
@@ -414,10 +369,7 @@ _Noreturn static void guard_failed(const char *why)
              me.bench[0] ? me.bench : "-", me.point);
     fb_error("%s; stopping the job (exit code 1)", rec);
     run_hooks();
-    if (wd.rank == 0) {
-        (void)fb_watchdog_mark("failed", rec);
-        save_results();
-    }
+    stop_hook("failed", rec);
     stop_job(1);
 }
 
@@ -476,8 +428,7 @@ _Noreturn static void expire(const char *what, const struct pub *other)
                  what, wd.timeout_s, detail, me.host, mine);
         snprintf(rec, sizeof rec, "%s did not end within --timeout %.0f s; %s", what,
                  wd.timeout_s, detail);
-        (void)fb_watchdog_mark("timeout", rec);
-        save_results();
+        stop_hook("timeout", rec);
         fb_error("stopping the job: the run is marked 'timeout' in env.json, results.csv holds "
                  "every finished point; exit code %d", FB_EXIT_TIMEOUT);
         fb_clock_sleep_s(leave_others_s);
@@ -550,8 +501,7 @@ static void *watch(void *arg)
                     fb_warn("%s: stopping at the next check; the finished points are kept",
                             sig == SIGINT ? "SIGINT" : "SIGTERM");
                     /* Marked now: mpirun gives its ranks 1 s after SIGTERM before SIGKILL. */
-                    (void)fb_watchdog_mark("interrupted", d);
-                    save_results();
+                    stop_hook("interrupted", d);
                 }
             } else if (fb_clock_now_s() - signal_at > FB_INTERRUPT_GRACE_S) {
                 fb_error("%s: the run did not stop within %.0f s; ending this process (exit "
@@ -684,7 +634,7 @@ void fb_watchdog_mpi_ready(void)
     fb_watchdog_phase("start");
 }
 
-fb_status fb_watchdog_attach(const struct fb_world *w)
+fb_status fb_watchdog_attach(MPI_Comm node_comm, const struct fb_watchdog_who *w)
 {
     MPI_Aint size;
     int disp;
@@ -702,7 +652,7 @@ fb_status fb_watchdog_attach(const struct fb_world *w)
     pthread_mutex_unlock(&wd.mu);
 
     /* Every rank of the node gets one slot; rank k of the node reads slot k of the first. */
-    if (MPI_Win_allocate_shared((MPI_Aint)sizeof(struct pub), 1, MPI_INFO_NULL, w->node_comm,
+    if (MPI_Win_allocate_shared((MPI_Aint)sizeof(struct pub), 1, MPI_INFO_NULL, node_comm,
                                 &base, &wd.win) != MPI_SUCCESS) {
         wd.win = MPI_WIN_NULL;
         st = FB_ERR_MPI;
@@ -717,7 +667,7 @@ fb_status fb_watchdog_attach(const struct fb_world *w)
         pthread_mutex_unlock(&wd.mu);
     }
     /* every slot written before any rank reads the board */
-    MPI_Barrier(w->node_comm);
+    MPI_Barrier(node_comm);
     if (st != FB_OK) {
         wd.board = NULL;
         if (w->local_rank == 0)
@@ -759,5 +709,5 @@ void fb_watchdog_stop(void)
     pthread_mutex_unlock(&wd.mu);
     pthread_join(wd.thread, NULL);
     wd.started = false;
-    fb_watchdog_set_run(NULL, NULL, NULL);
+    fb_watchdog_on_stop(NULL, NULL);
 }

@@ -2,20 +2,17 @@
  * benchmark phase, each collective wait) is bounded by --timeout. A thread per rank, armed
  * before MPI_Init, ends a phase that outlives its deadline: it names the phase, the benchmark
  * and point, and the ranks (and hosts) that had not arrived, marks the run (env.json) and stops
- * the job with exit code 3. SIGINT and SIGTERM only raise a flag here; the ranks agree on it at
+ * the job with exit code 3; the layer that owns the run marks it through a stop hook. SIGINT and SIGTERM only raise a flag here; the ranks agree on it at
  * their next collective status check (fb_world_agree) and the run ends "interrupted", exit
  * code 4; the watchdog enforces a short grace. docs/timeouts.md explains the design. */
 #ifndef FB_WATCHDOG_H
 #define FB_WATCHDOG_H
 
+#include <mpi.h>
 #include <stdbool.h>
-
-#include <cjson/cJSON.h>
+#include <stddef.h>
 
 #include "status.h"
-
-struct fb_results;
-struct fb_world;
 
 enum {
     FB_EXIT_TIMEOUT = 3,     /* a phase outlived --timeout */
@@ -37,11 +34,19 @@ fb_status fb_watchdog_start(double timeout_s, const char *command);
  * handlers (an MPI library may have set its own). */
 void fb_watchdog_mpi_ready(void);
 
-/* Collective over the world: this rank's identity, and the node board (a shared-memory window
- * over the node's ranks, MPI_Win_allocate_shared) where every rank publishes its phase, so the
- * watchdog of any rank of a node can name the ranks that had not arrived without MPI. A board
- * that cannot be made is a warning: messages then name this rank only. */
-fb_status fb_watchdog_attach(const struct fb_world *w);
+/* Who this rank is, once MPI has said (struct fb_world's fields; plain data, so the watchdog
+ * sits below the world that calls it). */
+struct fb_watchdog_who {
+    int rank, size, nodes, local_rank, local_size;
+    const char *host;
+};
+
+/* Collective over `node_comm` (the ranks of this node): this rank's identity, and the node board
+ * (a shared-memory window over the node's ranks, MPI_Win_allocate_shared) where every rank
+ * publishes its phase, so the watchdog of any rank of a node can name the ranks that had not
+ * arrived without MPI. A board that cannot be made is a warning: messages then name this rank
+ * only. */
+fb_status fb_watchdog_attach(MPI_Comm node_comm, const struct fb_watchdog_who *who);
 
 /* Collective over the node: frees the board (fb_session_close calls it). */
 void fb_watchdog_detach(void);
@@ -77,19 +82,13 @@ _Noreturn void fb_watchdog_expire(const char *what);
 /* Whether SIGINT or SIGTERM came (the signal number, or 0). Async-signal-safe to read. */
 int fb_watchdog_interrupted(void);
 
-/* Rank 0 of `run`: the run's env.json (borrowed, kept until fb_watchdog_stop) and its results,
- * so that a timeout or an interruption marks the run and writes the results kept in memory. */
-void fb_watchdog_set_run(cJSON *env, const char *env_path, struct fb_results *res);
-
-/* Rank 0: sets env.json's run_status ("complete", "failed", "timeout", "interrupted") and the
- * "run_stop" details, and rewrites it atomically. The first end state is kept: a later mark is
- * ignored. FB_OK when nothing is registered. Thread-safe. */
-fb_status fb_watchdog_mark(const char *state, const char *detail);
-
-/* Rank 0: held while the main thread changes the results (adds rows, rewrites results.csv), so
- * the watchdog can write the finished points of a stopped run without racing it. */
-void fb_watchdog_results_lock(void);
-void fb_watchdog_results_unlock(void);
+/* What the layer that owns the run does when the watchdog ends it (a timeout, a guard's failure,
+ * SIGINT or SIGTERM): `run` marks env.json and writes the points it holds (run_record.h). Called
+ * from the watchdog thread, at most once per end, before the job is stopped, with the end state
+ * ("timeout", "failed", "interrupted") and one line of where and why; it must not call MPI. One
+ * hook per process: a later call replaces it, fn NULL removes it (waiting for a call under way,
+ * so what the hook reads may be freed after). Thread-safe. */
+void fb_watchdog_on_stop(void (*fn)(void *arg, const char *state, const char *detail), void *arg);
 
 /* Something to watch and release (an NCCL communicator), from the watchdog thread:
  * - abort_fn(arg), when the job is stopped, before MPI_Abort: ncclCommAbort frees the GPU and

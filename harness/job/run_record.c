@@ -1,0 +1,99 @@
+/* The run's record and the watchdog's stop hook that writes it (run_record.h). */
+#include "run_record.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "json_file.h"
+#include "log.h"
+#include "results.h"
+#include "watchdog.h"
+
+static struct {
+    pthread_mutex_t mu;         /* guards the fields below */
+    pthread_mutex_t results_mu; /* the main thread's, while it changes the results */
+    cJSON *env;
+    char env_path[4300];
+    struct fb_results *res;
+    bool marked;
+} rec = {.mu = PTHREAD_MUTEX_INITIALIZER, .results_mu = PTHREAD_MUTEX_INITIALIZER};
+
+fb_status fb_run_record_mark(const char *state, const char *detail)
+{
+    fb_status st = FB_OK;
+
+    pthread_mutex_lock(&rec.mu);
+    if (rec.env && !rec.marked) {
+        cJSON *stop = cJSON_CreateObject();
+        rec.marked = true;
+        cJSON_ReplaceItemInObject(rec.env, "run_status", cJSON_CreateString(state));
+        cJSON_DeleteItemFromObject(rec.env, "run_stop");
+        if (stop && strcmp(state, "complete") != 0) {
+            cJSON_AddStringToObject(stop, "state", state);
+            cJSON_AddStringToObject(stop, "detail", detail ? detail : "");
+            cJSON_AddItemToObject(rec.env, "run_stop", stop);
+        } else {
+            cJSON_Delete(stop);
+        }
+        st = fb_json_file_write(rec.env_path, rec.env);
+    }
+    pthread_mutex_unlock(&rec.mu);
+    return st;
+}
+
+void fb_run_record_lock(void) { pthread_mutex_lock(&rec.results_mu); }
+void fb_run_record_unlock(void) { pthread_mutex_unlock(&rec.results_mu); }
+
+/* The watchdog thread: writes the points kept in memory, unless the main thread holds the
+ * results for longer than half a second (it is stuck while changing them: the file on disk is
+ * then the last whole one). */
+static void save_results(struct fb_results *res)
+{
+    double until = fb_clock_now_s() + 0.5;
+
+    if (!res)
+        return;
+    while (pthread_mutex_trylock(&rec.results_mu) != 0) {
+        if (fb_clock_now_s() > until) {
+            fb_warn("results.csv: not rewritten (the run was changing it); it holds the points "
+                    "up to its last rewrite");
+            return;
+        }
+        fb_clock_sleep_s(0.01);
+    }
+    (void)fb_results_flush(res);
+    pthread_mutex_unlock(&rec.results_mu);
+}
+
+/* The stop hook: the run is marked first (mpirun gives its ranks 1 s after SIGTERM before
+ * SIGKILL), then its points are written. */
+static void on_stop(void *arg, const char *state, const char *detail)
+{
+    struct fb_results *res;
+
+    (void)arg;
+    (void)fb_run_record_mark(state, detail);
+    pthread_mutex_lock(&rec.mu);
+    res = rec.res;
+    pthread_mutex_unlock(&rec.mu);
+    save_results(res);
+}
+
+void fb_run_record_set(cJSON *env, const char *env_path, struct fb_results *res)
+{
+    bool any = env || res;
+
+    if (!any)
+        fb_watchdog_on_stop(NULL, NULL);
+    pthread_mutex_lock(&rec.mu);
+    rec.env = env;
+    snprintf(rec.env_path, sizeof rec.env_path, "%s", env_path ? env_path : "");
+    rec.res = res;
+    rec.marked = false;
+    pthread_mutex_unlock(&rec.mu);
+    if (any)
+        fb_watchdog_on_stop(on_stop, NULL);
+}

@@ -1,0 +1,29 @@
+/* The record `run` keeps while it runs: env.json's end state and results.csv. The main thread
+ * writes both; when the watchdog ends the run (a timeout, a failed communicator, SIGINT or
+ * SIGTERM) its stop hook writes them from here, so a stopped run is marked and keeps every
+ * finished point. Rank 0 of `run` only. */
+#ifndef FB_RUN_RECORD_H
+#define FB_RUN_RECORD_H
+
+#include <cjson/cJSON.h>
+
+#include "status.h"
+
+struct fb_results;
+
+/* The run's env.json object (borrowed, kept until the next call), where it is written, and its
+ * results; registers the watchdog's stop hook. All NULL: forgets them and removes the hook
+ * (waiting for a stop under way). */
+void fb_run_record_set(cJSON *env, const char *env_path, struct fb_results *res);
+
+/* Sets env.json's run_status ("complete", "failed", "timeout", "interrupted") and the
+ * "run_stop" details, and rewrites it atomically. The first end state is kept: a later mark is
+ * ignored. FB_OK when nothing is set. Thread-safe. */
+fb_status fb_run_record_mark(const char *state, const char *detail);
+
+/* Held while the main thread changes the results (adds rows, rewrites results.csv), so the
+ * stop hook can write the finished points of a stopped run without racing it. */
+void fb_run_record_lock(void);
+void fb_run_record_unlock(void);
+
+#endif
