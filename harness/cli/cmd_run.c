@@ -172,8 +172,10 @@ static int run_benchmarks(struct run *r)
         return fb_status_exit_code(st);
     /* A line per point on rank 0's terminal, counted against the whole run's plan. */
     fb_progress_init(&progress, w->rank == 0 && !r->opt.quiet ? stderr : NULL, "");
-    if (fb_run_plan_count(&runner, list, n, &progress) == FB_OK && w->rank == 0)
+    if (fb_run_plan_count(&runner, list, n, &progress) == FB_OK && w->rank == 0) {
         runner.progress = &progress;
+        runner.point_begin = fb_run_plan_begin;
+    }
     for (size_t i = 0; i < n; i++) {
         fb_watchdog_point(list[i]->name, "(preparing)");
         fb_telemetry_bench_begin(r->tel, list[i]->name, !(list[i]->needs & FB_REPORTS_VALUES));

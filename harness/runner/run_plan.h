@@ -19,8 +19,8 @@ fb_status fb_run_plan_count(struct fb_runner *r, const struct fb_bench *const *l
 void fb_run_plan_label(const char *bench, const struct fb_case *c, int ranks, char *buf,
                        size_t len);
 
-/* Rank 0's hook in the runner: point c of benchmark `bench` begins on a group of `ranks`
- * ranks. p may be NULL (no progress lines). */
+/* Rank 0's hook in the runner (struct fb_runner's point_begin): point c of benchmark `bench`
+ * begins on a group of `ranks` ranks. p may be NULL (no progress lines). */
 void fb_run_plan_begin(struct fb_progress *p, const char *bench, const struct fb_case *c,
                        int ranks);
 

@@ -10,7 +10,6 @@
 
 #include "clock.h"
 #include "log.h"
-#include "run_plan.h"
 #include "run_record.h"
 #include "units.h"
 #include "watchdog.h"
@@ -776,7 +775,8 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
         if (m->trial)
             memset(m->trial, 0, (size_t)r->opt->trials * FB_MAX_VALUES * sizeof *m->trial);
         m->wrong = 0;
-        fb_run_plan_begin(r->progress, b->name, c, ctx->ranks);
+        if (r->point_begin)
+            r->point_begin(r->progress, b->name, c, ctx->ranks);
         fb_watchdog_point(b->name, "%s %zu bytes on %d rank(s)", c->name, c->bytes, ctx->ranks);
         if ((st = measure(r, b, ctx, c, m)) == FB_ERR_UNSUPPORTED) {
             st = FB_OK; /* waived with a reason; the others go on */

@@ -24,7 +24,11 @@ struct fb_runner {
     bool flush_pending;     /* rank 0: rows not yet in results.csv */
     double last_flush_end_us, last_flush_cost_us;
     int points, failed_points;
-    struct fb_progress *progress; /* rank 0: a line per point (run_plan.h); NULL = none */
+    struct fb_progress *progress; /* rank 0: a line per point; NULL = none */
+    /* rank 0, with progress: starts point c's progress line (fb_run_plan_begin, which the
+     * caller sets: the plan is counted above the runner, which never calls up into it) */
+    void (*point_begin)(struct fb_progress *p, const char *bench, const struct fb_case *c,
+                        int ranks);
 };
 
 /* Collective. Prepares a runner over an open session. */
