@@ -15,7 +15,6 @@
 
 #include <cJSON.h>
 
-#include "backend.h"
 #include "doctor.h"
 #include "json_file.h"
 #include "log.h"
@@ -414,7 +413,7 @@ static void check_binding(struct ctx *c)
 {
     struct fb_accept_check *k;
     struct fb_rank_facts *facts = NULL;
-    struct fb_session s;
+    struct fb_doctor_job job = {0};
     struct fb_check dc[FB_DOCTOR_MAX_CHECKS];
     const cJSON *ranks, *r;
     int n;
@@ -455,16 +454,16 @@ static void check_binding(struct ctx *c)
         snprintf(f->binding_why, sizeof f->binding_why, "%s", jstr(bind, "why"));
         f->mpi_cuda_aware = true;
     }
-    memset(&s, 0, sizeof s);
-    s.be = strcmp(jstr(cJSON_GetObjectItemCaseSensitive(c->env, "backend"), "name"), "cuda") == 0
-               ? &fb_backend_cuda
-               : &fb_backend_host;
-    nd = fb_doctor_checks(&s, facts, n, NULL, 0, dc, FB_DOCTOR_MAX_CHECKS);
+    job.backend =
+        strcmp(jstr(cJSON_GetObjectItemCaseSensitive(c->env, "backend"), "name"), "cuda") == 0
+            ? "cuda"
+            : "host";
+    nd = fb_doctor_checks(&job, facts, n, NULL, 0, dc, FB_DOCTOR_MAX_CHECKS);
     for (size_t j = 0; j < nd; j++) {
         if (strcmp(dc[j].name, "binding") != 0)
             continue;
         SET(k->measured, "%s", fb_verdict_str(dc[j].verdict));
-        SET(k->from, "env.json ranks[] (%s backend)", s.be == &fb_backend_cuda ? "cuda" : "host");
+        SET(k->from, "env.json ranks[] (%s backend)", job.backend);
         /* A WARN from doctor is a binding that is not right: the profile requires it. */
         k->verdict = dc[j].verdict == FB_PASS ? FB_PASS
                      : dc[j].verdict == FB_SKIP ? FB_SKIP

@@ -349,8 +349,8 @@ int fb_cmd_doctor(int argc, char **argv)
         fb_warn("cannot load this machine's topology: binding and GPU locality are unknown");
         topo = NULL;
     }
-    fb_facts_collect(&s, topo, &mine);
-    if ((st = fb_facts_gather(&s, &mine, &all)) != FB_OK) {
+    fb_fingerprint_collect(&s, topo, &mine);
+    if ((st = fb_fingerprint_gather(&s, &mine, &all)) != FB_OK) {
         code = fb_status_exit_code(st);
         goto out;
     }
@@ -361,7 +361,10 @@ int fb_cmd_doctor(int argc, char **argv)
     }
 
     if (rank == 0) {
-        nchecks = fb_doctor_checks(&s, all, s.world.size, NULL, 0, checks, FB_DOCTOR_MAX_CHECKS);
+        const struct fb_doctor_job job = {s.be->name, s.coll ? s.coll->name : NULL,
+                                          s.oversubscribed};
+        nchecks = fb_doctor_checks(&job, all, s.world.size, NULL, 0, checks,
+                                   FB_DOCTOR_MAX_CHECKS);
         for (size_t i = 0; i < nchecks; i++)
             if (ib.name[0] && strcmp(checks[i].name, "infiniband") == 0)
                 checks[i] = ib;

@@ -76,10 +76,10 @@ static fb_status record_fingerprint(struct run *r)
     fb_status st = fb_topo_load(&topo, NULL);
 
     if (st == FB_OK)
-        st = fb_facts_collect(&r->s, topo, &mine);
+        st = fb_fingerprint_collect(&r->s, topo, &mine);
     if ((st = fb_world_agree(&r->s.world, st)) != FB_OK)
         goto out;
-    if ((st = fb_facts_gather(&r->s, &mine, &all)) != FB_OK)
+    if ((st = fb_fingerprint_gather(&r->s, &mine, &all)) != FB_OK)
         goto out;
     if (r->s.world.rank == 0) {
         r->env = fb_fingerprint_json(&r->s, topo, all, "running");

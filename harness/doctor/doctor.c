@@ -10,7 +10,6 @@
 
 #include <hwloc.h>
 
-#include "backend.h"
 #include "log.h"
 
 static void check_set(struct fb_check *c, const char *name, enum fb_verdict v, const char *fix,
@@ -77,13 +76,13 @@ static void check_gpu_visible(const struct fb_rank_facts *all, int n, struct fb_
                   f->rank, f->host, nblind, n, f->no_gpu_why[0] ? f->no_gpu_why : "no reason given");
 }
 
-static void check_one_per_gpu(const struct fb_session *s, const struct fb_rank_facts *all, int n,
-                              struct fb_check *c)
+static void check_one_per_gpu(const struct fb_doctor_job *job, const struct fb_rank_facts *all,
+                              int n, struct fb_check *c)
 {
     static const char fix[] = "launch one rank per GPU on each node (mpirun -np <nodes x GPUs> "
                               "--map-by ppr:<GPUs per node>:node ...)";
 
-    if (s->be != &fb_backend_cuda) {
+    if (strcmp(job->backend, "cuda") != 0) {
         check_set(c, "one_rank_per_gpu", FB_WARN, NULL, "no GPU: ranks use host memory");
         return;
     }
@@ -97,7 +96,7 @@ static void check_one_per_gpu(const struct fb_session *s, const struct fb_rank_f
                           all[a].gpu_busid[0] ? all[a].gpu_busid : "no bus id");
                 return;
             }
-    if (s->oversubscribed) {
+    if (job->oversubscribed) {
         check_set(c, "one_rank_per_gpu", FB_FAIL, fix, "a node runs more ranks than it has GPUs");
         return;
     }
@@ -194,8 +193,8 @@ out:
     hwloc_bitmap_free(both);
 }
 
-static void check_cuda_aware(const struct fb_session *s, const struct fb_rank_facts *all, int n,
-                             struct fb_check *c)
+static void check_cuda_aware(const struct fb_doctor_job *job, const struct fb_rank_facts *all,
+                             int n, struct fb_check *c)
 {
     for (int r = 0; r < n; r++) {
         if (all[r].mpi_cuda_aware)
@@ -205,7 +204,7 @@ static void check_cuda_aware(const struct fb_session *s, const struct fb_rank_fa
                   "mpi_built_with_cuda_support), or --coll nccl",
                   "%.150s: device buffers are staged through host memory%s",
                   all[r].mpi_cuda_aware_why[0] ? all[r].mpi_cuda_aware_why : "MPI is not CUDA-aware",
-                  s->coll && strcmp(s->coll->name, "nccl") == 0 ? " (nccl collectives do not need it)"
+                  job->coll && strcmp(job->coll, "nccl") == 0 ? " (nccl collectives do not need it)"
                                                                 : "");
         return;
     }
@@ -275,23 +274,23 @@ void fb_doctor_infiniband(const struct fb_ib_port *ports, size_t nports, struct 
     }
 }
 
-size_t fb_doctor_checks(const struct fb_session *s, const struct fb_rank_facts *all, int nranks,
-                        const struct fb_ib_port *ports, size_t nports, struct fb_check *out,
-                        size_t max)
+size_t fb_doctor_checks(const struct fb_doctor_job *job, const struct fb_rank_facts *all,
+                        int nranks, const struct fb_ib_port *ports, size_t nports,
+                        struct fb_check *out, size_t max)
 {
     struct fb_check c[FB_DOCTOR_MAX_CHECKS];
     size_t n = 0;
 
-    if (!s || !all || nranks <= 0 || !out)
+    if (!job || !job->backend || !all || nranks <= 0 || !out)
         return 0;
     check_gpu_build(all, nranks, &c[n++]);
     check_gpu_visible(all, nranks, &c[n++]);
-    check_one_per_gpu(s, all, nranks, &c[n++]);
-    if (s->be == &fb_backend_cuda)
+    check_one_per_gpu(job, all, nranks, &c[n++]);
+    if (strcmp(job->backend, "cuda") == 0)
         check_binding_gpu(all, nranks, &c[n++]);
     else
         check_binding_host(all, nranks, &c[n++]);
-    check_cuda_aware(s, all, nranks, &c[n++]);
+    check_cuda_aware(job, all, nranks, &c[n++]);
     fb_doctor_infiniband(ports, nports, &c[n++]);
     if (n > max)
         n = max;

@@ -6,10 +6,19 @@
 
 #include <stddef.h>
 
-#include "fingerprint.h"
+#include <stdbool.h>
+
+#include "facts.h"
 #include "ib.h"
-#include "session.h"
 #include "verdict.h"
+
+/* What the doctor judges a job by, besides its ranks' facts: the choices the session made (plain
+ * data, so `accept` judges a run folder's env.json the same way, without MPI). */
+struct fb_doctor_job {
+    const char *backend;  /* the device backend's name: "cuda", "host" */
+    const char *coll;     /* the collectives' name ("nccl", "mpi"), NULL when unknown */
+    bool oversubscribed;  /* some node has more ranks than GPUs */
+};
 
 struct fb_check {
     char name[48];   /* "binding" */
@@ -21,15 +30,14 @@ struct fb_check {
 /* The most checks fb_doctor_checks produces; an `out` this long always holds them all. */
 enum { FB_DOCTOR_MAX_CHECKS = 8 };
 
-/* Judges the job: `s` says which backend and collectives were chosen and whether a node is
- * oversubscribed (only be, coll and oversubscribed are read); `all` holds nranks facts as
- * fb_facts_gather returns them; `ports` are the InfiniBand ports of the host being judged
- * (may be NULL when nports == 0). Writes up to `max` checks, in this order: gpu_build,
+/* Judges the job: `job` says which backend and collectives were chosen and whether a node is
+ * oversubscribed; `all` holds nranks facts as fb_fingerprint_gather returns them; `ports` are
+ * the InfiniBand ports of the host being judged (may be NULL when nports == 0). Writes up to `max` checks, in this order: gpu_build,
  * gpu_visible, one_rank_per_gpu, binding, mpi_cuda_aware, infiniband. Returns how many were
  * written. Not collective. */
-size_t fb_doctor_checks(const struct fb_session *s, const struct fb_rank_facts *all, int nranks,
-                        const struct fb_ib_port *ports, size_t nports, struct fb_check *out,
-                        size_t max);
+size_t fb_doctor_checks(const struct fb_doctor_job *job, const struct fb_rank_facts *all,
+                        int nranks, const struct fb_ib_port *ports, size_t nports,
+                        struct fb_check *out, size_t max);
 
 /* The infiniband check alone, for one host's ports: PASS when every device has an ACTIVE port,
  * WARN when none exists (traffic between nodes goes over TCP) or when some devices are up and

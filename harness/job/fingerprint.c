@@ -20,11 +20,12 @@
 #include "coll.h"
 #include "ib.h"
 #include "log.h"
+#include "versions.h"
 
 extern char **environ;
 
-fb_status fb_facts_collect(const struct fb_session *s, struct fb_topo *topo,
-                           struct fb_rank_facts *mine)
+fb_status fb_fingerprint_collect(const struct fb_session *s, struct fb_topo *topo,
+                                 struct fb_rank_facts *mine)
 {
     if (!s || !mine)
         return FB_ERR_USAGE;
@@ -72,8 +73,8 @@ fb_status fb_facts_collect(const struct fb_session *s, struct fb_topo *topo,
     return FB_OK;
 }
 
-fb_status fb_facts_gather(const struct fb_session *s, const struct fb_rank_facts *mine,
-                          struct fb_rank_facts **all)
+fb_status fb_fingerprint_gather(const struct fb_session *s, const struct fb_rank_facts *mine,
+                                struct fb_rank_facts **all)
 {
     struct fb_rank_facts *buf = NULL;
     fb_status st = FB_OK;
@@ -96,33 +97,8 @@ out:
     return st;
 }
 
-bool fb_facts_same_gpu(const struct fb_rank_facts *a, const struct fb_rank_facts *b)
-{
-    if (a->gpu_index < 0 || b->gpu_index < 0 || a->node != b->node)
-        return false;
-    if (a->gpu_busid[0] && b->gpu_busid[0])
-        return strcasecmp(a->gpu_busid, b->gpu_busid) == 0;
-    return a->gpu_index == b->gpu_index;
-}
 
-void fb_cuda_version_str(int version, char *buf, size_t len)
-{
-    if (version <= 0)
-        snprintf(buf, len, "none");
-    else
-        snprintf(buf, len, "%d.%d", version / 1000, version % 1000 / 10);
-}
 
-void fb_nccl_version_str(int code, char *buf, size_t len)
-{
-    /* NCCL 2.9 widened the code from major*1000+minor*100+patch to major*10000+minor*100+patch. */
-    if (code <= 0)
-        snprintf(buf, len, "not built");
-    else if (code >= 10000)
-        snprintf(buf, len, "%d.%d.%d", code / 10000, code % 10000 / 100, code % 100);
-    else
-        snprintf(buf, len, "%d.%d.%d", code / 1000, code % 1000 / 100, code % 100);
-}
 
 /* cJSON answers NULL when out of memory and accepts NULL parents, so the builders below only
  * remember that something failed and the object is thrown away at the end. */
@@ -311,15 +287,15 @@ static void add_versions(struct jb *b, cJSON *root, const struct fb_rank_facts *
         fb_backend_cuda.versions(&driver, &runtime);
     j_bool(b, o, "built", fb_backend_cuda.built);
     j_num(b, o, "driver", driver);
-    fb_cuda_version_str(driver, v, sizeof v);
+    fb_versions_cuda_str(driver, v, sizeof v);
     j_str(b, o, "driver_version", v);
     j_num(b, o, "runtime", runtime);
-    fb_cuda_version_str(runtime, v, sizeof v);
+    fb_versions_cuda_str(runtime, v, sizeof v);
     j_str(b, o, "runtime_version", v);
 
     o = j_obj(b, root, "nccl");
     j_num(b, o, "version_code", fb_nccl_version_code());
-    fb_nccl_version_str(fb_nccl_version_code(), v, sizeof v);
+    fb_versions_nccl_str(fb_nccl_version_code(), v, sizeof v);
     j_str(b, o, "version", v);
 
     o = j_obj(b, root, "mpi");

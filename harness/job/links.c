@@ -46,7 +46,7 @@ fb_status fb_links_compute(const struct fb_session *s, char (**out)[FB_LINK_LABE
     if (fb_topo_load(&topo, NULL) != FB_OK)
         topo = NULL; /* labels fall back to same-node / network */
     if (st == FB_OK)
-        st = fb_facts_collect(s, topo, &mine);
+        st = fb_fingerprint_collect(s, topo, &mine);
     if ((st = fb_world_agree(w, st)) != FB_OK)
         goto out;
     /* Every rank labels its own row, so every rank needs the others' facts. */

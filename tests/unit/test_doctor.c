@@ -5,11 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "coll.h"
 #include "doctor.h"
-#include "fingerprint.h"
+#include "facts.h"
 #include "test.h"
+#include "versions.h"
 
 
 #define CHECK_VERDICT(c, want)                                                             \
@@ -28,7 +27,7 @@
 enum { MAXR = 8 };
 
 struct job {
-    struct fb_session s;
+    struct fb_doctor_job job;
     struct fb_rank_facts f[MAXR];
     int n;
     struct fb_ib_port ports[4];
@@ -41,8 +40,8 @@ struct job {
 static void job_gpu(struct job *j, int n)
 {
     memset(j, 0, sizeof *j);
-    j->s.be = &fb_backend_cuda;
-    j->s.coll = &fb_coll_mpi;
+    j->job.backend = "cuda";
+    j->job.coll = "mpi";
     j->n = n;
     for (int r = 0; r < n; r++) {
         struct fb_rank_facts *f = &j->f[r];
@@ -72,7 +71,7 @@ static void job_gpu(struct job *j, int n)
 static void job_host(struct job *j, int n)
 {
     job_gpu(j, n);
-    j->s.be = &fb_backend_host;
+    j->job.backend = "host";
     for (int r = 0; r < n; r++) {
         struct fb_rank_facts *f = &j->f[r];
         f->cuda_built = false;
@@ -89,7 +88,7 @@ static void job_host(struct job *j, int n)
 
 static const struct fb_check *find(struct job *j, const char *name)
 {
-    j->nout = fb_doctor_checks(&j->s, j->f, j->n, j->ports, j->nports, j->out,
+    j->nout = fb_doctor_checks(&j->job, j->f, j->n, j->ports, j->nports, j->out,
                                FB_DOCTOR_MAX_CHECKS);
     for (size_t i = 0; i < j->nout; i++)
         if (strcmp(j->out[i].name, name) == 0)
@@ -106,7 +105,7 @@ static void the_list(void)
     struct fb_check few[2];
 
     job_gpu(&j, 2);
-    j.nout = fb_doctor_checks(&j.s, j.f, j.n, j.ports, j.nports, j.out, FB_DOCTOR_MAX_CHECKS);
+    j.nout = fb_doctor_checks(&j.job, j.f, j.n, j.ports, j.nports, j.out, FB_DOCTOR_MAX_CHECKS);
     CHECK(j.nout == 6);
     for (size_t i = 0; i < 6 && i < j.nout; i++)
         CHECK_STR(j.out[i].name, names[i]);
@@ -117,9 +116,9 @@ static void the_list(void)
     }
     CHECK(fb_doctor_worst(j.out, j.nout) == FB_PASS);
     /* `max` is honoured. */
-    CHECK(fb_doctor_checks(&j.s, j.f, j.n, j.ports, j.nports, few, 2) == 2);
+    CHECK(fb_doctor_checks(&j.job, j.f, j.n, j.ports, j.nports, few, 2) == 2);
     CHECK_STR(few[1].name, "gpu_visible");
-    CHECK(fb_doctor_checks(&j.s, j.f, 0, j.ports, j.nports, j.out, FB_DOCTOR_MAX_CHECKS) == 0);
+    CHECK(fb_doctor_checks(&j.job, j.f, 0, j.ports, j.nports, j.out, FB_DOCTOR_MAX_CHECKS) == 0);
 }
 
 static void gpu_build_and_visible(void)
@@ -185,7 +184,7 @@ static void one_rank_per_gpu(void)
 
     /* The session saw oversubscription even if the facts look distinct. */
     job_gpu(&j, 2);
-    j.s.oversubscribed = true;
+    j.job.oversubscribed = true;
     CHECK_VERDICT(find(&j, "one_rank_per_gpu"), FB_FAIL);
 
     /* Host backend: nothing to share, but no GPU either. */
@@ -363,19 +362,19 @@ static void version_strings(void)
 {
     char buf[32];
 
-    fb_cuda_version_str(13000, buf, sizeof buf);
+    fb_versions_cuda_str(13000, buf, sizeof buf);
     CHECK_STR(buf, "13.0");
-    fb_cuda_version_str(12040, buf, sizeof buf);
+    fb_versions_cuda_str(12040, buf, sizeof buf);
     CHECK_STR(buf, "12.4");
-    fb_cuda_version_str(0, buf, sizeof buf);
+    fb_versions_cuda_str(0, buf, sizeof buf);
     CHECK_STR(buf, "none");
-    fb_nccl_version_str(22809, buf, sizeof buf);
+    fb_versions_nccl_str(22809, buf, sizeof buf);
     CHECK_STR(buf, "2.28.9");
-    fb_nccl_version_str(21803, buf, sizeof buf);
+    fb_versions_nccl_str(21803, buf, sizeof buf);
     CHECK_STR(buf, "2.18.3");
-    fb_nccl_version_str(2408, buf, sizeof buf); /* before 2.9 the code had one digit less */
+    fb_versions_nccl_str(2408, buf, sizeof buf); /* before 2.9 the code had one digit less */
     CHECK_STR(buf, "2.4.8");
-    fb_nccl_version_str(0, buf, sizeof buf);
+    fb_versions_nccl_str(0, buf, sizeof buf);
     CHECK_STR(buf, "not built");
 }
 
