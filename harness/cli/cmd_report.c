@@ -16,6 +16,7 @@
 
 #include "atomic_file.h"
 #include "cli.h"
+#include "csv_table.h"
 #include "commands.h"
 #include "gnuplot.h"
 #include "headline.h"

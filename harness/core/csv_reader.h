@@ -1,0 +1,52 @@
+/* Reading CSV: an RFC 4180 record parser over a file held whole in memory (results.csv,
+ * launches.csv). Quoted fields may hold commas, quotes ("") and line breaks; lines end in LF or
+ * CRLF. The first fault ends the read with "path:line: what" in the caller's buffer. */
+#ifndef FB_CSV_READER_H
+#define FB_CSV_READER_H
+
+#include <stddef.h>
+
+#include "log.h"
+#include "status.h"
+
+/* No line fabricbench writes comes near this; a longer one is not one of our CSV files. */
+#define FB_CSV_LINE_MAX 65536
+/* More fields than this in one record is refused before they are counted further. */
+#define FB_CSV_FIELDS_MAX 64
+
+/* The parser over buf[0..len). Set path, buf, len, err and errlen, line = 1, and scratch to
+ * len + FB_CSV_FIELDS_MAX + 1 bytes (the caller owns and frees it); zero the rest. */
+struct fb_csv_reader {
+    const char *path;
+    const char *buf;
+    size_t len, pos;
+    size_t line;      /* line of buf[pos] */
+    size_t col;       /* bytes since the start of that line */
+    char *scratch;    /* the record's unquoted fields, each NUL-terminated */
+    size_t used;
+    size_t nfields;
+    size_t off[FB_CSV_FIELDS_MAX];
+    char *err;
+    size_t errlen;
+};
+
+/* Parses the next record into off/scratch. 1 with a record, 0 at the end of the input, -1 on a
+ * fault (the message in err). */
+int fb_csv_reader_next(struct fb_csv_reader *p);
+
+/* Field i of the record just parsed (i < nfields), NUL-terminated, unquoted. */
+static inline const char *fb_csv_reader_field(const struct fb_csv_reader *p, size_t i)
+{
+    return p->scratch + p->off[i];
+}
+
+/* Writes "path:line: " and the message into err. */
+void fb_csv_reader_fail(struct fb_csv_reader *p, size_t line, const char *fmt, ...)
+    FB_PRINTF(3, 4);
+
+/* The whole file into *buf (malloc'ed, NUL-terminated; the caller frees it) and its length.
+ * FB_ERR_IO when it cannot be opened or read, FB_ERR_NOMEM, each with a message in err. */
+fb_status fb_csv_reader_slurp(const char *path, char **buf, size_t *len, char *err,
+                              size_t errlen);
+
+#endif
