@@ -20,6 +20,7 @@
 #include "json_file.h"
 #include "log.h"
 #include "nccl_report.h"
+#include "nccl_verdict.h"
 #include "session.h"
 #include "topo.h"
 

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "log.h"
 #include "nccl_report.h"
+#include "nccl_verdict.h"
 
 static void usage(void)
 {

@@ -23,6 +23,7 @@
 #include "json_file.h"
 #include "log.h"
 #include "nccl_report.h"
+#include "nccl_verdict.h"
 #include "plot_templates.h"
 #include "report_data.h"
 #include "results_read.h"

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "nccl_log.h"
 #include "nccl_report.h"
+#include "nccl_verdict.h"
 #include "registry.h"
 #include "results.h"
 #include "run_plan.h"

@@ -3,12 +3,12 @@
  * today (see docs/nccl-log.md); the message is found after "NCCL INFO", so any prefix a
  * launcher or NCCL itself puts before it is skipped without having to be known. */
 #define _POSIX_C_SOURCE 200809L
+#include "nccl_line.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "nccl_report.h"
 
 const char *fb_nccl_path_str(enum fb_nccl_path p)
 {

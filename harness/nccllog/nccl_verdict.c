@@ -3,10 +3,10 @@
  * InfiniBand exists, GPUDirect RDMA off), each as one line with its likely cause. The rules
  * are documented in docs/nccl-log.md; keep the two in step. */
 #define _POSIX_C_SOURCE 200809L
+#include "nccl_verdict.h"
+
 #include <stdio.h>
 #include <string.h>
-
-#include "nccl_report.h"
 
 static size_t sum(const size_t *counts)
 {

@@ -4,7 +4,7 @@
  * write, and a path that matches it; a malformed transport line says why. */
 #include "fuzz.h"
 
-#include "nccl_report.h"
+#include "nccl_line.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -6,6 +6,7 @@
 #include "fuzz.h"
 
 #include "nccl_report.h"
+#include "nccl_verdict.h"
 
 static struct fuzz_file file;
 

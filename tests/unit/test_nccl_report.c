@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nccl_report.h"
+#include "nccl_verdict.h"
 #include "test.h"
 
 /* What a fixture category says a line is: its kind and, for a transport line, its path and

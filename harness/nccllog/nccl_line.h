@@ -1,0 +1,64 @@
+/* One NCCL_DEBUG=INFO line classified: which of NCCL's messages it is (any version from 2.3 on,
+ * launcher prefixes kept), and for a transport line the connection it describes. */
+#ifndef FB_NCCL_LINE_H
+#define FB_NCCL_LINE_H
+
+#include <stdbool.h>
+
+/* How one connection (a pair of ranks on one channel, one direction) was carried. */
+enum fb_nccl_path {
+    FB_NCCL_P2P,       /* GPU peer access: P2P/IPC, P2P/CUMEM, P2P/direct pointer (+ /read, /CE) */
+    FB_NCCL_SHM,       /* through host shared memory: SHM/..., "direct shared memory" */
+    FB_NCCL_IB,        /* InfiniBand (or RoCE) verbs, NCCL's own NET/IB or a plugin's IBext */
+    FB_NCCL_IB_GDR,    /* the same with GPUDirect RDMA (/GDRDMA) */
+    FB_NCCL_SOCKET,    /* TCP sockets: NET/Socket */
+    FB_NCCL_NET_OTHER, /* another network plugin */
+    FB_NCCL_UNKNOWN,
+    FB_NCCL_PATHS
+};
+
+/* One connection: a pair of ranks on one channel, one direction. The send and receive lines
+ * that both ends of a network connection log are one connection. */
+struct fb_nccl_conn {
+    int channel, src, dst;
+    enum fb_nccl_path path;
+    bool inter;                   /* between nodes: NET/..., and P2P/MNNVL (multi-node NVLink) */
+    char transport[48];           /* as NCCL wrote it: "P2P/IPC/read", "NET/IB/1/GDRDMA" */
+};
+
+/* What one log line is, for the classifier below. */
+enum fb_nccl_kind {
+    FB_NCCL_LINE_OTHER,        /* not NCCL's: another program's line */
+    FB_NCCL_LINE_INFO,         /* NCCL's, nothing the report uses (rings, trees, init, ...) */
+    FB_NCCL_LINE_VERSION,      /* "NCCL version 2.18.3+cuda12.2" */
+    FB_NCCL_LINE_CONN,         /* "Ring|Channel NN : A[..] -> B[..] ... via TRANSPORT" */
+    FB_NCCL_LINE_NET_IB,       /* "NET/IB : Using [0]mlx5_0:1/IB ..." */
+    FB_NCCL_LINE_NET_IB_NONE,  /* "NET/IB : No device found." */
+    FB_NCCL_LINE_NET_SOCKET,   /* "NET/Socket : Using [0]eth0:...", "NET : Using interface ..." */
+    FB_NCCL_LINE_NETWORK,      /* "Using network IB" */
+    FB_NCCL_LINE_NET_PLUGIN,   /* "NET/Plugin : ...", "P2P plugin IBext" */
+    FB_NCCL_LINE_GDR,          /* "GPU Direct RDMA Enabled|Disabled ..." */
+    FB_NCCL_LINE_ENV,          /* "NCCL_P2P_LEVEL set by environment to LOC" */
+    FB_NCCL_LINE_WARN,         /* "... NCCL WARN ..." */
+    FB_NCCL_LINE_BAD           /* NCCL's transport line that cannot be read: a malformed log */
+};
+
+struct fb_nccl_line {
+    enum fb_nccl_kind kind;
+    char version[32];          /* VERSION: "2.18.3" */
+    struct fb_nccl_conn conn;  /* CONN */
+    bool gdr;                  /* GDR: enabled */
+    /* NET_IB, NET_SOCKET: the NICs, space-separated ("mlx5_0:1/IB eth0/Socket");
+     * NETWORK: its name; ENV: "NAME=VALUE"; BAD: why */
+    char text[192];
+};
+
+/* Classifies one line (its end of line may be kept). A launcher's prefix ("[1,0]<stdout>:",
+ * "[155] ", srun's "0: ") and NCCL's own ("host:pid:tid [dev] NCCL INFO ") are skipped: the
+ * message is what follows "NCCL INFO". Returns out->kind. */
+enum fb_nccl_kind fb_nccl_classify_line(const char *line, struct fb_nccl_line *out);
+
+/* "P2P", "SHM", "IB", "IB+GDR", "Socket", "net", "unknown"; never NULL. */
+const char *fb_nccl_path_str(enum fb_nccl_path p);
+
+#endif
