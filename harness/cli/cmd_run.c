@@ -399,26 +399,16 @@ int fb_cmd_run(int argc, char **argv)
         return st != FB_OK ? 2 : 0;
     }
     fb_log_set_quiet(r->opt.quiet);
-    /* armed before MPI_Init, so a job that never starts ends too */
-    fb_watchdog_start(r->opt.timeout_s, "run");
-    /* SERIALIZED: the `step` benchmark all-reduces over MPI on a communication thread while
-     * the main thread computes (Horovod's design); the two never call MPI at the same time.
-     * With less, `step` runs without overlap and says so in one line when it plans
-     * (fb_overlap_possible reads the level back with MPI_Query_thread). */
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-    fb_watchdog_mpi_ready();
+    /* SERIALIZED (fb_world_start): the `step` benchmark all-reduces over MPI on a communication
+     * thread while the main thread computes (Horovod's design). With less, `step` runs without
+     * overlap and says so in one line when it plans (fb_overlap_possible reads the level back
+     * with MPI_Query_thread). */
+    fb_world_start(&argc, &argv, "run", r->opt.timeout_s, &provided);
     if (provided < MPI_THREAD_SERIALIZED && wants(r, "step") && fb_cli_rank_hint() == 0)
         fb_info("MPI offers thread level %d, below MPI_THREAD_SERIALIZED", provided);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     rc = run_main(r);
-    /* a signal that came after the last check still makes the run "interrupted" (rank 0
-     * marked it); every rank says so */
-    if (fb_watchdog_interrupted() && (rc == 0 || rc == 1))
-        rc = FB_EXIT_INTERRUPTED;
     fb_mpi_half_free();
-    fb_watchdog_finalizing();
-    MPI_Finalize();
-    fb_watchdog_stop();
+    rc = fb_world_finish(rc);
     free(r);
     return rc;
 }

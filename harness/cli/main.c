@@ -1,5 +1,4 @@
 /* fabricbench: the entry point, dispatching to subcommands. */
-#include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,6 +6,7 @@
 #include "commands.h"
 #include "log.h"
 #include "watchdog.h"
+#include "world.h"
 
 static void usage(FILE *f)
 {
@@ -33,7 +33,6 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : NULL;
-    int rc;
 
     if (!cmd) {
         usage(stderr);
@@ -62,18 +61,11 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "sweep") == 0)
         return fb_cmd_sweep(argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0) {
-        /* armed before MPI_Init, so a job that never starts ends too */
-        fb_watchdog_start(fb_cli_timeout_hint(argc - 1, argv + 1, FB_TIMEOUT_DEFAULT_S), "doctor");
-        MPI_Init(&argc, &argv);
-        fb_watchdog_mpi_ready();
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        rc = fb_cmd_doctor(argc - 1, argv + 1);
-        if (rc != 2 && fb_watchdog_interrupted())
-            rc = FB_EXIT_INTERRUPTED;
-        fb_watchdog_finalizing();
-        MPI_Finalize();
-        fb_watchdog_stop();
-        return rc;
+        int provided;
+        /* MPI started as `run` starts it (fb_world_start), so doctor checks what run uses */
+        fb_world_start(&argc, &argv, "doctor",
+                       fb_cli_timeout_hint(argc - 1, argv + 1, FB_TIMEOUT_DEFAULT_S), &provided);
+        return fb_world_finish(fb_cmd_doctor(argc - 1, argv + 1));
     }
     if (fb_cli_rank_hint() == 0)
         fb_error("unknown command '%s' (see `fabricbench --help`)", cmd);

@@ -1,4 +1,4 @@
-/* Rank, node and local-rank discovery over MPI. */
+/* MPI started and ended the one way run and doctor share; rank, node and local-rank discovery. */
 #define _DEFAULT_SOURCE
 #include "world.h"
 
@@ -9,6 +9,28 @@
 
 #include "log.h"
 #include "watchdog.h"
+
+void fb_world_start(int *argc, char ***argv, const char *command, double timeout_s,
+                    int *provided)
+{
+    /* armed before MPI_Init, so a job that never starts ends too */
+    (void)fb_watchdog_start(timeout_s, command);
+    MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, provided);
+    fb_watchdog_mpi_ready();
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+int fb_world_finish(int rc)
+{
+    /* a signal that came after the last check still makes the run "interrupted" (rank 0
+     * marked it); every rank says so */
+    if (fb_watchdog_interrupted() && (rc == 0 || rc == 1))
+        rc = FB_EXIT_INTERRUPTED;
+    fb_watchdog_finalizing();
+    MPI_Finalize();
+    fb_watchdog_stop();
+    return rc;
+}
 
 /* Test only (docs/scale.md): FB_TEST_RANKS_PER_NODE=k makes pretend nodes of k consecutive
  * ranks, so that one machine plays several nodes in the scale and sampling tests. The links

@@ -19,6 +19,21 @@ struct fb_world {
     char host[64];
 };
 
+/* Starts MPI for `run` and `doctor` alike, so that doctor checks the MPI that run uses: arms
+ * the watchdog (fb_watchdog_start: `command` in its messages, `timeout_s` per phase) before
+ * MPI_Init, asks for MPI_THREAD_SERIALIZED (step's communication thread calls MPI while the main
+ * thread computes; the two never call it at once), and makes errors on MPI_COMM_WORLD return
+ * instead of aborting. *provided gets the thread level MPI gives (it may be lower). Call once,
+ * first thing. */
+void fb_world_start(int *argc, char ***argv, const char *command, double timeout_s,
+                    int *provided);
+
+/* Ends what fb_world_start began: MPI_Finalize, with the watchdog's last phase around it, then
+ * the watchdog. Returns the process's exit code: `rc`, or FB_EXIT_INTERRUPTED when SIGINT or
+ * SIGTERM came and rc said success (0) or failure (1). Free MPI objects (fb_mpi_half_free)
+ * before. */
+int fb_world_finish(int rc);
+
 /* Collective over MPI_COMM_WORLD: fills *w. MPI must be initialised. */
 fb_status fb_world_init(struct fb_world *w);
 void fb_world_release(struct fb_world *w);
