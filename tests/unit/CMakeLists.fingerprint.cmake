@@ -2,10 +2,13 @@
 # test_topology reads the recorded hwloc XML topologies in ${FB_TOPOLOGY_DATA}.
 foreach(_fb_t test_topology test_doctor test_pair_link)
   add_executable(${_fb_t} ${CMAKE_CURRENT_LIST_DIR}/${_fb_t}.c)
-  target_compile_options(${_fb_t} PRIVATE ${FB_WARNINGS})
   target_include_directories(${_fb_t} PRIVATE ${CMAKE_CURRENT_LIST_DIR})
-  target_link_libraries(${_fb_t} PRIVATE fb_harness)
+  target_link_libraries(${_fb_t} PRIVATE fb_warnings)
 endforeach()
+# each against the smallest library it needs
+target_link_libraries(test_topology PRIVATE fb_hw)
+target_link_libraries(test_pair_link PRIVATE fb_hw)
+target_link_libraries(test_doctor PRIVATE fb_doctor)
 
 add_test(NAME test_topology COMMAND test_topology ${FB_TOPOLOGY_DATA})
 add_test(NAME test_doctor COMMAND test_doctor)
@@ -16,7 +19,7 @@ set_tests_properties(test_topology test_doctor test_pair_link PROPERTIES LABELS 
 # and put first on the library path, since no machine here has NVLink to check it on.
 add_library(fb_fake_nvml SHARED ${CMAKE_CURRENT_LIST_DIR}/test_pair_link.c)
 target_compile_definitions(fb_fake_nvml PRIVATE FB_FAKE_NVML)
-target_compile_options(fb_fake_nvml PRIVATE ${FB_WARNINGS})
+target_link_libraries(fb_fake_nvml PRIVATE fb_warnings)
 set_target_properties(fb_fake_nvml PROPERTIES OUTPUT_NAME nvidia-ml PREFIX lib SUFFIX .so.1
                       LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fake_nvml)
 add_dependencies(test_pair_link fb_fake_nvml)
