@@ -64,6 +64,34 @@ static int at_line_end(struct fb_csv_reader *p, int *error)
     return 0;
 }
 
+fb_status fb_csv_reader_open(struct fb_csv_reader *p, const char *path, const char *buf,
+                             size_t len, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    p->path = path;
+    p->buf = buf;
+    p->len = len;
+    p->line = 1;
+    p->err = err;
+    p->errlen = errlen;
+    if (len == 0) {
+        snprintf(err, errlen, "%s:1: the file is empty (no header)", path);
+        return FB_ERR_USAGE;
+    }
+    /* every byte of input adds at most one byte to a record, and every field one NUL */
+    if (!(p->scratch = malloc(len + FB_CSV_FIELDS_MAX + 1))) {
+        snprintf(err, errlen, "%s: out of memory reading it", path);
+        return FB_ERR_NOMEM;
+    }
+    return FB_OK;
+}
+
+void fb_csv_reader_close(struct fb_csv_reader *p)
+{
+    free(p->scratch);
+    p->scratch = NULL;
+}
+
 /* Parses the next record into p->off/p->scratch. Returns 1 with a record, 0 at the end of the
  * input, -1 on a fault (message in p->err). */
 int fb_csv_reader_next(struct fb_csv_reader *p)
@@ -88,7 +116,8 @@ int fb_csv_reader_next(struct fb_csv_reader *p)
                 return -1;
             for (;;) {
                 if (p->pos >= p->len) {
-                    fb_csv_reader_fail(p, open_line, "quoted field not closed before the end of the file");
+                    fb_csv_reader_fail(p, open_line,
+                                       "quoted field not closed before the end of the file");
                     return -1;
                 }
                 if (take(p, &c))
@@ -113,8 +142,8 @@ int fb_csv_reader_next(struct fb_csv_reader *p)
             if (take(p, &c))
                 return -1;
             if (c != ',') {
-                fb_csv_reader_fail(p, p->line, "'%c' after a closing quote (expected a comma or a line end)",
-                     c);
+                fb_csv_reader_fail(p, p->line,
+                                   "'%c' after a closing quote (expected a comma or a line end)", c);
                 return -1;
             }
             continue;

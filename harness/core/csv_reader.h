@@ -14,8 +14,7 @@
 /* More fields than this in one record is refused before they are counted further. */
 #define FB_CSV_FIELDS_MAX 64
 
-/* The parser over buf[0..len). Set path, buf, len, err and errlen, line = 1, and scratch to
- * len + FB_CSV_FIELDS_MAX + 1 bytes (the caller owns and frees it); zero the rest. */
+/* The parser over buf[0..len) (fb_csv_reader_open sets it up). */
 struct fb_csv_reader {
     const char *path;
     const char *buf;
@@ -29,6 +28,15 @@ struct fb_csv_reader {
     char *err;
     size_t errlen;
 };
+
+/* Starts reading buf[0..len) (the file `path`, named in messages; buf is borrowed). An empty
+ * file is FB_ERR_USAGE ("path:1: the file is empty (no header)"), FB_ERR_NOMEM when the
+ * record buffer cannot be had; either way with the message in err, and nothing to close. */
+fb_status fb_csv_reader_open(struct fb_csv_reader *p, const char *path, const char *buf,
+                             size_t len, char *err, size_t errlen);
+
+/* Frees the record buffer; accepts a reader that fb_csv_reader_open refused, or a zeroed one. */
+void fb_csv_reader_close(struct fb_csv_reader *p);
 
 /* Parses the next record into off/scratch. 1 with a record, 0 at the end of the input, -1 on a
  * fault (the message in err). */

@@ -25,26 +25,16 @@ fb_status fb_csv_table_read(const char *path, struct fb_csv_table *t, char *err,
     st = fb_csv_reader_slurp(path, &buf, &len, err, errlen);
     if (st != FB_OK)
         return st;
-    p.path = path;
-    p.buf = buf;
-    p.len = len;
-    p.line = 1;
-    p.err = err;
-    p.errlen = errlen;
+    if ((st = fb_csv_reader_open(&p, path, buf, len, err, errlen)) != FB_OK)
+        goto out;
     st = FB_ERR_NOMEM;
-    p.scratch = malloc(len + FB_CSV_FIELDS_MAX + 1);
     /* All cells: their text is at most the file's bytes, and there is at most one field (one
      * NUL) per comma or line end, plus one. */
-    t->store = malloc(2 * len + 2);
-    if (!p.scratch || !t->store) {
+    if (!(t->store = malloc(2 * len + 2))) {
         snprintf(err, errlen, "%s: out of memory reading it", path);
         goto out;
     }
     st = FB_ERR_USAGE;
-    if (len == 0) {
-        snprintf(err, errlen, "%s:1: the file is empty (no header)", path);
-        goto out;
-    }
     for (;;) {
         size_t line = p.line;
         got = fb_csv_reader_next(&p);
@@ -56,7 +46,7 @@ fb_status fb_csv_table_read(const char *path, struct fb_csv_table *t, char *err,
             t->ncols = p.nfields;
         else if (p.nfields != t->ncols) {
             fb_csv_reader_fail(&p, line, "%zu field%s, expected the header's %zu", p.nfields,
-                 p.nfields == 1 ? "" : "s", t->ncols);
+                               p.nfields == 1 ? "" : "s", t->ncols);
             goto out;
         }
         if (t->nrows + 1 >= cap) {
@@ -97,7 +87,7 @@ fb_status fb_csv_table_read(const char *path, struct fb_csv_table *t, char *err,
         t->cell[i] = t->store + (uintptr_t)t->cell[i];
     st = FB_OK;
 out:
-    free(p.scratch);
+    fb_csv_reader_close(&p);
     free(buf);
     if (st != FB_OK) {
         if (st == FB_ERR_NOMEM && !err[0])

@@ -31,10 +31,10 @@ struct fb_check {
 enum { FB_DOCTOR_MAX_CHECKS = 8 };
 
 /* Judges the job: `job` says which backend and collectives were chosen and whether a node is
- * oversubscribed; `all` holds nranks facts as fb_fingerprint_gather returns them; `ports` are
- * the InfiniBand ports of the host being judged (may be NULL when nports == 0). Writes up to `max` checks, in this order: gpu_build,
- * gpu_visible, one_rank_per_gpu, binding, mpi_cuda_aware, infiniband. Returns how many were
- * written. Not collective. */
+ * oversubscribed; `all` holds nranks facts as fb_fingerprint_gather returns them; `ports` are the
+ * InfiniBand ports of the host being judged (may be NULL when nports == 0). Writes up to `max`
+ * checks, in this order: gpu_build, gpu_visible, one_rank_per_gpu, binding, mpi_cuda_aware,
+ * infiniband. Returns how many were written. Not collective. */
 size_t fb_doctor_checks(const struct fb_doctor_job *job, const struct fb_rank_facts *all,
                         int nranks, const struct fb_ib_port *ports, size_t nports,
                         struct fb_check *out, size_t max);

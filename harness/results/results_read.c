@@ -1,6 +1,7 @@
 /* Reading results.csv back: records from the CSV reader (csv_reader.h) over the whole file in
- * memory, the header checked against fb_results_columns, and every cell checked against its column's type and the
- * size of its fb_row field. The first fault ends the read with "path:line: what". */
+ * memory, the header checked against fb_results_columns, and every cell checked against its
+ * column's type and the size of its fb_row field. The first fault ends the read with "path:line:
+ * what". */
 #include "results_read.h"
 
 #include <errno.h>
@@ -19,7 +20,7 @@ static int read_text(struct fb_csv_reader *p, size_t line, size_t col, char *dst
 
     if (n >= size) {
         fb_csv_reader_fail(p, line, "column '%s': '%.40s%s' is longer than %zu characters",
-             fb_results_columns[col], v, n > 40 ? "..." : "", size - 1);
+                           fb_results_columns[col], v, n > 40 ? "..." : "", size - 1);
         return -1;
     }
     memcpy(dst, v, n + 1);
@@ -39,18 +40,20 @@ static int read_int(struct fb_csv_reader *p, size_t line, size_t col, long long 
             *out = -1;
             return 0;
         }
-        fb_csv_reader_fail(p, line, "column '%s' is empty (an integer is required)", fb_results_columns[col]);
+        fb_csv_reader_fail(p, line, "column '%s' is empty (an integer is required)",
+                           fb_results_columns[col]);
         return -1;
     }
     errno = 0;
     x = strtoll(v, &end, 10);
     if (*v == ' ' || *v == '\t' || *v == '+' || *end || errno == ERANGE) {
-        fb_csv_reader_fail(p, line, "column '%s': '%.40s' is not an integer", fb_results_columns[col], v);
+        fb_csv_reader_fail(p, line, "column '%s': '%.40s' is not an integer",
+                           fb_results_columns[col], v);
         return -1;
     }
     if (x < lo || x > hi) {
-        fb_csv_reader_fail(p, line, "column '%s': %lld is out of range [%lld, %lld]", fb_results_columns[col],
-             x, lo, hi);
+        fb_csv_reader_fail(p, line, "column '%s': %lld is out of range [%lld, %lld]",
+                           fb_results_columns[col], x, lo, hi);
         return -1;
     }
     *out = x;
@@ -65,12 +68,14 @@ static int read_num(struct fb_csv_reader *p, size_t line, size_t col, double *ou
 
     errno = 0;
     if (!*v || *v == ' ' || *v == '\t' || strchr(v, 'x') || strchr(v, 'X')) {
-        fb_csv_reader_fail(p, line, "column '%s': '%.40s' is not a number", fb_results_columns[col], v);
+        fb_csv_reader_fail(p, line, "column '%s': '%.40s' is not a number",
+                           fb_results_columns[col], v);
         return -1;
     }
     *out = strtod(v, &end);
     if (*end || errno == ERANGE) {
-        fb_csv_reader_fail(p, line, "column '%s': '%.40s' is not a number", fb_results_columns[col], v);
+        fb_csv_reader_fail(p, line, "column '%s': '%.40s' is not a number",
+                           fb_results_columns[col], v);
         return -1;
     }
     return 0;
@@ -169,35 +174,22 @@ fb_status fb_results_parse(const char *path, const char *buf, size_t len,
     if (errlen)
         err[0] = '\0';
     snprintf(out->path, sizeof out->path, "%s", path);
-    p.path = path;
-    p.buf = buf;
-    p.len = len;
-    p.line = 1;
-    p.err = err;
-    p.errlen = errlen;
+    if ((st = fb_csv_reader_open(&p, path, buf, len, err, errlen)) != FB_OK)
+        goto out;
     st = FB_ERR_USAGE;
-    if (len == 0) {
-        snprintf(err, errlen, "%s:1: the file is empty (no header)", path);
-        goto out;
-    }
-    p.scratch = malloc(len + FB_CSV_FIELDS_MAX + 1);
-    if (!p.scratch) {
-        st = FB_ERR_NOMEM;
-        snprintf(err, errlen, "%s: out of memory reading it", path);
-        goto out;
-    }
     got = fb_csv_reader_next(&p);
     if (got < 0)
         goto out;
     if (p.nfields != fb_results_ncolumns) {
-        fb_csv_reader_fail(&p, 1, "the header has %zu columns, expected the %zu of a fabricbench results.csv",
-             p.nfields, fb_results_ncolumns);
+        fb_csv_reader_fail(&p, 1,
+                           "the header has %zu columns, expected the %zu of a fabricbench results.csv",
+                           p.nfields, fb_results_ncolumns);
         goto out;
     }
     for (size_t i = 0; i < fb_results_ncolumns; i++) {
         if (strcmp(fb_csv_reader_field(&p, i), fb_results_columns[i]) != 0) {
-            fb_csv_reader_fail(&p, 1, "header column %zu is '%.40s', expected '%s'", i + 1, fb_csv_reader_field(&p, i),
-                 fb_results_columns[i]);
+            fb_csv_reader_fail(&p, 1, "header column %zu is '%.40s', expected '%s'", i + 1,
+                               fb_csv_reader_field(&p, i), fb_results_columns[i]);
             goto out;
         }
     }
@@ -209,8 +201,8 @@ fb_status fb_results_parse(const char *path, const char *buf, size_t len,
         if (got == 0)
             break;
         if (p.nfields != fb_results_ncolumns) {
-            fb_csv_reader_fail(&p, line, "%zu field%s, expected %zu", p.nfields, p.nfields == 1 ? "" : "s",
-                 fb_results_ncolumns);
+            fb_csv_reader_fail(&p, line, "%zu field%s, expected %zu", p.nfields,
+                               p.nfields == 1 ? "" : "s", fb_results_ncolumns);
             goto out;
         }
         if (out->nrows == cap) {
@@ -230,7 +222,7 @@ fb_status fb_results_parse(const char *path, const char *buf, size_t len,
     }
     st = FB_OK;
 out:
-    free(p.scratch);
+    fb_csv_reader_close(&p);
     if (st != FB_OK)
         fb_results_read_release(out);
     return st;

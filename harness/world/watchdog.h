@@ -1,10 +1,11 @@
-/* The watchdog: every phase of `run` and `doctor` (MPI start, communicator creation, each
- * benchmark phase, each collective wait) is bounded by --timeout. A thread per rank, armed
- * before MPI_Init, ends a phase that outlives its deadline: it names the phase, the benchmark
- * and point, and the ranks (and hosts) that had not arrived, marks the run (env.json) and stops
- * the job with exit code 3; the layer that owns the run marks it through a stop hook. SIGINT and SIGTERM only raise a flag here; the ranks agree on it at
- * their next collective status check (fb_world_agree) and the run ends "interrupted", exit
- * code 4; the watchdog enforces a short grace. docs/timeouts.md explains the design. */
+/* The watchdog: every phase of `run` and `doctor` (MPI start, communicator creation, each benchmark
+ * phase, each collective wait) is bounded by --timeout. A thread per rank, armed before MPI_Init,
+ * ends a phase that outlives its deadline: it names the phase, the benchmark and point, and the
+ * ranks (and hosts) that had not arrived, and stops the job with exit code 3 (the layer that owns
+ * the run marks it in env.json, through a stop hook). SIGINT and SIGTERM only raise a flag here;
+ * the ranks agree on it at their next collective status check (fb_world_agree) and the run ends
+ * "interrupted", exit code 4; the watchdog enforces a short grace. docs/timeouts.md explains the
+ * design. */
 #ifndef FB_WATCHDOG_H
 #define FB_WATCHDOG_H
 

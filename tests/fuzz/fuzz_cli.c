@@ -1,9 +1,9 @@
 /* Fuzzes the command line of `fabricbench run` (harness/cli/cli.c with the sizes and counts of
- * harness/core/units.c): the input is split into arguments at NUL bytes and line feeds, after "run".
- * The parser must return FB_OK or FB_ERR_USAGE, never exit or print, leave a one-line message
- * naming the problem on FB_ERR_USAGE, and on FB_OK options within their bounds. Each input's
- * argv is freed before the next, so parser state kept across calls (getopt's) that points into
- * an old argv is a use-after-free ASan reports. */
+ * harness/core/units.c): the input is split into arguments at NUL bytes and line feeds, after
+ * "run". The parser must return FB_OK or FB_ERR_USAGE, never exit or print, leave a one-line
+ * message naming the problem on FB_ERR_USAGE, and on FB_OK options within their bounds. Each
+ * input's argv is freed before the next, so parser state kept across calls (getopt's) that points
+ * into an old argv is a use-after-free ASan reports. */
 #include "fuzz.h"
 
 #include <fcntl.h>

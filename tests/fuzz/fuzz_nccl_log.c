@@ -1,8 +1,8 @@
 /* Fuzzes whole NCCL logs as `fabricbench nccl-log`, `doctor --nccl-log` and `accept` read them
- * (harness/nccllog/nccl_report.c by file name, then the verdicts and the one-line summary). A log that
- * reads has its connections merged and counted once each; one that does not is refused with
- * "file:line: what". The same input is also read as two files (two ranks' logs), which must
- * give the same connections as one, each line counted twice. */
+ * (harness/nccllog/nccl_report.c by file name, then the verdicts and the one-line summary). A log
+ * that reads has its connections merged and counted once each; one that does not is refused with
+ * "file:line: what". The same input is also read as two files (two ranks' logs), which must give
+ * the same connections as one, each line counted twice. */
 #include "fuzz.h"
 
 #include "nccl_report.h"

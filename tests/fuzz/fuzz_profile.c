@@ -1,9 +1,9 @@
-/* Fuzzes hardware profiles (harness/analysis/profile.c over inih): the input is read both ways accept
- * can read it, as a file (fb_profile_load, what `accept --profile` does) and as text in memory
- * (fb_profile_parse). Either way: FB_OK with every list within its bound and every string
- * terminated, or FB_ERR_USAGE with "file:line: what" (or "file: the profile asks for no
- * check"). When the input holds no NUL byte the two readers must agree on the status and the
- * message, and on what they read. */
+/* Fuzzes hardware profiles (harness/analysis/profile.c over inih): the input is read both ways
+ * accept can read it, as a file (fb_profile_load, what `accept --profile` does) and as text in
+ * memory (fb_profile_parse). Either way: FB_OK with every list within its bound and every string
+ * terminated, or FB_ERR_USAGE with "file:line: what" (or "file: the profile asks for no check").
+ * When the input holds no NUL byte the two readers must agree on the status and the message, and on
+ * what they read. */
 #include "fuzz.h"
 
 #include "profile.h"

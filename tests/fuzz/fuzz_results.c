@@ -1,9 +1,9 @@
-/* Fuzzes the results.csv reader (harness/results/results_read.c) as `compare` and `accept` use it: by
- * file name. A file that reads must have rows that satisfy the reader's promises (text cells
+/* Fuzzes the results.csv reader (harness/results/results_read.c) as `compare` and `accept` use it:
+ * by file name. A file that reads must have rows that satisfy the reader's promises (text cells
  * terminated, counts in range, lines increasing) and must then go through compare's join with
- * itself (every row matched; a row matched with itself has a ratio of 1 or none); one that
- * does not must be refused with "file:line: what". The same bytes are also parsed from an
- * exactly sized buffer (fb_results_parse), so a read past the end cannot hide in slack. */
+ * itself (every row matched; a row matched with itself has a ratio of 1 or none); one that does not
+ * must be refused with "file:line: what". The same bytes are also parsed from an exactly sized
+ * buffer (fb_results_parse), so a read past the end cannot hide in slack. */
 #include "fuzz.h"
 
 #include <math.h>
