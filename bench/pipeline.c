@@ -27,8 +27,9 @@ enum { RES_DEFAULT = 224, BATCH_CUDA = 32, BATCH_HOST = 8 };
 static const uint32_t AUG_SEED = 42;
 
 /* Consumer rates (images/s) when --rate is not given. cuda: DenseNet-121 training per GPU at
- * 17 GFLOP per image (FACTS.md): a V100 at half its 15.7 TFLOP/s fp32 peak (460/s), at a quarter
- * of its 125 TFLOP/s fp16 tensor peak (1840/s), an H100 at a tenth of 989 TFLOP/s (5800/s).
+ * 17 GFLOP per image (docs/reference-figures.md "DenseNet-121"; the peaks under "GPUs"): a V100
+ * at half its 15.7 TFLOP/s fp32 peak (460/s), at a quarter of its 125 TFLOP/s fp16 tensor peak
+ * (1840/s), an H100 at a tenth of 989 TFLOP/s (5800/s).
  * host: around what one and two cores decode of the default data set (about 100 PNG/s each). */
 static const double rates_cuda[] = {460, 1840, 5800};
 static const double rates_host[] = {50, 100, 200};

@@ -1,6 +1,6 @@
-/* DenseNet-121's parameter list against the public figures (shared/reference/FACTS.md):
- * 7,978,856 trainable parameters in 364 tensors for 1000 classes, 6,968,206 for 14; the
- * gradient order is the reverse of the forward pass. */
+/* DenseNet-121's parameter list against the public figures (docs/reference-figures.md,
+ * "DenseNet-121"): 7,978,856 trainable parameters in 364 tensors for 1000 classes, 6,968,206 for
+ * 14; the gradient order is the reverse of the forward pass. */
 #include <string.h>
 
 #include "densenet.h"

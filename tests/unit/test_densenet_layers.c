@@ -1,6 +1,7 @@
-/* DenseNet-121's layer shapes against the public figures (shared/reference/FACTS.md): 2.834 G
- * multiply-accumulates per 224x224 image forward, 7,978,856 parameters for 1000 classes, block
- * outputs 56x56x256, 28x28x512, 14x14x1024, 7x7x1024; and the batch scales the work linearly. */
+/* DenseNet-121's layer shapes against the public figures (docs/reference-figures.md,
+ * "DenseNet-121"): 2.834 G multiply-accumulates per 224x224 image forward, 7,978,856 parameters
+ * for 1000 classes, block outputs 56x56x256, 28x28x512, 14x14x1024, 7x7x1024; and the batch
+ * scales the work linearly. */
 #include <math.h>
 #include <string.h>
 

@@ -17,7 +17,7 @@ static size_t sum(const size_t *v, size_t n)
 
 int main(void)
 {
-    const size_t params = 6968206; /* DenseNet-121 with 14 classes (FACTS.md) */
+    const size_t params = 6968206; /* DenseNet-121 with 14 classes (docs/reference-figures.md) */
     struct fb_memfit_config fp32 = {224, 14, 4, 2}, fp16 = {224, 14, 2, 0};
     struct fb_memfit_parts one, two, eight, at, next;
     size_t *sizes, n;
