@@ -1,0 +1,210 @@
+/* accept's checks on results.csv's figures: each floor the profile sets (p2p per link, h2d
+ * with every GPU copying at once, allreduce busbw per size and rank count, compute) judged on
+ * the worst median of the rows it selects, and the spread between the trials of every row
+ * judged. A row with fewer than the profile's min_samples trials is not judged (SKIP). */
+#include "accept.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accept_impl.h"
+#include "results_read.h"
+
+/* ---- figures from results.csv ---------------------------------------------------------- */
+
+/* Which rows a figure check judges: "" and -1 match anything. */
+struct want {
+    const char *bench, *kase, *metric, *link, *dtype;
+    long long bytes;
+    int ranks;
+    bool per_rank; /* src must be set: one rank's (or one pair's) own figure */
+};
+
+static bool matches(const struct fb_row *r, const struct want *w)
+{
+    return strcmp(r->bench, w->bench) == 0 && (!*w->kase || strcmp(r->kase, w->kase) == 0) &&
+           strcmp(r->metric, w->metric) == 0 && (!*w->link || strcmp(r->link, w->link) == 0) &&
+           (!*w->dtype || strcmp(r->dtype, w->dtype) == 0) &&
+           (w->bytes < 0 || r->bytes == w->bytes) &&
+           (w->ranks < 0 || r->ranks == w->ranks) && (!w->per_rank || r->src >= 0);
+}
+
+static void remember(struct ctx *c, size_t i)
+{
+    void *m = realloc(c->used, (c->nused + 1) * sizeof *c->used);
+
+    if (!m) {
+        c->nomem = true;
+        return;
+    }
+    c->used = m;
+    c->used[c->nused++] = i;
+}
+
+/* Judges every row that `w` selects against a floor `min` (unit `unit`): each row's median
+ * must reach it, and the worst one is what the check shows. `what` describes the rows. */
+static void floor_check(struct ctx *c, const char *name, const struct want *w, double min,
+                        const char *unit, const char *what)
+{
+    struct fb_accept_check *k = fb_accept_add(c, name);
+    const struct fb_read_row *worst = NULL;
+    size_t nrows = 0, few = 0, fewest = (size_t)-1;
+    size_t first_used = c->nused;
+
+    if (!k)
+        return;
+    SET(k->expected, ">= %.4g %s", min, unit);
+    for (size_t i = 0; i < c->csv.nrows; i++) {
+        const struct fb_read_row *r = &c->csv.rows[i];
+        if (!matches(&r->row, w))
+            continue;
+        nrows++;
+        if (r->row.st.samples < (size_t)c->p->min_samples) {
+            few++;
+            if (r->row.st.samples < fewest)
+                fewest = r->row.st.samples;
+            continue;
+        }
+        remember(c, i);
+        if (!worst || r->row.st.median < worst->row.st.median)
+            worst = r;
+    }
+    if (nrows == 0) {
+        SET(k->why, "not measured: results.csv has no %s", what);
+        return;
+    }
+    if (few) {
+        c->nused = first_used; /* a check that is not judged adds nothing to the spread */
+        SET(k->why, "%zu of %zu rows (%s) have %zu trial(s); the rule needs %d to judge a median",
+            few, nrows, what, fewest, c->p->min_samples);
+        SET(k->from, "results.csv (%s)", what);
+        return;
+    }
+    SET(k->measured, "%.4g %s", worst->row.st.median, unit);
+    if (min > 0)
+        k->margin_pct = (worst->row.st.median / min - 1) * 100;
+    SET(k->from, "results.csv:%zu (%s, median of %zu trials", worst->line, what,
+        worst->row.st.samples);
+    fb_accept_set(k->from + strlen(k->from), sizeof k->from - strlen(k->from), nrows > 1 ?
+        ", the worst of %zu rows)" : ")", nrows);
+    if (worst->row.st.median >= min) {
+        k->verdict = FB_PASS;
+    } else {
+        k->verdict = FB_FAIL;
+        SET(k->why, "%.4g %s < %.4g %s", worst->row.st.median, unit, min, unit);
+        if (worst->row.src >= 0 && worst->row.dst >= 0)
+            fb_accept_set(k->why + strlen(k->why), sizeof k->why - strlen(k->why),
+                          " (pair %d -> %d)", worst->row.src, worst->row.dst);
+        else if (worst->row.src >= 0)
+            fb_accept_set(k->why + strlen(k->why), sizeof k->why - strlen(k->why),
+                          " (rank %d)", worst->row.src);
+    }
+}
+
+void fb_accept_check_p2p(struct ctx *c)
+{
+    for (size_t i = 0; i < c->p->np2p; i++) {
+        const struct fb_profile_p2p *t = &c->p->p2p[i];
+        struct want w = {"p2p", "matrix_uni", "bandwidth", t->link, "", -1, -1, true};
+        char name[64], what[128];
+
+        snprintf(name, sizeof name, "p2p.%s", t->link);
+        snprintf(what, sizeof what, "p2p matrix_uni bandwidth rows with link %s", t->link);
+        floor_check(c, name, &w, t->min_gbps, "GB/s", what);
+    }
+}
+
+void fb_accept_check_h2d(struct ctx *c)
+{
+    struct want w = {"h2d", "pinned_h2d", "bandwidth", "", "", c->p->h2d_bytes, -1, true};
+    char what[160];
+
+    if (c->p->h2d_min_gbps < 0)
+        return;
+    /* All GPUs copying at once: the point with the most ranks; the largest size unless the
+     * profile names one. */
+    w.ranks = 0;
+    for (size_t i = 0; i < c->csv.nrows; i++) {
+        const struct fb_row *r = &c->csv.rows[i].row;
+        if (strcmp(r->bench, "h2d") == 0 && strcmp(r->kase, "pinned_h2d") == 0 &&
+            strcmp(r->metric, "bandwidth") == 0 && r->ranks > w.ranks)
+            w.ranks = r->ranks;
+    }
+    if (w.bytes < 0) {
+        for (size_t i = 0; i < c->csv.nrows; i++) {
+            const struct fb_row *r = &c->csv.rows[i].row;
+            if (strcmp(r->bench, "h2d") == 0 && strcmp(r->kase, "pinned_h2d") == 0 &&
+                r->ranks == w.ranks && r->bytes > w.bytes)
+                w.bytes = r->bytes;
+        }
+    }
+    snprintf(what, sizeof what, "h2d pinned_h2d per-rank bandwidth, %d rank(s) at once, %lld bytes",
+             w.ranks, w.bytes);
+    floor_check(c, "h2d_pinned_all", &w, c->p->h2d_min_gbps, "GB/s", what);
+}
+
+void fb_accept_check_allreduce(struct ctx *c)
+{
+    for (size_t i = 0; i < c->p->nbusbw; i++) {
+        const struct fb_profile_busbw *t = &c->p->busbw[i];
+        struct want w = {"allreduce", c->p->allreduce_case, "busbw", "", c->p->allreduce_dtype,
+                         t->bytes, t->ranks, false};
+        char name[64], what[160];
+
+        snprintf(name, sizeof name, "allreduce_busbw.%lld.%d", t->bytes, t->ranks);
+        snprintf(what, sizeof what, "allreduce %s %s busbw at %lld bytes on %d ranks",
+                 c->p->allreduce_case, c->p->allreduce_dtype, t->bytes, t->ranks);
+        floor_check(c, name, &w, t->min_gbps, "GB/s", what);
+    }
+}
+
+void fb_accept_check_compute(struct ctx *c)
+{
+    struct want w = {"compute", c->p->compute_case, "tflops", "", "", -1, -1, true};
+    char what[128];
+
+    if (c->p->compute_min_tflops < 0)
+        return;
+    snprintf(what, sizeof what, "compute %s tflops rows per GPU", c->p->compute_case);
+    floor_check(c, "compute_tflops", &w, c->p->compute_min_tflops, "TFLOP/s", what);
+}
+
+/* The spread between trials of every row the figure checks judged: (p95 - p05) / median. */
+void fb_accept_check_spread(struct ctx *c)
+{
+    struct fb_accept_check *k;
+    const struct fb_read_row *worst = NULL;
+    double worst_pct = -1;
+
+    if (c->p->max_spread_pct < 0 || !(k = fb_accept_add(c, "spread")))
+        return;
+    SET(k->expected, "<= %.4g %%", c->p->max_spread_pct);
+    for (size_t i = 0; i < c->nused; i++) {
+        const struct fb_read_row *r = &c->csv.rows[c->used[i]];
+        double pct;
+        if (!(r->row.st.median > 0))
+            continue; /* a busbw of 0 on one rank has no spread to speak of */
+        pct = (r->row.st.p95 - r->row.st.p05) / r->row.st.median * 100;
+        if (pct > worst_pct) {
+            worst_pct = pct;
+            worst = r;
+        }
+    }
+    if (!worst) {
+        SET(k->why, "no figure was judged, so no spread to judge");
+        return;
+    }
+    SET(k->measured, "%.3g %%", worst_pct);
+    k->margin_pct = worst_pct > 0 ? (c->p->max_spread_pct / worst_pct - 1) * 100 : NAN;
+    SET(k->from, "results.csv:%zu ((p95 - p05) / median of %s %s, %zu trials; the widest of "
+        "%zu judged rows)", worst->line, worst->row.bench, worst->row.kase, worst->row.st.samples,
+        c->nused);
+    if (worst_pct <= c->p->max_spread_pct) {
+        k->verdict = FB_PASS;
+    } else {
+        k->verdict = FB_FAIL;
+        SET(k->why, "trials spread %.3g %% > %.4g %%: the node was not quiet, or varies", worst_pct,
+            c->p->max_spread_pct);
+    }
+}
