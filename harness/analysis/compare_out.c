@@ -1,0 +1,238 @@
+/* compare's outputs: the fingerprint difference and the verdict table on the terminal,
+ * compare.csv with a row per joined row, and compare.md, the report with the rows grouped by
+ * verdict and the plots listed. Every file is written atomically. */
+#define _GNU_SOURCE
+#include "compare_out.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "compare_impl.h"
+#include "csv.h"
+#include "log.h"
+
+static void fmt_opt(char *buf, size_t len, long long v)
+{
+    if (v < 0)
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%lld", v);
+}
+
+static const struct fb_row *any_row(const struct fb_cmp_entry *e)
+{
+    return e->base ? &e->base->row : &e->cur->row;
+}
+
+void fb_compare_print_fingerprint(FILE *f, bool md, const struct fb_fp_diff *d, size_t n,
+                                  const char *bname, const char *nname, size_t limit)
+{
+    if (md) {
+        fprintf(f, "| what | %s | %s |\n|---|---|---|\n", bname, nname);
+        for (size_t i = 0; i < n; i++)
+            fprintf(f, "| `%s` | %s | %s |\n", d[i].path, d[i].base, d[i].cur);
+        return;
+    }
+    for (size_t i = 0; i < n && i < limit; i++)
+        fprintf(f, "  %-40s %s  ->  %s\n", d[i].path, d[i].base, d[i].cur);
+    if (n > limit)
+        fprintf(f, "  ... and %zu more (all in compare.md)\n", n - limit);
+}
+
+void fb_compare_print_table(const struct fb_comparison *c, bool machines)
+{
+    char src[16], dst[16], bytes[24], batch[24], bm[24], nm[24], ratio[24];
+
+    fb_out("%-11s %-18s %-16s %-14s %5s %4s %4s %12s %5s %-8s %-16s %12s %12s %7s\n", "verdict",
+           "bench", "case", "transport", "ranks", "src", "dst", "bytes", "batch", "dtype",
+           "metric", machines ? "first" : "base", machines ? "second" : "new", "ratio");
+    for (size_t i = 0; i < c->n; i++) {
+        const struct fb_cmp_entry *e = &c->e[i];
+        const struct fb_row *r = any_row(e);
+        fmt_opt(src, sizeof src, r->src);
+        fmt_opt(dst, sizeof dst, r->dst);
+        fmt_opt(bytes, sizeof bytes, r->bytes);
+        fmt_opt(batch, sizeof batch, r->batch);
+        snprintf(bm, sizeof bm, e->base ? "%.4g" : "-", e->base ? e->base->row.st.median : 0);
+        snprintf(nm, sizeof nm, e->cur ? "%.4g" : "-", e->cur ? e->cur->row.st.median : 0);
+        snprintf(ratio, sizeof ratio, isnan(e->ratio) ? "-" : "%.3f", e->ratio);
+        fb_out("%-11s %-18s %-16s %-14s %5d %4s %4s %12s %5s %-8s %-16s %12s %12s %7s%s\n",
+               fb_compare_verdict_str(e->verdict, machines), r->bench, r->kase, r->transport,
+               r->ranks, src, dst, bytes, batch, r->dtype[0] ? r->dtype : "-", r->metric, bm,
+               nm, ratio, e->threshold_only && e->verdict != FB_CMP_SAME ? " (1 sample)" : "");
+    }
+}
+
+int fb_compare_write_csv(const char *path, const struct fb_comparison *c, bool machines)
+{
+    static const char *const head[] = {
+        "verdict",      "bench",        "case",      "backend",    "transport",
+        "nodes",        "ranks",        "src",       "dst",        "batch",
+        "bytes",        "dtype",        "metric",    "unit",       "base_samples",
+        "base_median",  "base_p05",     "base_p95",  "new_samples", "new_median",
+        "new_p05",      "new_p95",      "ratio",     "change_pct", "rule",
+        "base_line",    "new_line",
+    };
+    struct fb_atomic_file af;
+    fb_status st = fb_atomic_open(&af, path);
+
+    if (st != FB_OK)
+        return 1;
+    fb_csv_row(af.f, head, sizeof head / sizeof head[0]);
+    for (size_t i = 0; i < c->n; i++) {
+        const struct fb_cmp_entry *e = &c->e[i];
+        const struct fb_row *r = any_row(e);
+        char v[27][48];
+        const char *f[27];
+        const struct fb_read_row *sides[2] = {e->base, e->cur};
+
+        for (int k = 0; k < 27; k++) {
+            v[k][0] = '\0';
+            f[k] = v[k];
+        }
+        f[0] = fb_compare_verdict_str(e->verdict, machines);
+        f[1] = r->bench;
+        f[2] = r->kase;
+        f[3] = r->backend;
+        f[4] = r->transport;
+        snprintf(v[5], 48, "%d", r->nodes);
+        snprintf(v[6], 48, "%d", r->ranks);
+        if (r->src >= 0)
+            snprintf(v[7], 48, "%d", r->src);
+        if (r->dst >= 0)
+            snprintf(v[8], 48, "%d", r->dst);
+        if (r->batch >= 0)
+            snprintf(v[9], 48, "%ld", r->batch);
+        if (r->bytes >= 0)
+            snprintf(v[10], 48, "%lld", r->bytes);
+        f[11] = r->dtype;
+        f[12] = r->metric;
+        f[13] = r->unit;
+        for (int s = 0; s < 2; s++) {
+            if (!sides[s])
+                continue;
+            snprintf(v[14 + 4 * s], 48, "%zu", sides[s]->row.st.samples);
+            snprintf(v[15 + 4 * s], 48, "%.10g", sides[s]->row.st.median);
+            snprintf(v[16 + 4 * s], 48, "%.10g", sides[s]->row.st.p05);
+            snprintf(v[17 + 4 * s], 48, "%.10g", sides[s]->row.st.p95);
+            snprintf(v[25 + s], 48, "%zu", sides[s]->line);
+        }
+        if (!isnan(e->ratio)) {
+            snprintf(v[22], 48, "%.10g", e->ratio);
+            snprintf(v[23], 48, "%.4g", (e->ratio - 1) * 100);
+        }
+        if (e->base && e->cur)
+            f[24] = e->threshold_only ? "threshold-only" : "threshold+bands";
+        fb_csv_row(af.f, f, 27);
+    }
+    if (ferror(af.f)) {
+        fb_error("compare: cannot write '%s': %s", af.tmp, strerror(errno));
+        fb_atomic_abort(&af);
+        return 1;
+    }
+    return fb_atomic_commit(&af) == FB_OK ? 0 : 1;
+}
+
+static void md_rows(FILE *f, const struct fb_comparison *c, enum fb_cmp_verdict v, bool machines,
+                    const char *title)
+{
+    char key[160], ratio[32];
+
+    if (!c->count[v])
+        return;
+    fprintf(f, "\n### %s (%zu)\n\n", title, c->count[v]);
+    fprintf(f, "| bench | case | transport | ranks | src | dst | bytes | batch | dtype | metric "
+               "| %s | %s | ratio | change |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+            machines ? "first" : "base", machines ? "second" : "new");
+    for (size_t i = 0; i < c->n; i++) {
+        const struct fb_cmp_entry *e = &c->e[i];
+        const struct fb_row *r = any_row(e);
+        char src[16], dst[16], bytes[24], batch[24], bm[48], nm[48], ch[32];
+        if (e->verdict != v)
+            continue;
+        fmt_opt(src, sizeof src, r->src);
+        fmt_opt(dst, sizeof dst, r->dst);
+        fmt_opt(bytes, sizeof bytes, r->bytes);
+        fmt_opt(batch, sizeof batch, r->batch);
+        snprintf(key, sizeof key, "%s", r->kase);
+        for (char *p = key; *p; p++)
+            if (*p == '|')
+                *p = '/';
+        if (e->base)
+            snprintf(bm, sizeof bm, "%.4g [%.4g, %.4g]", e->base->row.st.median,
+                     e->base->row.st.p05, e->base->row.st.p95);
+        else
+            snprintf(bm, sizeof bm, "-");
+        if (e->cur)
+            snprintf(nm, sizeof nm, "%.4g [%.4g, %.4g]", e->cur->row.st.median,
+                     e->cur->row.st.p05, e->cur->row.st.p95);
+        else
+            snprintf(nm, sizeof nm, "-");
+        snprintf(ratio, sizeof ratio, isnan(e->ratio) ? "-" : "%.3f", e->ratio);
+        snprintf(ch, sizeof ch, isnan(e->ratio) ? "-" : "%+.1f%%%s", (e->ratio - 1) * 100,
+                 e->threshold_only ? " (1 sample)" : "");
+        fprintf(f, "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s %s | %s | %s | %s | %s |\n",
+                r->bench, key, r->transport, r->ranks, src, dst, bytes, batch,
+                r->dtype[0] ? r->dtype : "-", r->metric, r->unit, bm, nm, ratio, ch);
+    }
+}
+
+int fb_compare_write_md(const char *path, const char *out, const struct fb_cmp_side *b,
+                        const struct fb_cmp_side *n, const struct fb_comparison *c,
+                        double threshold, bool machines, const struct fb_fp_diff *d, size_t nd,
+                        const char *fp_note)
+{
+    struct fb_atomic_file af;
+    bool no_gnuplot = false;
+    int rc;
+
+    if (fb_atomic_open(&af, path) != FB_OK)
+        return 1;
+    if (machines)
+        fprintf(af.f, "# %s vs %s: which is better where\n\n", b->id, n->id);
+    else
+        fprintf(af.f, "# Regression report: %s (base) vs %s (new)\n\n", b->id, n->id);
+    fprintf(af.f,
+            "- %s: `%s`\n- %s: `%s`\n- threshold: %.4g%%\n- rule: a change counts when "
+            "|new/base - 1| > threshold **and** the two runs' [p05, p95] trial bands do not "
+            "overlap; rows with one sample on either side: threshold only (see "
+            "docs/compare.md)\n",
+            machines ? "first" : "base", b->csv, machines ? "second" : "new", n->csv,
+            threshold * 100);
+    fprintf(af.f, "\n## Fingerprint differences\n\n");
+    if (fp_note)
+        fprintf(af.f, "%s\n", fp_note);
+    else if (!nd)
+        fprintf(af.f, "None: the two env.json files agree.\n");
+    else
+        fb_compare_print_fingerprint(af.f, true, d, nd, b->id, n->id, nd);
+    fprintf(af.f, "\n## Summary\n\n| verdict | rows |\n|---|---|\n");
+    for (int v = 0; v <= FB_CMP_ONLY_NEW; v++)
+        if (c->count[v])
+            fprintf(af.f, "| %s | %zu |\n", fb_compare_verdict_str(v, machines), c->count[v]);
+    md_rows(af.f, c, FB_CMP_REGRESSION, machines,
+            machines ? "Worse on the second" : "Regressions");
+    md_rows(af.f, c, FB_CMP_IMPROVED, machines, machines ? "Better on the second" : "Improved");
+    md_rows(af.f, c, FB_CMP_NOISE, machines,
+            "Beyond the threshold but within the runs' noise (not flagged)");
+    md_rows(af.f, c, FB_CMP_CHANGED, machines,
+            "Changed, metric without a better way (not flagged)");
+    md_rows(af.f, c, FB_CMP_NA, machines, "No ratio (zero or non-finite median)");
+    md_rows(af.f, c, FB_CMP_ONLY_BASE, machines,
+            machines ? "Only on the first" : "Only in base (not flagged)");
+    md_rows(af.f, c, FB_CMP_ONLY_NEW, machines,
+            machines ? "Only on the second" : "Only in new (not flagged)");
+    md_rows(af.f, c, FB_CMP_SAME, machines, "Within the threshold");
+    fprintf(af.f, "\n## Plots\n");
+    rc = fb_compare_write_plots(out, c, machines, b->id, n->id, af.f, &no_gnuplot);
+    if (rc || ferror(af.f)) {
+        fb_error("compare: cannot write '%s'", af.tmp);
+        fb_atomic_abort(&af);
+        return 1;
+    }
+    return fb_atomic_commit(&af) == FB_OK ? 0 : 1;
+}
