@@ -1,7 +1,7 @@
 /* The data of `fabricbench report`'s plots, taken from a run's rows: which rows each plot
  * shows, grouped into series (one line or bar group each), as the text of the plot's .dat file
  * and the gnuplot variables its script starts with (series titles, counts). Pure: no files, no
- * gnuplot; the command writes what this returns (docs/report.md describes each plot). */
+ * gnuplot; report_plots.c writes what this returns (docs/report.md describes each plot). */
 #ifndef FB_REPORT_DATA_H
 #define FB_REPORT_DATA_H
 

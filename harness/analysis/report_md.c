@@ -1,0 +1,447 @@
+/* `report`'s summary.md: of one run (environment, the doctor's and NCCL's verdicts, the
+ * headline, telemetry, the plots with their state) and of a sweep (a table of its launches, then
+ * each launch's doctor, headline and plots). Markdown only: the run was read by report_load.c. */
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "headline.h"
+#include "log.h"
+#include "nccl_verdict.h"
+
+/* A table cell: '|' escaped, line breaks flattened. */
+static void md(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '|')
+            fputs("\\|", f);
+        else if (*s == '\n' || *s == '\r')
+            fputc(' ', f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static const char *jstr(const cJSON *o, const char *path)
+{
+    char key[64];
+    const char *dot;
+    const cJSON *v = o;
+
+    /* "a.b": nested keys */
+    while (v && (dot = strchr(path, '.'))) {
+        snprintf(key, sizeof key, "%.*s", (int)(dot - path), path);
+        v = cJSON_GetObjectItemCaseSensitive(v, key);
+        path = dot + 1;
+    }
+    v = v ? cJSON_GetObjectItemCaseSensitive(v, path) : NULL;
+    if (cJSON_IsString(v))
+        return v->valuestring;
+    return NULL;
+}
+
+static double jnum(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b)
+        v = v ? cJSON_GetObjectItemCaseSensitive(v, b) : NULL;
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void env_row(FILE *f, const char *what, const char *value)
+{
+    fprintf(f, "| %s | ", what);
+    md(f, value && *value ? value : "unknown");
+    fprintf(f, " |\n");
+}
+
+static void write_environment(FILE *f, const cJSON *env, const char *h)
+{
+    char buf[1024];
+    const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(env, "gpus");
+    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(env, "ranks"), *x;
+    double mem = jnum(env, "host", "memory_bytes");
+
+    fprintf(f, "\n%s Environment\n\nFrom `env.json` (run status: %s).\n\n| | |\n|---|---|\n", h,
+            jstr(env, "run_status") ? jstr(env, "run_status") : "unknown");
+    snprintf(buf, sizeof buf, "%s (%s, %s)", jstr(env, "host.name") ? jstr(env, "host.name") : "?",
+             jstr(env, "host.kernel") ? jstr(env, "host.kernel") : "?",
+             jstr(env, "host.arch") ? jstr(env, "host.arch") : "?");
+    env_row(f, "host", buf);
+    snprintf(buf, sizeof buf, "%s; %.0f socket(s), %.0f cores, %.0f hardware threads, %.0f NUMA "
+                              "node(s); %.1f GiB of memory",
+             jstr(env, "host.cpu_model") ? jstr(env, "host.cpu_model") : "?",
+             jnum(env, "host", "sockets"), jnum(env, "host", "cores"), jnum(env, "host", "pus"),
+             jnum(env, "host", "numa_nodes"), mem / (1 << 30));
+    env_row(f, "CPU", buf);
+    buf[0] = '\0';
+    cJSON_ArrayForEach(x, gpus) {
+        size_t used = strlen(buf);
+        const cJSON *users = cJSON_GetObjectItemCaseSensitive(x, "ranks");
+        snprintf(buf + used, sizeof buf - used, "%s%s %s (%.0f GiB, NUMA %s, ranks %d)",
+                 used ? "; " : "", jstr(x, "pci_bus_id") ? jstr(x, "pci_bus_id") : "?",
+                 jstr(x, "name") ? jstr(x, "name") : "?", jnum(x, "memory_bytes", NULL) / (1 << 30),
+                 jstr(x, "numa") && *jstr(x, "numa") ? jstr(x, "numa") : "?",
+                 cJSON_GetArraySize(users));
+    }
+    env_row(f, "GPUs", buf[0] ? buf : "none");
+    env_row(f, "GPU driver (CUDA version it supports)", jstr(env, "cuda.driver_version"));
+    env_row(f, "CUDA runtime", jstr(env, "cuda.runtime_version"));
+    env_row(f, "NCCL", jstr(env, "nccl.version"));
+    snprintf(buf, sizeof buf, "%s (CUDA-aware: %s)", jstr(env, "mpi.library") ? jstr(env, "mpi.library") : "?",
+             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+                 cJSON_GetObjectItemCaseSensitive(env, "mpi"), "cuda_aware"))
+                 ? "yes"
+                 : "no");
+    env_row(f, "MPI", buf);
+    snprintf(buf, sizeof buf, "%s / %s", jstr(env, "backend.name") ? jstr(env, "backend.name") : "?",
+             jstr(env, "collectives.name") ? jstr(env, "collectives.name") : "?");
+    env_row(f, "backend / collectives", buf);
+    snprintf(buf, sizeof buf, "%.0f rank(s) on %.0f node(s)%s", jnum(env, "nranks", NULL),
+             jnum(env, "nodes", NULL),
+             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(env, "oversubscribed"))
+                 ? ", oversubscribed"
+                 : "");
+    env_row(f, "job", buf);
+    snprintf(buf, sizeof buf, "%s (commit %s)",
+             jstr(env, "fabricbench.version") ? jstr(env, "fabricbench.version") : "?",
+             jstr(env, "fabricbench.git_commit") ? jstr(env, "fabricbench.git_commit") : "?");
+    env_row(f, "fabricbench", buf);
+    if (cJSON_GetArraySize(ranks) > 0) {
+        fprintf(f, "\nBinding, per rank:\n\n| rank | host | CPUs | CPU NUMA | GPU | GPU NUMA | "
+                   "binding |\n|---|---|---|---|---|---|---|\n");
+        cJSON_ArrayForEach(x, ranks) {
+            const cJSON *g = cJSON_GetObjectItemCaseSensitive(x, "gpu");
+            fprintf(f, "| %.0f | ", jnum(x, "rank", NULL));
+            md(f, jstr(x, "host"));
+            fprintf(f, " | ");
+            md(f, jstr(x, "cpus"));
+            fprintf(f, "%s | ", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "bound"))
+                                    ? ""
+                                    : " (unbound)");
+            md(f, jstr(x, "cpu_numa"));
+            fprintf(f, " | ");
+            if (cJSON_IsObject(g)) {
+                md(f, jstr(g, "pci_bus_id"));
+                fprintf(f, " | ");
+                md(f, jstr(g, "numa"));
+            } else {
+                fprintf(f, "none | -");
+            }
+            fprintf(f, " | %s: ", jstr(x, "binding.verdict") ? jstr(x, "binding.verdict") : "?");
+            md(f, jstr(x, "binding.why"));
+            fprintf(f, " |\n");
+        }
+    }
+}
+
+static void write_doctor(FILE *f, const cJSON *doc, const char *h)
+{
+    const cJSON *checks = doc ? cJSON_GetObjectItemCaseSensitive(doc, "checks") : NULL, *c;
+
+    fprintf(f, "\n%s Doctor\n\n", h);
+    if (!doc) {
+        fprintf(f, "Doctor not run: no `doctor.json` in the run folder (`fabricbench doctor "
+                   "--json RUN/doctor.json`, under the run's launcher, writes it; `sweep` and "
+                   "`harness/scripts/quickstart.sh` do).\n");
+        return;
+    }
+    if (!cJSON_IsArray(checks)) {
+        fprintf(f, "`doctor.json` holds no verdicts (written by a fabricbench from before "
+                   "`doctor --json` recorded its checks).\n");
+        return;
+    }
+    fprintf(f, "From `doctor.json`: worst verdict **%s**.\n\n| check | verdict | what was seen | "
+               "fix |\n|---|---|---|---|\n",
+            jstr(doc, "doctor_worst") ? jstr(doc, "doctor_worst") : "?");
+    cJSON_ArrayForEach(c, checks) {
+        const char *v = jstr(c, "verdict") ? jstr(c, "verdict") : "?";
+        fprintf(f, "| `");
+        md(f, jstr(c, "name"));
+        fprintf(f, strcmp(v, "PASS") == 0 ? "` | %s | " : "` | **%s** | ", v);
+        md(f, jstr(c, "why"));
+        fprintf(f, " | ");
+        md(f, jstr(c, "fix") && *jstr(c, "fix") ? jstr(c, "fix") : "-");
+        fprintf(f, " |\n");
+    }
+}
+
+static void write_nccl(FILE *f, const struct fb_report_run *r, const char *h)
+{
+    struct fb_nccl_verdict v[FB_NCCL_VERDICTS];
+    char line[512];
+
+    if (!r->have_nccl)
+        return;
+    fb_nccl_report_summary(&r->nccl, line, sizeof line);
+    fb_nccl_verdicts(&r->nccl, v);
+    fprintf(f, "\n%s NCCL\n\nFrom the run's `nccl-rank<N>.log`: ", h);
+    md(f, line);
+    fprintf(f, "\n\n| check | verdict | what was seen |\n|---|---|---|\n");
+    for (int i = 0; i < FB_NCCL_VERDICTS; i++) {
+        if (v[i].verdict == FB_SKIP)
+            continue;
+        fprintf(f, "| `%s` | %s | ", v[i].check, fb_verdict_str(v[i].verdict));
+        md(f, v[i].text);
+        fprintf(f, " |\n");
+    }
+}
+
+static void write_headline(FILE *f, const struct fb_report_run *r, const char *h)
+{
+    size_t *idx = malloc((r->nrows + 1) * sizeof *idx);
+    size_t n;
+    const char *bench = "";
+
+    if (!idx) {
+        fprintf(f, "\n(out of memory: no headline)\n");
+        return;
+    }
+    n = fb_headline_select(r->rows, r->nrows, idx);
+    fprintf(f, "\n%s Headline\n\nMedian of trials at the largest size of each case, on the most "
+               "ranks of each scaling curve (the table `run` ends with); p05 and p95 over the "
+               "trials. GB/s = 1e9 B/s; size bN = a batch of N.\n",
+            h);
+    if (!n)
+        fprintf(f, "\nNo headline figures in this run.\n");
+    for (size_t k = 0; k < n; k++) {
+        const struct fb_row *w = &r->rows[idx[k]];
+        char size[24], who[24];
+
+        if (strcmp(w->bench, bench) != 0) {
+            bench = w->bench;
+            fprintf(f, "\n**%s**\n\n| case | transport | dtype | ranks | rank | size | metric | "
+                       "median | unit | p05 | p95 |\n|---|---|---|---:|---:|---:|---|---:|---|---:|---:|\n",
+                    bench);
+        }
+        fb_headline_cells(w, size, sizeof size, who, sizeof who);
+        fprintf(f, "| ");
+        md(f, w->kase);
+        fprintf(f, " | ");
+        md(f, w->transport);
+        fprintf(f, " | %s | %d | %s | %s | %s | %.3f | %s | %.3f | %.3f |\n",
+                w->dtype[0] ? w->dtype : "-", w->ranks, who, size, w->metric, w->st.median,
+                w->unit, w->st.p05, w->st.p95);
+    }
+    free(idx);
+}
+
+/* Telemetry rows (case "telemetry"): one line per benchmark and rank, the median of each metric
+ * over the samples (the maximum too for power and temperature). */
+static void write_telemetry(FILE *f, const struct fb_report_run *r, const char *h)
+{
+    static const char *const metric[] = {"gpu_util_pct",  "mem_util_pct", "mem_used_bytes",
+                                         "power_w",       "sm_clock_mhz", "mem_clock_mhz",
+                                         "temp_c",        "throttle_reasons"};
+    enum { NM = sizeof metric / sizeof metric[0] };
+    bool any = false;
+
+    for (size_t i = 0; i < r->nrows && !any; i++)
+        any = strcmp(r->rows[i].kase, "telemetry") == 0;
+    if (!any)
+        return;
+    fprintf(f, "\n%s Telemetry\n\nGPU samples (NVML) while each benchmark ran, per benchmark and "
+               "rank: the median over the samples, the largest in brackets; throttle reasons: "
+               "the largest bit mask seen (0x0: never throttled).\n\n"
+               "| bench | rank | samples | GPU util (%%) | memory util (%%) | memory used (GiB) | "
+               "power (W) | SM clock (MHz) | memory clock (MHz) | temperature (C) | throttle "
+               "reasons |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+            h);
+    for (size_t i = 0; i < r->nrows; i++) {
+        const struct fb_row *w = &r->rows[i], *v[NM] = {0};
+        bool first = true;
+        size_t samples = 0;
+
+        if (strcmp(w->kase, "telemetry") != 0)
+            continue;
+        for (size_t j = 0; j < i && first; j++)
+            first = !(strcmp(r->rows[j].kase, "telemetry") == 0 &&
+                      strcmp(r->rows[j].bench, w->bench) == 0 && r->rows[j].src == w->src);
+        if (!first)
+            continue;
+        for (size_t j = i; j < r->nrows; j++) {
+            const struct fb_row *o = &r->rows[j];
+            if (strcmp(o->kase, "telemetry") != 0 || strcmp(o->bench, w->bench) != 0 ||
+                o->src != w->src)
+                continue;
+            for (size_t m = 0; m < NM; m++)
+                if (!v[m] && strcmp(o->metric, metric[m]) == 0) {
+                    v[m] = o;
+                    samples = o->st.samples > samples ? o->st.samples : samples;
+                }
+        }
+        fprintf(f, "| %s | ", w->bench);
+        if (w->src >= 0)
+            fprintf(f, "%d", w->src);
+        else
+            fprintf(f, "all");
+        fprintf(f, " | %zu", samples);
+        for (size_t m = 0; m < NM; m++) {
+            if (!v[m])
+                fprintf(f, " | -");
+            else if (m == 2)
+                fprintf(f, " | %.2f (%.2f)", v[m]->st.median / (1 << 30), v[m]->st.max / (1 << 30));
+            else if (m == 7)
+                fprintf(f, " | 0x%llx", (unsigned long long)v[m]->st.max);
+            else
+                fprintf(f, " | %.0f (%.0f)", v[m]->st.median, v[m]->st.max);
+        }
+        fprintf(f, " |\n");
+    }
+}
+
+/* prefix: the run folder relative to the summary ("" or "<variant>/"). */
+static void write_plots_md(FILE *f, const struct fb_report_run *r, const char *h,
+                           const char *prefix, bool no_plots, bool no_gnuplot)
+{
+    fprintf(f, "\n%s Plots\n\n", h);
+    if (no_plots) {
+        fprintf(f, "Not drawn (`--no-plots`).\n");
+        return;
+    }
+    if (!r->plots.n) {
+        fprintf(f, "None: this run has none of the rows the plots are made of (docs/report.md).\n");
+        return;
+    }
+    if (no_gnuplot)
+        fprintf(f, "Plots skipped: gnuplot was not found on PATH. Each plot's script and data are "
+                   "in `%splots/`: install gnuplot and run `gnuplot <name>.gp` there (or "
+                   "`fabricbench report` again).\n",
+                prefix);
+    for (size_t i = 0; i < r->plots.n; i++) {
+        const struct fb_plot *p = &r->plots.p[i];
+        fprintf(f, "\n%s# `%s`\n\n", h, p->name);
+        md(f, p->caption);
+        fprintf(f, ".\n\n");
+        if (r->state[i] == FB_PLOT_DRAWN)
+            fprintf(f, "![%s](%splots/%s.png)\n\n[SVG](%splots/%s.svg) · ", p->name, prefix,
+                    p->name, prefix, p->name);
+        else if (r->state[i] == FB_PLOT_FAILED)
+            fprintf(f, "(gnuplot failed on this plot: see the script) ");
+        fprintf(f, "[gnuplot script](%splots/%s.gp) · [data](%splots/%s.dat)\n", prefix, p->name,
+                prefix, p->name);
+    }
+}
+
+static void write_run_md(FILE *f, const struct fb_report_run *r, const char *h, const char *prefix,
+                         bool no_plots, bool no_gnuplot)
+{
+    write_environment(f, r->env, h);
+    write_doctor(f, r->doctor, h);
+    write_nccl(f, r, h);
+    write_headline(f, r, h);
+    write_telemetry(f, r, h);
+    write_plots_md(f, r, h, prefix, no_plots, no_gnuplot);
+}
+
+int fb_report_write_summary(const struct fb_report_run *r, bool no_plots, bool no_gnuplot)
+{
+    struct fb_atomic_file af;
+    char path[4200];
+
+    snprintf(path, sizeof path, "%s/summary.md", r->dir);
+    if (fb_atomic_open(&af, path) != FB_OK)
+        return 1;
+    fprintf(af.f, "# fabricbench run `");
+    md(af.f, r->id);
+    fprintf(af.f, "`\n\n%zu rows in `results.csv` (columns and metrics: results/SCHEMA.md). "
+                  "Written by `fabricbench report`.\n",
+            r->nrows);
+    write_run_md(af.f, r, "##", "", no_plots, no_gnuplot);
+    if (ferror(af.f)) {
+        fb_error("report: cannot write '%s': %s", af.tmp, strerror(errno));
+        fb_atomic_abort(&af);
+        return 1;
+    }
+    return fb_atomic_commit(&af) == FB_OK ? 0 : 1;
+}
+
+/* The launch's headline in one cell: each benchmark's first headline figure. */
+static void launch_figures(FILE *f, const struct fb_report_run *r)
+{
+    size_t *idx = malloc((r->nrows + 1) * sizeof *idx);
+    size_t n, shown = 0;
+    const char *bench = "";
+
+    if (!idx)
+        return;
+    n = fb_headline_select(r->rows, r->nrows, idx);
+    for (size_t k = 0; k < n; k++) {
+        const struct fb_row *w = &r->rows[idx[k]];
+        char size[24], who[24];
+        if (strcmp(w->bench, bench) == 0)
+            continue;
+        bench = w->bench;
+        fb_headline_cells(w, size, sizeof size, who, sizeof who);
+        fprintf(f, "%s%s %s %s, %d rank%s, %s: %.3f %s", shown++ ? "<br>" : "", w->bench,
+                w->kase, w->metric, w->ranks, w->ranks == 1 ? "" : "s", size, w->st.median,
+                w->unit);
+    }
+    if (!shown)
+        fprintf(f, "-");
+    free(idx);
+}
+
+int fb_report_write_sweep_summary(const char *top, const struct fb_report_launch *l, size_t n,
+                                  bool no_plots, bool no_gnuplot)
+{
+    struct fb_atomic_file af;
+    char path[4200], prefix[300];
+
+    snprintf(path, sizeof path, "%s/summary.md", top);
+    if (fb_atomic_open(&af, path) != FB_OK)
+        return 1;
+    fprintf(af.f, "# fabricbench sweep: %zu launch%s\n\nOne run folder per launch variant "
+                  "(`launches.csv`); each has its own `summary.md`. Written by `fabricbench "
+                  "report`.\n\n## Launches\n\n| variant | command | exit status | headline "
+                  "(first figure of each benchmark) | report |\n|---|---|---|---|---|\n",
+            n, n == 1 ? "" : "es");
+    for (size_t i = 0; i < n; i++) {
+        fprintf(af.f, "| `");
+        md(af.f, l[i].variant);
+        fprintf(af.f, "` | `");
+        md(af.f, l[i].command);
+        fprintf(af.f, "` | ");
+        md(af.f, l[i].exit_status[0] ? l[i].exit_status : "?");
+        fprintf(af.f, " | ");
+        if (l[i].run.present)
+            launch_figures(af.f, &l[i].run);
+        else
+            fprintf(af.f, "no results");
+        fprintf(af.f, " | ");
+        if (l[i].run.present) {
+            const char *rel = l[i].run.dir + strlen(top) + 1;
+            fprintf(af.f, "[summary](%s/summary.md)", rel);
+        } else {
+            fprintf(af.f, "-");
+        }
+        fprintf(af.f, " |\n");
+    }
+    for (size_t i = 0; i < n; i++) {
+        fprintf(af.f, "\n## Launch `");
+        md(af.f, l[i].variant);
+        fprintf(af.f, "`\n\n```\n%s\n```\n\nExit status: %s.", l[i].command,
+                l[i].exit_status[0] ? l[i].exit_status : "unknown");
+        if (!l[i].run.present) {
+            fprintf(af.f, " No `results.csv` in `%s`: the launch failed before measuring.\n",
+                    l[i].run.dir + strlen(top) + 1);
+            continue;
+        }
+        snprintf(prefix, sizeof prefix, "%.290s/", l[i].run.dir + strlen(top) + 1);
+        fprintf(af.f, " Full report: [%ssummary.md](%ssummary.md).\n", prefix, prefix);
+        write_doctor(af.f, l[i].run.doctor, "###");
+        write_headline(af.f, &l[i].run, "###");
+        write_plots_md(af.f, &l[i].run, "###", prefix, no_plots, no_gnuplot);
+    }
+    if (ferror(af.f)) {
+        fb_error("report: cannot write '%s': %s", af.tmp, strerror(errno));
+        fb_atomic_abort(&af);
+        return 1;
+    }
+    return fb_atomic_commit(&af) == FB_OK ? 0 : 1;
+}
