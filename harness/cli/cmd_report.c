@@ -2,8 +2,8 @@
  * turned into plots (gnuplot: PNG and SVG, each with its .gp script and .dat data in
  * RUN/plots) and RUN/summary.md. No MPI. Every input is read and checked before anything is
  * written; each file is written atomically. This file holds the options and the order of work;
- * the work is harness/analysis/report.h's (reading, plots, summary.md) and the plots' data
- * come from harness/analysis/report_data.c. */
+ * the work is harness/report/report.h's (reading, plots, summary.md) and the plots' data
+ * come from harness/report/report_data.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>

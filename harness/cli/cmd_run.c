@@ -41,7 +41,7 @@ struct run {
     char env_path[4300];
 };
 
-/* The headline (harness/analysis/headline.c chooses the rows; `report` writes the same into
+/* The headline (harness/report/headline.c chooses the rows; `report` writes the same into
  * summary.md). Matrix cells and per-rank shares are left to their own tables. */
 static void print_headline(const struct fb_results *res)
 {
