@@ -1,0 +1,219 @@
+/* Timing one case: who takes part, warm-up, calibration of the iterations a trial needs, the
+ * timed trials (and a collective's iterations one by one), and verification after timing.
+ * Ranks that a case leaves idle still take part in its barriers. */
+#include "runner_impl.h"
+
+#include <math.h>
+
+#include "log.h"
+#include "watchdog.h"
+
+enum { MAX_ITERS = 100000 };
+
+bool fb_runner_is_active(const struct fb_case *c, int rank)
+{
+    if (rank >= c->group)
+        return false;
+    if (c->pair && c->stride > 0) /* the pair on every node at once */
+        return rank % c->stride == c->active || rank % c->stride == c->peer;
+    return c->active == FB_ALL_RANKS || c->active == rank || (c->pair && c->peer == rank);
+}
+
+/* Whether every rank of the world takes part in case c: then nobody waits quietly and the
+ * barriers can be MPI's blocking ones, which release all ranks closer together. */
+static bool all_take_part(const struct fb_case *c, int size)
+{
+    return c->group == size && c->active == FB_ALL_RANKS;
+}
+
+/* Times `iters` iterations between two events; returns microseconds per iteration. */
+static fb_status time_iters(const struct fb_bench *b, const struct fb_backend *be, void *state,
+                            struct fb_stream *stream, struct fb_event *ev[2], long iters,
+                            double *us)
+{
+    fb_status st;
+    double total = 0.0;
+
+    if ((st = be->event_record(ev[0], stream)) != FB_OK)
+        return st;
+    for (long i = 0; i < iters; i++)
+        if ((st = b->iterate(state)) != FB_OK)
+            return st;
+    if ((st = be->event_record(ev[1], stream)) != FB_OK || (st = be->stream_sync(stream)) != FB_OK ||
+        (st = be->event_elapsed_us(ev[0], ev[1], &total)) != FB_OK)
+        return st;
+    *us = total / (double)iters;
+    return FB_OK;
+}
+
+/* Times `n` iterations one by one: an event between every two, all enqueued back to back so
+ * the stream never waits for the host; microseconds of each into us[]. */
+static fb_status time_each(const struct fb_bench *b, const struct fb_backend *be, void *state,
+                           struct fb_stream *stream, long n, double *us)
+{
+    struct fb_event *ev[MAX_EACH + 1] = {NULL};
+    fb_status st = FB_OK;
+
+    for (long i = 0; i <= n && st == FB_OK; i++)
+        st = be->event_create(&ev[i]);
+    if (st == FB_OK)
+        st = be->event_record(ev[0], stream);
+    for (long i = 0; i < n && st == FB_OK; i++)
+        if ((st = b->iterate(state)) == FB_OK)
+            st = be->event_record(ev[i + 1], stream);
+    if (st == FB_OK)
+        st = be->stream_sync(stream);
+    for (long i = 0; i < n && st == FB_OK; i++)
+        st = be->event_elapsed_us(ev[i], ev[i + 1], &us[i]);
+    for (long i = 0; i <= n; i++)
+        be->event_destroy(ev[i]);
+    return st;
+}
+
+/* How many iterations fill a trial of --trial-ms: batches of 1, 4, 16, ... iterations are timed
+ * until one lasts a fifth of a trial, so a single iteration caught by a hiccup cannot decide.
+ * The slowest rank decides each round, so every rank runs the same count. Collective. */
+static fb_status calibrate(struct fb_runner *r, const struct fb_bench *b,
+                           const struct fb_case *c, void *state, struct fb_stream *stream,
+                           struct fb_event *ev[2], bool active, long *iters)
+{
+    const struct fb_world *w = &r->s->world;
+    double target_us = r->opt->trial_ms * 1e3, per_iter = 0.0, batch_us, slowest;
+    bool everyone = all_take_part(c, w->size);
+    fb_status st = FB_OK;
+
+    for (long n = 1;; n *= 4) {
+        double us = 0.0;
+        fb_watchdog_phase("calibration (%ld iterations)", n);
+        if (active && st == FB_OK)
+            st = time_iters(b, r->s->be, state, stream, ev, n, &us);
+        fb_world_barrier(w->comm, !active, everyone);
+        if ((st = fb_world_agree(w, st)) != FB_OK)
+            return st;
+        fb_watchdog_wait_begin();
+        MPI_Allreduce(&us, &slowest, 1, MPI_DOUBLE, MPI_MAX, w->comm);
+        fb_watchdog_wait_end();
+        per_iter = slowest;
+        batch_us = slowest * (double)n;
+        if (batch_us >= target_us / 5 || n * 4 > MAX_ITERS)
+            break;
+    }
+    *iters = per_iter > 0.0 ? (long)ceil(target_us / per_iter) : MAX_ITERS;
+    *iters = *iters < 1 ? 1 : *iters > MAX_ITERS ? MAX_ITERS : *iters;
+    return FB_OK;
+}
+
+/* After trial t: the benchmark's figures about it, into m->trial[t]. */
+static fb_status trial_values(const struct fb_bench *b, void *state, struct measured *m, size_t t)
+{
+    struct fb_value v[FB_MAX_VALUES];
+    size_t n = 0;
+    fb_status st = b->trial_values(state, m->iters, v, &n);
+
+    n = n < FB_MAX_VALUES ? n : FB_MAX_VALUES;
+    for (size_t i = 0; st == FB_OK && i < n; i++) {
+        m->trial[t * FB_MAX_VALUES + i] = v[i].value;
+        m->values[i] = v[i];
+    }
+    m->nvalues = n;
+    return st;
+}
+
+fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const struct fb_ctx *ctx,
+                            const struct fb_case *c, struct measured *m)
+{
+    const struct fb_backend *be = r->s->be;
+    const struct fb_options *o = r->opt;
+    const struct fb_world *w = &r->s->world;
+    bool active = fb_runner_is_active(c, w->rank), everyone = all_take_part(c, w->size);
+    struct fb_stream *stream = NULL;
+    struct fb_event *ev[2] = {NULL, NULL};
+    void *state = NULL;
+    fb_status st = FB_OK;
+
+    fb_watchdog_phase("setup");
+    if (active && ((st = be->stream_create(&stream)) != FB_OK ||
+                   (st = be->event_create(&ev[0])) != FB_OK ||
+                   (st = be->event_create(&ev[1])) != FB_OK))
+        fb_error("%s %s: no stream or events: %s", b->name, c->name, fb_status_str(st));
+    /* Agreed before setup: a setup may wait on a partner (p2p swaps IPC handles). */
+    if ((st = fb_world_agree(w, st)) != FB_OK)
+        goto out;
+    if (active && (st = b->setup(ctx, c, stream, &state)) != FB_OK && st != FB_ERR_UNSUPPORTED)
+        fb_error("%s %s: setup of %zu bytes failed: %s", b->name, c->name, c->bytes,
+                 fb_status_str(st));
+    if ((st = fb_world_agree(w, st)) != FB_OK) {
+        /* A point this machine cannot measure (a pair without peer access) is waived. */
+        if (st == FB_ERR_UNSUPPORTED && w->rank == 0)
+            fb_warn("%s %s %zu bytes waived: not possible between these ranks", b->name, c->name,
+                    c->bytes);
+        goto out;
+    }
+
+    if (b->needs & FB_REPORTS_VALUES) {
+        /* Nothing to time: the figures were found by setup. */
+        fb_watchdog_phase("values");
+        m->nvalues = 0;
+        if (active && (st = b->values(state, m->values, &m->nvalues)) != FB_OK)
+            fb_error("%s %s: %s", b->name, c->name, fb_status_str(st));
+        st = fb_world_agree(w, st);
+        goto out;
+    }
+
+    /* Warm-up: first touches, lazy connection setup and clock ramps stay out of the timing. */
+    fb_watchdog_phase("warm-up");
+    for (long i = 0; active && st == FB_OK && i < o->warmup; i++)
+        st = b->iterate(state);
+    if (active && st == FB_OK)
+        st = be->stream_sync(stream);
+    fb_world_barrier(w->comm, !active, everyone);
+    if ((st = fb_world_agree(w, st)) != FB_OK)
+        goto out;
+    if (o->iters > 0)
+        m->iters = o->iters;
+    else if ((st = calibrate(r, b, c, state, stream, ev, active, &m->iters)) != FB_OK)
+        goto out;
+
+    for (long t = 0; t < o->trials; t++) {
+        /* Start every trial together, so concurrent cases really overlap and a collective
+         * is not charged for a late starter. Ranks that sit the case out wait quietly. */
+        fb_watchdog_phase("trial %ld/%ld", t + 1, o->trials);
+        /* interrupted (every rank learns it here together): the other trials are skipped */
+        if (fb_world_barrier(w->comm, !active, everyone) == FB_ERR_INTERRUPTED && st == FB_OK)
+            st = FB_ERR_INTERRUPTED;
+        if (active && st == FB_OK)
+            st = time_iters(b, be, state, stream, ev, m->iters, &m->samples[t]);
+        if (active && st == FB_OK && b->trial_values)
+            st = trial_values(b, state, m, (size_t)t);
+    }
+    fb_world_barrier(w->comm, !active, everyone);
+    if ((st = fb_world_agree(w, st)) != FB_OK)
+        goto out;
+
+    /* A collective's spread from one iteration to the next (a slow member, a jittery link)
+     * hides in a trial's average: time up to MAX_EACH iterations one by one, no more than the
+     * trials themselves took. */
+    m->neach = 0;
+    if (c->report == FB_REPORT_COLLECTIVE) {
+        m->neach = m->iters * o->trials < MAX_EACH ? m->iters * o->trials : MAX_EACH;
+        fb_watchdog_phase("per-iteration timing");
+        fb_world_barrier(w->comm, !active, everyone);
+        if (active)
+            st = time_each(b, be, state, stream, m->neach, m->each);
+        fb_world_barrier(w->comm, !active, everyone);
+        if ((st = fb_world_agree(w, st)) != FB_OK)
+            goto out;
+    }
+
+    fb_watchdog_phase("verify");
+    if (active && (st = b->verify(state, &m->wrong)) != FB_OK)
+        fb_error("%s %s: verification could not run: %s", b->name, c->name, fb_status_str(st));
+    st = fb_world_agree(w, st);
+out:
+    if (b->teardown)
+        b->teardown(state);
+    be->event_destroy(ev[0]);
+    be->event_destroy(ev[1]);
+    be->stream_destroy(stream);
+    return st;
+}
