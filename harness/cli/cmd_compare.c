@@ -85,7 +85,6 @@ static int side_open(struct fb_cmp_side *s, const char *arg)
     return 0;
 }
 
-
 int fb_cmd_compare(int argc, char **argv)
 {
     static const struct option options[] = {

@@ -143,7 +143,8 @@ int fb_csv_reader_next(struct fb_csv_reader *p)
                 return -1;
             if (c != ',') {
                 fb_csv_reader_fail(p, p->line,
-                                   "'%c' after a closing quote (expected a comma or a line end)", c);
+                                   "'%c' after a closing quote (expected a comma or a line end)",
+                                   c);
                 return -1;
             }
             continue;

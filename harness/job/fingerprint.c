@@ -97,9 +97,6 @@ out:
     return st;
 }
 
-
-
-
 /* cJSON answers NULL when out of memory and accepts NULL parents, so the builders below only
  * remember that something failed and the object is thrown away at the end. */
 struct jb {

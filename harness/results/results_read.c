@@ -138,7 +138,6 @@ static int read_row(struct fb_csv_reader *p, size_t line, struct fb_read_row *r)
     return 0;
 }
 
-
 fb_status fb_results_read(const char *path, struct fb_read_results *out, char *err,
                           size_t errlen)
 {
@@ -182,7 +181,8 @@ fb_status fb_results_parse(const char *path, const char *buf, size_t len,
         goto out;
     if (p.nfields != fb_results_ncolumns) {
         fb_csv_reader_fail(&p, 1,
-                           "the header has %zu columns, expected the %zu of a fabricbench results.csv",
+                           "the header has %zu columns, expected the %zu of a fabricbench "
+                           "results.csv",
                            p.nfields, fb_results_ncolumns);
         goto out;
     }
