@@ -23,8 +23,8 @@ enum { TAG_HANDLE = 0x7f01, TAG_READY, TAG_DONE, TAG_CLOSED };
 struct p2p_state {
     const struct fb_ctx *ctx;
     struct fb_stream *stream;
-    enum p2p_kind kind;
-    enum p2p_via via;
+    enum fb_p2p_kind kind;
+    enum fb_p2p_via via;
     size_t bytes;
     int to, from;       /* whom this rank sends to and receives from; -1 for none */
     bool ping_first;    /* latency over send/recv: this rank sends first */
@@ -54,17 +54,17 @@ static void roles(const struct fb_case *c, int rank, int *to, int *from, bool *p
         one.stride = 0;
         c = &one;
     }
-    switch ((enum p2p_kind)c->variant) {
-    case P2P_ALL_PAIRS:
+    switch ((enum fb_p2p_kind)c->variant) {
+    case FB_P2P_ALL_PAIRS:
         *to = (rank + c->shift) % c->group;
         *from = (rank - c->shift + c->group) % c->group;
         return;
-    case P2P_MATRIX_BIDIR:
-    case P2P_SWEEP_BIDIR:
+    case FB_P2P_MATRIX_BIDIR:
+    case FB_P2P_SWEEP_BIDIR:
         *to = *from = rank == c->active ? c->peer : c->active;
         return;
-    case P2P_MATRIX_LATENCY:
-        if (c->aux != P2P_VIA_IPC) { /* a ping-pong; over IPC, one-way copies */
+    case FB_P2P_MATRIX_LATENCY:
+        if (c->aux != FB_P2P_VIA_IPC) { /* a ping-pong; over IPC, one-way copies */
             *to = *from = rank == c->active ? c->peer : c->active;
             *ping_first = rank == c->active;
             return;
@@ -72,12 +72,12 @@ static void roles(const struct fb_case *c, int rank, int *to, int *from, bool *p
         *to = rank == c->active ? c->peer : -1;
         *from = rank == c->active ? -1 : c->active;
         return;
-    case P2P_MATRIX_UNI:
-    case P2P_SWEEP_UNI:
+    case FB_P2P_MATRIX_UNI:
+    case FB_P2P_SWEEP_UNI:
         *to = rank == c->active ? c->peer : -1;
         *from = rank == c->active ? -1 : c->active;
         return;
-    case P2P_KIND_COUNT: return;
+    case FB_P2P_KIND_COUNT: return;
     }
 }
 
@@ -90,7 +90,8 @@ struct plan {
     uint64_t hash; /* of the sampled pairs: every rank must plan the same */
 };
 
-static struct fb_case *add_case(struct plan *p, enum p2p_via via, enum p2p_kind kind, size_t bytes)
+static struct fb_case *add_case(struct plan *p, enum fb_p2p_via via, enum fb_p2p_kind kind,
+                                size_t bytes)
 {
     struct fb_case *c;
 
@@ -104,24 +105,24 @@ static struct fb_case *add_case(struct plan *p, enum p2p_via via, enum p2p_kind 
     }
     c = &p->cases[p->n++];
     memset(c, 0, sizeof *c);
-    snprintf(c->name, sizeof c->name, "%s", p2p_kind_name[kind]);
-    if (via == P2P_VIA_COLL)
+    snprintf(c->name, sizeof c->name, "%s", fb_p2p_matrix_kind_name[kind]);
+    if (via == FB_P2P_VIA_COLL)
         snprintf(c->transport, sizeof c->transport, "%s",
                  p->ctx->s->coll->transport(p->ctx->world_coll));
     else
-        snprintf(c->transport, sizeof c->transport, "%s", p2p_via_name[via]);
+        snprintf(c->transport, sizeof c->transport, "%s", fb_p2p_matrix_via_name[via]);
     c->bytes = bytes;
     c->variant = kind;
     c->aux = via;
-    c->report = kind == P2P_MATRIX_LATENCY ? FB_REPORT_LATENCY : FB_REPORT_BANDWIDTH;
+    c->report = kind == FB_P2P_MATRIX_LATENCY ? FB_REPORT_LATENCY : FB_REPORT_BANDWIDTH;
     /* A ping-pong is two one-way trips; an IPC latency point is one copy. */
-    c->legs = via == P2P_VIA_IPC ? 1 : 2;
-    c->detail = kind != P2P_SWEEP_UNI && kind != P2P_SWEEP_BIDIR; /* shown as matrices */
+    c->legs = via == FB_P2P_VIA_IPC ? 1 : 2;
+    c->detail = kind != FB_P2P_SWEEP_UNI && kind != FB_P2P_SWEEP_BIDIR; /* shown as matrices */
     return c;
 }
 
-static bool add_pair(struct plan *p, enum p2p_via via, enum p2p_kind kind, size_t bytes, int a,
-                     int b)
+static bool add_pair(struct plan *p, enum fb_p2p_via via, enum fb_p2p_kind kind, size_t bytes,
+                     int a, int b)
 {
     struct fb_case *c = add_case(p, via, kind, bytes);
 
@@ -132,13 +133,13 @@ static bool add_pair(struct plan *p, enum p2p_via via, enum p2p_kind kind, size_
     c->peer = b;
     c->stride = 0;
     /* Both directions at once: the total and each direction's own figure. */
-    c->per_rank = kind == P2P_MATRIX_BIDIR || kind == P2P_SWEEP_BIDIR;
+    c->per_rank = kind == FB_P2P_MATRIX_BIDIR || kind == FB_P2P_SWEEP_BIDIR;
     return true;
 }
 
 /* A matrix point: one pair, or a pair of local ranks on every node at once. */
-static bool add_point(struct plan *p, enum p2p_via via, enum p2p_kind kind, size_t bytes,
-                      const struct p2p_point *pt)
+static bool add_point(struct plan *p, enum fb_p2p_via via, enum fb_p2p_kind kind, size_t bytes,
+                      const struct fb_p2p_point *pt)
 {
     if (!add_pair(p, via, kind, bytes, pt->a, pt->b))
         return false;
@@ -146,7 +147,7 @@ static bool add_point(struct plan *p, enum p2p_via via, enum p2p_kind kind, size
     return true;
 }
 
-static bool plan_via(struct plan *p, enum p2p_via via)
+static bool plan_via(struct plan *p, enum fb_p2p_via via)
 {
     const struct fb_ctx *ctx = p->ctx;
     const struct fb_options *o = ctx->opt;
@@ -156,22 +157,23 @@ static bool plan_via(struct plan *p, enum p2p_via via)
     size_t *sizes = malloc(nsizes * sizeof *sizes);
     int n = ctx->ranks, sweep_pairs[FB_MAX_SIZES + 1][2], npairs = 0;
     bool ok = sizes != NULL;
-    bool ipc = via != P2P_VIA_COLL;
-    struct p2p_sample smp;
+    bool ipc = via != FB_P2P_VIA_COLL;
+    struct fb_p2p_sample smp;
 
-    /* IPC reaches only the processes of one node. Above P2P_SAMPLE_THRESHOLD ranks (or with
+    /* IPC reaches only the processes of one node. Above FB_P2P_SAMPLE_THRESHOLD ranks (or with
      * --matrix sampled) a sample of the pairs: p2p_sample.h. */
 #define SAME_NODE(a, b) (ctx->node_of[(a)] == ctx->node_of[(b)])
-    ok = ok && p2p_sample_plan(n, ctx->node_of, p2p_matrix_mode_parse(o->matrix), ipc, &smp) == FB_OK;
+    ok = ok && fb_p2p_sample_plan(n, ctx->node_of, fb_p2p_sample_mode_parse(o->matrix), ipc,
+                                  &smp) == FB_OK;
     for (size_t i = 0; ok && i < smp.nuni; i++)
-        ok = add_point(p, via, P2P_MATRIX_UNI, big, &smp.uni[i]);
+        ok = add_point(p, via, FB_P2P_MATRIX_UNI, big, &smp.uni[i]);
     for (size_t i = 0; ok && i < smp.nsym; i++)
-        ok = add_point(p, via, P2P_MATRIX_BIDIR, big, &smp.sym[i]);
-    for (size_t i = 0; ok && i < smp.nsym && via != P2P_VIA_STAGED; i++)
-        ok = add_point(p, via, P2P_MATRIX_LATENCY, small, &smp.sym[i]);
+        ok = add_point(p, via, FB_P2P_MATRIX_BIDIR, big, &smp.sym[i]);
+    for (size_t i = 0; ok && i < smp.nsym && via != FB_P2P_VIA_STAGED; i++)
+        ok = add_point(p, via, FB_P2P_MATRIX_LATENCY, small, &smp.sym[i]);
     for (size_t i = 0; ok && i < smp.nshifts; i++) {
         struct fb_case *c;
-        if (!(c = add_case(p, via, P2P_ALL_PAIRS, big))) {
+        if (!(c = add_case(p, via, FB_P2P_ALL_PAIRS, big))) {
             ok = false;
             break;
         }
@@ -179,20 +181,21 @@ static bool plan_via(struct plan *p, enum p2p_via via)
         c->shift = smp.shifts[i];
         c->per_rank = true;
         /* one point per shift: the name keeps their rows apart */
-        snprintf(c->name, sizeof c->name, "%s+%d", p2p_kind_name[P2P_ALL_PAIRS], c->shift);
+        snprintf(c->name, sizeof c->name, "%s+%d", fb_p2p_matrix_kind_name[FB_P2P_ALL_PAIRS],
+                 c->shift);
     }
     if (ok && p->ctx->s->world.rank == 0 && smp.sampled)
         fb_info("p2p over %s: a sample of the pairs (%d ranks on %d nodes): %zu of %lld one-way "
                 "cells (every pair inside each node, %s), %zu of %lld unordered pairs both ways",
-                via == P2P_VIA_COLL ? p->ctx->s->coll->transport(p->ctx->world_coll)
-                                    : p2p_via_name[via],
+                via == FB_P2P_VIA_COLL ? p->ctx->s->coll->transport(p->ctx->world_coll)
+                                    : fb_p2p_matrix_via_name[via],
                 n, smp.nodes, smp.cells_uni,
                 ipc ? (long long)smp.cells_uni : (long long)n * (n - 1),
                 ipc ? "IPC stays inside nodes" : "a ring across the nodes and random pairs",
                 smp.cells_sym, ipc ? (long long)smp.cells_sym : (long long)n * (n - 1) / 2);
     if (ok)
-        p->hash = p->hash * 31 + p2p_sample_hash(&smp);
-    p2p_sample_release(&smp);
+        p->hash = p->hash * 31 + fb_p2p_sample_hash(&smp);
+    fb_p2p_sample_release(&smp);
 
     /* The sweep: the pairs asked for, or 0 -> 1 and 0 -> the first rank of another node. */
     if (o->npairs) {
@@ -217,9 +220,9 @@ static bool plan_via(struct plan *p, enum p2p_via via)
         if (ipc && !SAME_NODE(a, b))
             continue;
         for (size_t k = 0; ok && k < nsizes; k++)
-            ok = add_pair(p, via, P2P_SWEEP_UNI, sizes[k], a, b);
+            ok = add_pair(p, via, FB_P2P_SWEEP_UNI, sizes[k], a, b);
         for (size_t k = 0; ok && k < nsizes; k++)
-            ok = add_pair(p, via, P2P_SWEEP_BIDIR, sizes[k], a, b);
+            ok = add_pair(p, via, FB_P2P_SWEEP_BIDIR, sizes[k], a, b);
     }
 #undef SAME_NODE
     free(sizes);
@@ -232,9 +235,9 @@ static fb_status p2p_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t
     bool ok;
 
     /* --pairs was checked against the job's size before the run began. */
-    ok = plan_via(&p, P2P_VIA_COLL);
+    ok = plan_via(&p, FB_P2P_VIA_COLL);
     if (ok && ctx->be->ipc_export)
-        ok = plan_via(&p, P2P_VIA_IPC) && plan_via(&p, P2P_VIA_STAGED);
+        ok = plan_via(&p, FB_P2P_VIA_IPC) && plan_via(&p, FB_P2P_VIA_STAGED);
     if (!ok) {
         free(p.cases);
         return FB_ERR_NOMEM;
@@ -317,7 +320,7 @@ static void p2p_teardown(void *p)
     if (s->exchanged)
         (void)token(s->ctx->s->world.comm, s->to, s->from, TAG_CLOSED, FB_OK);
     be->free(FB_MEM_DEVICE, s->send);
-    be->free(s->via == P2P_VIA_IPC ? FB_MEM_SHARED_DEVICE : FB_MEM_DEVICE, s->recv);
+    be->free(s->via == FB_P2P_VIA_IPC ? FB_MEM_SHARED_DEVICE : FB_MEM_DEVICE, s->recv);
     be->free(FB_MEM_SHARED_PINNED, s->stage_in);
     free(s);
 }
@@ -350,12 +353,12 @@ static fb_status p2p_setup(const struct fb_ctx *ctx, const struct fb_case *c,
     *state = s;
     roles(c, rank, &to, &from, &ping_first);
     if (!s)
-        return c->aux == P2P_VIA_COLL ? FB_ERR_NOMEM
+        return c->aux == FB_P2P_VIA_COLL ? FB_ERR_NOMEM
                                        : swap_failure(ctx->s->world.comm, to, from, FB_ERR_NOMEM);
     s->ctx = ctx;
     s->stream = stream;
-    s->kind = (enum p2p_kind)c->variant;
-    s->via = (enum p2p_via)c->aux;
+    s->kind = (enum fb_p2p_kind)c->variant;
+    s->via = (enum fb_p2p_via)c->aux;
     s->bytes = c->bytes;
     s->to = to;
     s->from = from;
@@ -368,13 +371,13 @@ static fb_status p2p_setup(const struct fb_ctx *ctx, const struct fb_case *c,
     if (s->to >= 0 && (st = be->alloc(FB_MEM_DEVICE, c->bytes, &s->send)) == FB_OK)
         st = be->fill(s->send, c->bytes, FB_DTYPE_INT8, s->mine, stream);
     if (st == FB_OK && s->from >= 0)
-        st = be->alloc(s->via == P2P_VIA_IPC ? FB_MEM_SHARED_DEVICE : FB_MEM_DEVICE, c->bytes,
+        st = be->alloc(s->via == FB_P2P_VIA_IPC ? FB_MEM_SHARED_DEVICE : FB_MEM_DEVICE, c->bytes,
                        &s->recv);
-    if (s->via == P2P_VIA_STAGED && st == FB_OK && s->from >= 0)
+    if (s->via == FB_P2P_VIA_STAGED && st == FB_OK && s->from >= 0)
         st = be->alloc(FB_MEM_SHARED_PINNED, c->bytes, &s->stage_in);
-    if (s->via == P2P_VIA_IPC)
+    if (s->via == FB_P2P_VIA_IPC)
         swapped = swap_handles(s, FB_MEM_SHARED_DEVICE, st == FB_OK ? s->recv : NULL, &s->peer_recv);
-    else if (s->via == P2P_VIA_STAGED)
+    else if (s->via == FB_P2P_VIA_STAGED)
         swapped = swap_handles(s, FB_MEM_SHARED_PINNED, st == FB_OK ? s->stage_in : NULL,
                                &s->peer_stage);
     /* A peer's memory that cannot be mapped here (no peer access between the GPUs, /proc out of
@@ -394,7 +397,7 @@ static fb_status iterate_coll(struct p2p_state *s)
     struct fb_coll_comm *cc = s->ctx->world_coll;
     fb_status st;
 
-    if (s->kind != P2P_MATRIX_LATENCY)
+    if (s->kind != FB_P2P_MATRIX_LATENCY)
         return coll->sendrecv(cc, s->send, s->to, s->recv, s->from, s->bytes, s->stream);
     /* Ping-pong: the first rank sends then waits for the answer; the other answers. */
     if (s->ping_first) {
@@ -430,19 +433,19 @@ static fb_status p2p_iterate(void *p)
     struct p2p_state *s = p;
 
     switch (s->via) {
-    case P2P_VIA_COLL: return iterate_coll(s);
-    case P2P_VIA_IPC: {
+    case FB_P2P_VIA_COLL: return iterate_coll(s);
+    case FB_P2P_VIA_IPC: {
         /* A direct copy into the peer's memory; the receiver has nothing to do. For latency,
          * each copy is waited for: the time until a small message has landed. */
         fb_status st = FB_OK;
         if (s->to >= 0 &&
             (st = s->ctx->be->copy(s->peer_recv, s->send, s->bytes, FB_COPY_PEER, s->stream)) == FB_OK &&
-            s->kind == P2P_MATRIX_LATENCY)
+            s->kind == FB_P2P_MATRIX_LATENCY)
             st = s->ctx->be->stream_sync(s->stream);
         return st;
     }
-    case P2P_VIA_STAGED: return iterate_staged(s);
-    case P2P_VIA_COUNT: break;
+    case FB_P2P_VIA_STAGED: return iterate_staged(s);
+    case FB_P2P_VIA_COUNT: break;
     }
     return FB_ERR_USAGE;
 }
@@ -485,5 +488,5 @@ const struct fb_bench fb_bench_p2p = {
     .iterate = p2p_iterate,
     .verify = p2p_verify,
     .teardown = p2p_teardown,
-    .summarize = p2p_summarize,
+    .summarize = fb_p2p_matrix_summarize,
 };

@@ -11,13 +11,13 @@
 #include "world.h"
 #include "units.h"
 
-const char *const p2p_kind_name[P2P_KIND_COUNT] = {
-    [P2P_MATRIX_UNI] = "matrix_uni",         [P2P_MATRIX_BIDIR] = "matrix_bidir",
-    [P2P_MATRIX_LATENCY] = "matrix_latency", [P2P_ALL_PAIRS] = "all_pairs",
-    [P2P_SWEEP_UNI] = "sweep_uni",           [P2P_SWEEP_BIDIR] = "sweep_bidir",
+const char *const fb_p2p_matrix_kind_name[FB_P2P_KIND_COUNT] = {
+    [FB_P2P_MATRIX_UNI] = "matrix_uni",         [FB_P2P_MATRIX_BIDIR] = "matrix_bidir",
+    [FB_P2P_MATRIX_LATENCY] = "matrix_latency", [FB_P2P_ALL_PAIRS] = "all_pairs",
+    [FB_P2P_SWEEP_UNI] = "sweep_uni",           [FB_P2P_SWEEP_BIDIR] = "sweep_bidir",
 };
-const char *const p2p_via_name[P2P_VIA_COUNT] = {
-    [P2P_VIA_COLL] = "coll", [P2P_VIA_IPC] = "ipc", [P2P_VIA_STAGED] = "ipc-staged"};
+const char *const fb_p2p_matrix_via_name[FB_P2P_VIA_COUNT] = {
+    [FB_P2P_VIA_COLL] = "coll", [FB_P2P_VIA_IPC] = "ipc", [FB_P2P_VIA_STAGED] = "ipc-staged"};
 
 /* One matrix the summary prints: which rows fill it and how to read it. */
 struct matrix_view {
@@ -113,8 +113,8 @@ out:
     return count;
 }
 
-size_t p2p_outliers(const double *m, int n, bool higher_is_better, int *out, size_t max,
-                    size_t *nout, double *median)
+size_t fb_p2p_matrix_outliers(const double *m, int n, bool higher_is_better, int *out,
+                              size_t max, size_t *nout, double *median)
 {
     struct cells c = {0};
     size_t count = 0;
@@ -165,7 +165,7 @@ static void print_matrix(const struct fb_ctx *ctx, const struct matrix_view *v,
     fb_size_format(bytes, size, sizeof size);
     fb_out("\n# p2p %s over %s, %s: %s (median of trials)\n", v->prefix ? "all_pairs" : v->kase,
            transport, size, v->title);
-    if (n <= P2P_PRINT_MAX && (m = malloc((size_t)n * (size_t)n * sizeof *m))) {
+    if (n <= FB_P2P_PRINT_MAX && (m = malloc((size_t)n * (size_t)n * sizeof *m))) {
         for (int i = 0; i < n * n; i++)
             m[i] = NAN;
         for (size_t k = 0; k < c->n; k++)
@@ -187,7 +187,7 @@ static void print_matrix(const struct fb_ctx *ctx, const struct matrix_view *v,
         free(m);
     } else {
         fb_out("# %d x %d: not printed above %d ranks; every measured cell is a row of "
-               "results.csv\n", n, n, P2P_PRINT_MAX);
+               "results.csv\n", n, n, FB_P2P_PRINT_MAX);
     }
     measured = cells_outliers(c, n, v->higher_is_better, outl, v->symmetric ? 1 : 3, &nout, &median);
     if (measured < 2)
@@ -212,7 +212,7 @@ static void print_links(const struct fb_ctx *ctx, int n)
 {
     if (!ctx->links || !ctx->rank_names)
         return;
-    if (n > P2P_PRINT_MAX) {
+    if (n > FB_P2P_PRINT_MAX) {
         fb_out("\n# p2p: %d ranks; the link of each measured pair is in results.csv's link column\n",
                n);
         return;
@@ -238,8 +238,8 @@ static void print_links(const struct fb_ctx *ctx, int n)
 static void state_plan(const struct fb_ctx *ctx, struct fb_results *res, const char *transport,
                        size_t measured, int n)
 {
-    bool intra = strcmp(transport, p2p_via_name[P2P_VIA_IPC]) == 0 ||
-                 strcmp(transport, p2p_via_name[P2P_VIA_STAGED]) == 0;
+    bool intra = strcmp(transport, fb_p2p_matrix_via_name[FB_P2P_VIA_IPC]) == 0 ||
+                 strcmp(transport, fb_p2p_matrix_via_name[FB_P2P_VIA_STAGED]) == 0;
     long long possible = 0;
     struct fb_row row;
     const char *metric[2] = {"pairs_measured", "pairs_possible"};
@@ -281,7 +281,7 @@ static void state_plan(const struct fb_ctx *ctx, struct fb_results *res, const c
     }
 }
 
-void p2p_summarize(const struct fb_ctx *ctx, struct fb_results *res, size_t first)
+void fb_p2p_matrix_summarize(const struct fb_ctx *ctx, struct fb_results *res, size_t first)
 {
     int n = ctx->ranks;
     struct cells c = {0};

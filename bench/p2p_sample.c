@@ -7,7 +7,7 @@
 #include <string.h>
 
 struct list {
-    struct p2p_point *v;
+    struct fb_p2p_point *v;
     size_t n, cap;
 };
 
@@ -15,13 +15,13 @@ static bool push(struct list *l, int a, int b, int stride)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 64;
-        struct p2p_point *grown = realloc(l->v, cap * sizeof *grown);
+        struct fb_p2p_point *grown = realloc(l->v, cap * sizeof *grown);
         if (!grown)
             return false;
         l->v = grown;
         l->cap = cap;
     }
-    l->v[l->n++] = (struct p2p_point){a, b, stride};
+    l->v[l->n++] = (struct fb_p2p_point){a, b, stride};
     return true;
 }
 
@@ -36,22 +36,22 @@ static uint64_t next_random(uint64_t *x)
 
 static int cmp_point(const void *p, const void *q)
 {
-    const struct p2p_point *x = p, *y = q;
+    const struct fb_p2p_point *x = p, *y = q;
     if (x->a != y->a)
         return (x->a > y->a) - (x->a < y->a);
     return (x->b > y->b) - (x->b < y->b);
 }
 
-enum p2p_matrix_mode p2p_matrix_mode_parse(const char *name)
+enum fb_p2p_matrix_mode fb_p2p_sample_mode_parse(const char *name)
 {
     if (name && strcmp(name, "all") == 0)
-        return P2P_MATRIX_ALL;
+        return FB_P2P_MATRIX_ALL;
     if (name && strcmp(name, "sampled") == 0)
-        return P2P_MATRIX_SAMPLED;
-    return P2P_MATRIX_AUTO;
+        return FB_P2P_MATRIX_SAMPLED;
+    return FB_P2P_MATRIX_AUTO;
 }
 
-void p2p_sample_release(struct p2p_sample *s)
+void fb_p2p_sample_release(struct fb_p2p_sample *s)
 {
     free(s->uni);
     free(s->sym);
@@ -68,7 +68,7 @@ static bool shift_on_nodes(int n, const int *node_of, int shift)
     return true;
 }
 
-static bool add_shift(struct p2p_sample *s, const int *node_of, bool intra_only, int shift)
+static bool add_shift(struct fb_p2p_sample *s, const int *node_of, bool intra_only, int shift)
 {
     if (shift <= 0 || shift >= s->n || (intra_only && !shift_on_nodes(s->n, node_of, shift)))
         return true;
@@ -80,7 +80,7 @@ static bool add_shift(struct p2p_sample *s, const int *node_of, bool intra_only,
 }
 
 /* Every pair, one at a time: the plan the matrices always had. */
-static bool plan_all(struct p2p_sample *s, const int *node_of, bool intra_only, struct list *uni,
+static bool plan_all(struct fb_p2p_sample *s, const int *node_of, bool intra_only, struct list *uni,
                      struct list *sym)
 {
     int n = s->n;
@@ -101,7 +101,7 @@ static bool plan_all(struct p2p_sample *s, const int *node_of, bool intra_only, 
     return ok;
 }
 
-static bool plan_sampled(struct p2p_sample *s, const int *node_of, bool intra_only,
+static bool plan_sampled(struct fb_p2p_sample *s, const int *node_of, bool intra_only,
                          struct list *uni, struct list *sym)
 {
     int n = s->n, g = s->per_node, nodes = s->nodes;
@@ -159,9 +159,9 @@ static bool plan_sampled(struct p2p_sample *s, const int *node_of, bool intra_on
         }
         /* A few random cross-node pairs, seeded by the rank count: the same on every rank. */
         {
-            uint64_t x = P2P_SAMPLE_SEED ^ ((uint64_t)n * 0x9E3779B97F4A7C15ULL);
-            for (int tries = 0; ok && s->random < P2P_SAMPLE_RANDOM &&
-                                tries < 64 * P2P_SAMPLE_RANDOM; tries++) {
+            uint64_t x = FB_P2P_SAMPLE_SEED ^ ((uint64_t)n * 0x9E3779B97F4A7C15ULL);
+            for (int tries = 0; ok && s->random < FB_P2P_SAMPLE_RANDOM &&
+                                tries < 64 * FB_P2P_SAMPLE_RANDOM; tries++) {
                 int a = (int)(next_random(&x) % (uint64_t)n), b = (int)(next_random(&x) % (uint64_t)n);
                 bool known = node_of[a] == node_of[b];
                 for (size_t k = 0; !known && k < cross.n; k++)
@@ -207,8 +207,8 @@ static bool plan_sampled(struct p2p_sample *s, const int *node_of, bool intra_on
     return ok;
 }
 
-fb_status p2p_sample_plan(int n, const int *node_of, enum p2p_matrix_mode mode, bool intra_only,
-                          struct p2p_sample *out)
+fb_status fb_p2p_sample_plan(int n, const int *node_of, enum fb_p2p_matrix_mode mode,
+                             bool intra_only, struct fb_p2p_sample *out)
 {
     struct list uni = {0}, sym = {0};
     bool ok;
@@ -223,7 +223,8 @@ fb_status p2p_sample_plan(int n, const int *node_of, enum p2p_matrix_mode mode, 
             if (node_of[k] != k / out->per_node)
                 out->per_node = 0;
     }
-    out->sampled = mode == P2P_MATRIX_SAMPLED || (mode == P2P_MATRIX_AUTO && n > P2P_SAMPLE_THRESHOLD);
+    out->sampled = mode == FB_P2P_MATRIX_SAMPLED ||
+                   (mode == FB_P2P_MATRIX_AUTO && n > FB_P2P_SAMPLE_THRESHOLD);
     ok = (out->shifts = malloc((size_t)(n > 0 ? n : 1) * sizeof *out->shifts)) != NULL;
     if (ok)
         ok = out->sampled ? plan_sampled(out, node_of, intra_only, &uni, &sym)
@@ -233,13 +234,13 @@ fb_status p2p_sample_plan(int n, const int *node_of, enum p2p_matrix_mode mode, 
     out->sym = sym.v;
     out->nsym = sym.n;
     if (!ok) {
-        p2p_sample_release(out);
+        fb_p2p_sample_release(out);
         return FB_ERR_NOMEM;
     }
     return FB_OK;
 }
 
-uint64_t p2p_sample_hash(const struct p2p_sample *s)
+uint64_t fb_p2p_sample_hash(const struct fb_p2p_sample *s)
 {
     uint64_t h = 1469598103934665603ULL;
 #define MIX(x) (h = (h ^ (uint64_t)(uint32_t)(x)) * 1099511628211ULL)

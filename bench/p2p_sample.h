@@ -12,30 +12,30 @@
 
 #include "status.h"
 
-enum p2p_matrix_mode { P2P_MATRIX_AUTO, P2P_MATRIX_ALL, P2P_MATRIX_SAMPLED };
+enum fb_p2p_matrix_mode { FB_P2P_MATRIX_AUTO, FB_P2P_MATRIX_ALL, FB_P2P_MATRIX_SAMPLED };
 
 enum {
-    P2P_SAMPLE_THRESHOLD = 64, /* auto: every pair up to this many ranks, a sample above */
-    P2P_SAMPLE_RANDOM = 16,    /* random cross-node pairs in a sample */
-    P2P_SAMPLE_SEED = 0x5eed,  /* their seed (mixed with the rank count) */
+    FB_P2P_SAMPLE_THRESHOLD = 64, /* auto: every pair up to this many ranks, a sample above */
+    FB_P2P_SAMPLE_RANDOM = 16,    /* random cross-node pairs in a sample */
+    FB_P2P_SAMPLE_SEED = 0x5eed,  /* their seed (mixed with the rank count) */
 };
 
 /* One point of a matrix: the pair a -> b (for the symmetric matrices a < b). With stride > 0
  * the pair is local ranks a and b of a node of `stride` consecutive ranks, measured on every
  * node at once (a pair inside a node shares no link with a pair inside another node): the point
  * fills one cell per node. */
-struct p2p_point {
+struct fb_p2p_point {
     int a, b, stride;
 };
 
-struct p2p_sample {
+struct fb_p2p_sample {
     bool sampled;           /* false: every pair */
     int n, nodes;
     int per_node;           /* ranks per node when the nodes are equal blocks of consecutive
                                ranks (node_of[k] == k / per_node), else 0 */
-    struct p2p_point *uni;  /* one-way: ordered pairs */
+    struct fb_p2p_point *uni;  /* one-way: ordered pairs */
     size_t nuni;
-    struct p2p_point *sym;  /* both ways and latency: unordered pairs, a < b */
+    struct fb_p2p_point *sym;  /* both ways and latency: unordered pairs, a < b */
     size_t nsym;
     int *shifts;            /* all_pairs: every rank k sends to k + shift at once */
     size_t nshifts;
@@ -45,15 +45,15 @@ struct p2p_sample {
 
 /* Plans the points over n ranks on the nodes node_of[0..n) (node indices 0..nodes-1).
  * intra_only: only pairs inside a node (IPC reaches no further). mode AUTO samples above
- * P2P_SAMPLE_THRESHOLD ranks. Fills *out (release with p2p_sample_release); FB_ERR_NOMEM. */
-fb_status p2p_sample_plan(int n, const int *node_of, enum p2p_matrix_mode mode, bool intra_only,
-                          struct p2p_sample *out);
-void p2p_sample_release(struct p2p_sample *s);
+ * FB_P2P_SAMPLE_THRESHOLD ranks. Fills *out (release with fb_p2p_sample_release); FB_ERR_NOMEM. */
+fb_status fb_p2p_sample_plan(int n, const int *node_of, enum fb_p2p_matrix_mode mode,
+                             bool intra_only, struct fb_p2p_sample *out);
+void fb_p2p_sample_release(struct fb_p2p_sample *s);
 
 /* A checksum of the plan, so the ranks can check that they agree on it. */
-uint64_t p2p_sample_hash(const struct p2p_sample *s);
+uint64_t fb_p2p_sample_hash(const struct fb_p2p_sample *s);
 
 /* The mode named by --matrix ("auto", "all", "sampled"); AUTO for NULL or "". */
-enum p2p_matrix_mode p2p_matrix_mode_parse(const char *name);
+enum fb_p2p_matrix_mode fb_p2p_sample_mode_parse(const char *name);
 
 #endif

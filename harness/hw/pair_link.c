@@ -15,7 +15,7 @@
 
 #include "topo.h"
 
-const char *fb_link_name(enum fb_link l)
+const char *fb_pair_link_name(enum fb_link l)
 {
     switch (l) {
     case FB_LINK_UNKNOWN: return "unknown";
@@ -178,7 +178,7 @@ static enum fb_link pci_path(hwloc_topology_t topo, hwloc_obj_t a, hwloc_obj_t b
     return pa == pb ? FB_LINK_SOCKET : FB_LINK_CROSS_SOCKET;
 }
 
-enum fb_link fb_topo_gpu_link(struct fb_topo *t, const char *busid_a, const char *busid_b,
+enum fb_link fb_pair_link_gpu(struct fb_topo *t, const char *busid_a, const char *busid_b,
                               int nvlinks)
 {
     hwloc_topology_t topo = fb_topo_hwloc(t);
@@ -249,7 +249,7 @@ static hwloc_obj_t package_of_list(hwloc_topology_t topo, const char *s)
     return pkg;
 }
 
-enum fb_link fb_topo_cpu_link(struct fb_topo *t, const char *cpus_a, const char *cpus_b)
+enum fb_link fb_pair_link_cpu(struct fb_topo *t, const char *cpus_a, const char *cpus_b)
 {
     hwloc_topology_t topo = fb_topo_hwloc(t);
     hwloc_obj_t pa, pb;
@@ -351,7 +351,7 @@ static void nvml_census(const struct nvml *n, nvml_device dev, const struct pci_
     }
 }
 
-int fb_nvml_nvlinks(const char *busid_a, const char *busid_b, char *why, size_t whylen)
+int fb_pair_link_nvlinks(const char *busid_a, const char *busid_b, char *why, size_t whylen)
 {
     struct pci_addr pa, pb;
     struct nvml n;

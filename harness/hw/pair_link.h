@@ -22,14 +22,14 @@ enum fb_link {
 };
 
 /* The label of a link, as above; "????" for a value outside the enum. Static storage. */
-const char *fb_link_name(enum fb_link l);
+const char *fb_pair_link_name(enum fb_link l);
 
 /* The link between the GPUs (any PCI devices) at busid_a and busid_b ("0000:3b:00.0" as
  * cudaDeviceGetPCIBusId writes it, NVML's "00000000:3B:00.0" or "3b:00.0"; hex in any case).
  * The first rule that applies wins:
  *   UNKNOWN      either bus id is NULL or malformed;
  *   SAME_DEVICE  the two bus ids name one device (even one absent from the topology);
- *   NVLINK       nvlinks > 0 (the caller's NVML count, fb_nvml_nvlinks), then, with both
+ *   NVLINK       nvlinks > 0 (the caller's NVML count, fb_pair_link_nvlinks), then, with both
  *                devices in the topology, hwloc's "NVLinkBandwidth" distances give bandwidth
  *                between them or from each to an NVSwitch (the NVSwitches of one node are taken
  *                as one fabric, as on DGX-2 and HGX boards);
@@ -39,14 +39,14 @@ const char *fb_link_name(enum fb_link l);
  *   UNKNOWN      otherwise (a host bridge the firmware attached to no single package).
  * NVLink wins over any PCI path because that is the path CUDA peer copies take. Pure: reads t
  * only, so XML topologies answer too. */
-enum fb_link fb_topo_gpu_link(struct fb_topo *t, const char *busid_a, const char *busid_b,
+enum fb_link fb_pair_link_gpu(struct fb_topo *t, const char *busid_a, const char *busid_b,
                               int nvlinks);
 
 /* Host backend: the relation between two ranks' CPU bindings (hwloc list strings, "0-3,8"):
  * SOCKET when both lie in one package, CROSS_SOCKET when each lies in one package and the two
  * differ, UNKNOWN when t is NULL or either is NULL, empty, not a plain list of CPU numbers and
  * ascending ranges, outside t's CPUs or spread over more than one package (unbound). Pure. */
-enum fb_link fb_topo_cpu_link(struct fb_topo *t, const char *cpus_a, const char *cpus_b);
+enum fb_link fb_pair_link_cpu(struct fb_topo *t, const char *cpus_a, const char *cpus_b);
 
 /* NVLinks from GPU a to GPU b on this machine, through NVML loaded at run time from
  * libnvidia-ml.so.1 (never linked, so a driverless machine still runs fabricbench): the active
@@ -57,6 +57,6 @@ enum fb_link fb_topo_cpu_link(struct fb_topo *t, const char *cpus_a, const char 
  * started, or either GPU is unknown to it; `why` is "" otherwise. Never prints, never aborts;
  * local to this node, not collective. Each call starts NVML and shuts it down again, so ask
  * once per pair, not in a loop. */
-int fb_nvml_nvlinks(const char *busid_a, const char *busid_b, char *why, size_t whylen);
+int fb_pair_link_nvlinks(const char *busid_a, const char *busid_b, char *why, size_t whylen);
 
 #endif

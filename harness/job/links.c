@@ -17,13 +17,14 @@ static void label_pair(struct fb_topo *topo, const struct fb_session *s,
     char why[128];
 
     if (topo && a->gpu_busid[0] && b->gpu_busid[0]) {
-        int nvlinks = fb_nvml_nvlinks(a->gpu_busid, b->gpu_busid, why, sizeof why);
-        link = fb_topo_gpu_link(topo, a->gpu_busid, b->gpu_busid, nvlinks > 0 ? nvlinks : 0);
+        int nvlinks = fb_pair_link_nvlinks(a->gpu_busid, b->gpu_busid, why, sizeof why);
+        link = fb_pair_link_gpu(topo, a->gpu_busid, b->gpu_busid, nvlinks > 0 ? nvlinks : 0);
     } else if (topo && s->be == &fb_backend_host) {
         /* an unbound rank could run anywhere: no link to name */
-        link = fb_topo_cpu_link(topo, a->bound ? a->cpus : "", b->bound ? b->cpus : "");
+        link = fb_pair_link_cpu(topo, a->bound ? a->cpus : "", b->bound ? b->cpus : "");
     }
-    snprintf(out, FB_LINK_LABEL, "%s", link == FB_LINK_UNKNOWN ? "same-node" : fb_link_name(link));
+    snprintf(out, FB_LINK_LABEL, "%s",
+             link == FB_LINK_UNKNOWN ? "same-node" : fb_pair_link_name(link));
 }
 
 fb_status fb_links_compute(const struct fb_session *s, char (**out)[FB_LINK_LABEL],
@@ -55,7 +56,7 @@ fb_status fb_links_compute(const struct fb_session *s, char (**out)[FB_LINK_LABE
         if (j == (size_t)w->rank)
             snprintf(row[j], FB_LINK_LABEL, "self");
         else if (all[j].node != w->node)
-            snprintf(row[j], FB_LINK_LABEL, "%s", fb_link_name(FB_LINK_NETWORK));
+            snprintf(row[j], FB_LINK_LABEL, "%s", fb_pair_link_name(FB_LINK_NETWORK));
         else
             label_pair(topo, s, &mine, &all[j], row[j]);
     }

@@ -46,14 +46,14 @@ static void *sampler(void *arg)
         if (t->stop)
             break;
         if (t->active && t->ticks++ % t->stride == 0) {
-            struct fb_tel_sample s;
+            struct fb_telemetry_sample s;
             unsigned long gen = t->gen;
             pthread_mutex_unlock(&t->mu);
             s.t_s = fb_clock_now_s() - t->t0;
-            fb_tel_nvml_read(t->nvml, s.v);
+            fb_telemetry_nvml_read(t->nvml, s.v);
             pthread_mutex_lock(&t->mu);
             if (t->active && t->gen == gen) {
-                if (t->n == FB_TEL_CAP) {
+                if (t->n == FB_TELEMETRY_CAP) {
                     /* full: every other sample goes, and from now on every other tick */
                     t->n = fb_telemetry_thin(t->buf, t->n);
                     t->stride *= 2;
@@ -82,7 +82,7 @@ static void release(struct fb_telemetry *t)
         pthread_join(t->thread, NULL);
         t->thread_running = false;
     }
-    fb_tel_nvml_close(t->nvml);
+    fb_telemetry_nvml_close(t->nvml);
     if (t->sample_type != MPI_DATATYPE_NULL)
         MPI_Type_free(&t->sample_type);
     pthread_cond_destroy(&t->cv);
@@ -153,19 +153,19 @@ fb_status fb_telemetry_start(struct fb_telemetry **out, const struct fb_session 
             pthread_cond_init(&t->cv, &ca);
             pthread_condattr_destroy(&ca);
         }
-        if ((t->nvml = fb_tel_nvml_open(&missing, me.why, sizeof me.why))) {
+        if ((t->nvml = fb_telemetry_nvml_open(&missing, me.why, sizeof me.why))) {
             /* cuda: the device this rank opened; host: none, so NVML's (local rank % count) */
             const char *bus = t->on_gpu ? s->dev.pci_bus_id : "";
-            if (fb_tel_nvml_pick(t->nvml, bus, w->local_rank, &me.gpu, me.bus_id,
+            if (fb_telemetry_nvml_pick(t->nvml, bus, w->local_rank, &me.gpu, me.bus_id,
                                  sizeof me.bus_id, me.why, sizeof me.why))
                 me.ok = 1;
             else {
-                fb_tel_nvml_close(t->nvml);
+                fb_telemetry_nvml_close(t->nvml);
                 t->nvml = NULL;
             }
         }
-        if (me.ok && (!(t->buf = malloc(FB_TEL_CAP * sizeof *t->buf)) ||
-                      !(t->send = malloc(FB_TEL_CAP * sizeof *t->send))))
+        if (me.ok && (!(t->buf = malloc(FB_TELEMETRY_CAP * sizeof *t->buf)) ||
+                      !(t->send = malloc(FB_TELEMETRY_CAP * sizeof *t->send))))
             st = FB_ERR_NOMEM;
         if (w->rank == 0 && !(t->idents = calloc((size_t)w->size, sizeof *t->idents)))
             st = FB_ERR_NOMEM;
@@ -181,14 +181,14 @@ fb_status fb_telemetry_start(struct fb_telemetry **out, const struct fb_session 
         goto fail; /* nothing to read anywhere: off, quietly after the note */
     if (w->rank == 0) {
         snprintf(t->csv_path, sizeof t->csv_path, "(not written)");
-        if (!(t->recv = malloc((size_t)w->size * FB_TEL_CAP * sizeof *t->recv)) ||
+        if (!(t->recv = malloc((size_t)w->size * FB_TELEMETRY_CAP * sizeof *t->recv)) ||
             !(t->counts = calloc((size_t)w->size, sizeof *t->counts)) ||
             !(t->displs = calloc((size_t)w->size, sizeof *t->displs)))
             st = FB_ERR_NOMEM;
     }
     if ((st = fb_world_agree(w, st)) != FB_OK)
         goto fail;
-    MPI_Type_contiguous(1 + FB_TEL_NFIELDS, MPI_DOUBLE, &t->sample_type);
+    MPI_Type_contiguous(1 + FB_TELEMETRY_NFIELDS, MPI_DOUBLE, &t->sample_type);
     MPI_Type_commit(&t->sample_type);
     /* One origin for the job's time_s: every rank takes it just after the same barrier. */
     MPI_Barrier(w->comm);

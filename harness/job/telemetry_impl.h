@@ -21,7 +21,7 @@ struct ident {
 struct bench_rec {
     char name[24];
     bool timed;
-    struct fb_tel_summary *per_rank; /* [size] */
+    struct fb_telemetry_summary *per_rank; /* [size] */
 };
 
 struct fb_telemetry {
@@ -31,7 +31,7 @@ struct fb_telemetry {
     bool on_gpu;          /* the benchmarks use the GPU (cuda backend): the WARN applies */
     double interval_s;
     double t0;            /* CLOCK_MONOTONIC seconds of time_s = 0 */
-    struct fb_tel_nvml *nvml; /* NULL on a rank with no GPU to read */
+    struct fb_telemetry_nvml *nvml; /* NULL on a rank with no GPU to read */
     MPI_Datatype sample_type;
 
     /* shared with the sampler thread, under mu */
@@ -41,15 +41,15 @@ struct fb_telemetry {
     bool thread_running, stop, active, timed;
     char bench[24];
     unsigned long gen;    /* benchmarks begun: a read that straddles an end is dropped */
-    struct fb_tel_sample *buf;
+    struct fb_telemetry_sample *buf;
     size_t n;
     unsigned long ticks, stride;
 
-    struct fb_tel_sample *send; /* this rank's samples of the benchmark, while gathering */
+    struct fb_telemetry_sample *send; /* this rank's samples of the benchmark, while gathering */
 
     /* rank 0 */
     struct ident *idents;
-    struct fb_tel_sample *recv; /* size * FB_TEL_CAP */
+    struct fb_telemetry_sample *recv; /* size * FB_TELEMETRY_CAP */
     int *counts, *displs;
     struct bench_rec *benches;
     size_t nbenches, cap_benches;

@@ -29,7 +29,7 @@ struct nvml_pci_info { /* nvmlPciInfo_t, as the _v2/_v3 entry points fill it */
     char bus_id[32];
 };
 
-struct fb_tel_nvml {
+struct fb_telemetry_nvml {
     void *lib;
     nvml_device dev;
     nvml_return (*init)(void);
@@ -48,7 +48,7 @@ struct fb_tel_nvml {
     nvml_return (*reasons)(nvml_device, unsigned long long *);
 };
 
-const char *fb_tel_nvml_library(void)
+const char *fb_telemetry_nvml_library(void)
 {
     const char *env = getenv("FB_NVML_LIBRARY");
     return env && *env ? env : "libnvidia-ml.so.1";
@@ -73,16 +73,16 @@ static void resolve(void *lib, const char *const *names, void *fn, size_t fnsize
         resolve((n)->lib, names_, &(n)->field, sizeof (n)->field);                      \
     } while (0)
 
-static const char *nvml_error(const struct fb_tel_nvml *n, nvml_return rc)
+static const char *nvml_error(const struct fb_telemetry_nvml *n, nvml_return rc)
 {
     const char *s = n->error_string ? n->error_string(rc) : NULL;
     return s ? s : "NVML error";
 }
 
-struct fb_tel_nvml *fb_tel_nvml_open(bool *missing, char *why, size_t whylen)
+struct fb_telemetry_nvml *fb_telemetry_nvml_open(bool *missing, char *why, size_t whylen)
 {
-    const char *path = fb_tel_nvml_library();
-    struct fb_tel_nvml *n = calloc(1, sizeof *n);
+    const char *path = fb_telemetry_nvml_library();
+    struct fb_telemetry_nvml *n = calloc(1, sizeof *n);
     nvml_return rc;
 
     *missing = false;
@@ -127,8 +127,8 @@ fail:
     return NULL;
 }
 
-bool fb_tel_nvml_pick(struct fb_tel_nvml *n, const char *bus_id, int local_rank, int *index,
-                      char *bus_out, size_t buslen, char *why, size_t whylen)
+bool fb_telemetry_nvml_pick(struct fb_telemetry_nvml *n, const char *bus_id, int local_rank,
+                            int *index, char *bus_out, size_t buslen, char *why, size_t whylen)
 {
     struct nvml_pci_info pci;
     unsigned count = 0, idx;
@@ -174,34 +174,34 @@ bool fb_tel_nvml_pick(struct fb_tel_nvml *n, const char *bus_id, int local_rank,
     return true;
 }
 
-void fb_tel_nvml_read(struct fb_tel_nvml *n, double v[FB_TEL_NFIELDS])
+void fb_telemetry_nvml_read(struct fb_telemetry_nvml *n, double v[FB_TELEMETRY_NFIELDS])
 {
     struct nvml_utilization u;
     struct nvml_memory m;
     unsigned x;
     unsigned long long mask;
 
-    for (int i = 0; i < FB_TEL_NFIELDS; i++)
+    for (int i = 0; i < FB_TELEMETRY_NFIELDS; i++)
         v[i] = NAN;
     if (n->utilization && n->utilization(n->dev, &u) == NVML_SUCCESS) {
-        v[FB_TEL_GPU_UTIL] = u.gpu;
-        v[FB_TEL_MEM_UTIL] = u.memory;
+        v[FB_TELEMETRY_GPU_UTIL] = u.gpu;
+        v[FB_TELEMETRY_MEM_UTIL] = u.memory;
     }
     if (n->memory && n->memory(n->dev, &m) == NVML_SUCCESS)
-        v[FB_TEL_MEM_USED] = (double)m.used;
+        v[FB_TELEMETRY_MEM_USED] = (double)m.used;
     if (n->power_mw && n->power_mw(n->dev, &x) == NVML_SUCCESS)
-        v[FB_TEL_POWER] = x / 1000.0; /* NVML answers milliwatts */
+        v[FB_TELEMETRY_POWER] = x / 1000.0; /* NVML answers milliwatts */
     if (n->clock && n->clock(n->dev, NVML_CLOCK_SM, &x) == NVML_SUCCESS)
-        v[FB_TEL_SM_CLOCK] = x;
+        v[FB_TELEMETRY_SM_CLOCK] = x;
     if (n->clock && n->clock(n->dev, NVML_CLOCK_MEM, &x) == NVML_SUCCESS)
-        v[FB_TEL_MEM_CLOCK] = x;
+        v[FB_TELEMETRY_MEM_CLOCK] = x;
     if (n->temperature && n->temperature(n->dev, NVML_TEMPERATURE_GPU, &x) == NVML_SUCCESS)
-        v[FB_TEL_TEMP] = x;
+        v[FB_TELEMETRY_TEMP] = x;
     if (n->reasons && n->reasons(n->dev, &mask) == NVML_SUCCESS)
-        v[FB_TEL_THROTTLE] = (double)mask; /* exact: the defined bits are far below 2^53 */
+        v[FB_TELEMETRY_THROTTLE] = (double)mask; /* exact: the defined bits are far below 2^53 */
 }
 
-void fb_tel_nvml_close(struct fb_tel_nvml *n)
+void fb_telemetry_nvml_close(struct fb_telemetry_nvml *n)
 {
     if (!n)
         return;

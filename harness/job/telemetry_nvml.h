@@ -10,27 +10,27 @@
 
 #include "telemetry.h"
 
-struct fb_tel_nvml; /* opaque */
+struct fb_telemetry_nvml; /* opaque */
 
 /* The library telemetry loads: $FB_NVML_LIBRARY when set and non-empty, else
  * "libnvidia-ml.so.1". */
-const char *fb_tel_nvml_library(void);
+const char *fb_telemetry_nvml_library(void);
 
 /* Loads the library and calls nvmlInit. NULL when it cannot, with why filled; `missing` set
  * when the library itself was not found (the "NVML not found" note) rather than unusable. */
-struct fb_tel_nvml *fb_tel_nvml_open(bool *missing, char *why, size_t whylen);
+struct fb_telemetry_nvml *fb_telemetry_nvml_open(bool *missing, char *why, size_t whylen);
 
 /* Chooses the GPU: the one at PCI bus id `bus_id` when it is non-empty (the cuda backend's
  * device), else NVML's device (local_rank % count). Writes NVML's index (-1 when unknown) and
  * bus id ("" when unknown). false with why filled when there is none. */
-bool fb_tel_nvml_pick(struct fb_tel_nvml *n, const char *bus_id, int local_rank, int *index,
-                      char *bus_out, size_t buslen, char *why, size_t whylen);
+bool fb_telemetry_nvml_pick(struct fb_telemetry_nvml *n, const char *bus_id, int local_rank,
+                            int *index, char *bus_out, size_t buslen, char *why, size_t whylen);
 
 /* Reads every field of the chosen GPU into v (NAN where there is no value). Thread-safe as
  * NVML is; called by the sampler thread only. */
-void fb_tel_nvml_read(struct fb_tel_nvml *n, double v[FB_TEL_NFIELDS]);
+void fb_telemetry_nvml_read(struct fb_telemetry_nvml *n, double v[FB_TELEMETRY_NFIELDS]);
 
 /* Shuts NVML down and unloads it; accepts NULL. */
-void fb_tel_nvml_close(struct fb_tel_nvml *n);
+void fb_telemetry_nvml_close(struct fb_telemetry_nvml *n);
 
 #endif

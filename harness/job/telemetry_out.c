@@ -14,17 +14,17 @@
 #include "log.h"
 #include "telemetry_impl.h"
 
-const char *const fb_tel_field_names[FB_TEL_NFIELDS] = {
+const char *const fb_telemetry_field_names[FB_TELEMETRY_NFIELDS] = {
     "gpu_util_pct",  "mem_util_pct", "mem_used_bytes", "power_w",
     "sm_clock_mhz",  "mem_clock_mhz", "temp_c",       "throttle_reasons"};
-const char *const fb_tel_field_units[FB_TEL_NFIELDS] = {"%",   "%",   "bytes", "W",
+const char *const fb_telemetry_field_units[FB_TELEMETRY_NFIELDS] = {"%",   "%",   "bytes", "W",
                                                         "MHz", "MHz", "C",     "mask"};
 
 static void fmt_value(char *buf, size_t len, int field, double v)
 {
     if (isnan(v))
         buf[0] = '\0';
-    else if (field == FB_TEL_POWER)
+    else if (field == FB_TELEMETRY_POWER)
         snprintf(buf, len, "%.3f", v);
     else
         snprintf(buf, len, "%.0f", v);
@@ -37,8 +37,8 @@ static fb_status write_csv(struct fb_telemetry *t, const char *dir, const char *
 {
     static const char *const head[] = {"time_s", "rank", "host", "gpu", "pci_bus_id", "bench"};
     struct fb_atomic_file af;
-    char cells[6 + FB_TEL_NFIELDS][64];
-    const char *fields[6 + FB_TEL_NFIELDS];
+    char cells[6 + FB_TELEMETRY_NFIELDS][64];
+    const char *fields[6 + FB_TELEMETRY_NFIELDS];
     fb_status st;
     FILE *old = NULL;
     int err = 0;
@@ -58,14 +58,14 @@ static fb_status write_csv(struct fb_telemetry *t, const char *dir, const char *
     } else {
         for (int i = 0; i < 6; i++)
             fields[i] = head[i];
-        for (int f = 0; f < FB_TEL_NFIELDS; f++)
-            fields[6 + f] = fb_tel_field_names[f];
-        err = fb_csv_row(af.f, fields, 6 + FB_TEL_NFIELDS) != 0;
+        for (int f = 0; f < FB_TELEMETRY_NFIELDS; f++)
+            fields[6 + f] = fb_telemetry_field_names[f];
+        err = fb_csv_row(af.f, fields, 6 + FB_TELEMETRY_NFIELDS) != 0;
     }
     for (int k = 0; k < t->size && !err; k++) {
         const struct ident *id = &t->idents[k];
         for (int i = 0; i < t->counts[k] && !err; i++) {
-            const struct fb_tel_sample *s = &t->recv[t->displs[k] + i];
+            const struct fb_telemetry_sample *s = &t->recv[t->displs[k] + i];
             snprintf(cells[0], sizeof cells[0], "%.4f", s->t_s);
             snprintf(cells[1], sizeof cells[1], "%d", k);
             snprintf(cells[2], sizeof cells[2], "%s", id->host);
@@ -75,11 +75,11 @@ static fb_status write_csv(struct fb_telemetry *t, const char *dir, const char *
                 cells[3][0] = '\0';
             snprintf(cells[4], sizeof cells[4], "%s", id->bus_id);
             snprintf(cells[5], sizeof cells[5], "%s", bench);
-            for (int f = 0; f < FB_TEL_NFIELDS; f++)
+            for (int f = 0; f < FB_TELEMETRY_NFIELDS; f++)
                 fmt_value(cells[6 + f], sizeof cells[6 + f], f, s->v[f]);
-            for (int c = 0; c < 6 + FB_TEL_NFIELDS; c++)
+            for (int c = 0; c < 6 + FB_TELEMETRY_NFIELDS; c++)
                 fields[c] = cells[c];
-            err = fb_csv_row(af.f, fields, 6 + FB_TEL_NFIELDS) != 0;
+            err = fb_csv_row(af.f, fields, 6 + FB_TELEMETRY_NFIELDS) != 0;
         }
     }
     if (err) {
@@ -94,12 +94,12 @@ static fb_status write_csv(struct fb_telemetry *t, const char *dir, const char *
 
 /* Rank 0: the rows of one rank's summary in results.csv. */
 static fb_status add_rows(const struct fb_telemetry *t, struct fb_results *res, const char *bench,
-                          int rank, const struct fb_tel_summary *sum)
+                          int rank, const struct fb_telemetry_summary *sum)
 {
     struct fb_row row;
     fb_status st = FB_OK;
 
-    for (int f = 0; f < FB_TEL_NFIELDS && st == FB_OK; f++) {
+    for (int f = 0; f < FB_TELEMETRY_NFIELDS && st == FB_OK; f++) {
         if (!sum->valid[f])
             continue; /* NVML gave no value: no row, rather than a row of zeros */
         memset(&row, 0, sizeof row);
@@ -113,9 +113,9 @@ static fb_status add_rows(const struct fb_telemetry *t, struct fb_results *res, 
         row.batch = row.bytes = row.count = -1;
         row.wrong = -1;
         row.detail = true;
-        snprintf(row.metric, sizeof row.metric, "%s", fb_tel_field_names[f]);
-        snprintf(row.unit, sizeof row.unit, "%s", fb_tel_field_units[f]);
-        if (f == FB_TEL_THROTTLE) {
+        snprintf(row.metric, sizeof row.metric, "%s", fb_telemetry_field_names[f]);
+        snprintf(row.unit, sizeof row.unit, "%s", fb_telemetry_field_units[f]);
+        if (f == FB_TELEMETRY_THROTTLE) {
             /* which reasons ever held, as one mask: one sample */
             double m = (double)sum->throttle_or;
             row.st = (struct fb_stats){.samples = 1, .median = m, .p05 = m, .p95 = m,
@@ -150,7 +150,7 @@ void fb_telemetry_bench_end(struct fb_telemetry *t, struct fb_results *res)
     MPI_Gather(&mine, 1, MPI_INT, t->counts, 1, MPI_INT, 0, t->comm);
     if (t->rank == 0)
         for (int k = 0; k < t->size; k++) {
-            t->displs[k] = k * FB_TEL_CAP;
+            t->displs[k] = k * FB_TELEMETRY_CAP;
             total += (size_t)t->counts[k];
         }
     MPI_Gatherv(t->send, mine, t->sample_type, t->recv, t->counts, t->displs, t->sample_type, 0,

@@ -11,8 +11,8 @@
 /* Below this mean GPU utilization a timed benchmark is WARNed about (the field's advice). */
 static const double busy_target_pct = 90.0;
 
-fb_status fb_telemetry_summarize(const struct fb_tel_sample *s, size_t n,
-                                 struct fb_tel_summary *out)
+fb_status fb_telemetry_summarize(const struct fb_telemetry_sample *s, size_t n,
+                                 struct fb_telemetry_summary *out)
 {
     double *vals = malloc((n ? n : 1) * sizeof *vals);
     fb_status st = FB_OK;
@@ -21,7 +21,7 @@ fb_status fb_telemetry_summarize(const struct fb_tel_sample *s, size_t n,
     if (!vals)
         return FB_ERR_NOMEM;
     out->samples = n;
-    for (int f = 0; f < FB_TEL_NFIELDS; f++) {
+    for (int f = 0; f < FB_TELEMETRY_NFIELDS; f++) {
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
             if (!isnan(s[i].v[f]))
@@ -31,7 +31,7 @@ fb_status fb_telemetry_summarize(const struct fb_tel_sample *s, size_t n,
             st = FB_ERR_NOMEM;
             break;
         }
-        if (f == FB_TEL_THROTTLE)
+        if (f == FB_TELEMETRY_THROTTLE)
             for (size_t i = 0; i < k; i++) {
                 out->throttle_or |= (unsigned long long)vals[i];
                 out->throttle_valid = true;
@@ -47,15 +47,15 @@ void fb_telemetry_reasons(unsigned long long mask, bool with_idle, char *buf, si
         unsigned long long bit;
         const char *name;
     } bits[] = {
-        {FB_TEL_THR_GPU_IDLE, "gpu_idle"},
-        {FB_TEL_THR_APP_CLOCKS, "app_clocks"},
-        {FB_TEL_THR_SW_POWER_CAP, "sw_power_cap"},
-        {FB_TEL_THR_HW_SLOWDOWN, "hw_slowdown"},
-        {FB_TEL_THR_SYNC_BOOST, "sync_boost"},
-        {FB_TEL_THR_SW_THERMAL, "sw_thermal"},
-        {FB_TEL_THR_HW_THERMAL, "hw_thermal"},
-        {FB_TEL_THR_HW_POWER_BRAKE, "hw_power_brake"},
-        {FB_TEL_THR_DISPLAY_CLOCKS, "display_clocks"},
+        {FB_TELEMETRY_THR_GPU_IDLE, "gpu_idle"},
+        {FB_TELEMETRY_THR_APP_CLOCKS, "app_clocks"},
+        {FB_TELEMETRY_THR_SW_POWER_CAP, "sw_power_cap"},
+        {FB_TELEMETRY_THR_HW_SLOWDOWN, "hw_slowdown"},
+        {FB_TELEMETRY_THR_SYNC_BOOST, "sync_boost"},
+        {FB_TELEMETRY_THR_SW_THERMAL, "sw_thermal"},
+        {FB_TELEMETRY_THR_HW_THERMAL, "hw_thermal"},
+        {FB_TELEMETRY_THR_HW_POWER_BRAKE, "hw_power_brake"},
+        {FB_TELEMETRY_THR_DISPLAY_CLOCKS, "display_clocks"},
     };
     unsigned long long known = 0;
     size_t used = 0;
@@ -64,7 +64,7 @@ void fb_telemetry_reasons(unsigned long long mask, bool with_idle, char *buf, si
         return;
     buf[0] = '\0';
     if (!with_idle)
-        mask &= ~(unsigned long long)FB_TEL_THR_GPU_IDLE;
+        mask &= ~(unsigned long long)FB_TELEMETRY_THR_GPU_IDLE;
     for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++) {
         known |= bits[i].bit;
         if ((mask & bits[i].bit) && used < len)
@@ -78,7 +78,7 @@ void fb_telemetry_reasons(unsigned long long mask, bool with_idle, char *buf, si
         snprintf(buf, len, "none");
 }
 
-bool fb_telemetry_line(const char *bench, const struct fb_tel_summary *per_rank, int nranks,
+bool fb_telemetry_line(const char *bench, const struct fb_telemetry_summary *per_rank, int nranks,
                        bool timed, char *line, size_t len, char *warn, size_t warnlen)
 {
     double util_sum = 0.0, low_mean = INFINITY, peak_mem = -1.0, peak_power = -1.0;
@@ -92,26 +92,26 @@ bool fb_telemetry_line(const char *bench, const struct fb_tel_summary *per_rank,
     if (warnlen)
         warn[0] = '\0';
     for (int k = 0; k < nranks; k++) {
-        const struct fb_tel_summary *r = &per_rank[k];
-        const struct fb_stats *u = &r->st[FB_TEL_GPU_UTIL];
+        const struct fb_telemetry_summary *r = &per_rank[k];
+        const struct fb_stats *u = &r->st[FB_TELEMETRY_GPU_UTIL];
         if (!r->samples)
             continue;
         ranks++;
         samples += r->samples;
-        if (r->valid[FB_TEL_GPU_UTIL]) {
-            util_sum += u->mean * (double)r->valid[FB_TEL_GPU_UTIL];
-            util_n += r->valid[FB_TEL_GPU_UTIL];
+        if (r->valid[FB_TELEMETRY_GPU_UTIL]) {
+            util_sum += u->mean * (double)r->valid[FB_TELEMETRY_GPU_UTIL];
+            util_n += r->valid[FB_TELEMETRY_GPU_UTIL];
             if (u->mean < low_mean) {
                 low_mean = u->mean;
                 low_rank = k;
             }
         }
-        if (r->valid[FB_TEL_MEM_USED] && r->st[FB_TEL_MEM_USED].max > peak_mem) {
-            peak_mem = r->st[FB_TEL_MEM_USED].max;
+        if (r->valid[FB_TELEMETRY_MEM_USED] && r->st[FB_TELEMETRY_MEM_USED].max > peak_mem) {
+            peak_mem = r->st[FB_TELEMETRY_MEM_USED].max;
             mem_rank = k;
         }
-        if (r->valid[FB_TEL_POWER] && r->st[FB_TEL_POWER].max > peak_power) {
-            peak_power = r->st[FB_TEL_POWER].max;
+        if (r->valid[FB_TELEMETRY_POWER] && r->st[FB_TELEMETRY_POWER].max > peak_power) {
+            peak_power = r->st[FB_TELEMETRY_POWER].max;
             power_rank = k;
         }
         if (r->throttle_valid) {
@@ -149,7 +149,7 @@ bool fb_telemetry_line(const char *bench, const struct fb_tel_summary *per_rank,
     return true;
 }
 
-size_t fb_telemetry_thin(struct fb_tel_sample *s, size_t n)
+size_t fb_telemetry_thin(struct fb_telemetry_sample *s, size_t n)
 {
     for (size_t i = 0; 2 * i < n; i++)
         s[i] = s[2 * i];

@@ -82,14 +82,14 @@ int main(void)
         m[i] = i / 4 == i % 4 ? NAN : 10.0 + 0.01 * i;
     m[2 * 4 + 3] = 5.0;
     m[1 * 4 + 0] = NAN; /* not measured */
-    measured = p2p_outliers(m, 4, true, out, 3, &nout, &median);
+    measured = fb_p2p_matrix_outliers(m, 4, true, out, 3, &nout, &median);
     CHECK(measured == 11 && nout == 3);
     CHECK(out[0] == 2 * 4 + 3);
     CHECK(median > 10.0 && median < 10.2);
     CHECK(out[1] != out[0] && out[2] != out[1]);
     /* Latency: higher is worse. */
     m[2 * 4 + 3] = 50.0;
-    p2p_outliers(m, 4, false, out, 1, &nout, &median);
+    fb_p2p_matrix_outliers(m, 4, false, out, 1, &nout, &median);
     CHECK(nout == 1 && out[0] == 2 * 4 + 3);
     TEST_DONE();
 }

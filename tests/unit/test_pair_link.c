@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The ABI subset fb_nvml_nvlinks() uses; NVML_ERROR_INVALID_ARGUMENT is 2. */
+/* The ABI subset fb_pair_link_nvlinks() uses; NVML_ERROR_INVALID_ARGUMENT is 2. */
 struct pci_info {
     char legacy[16];
     unsigned domain, bus, device, device_id, subsystem_id;
@@ -101,11 +101,12 @@ int nvmlDeviceGetNvLinkRemotePciInfo_v2(const struct gpu *g, unsigned l, struct 
 static void check_gpu(struct fb_topo *t, const char *a, const char *b, int nvlinks,
                       enum fb_link want, int line)
 {
-    enum fb_link got = fb_topo_gpu_link(t, a, b, nvlinks);
+    enum fb_link got = fb_pair_link_gpu(t, a, b, nvlinks);
 
     if (got != want) {
         fprintf(stderr, "%s:%d: GPUs %s and %s (nvlinks %d): %s, expected %s\n", __FILE__, line,
-                a ? a : "NULL", b ? b : "NULL", nvlinks, fb_link_name(got), fb_link_name(want));
+                a ? a : "NULL", b ? b : "NULL", nvlinks, fb_pair_link_name(got),
+                fb_pair_link_name(want));
         fb_test_failures++;
     }
 }
@@ -114,11 +115,11 @@ static void check_gpu(struct fb_topo *t, const char *a, const char *b, int nvlin
 static void check_cpu(struct fb_topo *t, const char *a, const char *b, enum fb_link want,
                       int line)
 {
-    enum fb_link got = fb_topo_cpu_link(t, a, b);
+    enum fb_link got = fb_pair_link_cpu(t, a, b);
 
     if (got != want) {
         fprintf(stderr, "%s:%d: CPUs '%s' and '%s': %s, expected %s\n", __FILE__, line,
-                a ? a : "NULL", b ? b : "NULL", fb_link_name(got), fb_link_name(want));
+                a ? a : "NULL", b ? b : "NULL", fb_pair_link_name(got), fb_pair_link_name(want));
         fb_test_failures++;
     }
 }
@@ -126,15 +127,15 @@ static void check_cpu(struct fb_topo *t, const char *a, const char *b, enum fb_l
 
 static void names(void)
 {
-    CHECK_STR(fb_link_name(FB_LINK_UNKNOWN), "unknown");
-    CHECK_STR(fb_link_name(FB_LINK_SAME_DEVICE), "same-gpu");
-    CHECK_STR(fb_link_name(FB_LINK_NVLINK), "nvlink");
-    CHECK_STR(fb_link_name(FB_LINK_PCIE_SWITCH), "pcie-switch");
-    CHECK_STR(fb_link_name(FB_LINK_HOST_BRIDGE), "host-bridge");
-    CHECK_STR(fb_link_name(FB_LINK_SOCKET), "socket");
-    CHECK_STR(fb_link_name(FB_LINK_CROSS_SOCKET), "cross-socket");
-    CHECK_STR(fb_link_name(FB_LINK_NETWORK), "network");
-    CHECK_STR(fb_link_name((enum fb_link)99), "????");
+    CHECK_STR(fb_pair_link_name(FB_LINK_UNKNOWN), "unknown");
+    CHECK_STR(fb_pair_link_name(FB_LINK_SAME_DEVICE), "same-gpu");
+    CHECK_STR(fb_pair_link_name(FB_LINK_NVLINK), "nvlink");
+    CHECK_STR(fb_pair_link_name(FB_LINK_PCIE_SWITCH), "pcie-switch");
+    CHECK_STR(fb_pair_link_name(FB_LINK_HOST_BRIDGE), "host-bridge");
+    CHECK_STR(fb_pair_link_name(FB_LINK_SOCKET), "socket");
+    CHECK_STR(fb_pair_link_name(FB_LINK_CROSS_SOCKET), "cross-socket");
+    CHECK_STR(fb_pair_link_name(FB_LINK_NETWORK), "network");
+    CHECK_STR(fb_pair_link_name((enum fb_link)99), "????");
 }
 
 /* A hand-made NVLink matrix on the DGX-2's PCI tree: GPU 34 reaches NVSwitch 61 but GPU b7
@@ -269,7 +270,7 @@ static void xeon(void)
     fb_topo_free(t);
 }
 
-/* fb_nvml_nvlinks with stdout and stderr captured: it must not print. */
+/* fb_pair_link_nvlinks with stdout and stderr captured: it must not print. */
 static int nvlinks_quiet(const char *a, const char *b, char *why, size_t whylen)
 {
     FILE *cap = tmpfile();
@@ -281,7 +282,7 @@ static int nvlinks_quiet(const char *a, const char *b, char *why, size_t whylen)
         dup2(fileno(cap), 1);
         dup2(fileno(cap), 2);
     }
-    n = fb_nvml_nvlinks(a, b, why, whylen);
+    n = fb_pair_link_nvlinks(a, b, why, whylen);
     fflush(stdout);
     fflush(stderr);
     dup2(saved1, 1);
@@ -291,7 +292,7 @@ static int nvlinks_quiet(const char *a, const char *b, char *why, size_t whylen)
     if (cap) {
         long printed = (fseek(cap, 0, SEEK_END), ftell(cap));
         if (printed != 0)
-            fprintf(stderr, "fb_nvml_nvlinks(%s, %s) printed %ld bytes\n", a, b, printed),
+            fprintf(stderr, "fb_pair_link_nvlinks(%s, %s) printed %ld bytes\n", a, b, printed),
                 fb_test_failures++;
         fclose(cap);
     }
@@ -328,7 +329,7 @@ static void nvml_fake(void)
     void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     int *rc, *inits, *shutdowns;
 
-    /* Held open so its counters live across fb_nvml_nvlinks's own dlopen/dlclose. */
+    /* Held open so its counters live across fb_pair_link_nvlinks's own dlopen/dlclose. */
     if (!lib || !dlsym(lib, "fb_fake_nvml")) {
         fprintf(stderr, "the fake libnvidia-ml.so.1 is not first on LD_LIBRARY_PATH (%s)\n",
                 lib ? "a real one loaded" : dlerror());

@@ -11,22 +11,22 @@
 #include "telemetry_nvml.h"
 #include "test.h"
 
-static void set_all(struct fb_tel_sample *s, double t, double util, double mem, double power,
+static void set_all(struct fb_telemetry_sample *s, double t, double util, double mem, double power,
                     double throttle)
 {
     s->t_s = t;
-    for (int f = 0; f < FB_TEL_NFIELDS; f++)
+    for (int f = 0; f < FB_TELEMETRY_NFIELDS; f++)
         s->v[f] = NAN;
-    s->v[FB_TEL_GPU_UTIL] = util;
-    s->v[FB_TEL_MEM_USED] = mem;
-    s->v[FB_TEL_POWER] = power;
-    s->v[FB_TEL_THROTTLE] = throttle;
+    s->v[FB_TELEMETRY_GPU_UTIL] = util;
+    s->v[FB_TELEMETRY_MEM_USED] = mem;
+    s->v[FB_TELEMETRY_POWER] = power;
+    s->v[FB_TELEMETRY_THROTTLE] = throttle;
 }
 
 static void test_summary(void)
 {
-    struct fb_tel_sample s[5];
-    struct fb_tel_summary sum;
+    struct fb_telemetry_sample s[5];
+    struct fb_telemetry_summary sum;
 
     /* utilization 10..50, power missing in two samples, throttle 0x4 then 0x40 then 0 */
     set_all(&s[0], 0.0, 30, 1e9, 200, 0x4);
@@ -36,26 +36,26 @@ static void test_summary(void)
     set_all(&s[4], 0.4, 40, 5e9, 250, 0x1);
     CHECK(fb_telemetry_summarize(s, 5, &sum) == FB_OK);
     CHECK(sum.samples == 5);
-    CHECK(sum.valid[FB_TEL_GPU_UTIL] == 5 && sum.valid[FB_TEL_POWER] == 3);
-    CHECK(sum.valid[FB_TEL_TEMP] == 0 && sum.valid[FB_TEL_THROTTLE] == 4);
-    CHECK_NEAR(sum.st[FB_TEL_GPU_UTIL].median, 30, 1e-12);
-    CHECK_NEAR(sum.st[FB_TEL_GPU_UTIL].mean, 30, 1e-12);
-    CHECK_NEAR(sum.st[FB_TEL_GPU_UTIL].p05, 12, 1e-12); /* 10 + 0.05 * 4 * (20 - 10) */
-    CHECK_NEAR(sum.st[FB_TEL_GPU_UTIL].p95, 48, 1e-12); /* 40 + 0.8 * (50 - 40) */
-    CHECK_NEAR(sum.st[FB_TEL_POWER].median, 250, 1e-12); /* of 200, 300, 250 only */
-    CHECK_NEAR(sum.st[FB_TEL_POWER].max, 300, 0);
-    CHECK(sum.st[FB_TEL_POWER].samples == 3);
-    CHECK_NEAR(sum.st[FB_TEL_MEM_USED].max, 5e9, 0);
-    CHECK(sum.st[FB_TEL_TEMP].samples == 0 && sum.st[FB_TEL_TEMP].median == 0);
+    CHECK(sum.valid[FB_TELEMETRY_GPU_UTIL] == 5 && sum.valid[FB_TELEMETRY_POWER] == 3);
+    CHECK(sum.valid[FB_TELEMETRY_TEMP] == 0 && sum.valid[FB_TELEMETRY_THROTTLE] == 4);
+    CHECK_NEAR(sum.st[FB_TELEMETRY_GPU_UTIL].median, 30, 1e-12);
+    CHECK_NEAR(sum.st[FB_TELEMETRY_GPU_UTIL].mean, 30, 1e-12);
+    CHECK_NEAR(sum.st[FB_TELEMETRY_GPU_UTIL].p05, 12, 1e-12); /* 10 + 0.05 * 4 * (20 - 10) */
+    CHECK_NEAR(sum.st[FB_TELEMETRY_GPU_UTIL].p95, 48, 1e-12); /* 40 + 0.8 * (50 - 40) */
+    CHECK_NEAR(sum.st[FB_TELEMETRY_POWER].median, 250, 1e-12); /* of 200, 300, 250 only */
+    CHECK_NEAR(sum.st[FB_TELEMETRY_POWER].max, 300, 0);
+    CHECK(sum.st[FB_TELEMETRY_POWER].samples == 3);
+    CHECK_NEAR(sum.st[FB_TELEMETRY_MEM_USED].max, 5e9, 0);
+    CHECK(sum.st[FB_TELEMETRY_TEMP].samples == 0 && sum.st[FB_TELEMETRY_TEMP].median == 0);
     CHECK(sum.throttle_valid && sum.throttle_or == 0x45);
 
     CHECK(fb_telemetry_summarize(s, 0, &sum) == FB_OK);
-    CHECK(sum.samples == 0 && sum.valid[FB_TEL_GPU_UTIL] == 0 && !sum.throttle_valid);
+    CHECK(sum.samples == 0 && sum.valid[FB_TELEMETRY_GPU_UTIL] == 0 && !sum.throttle_valid);
 }
 
 static void test_thin(void)
 {
-    struct fb_tel_sample s[7];
+    struct fb_telemetry_sample s[7];
 
     for (int i = 0; i < 7; i++)
         set_all(&s[i], i, i, 0, 0, 0);
@@ -87,8 +87,8 @@ static void test_reasons(void)
 
 static void test_line(void)
 {
-    struct fb_tel_sample a[2], b[2];
-    struct fb_tel_summary sum[3];
+    struct fb_telemetry_sample a[2], b[2];
+    struct fb_telemetry_summary sum[3];
     char line[512], warn[320];
 
     set_all(&a[0], 0, 95, 1073741824.0, 300, 0x4);
@@ -120,63 +120,64 @@ static void test_line(void)
 
 static void test_nvml(const char *fake, const char *fake_no_power)
 {
-    struct fb_tel_nvml *n;
-    double v[FB_TEL_NFIELDS];
+    struct fb_telemetry_nvml *n;
+    double v[FB_TELEMETRY_NFIELDS];
     char why[200], bus[32];
     int index;
     bool missing;
 
     setenv("FB_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
-    CHECK(!(n = fb_tel_nvml_open(&missing, why, sizeof why)));
+    CHECK(!(n = fb_telemetry_nvml_open(&missing, why, sizeof why)));
     CHECK(missing);
     CHECK_STR(why, "NVML not found (/nonexistent/libnvidia-ml.so.1)");
     unsetenv("FB_NVML_LIBRARY");
-    CHECK_STR(fb_tel_nvml_library(), "libnvidia-ml.so.1");
+    CHECK_STR(fb_telemetry_nvml_library(), "libnvidia-ml.so.1");
 
     setenv("FB_NVML_LIBRARY", fake, 1);
-    if (!(n = fb_tel_nvml_open(&missing, why, sizeof why))) {
+    if (!(n = fb_telemetry_nvml_open(&missing, why, sizeof why))) {
         fprintf(stderr, "cannot open the fake NVML %s: %s\n", fake, why);
         fb_test_failures++;
         return;
     }
     /* cuda: CUDA's spelling of the bus id finds NVML's device 1 */
-    CHECK(fb_tel_nvml_pick(n, "0000:86:00.0", 0, &index, bus, sizeof bus, why, sizeof why));
+    CHECK(fb_telemetry_nvml_pick(n, "0000:86:00.0", 0, &index, bus, sizeof bus, why, sizeof why));
     CHECK(index == 1);
     CHECK_STR(bus, "00000000:86:00.0");
-    fb_tel_nvml_read(n, v);
-    CHECK(v[FB_TEL_GPU_UTIL] == 0 && v[FB_TEL_MEM_UTIL] == 26);
-    CHECK(v[FB_TEL_MEM_USED] == 2147483648.0);
-    CHECK_NEAR(v[FB_TEL_POWER], 251.5, 1e-9); /* milliwatts to watts */
-    CHECK(v[FB_TEL_SM_CLOCK] == 1411 && v[FB_TEL_MEM_CLOCK] == 1215);
-    CHECK(isnan(v[FB_TEL_TEMP])); /* NVML_ERROR_NOT_SUPPORTED: no value */
-    CHECK(v[FB_TEL_THROTTLE] == 0x44);
-    fb_tel_nvml_read(n, v);
-    CHECK(v[FB_TEL_GPU_UTIL] == 1); /* the fake counts up per call */
+    fb_telemetry_nvml_read(n, v);
+    CHECK(v[FB_TELEMETRY_GPU_UTIL] == 0 && v[FB_TELEMETRY_MEM_UTIL] == 26);
+    CHECK(v[FB_TELEMETRY_MEM_USED] == 2147483648.0);
+    CHECK_NEAR(v[FB_TELEMETRY_POWER], 251.5, 1e-9); /* milliwatts to watts */
+    CHECK(v[FB_TELEMETRY_SM_CLOCK] == 1411 && v[FB_TELEMETRY_MEM_CLOCK] == 1215);
+    CHECK(isnan(v[FB_TELEMETRY_TEMP])); /* NVML_ERROR_NOT_SUPPORTED: no value */
+    CHECK(v[FB_TELEMETRY_THROTTLE] == 0x44);
+    fb_telemetry_nvml_read(n, v);
+    CHECK(v[FB_TELEMETRY_GPU_UTIL] == 1); /* the fake counts up per call */
     /* a bus id NVML does not know */
-    CHECK(!fb_tel_nvml_pick(n, "0000:99:00.0", 0, &index, bus, sizeof bus, why, sizeof why));
+    CHECK(!fb_telemetry_nvml_pick(n, "0000:99:00.0", 0, &index, bus, sizeof bus, why, sizeof why));
     CHECK_HAS(why, "NVML does not know GPU 0000:99:00.0");
     /* host: local rank 2 of two devices reads device 0 */
-    CHECK(fb_tel_nvml_pick(n, "", 2, &index, bus, sizeof bus, why, sizeof why));
+    CHECK(fb_telemetry_nvml_pick(n, "", 2, &index, bus, sizeof bus, why, sizeof why));
     CHECK(index == 0);
     CHECK_STR(bus, "00000000:3B:00.0");
-    fb_tel_nvml_read(n, v);
-    CHECK(v[FB_TEL_TEMP] == 65 && v[FB_TEL_THROTTLE] == 0x4 && v[FB_TEL_POWER] == 250.5);
-    fb_tel_nvml_close(n);
+    fb_telemetry_nvml_read(n, v);
+    CHECK(v[FB_TELEMETRY_TEMP] == 65 && v[FB_TELEMETRY_THROTTLE] == 0x4 &&
+          v[FB_TELEMETRY_POWER] == 250.5);
+    fb_telemetry_nvml_close(n);
 
     setenv("FB_NVML_LIBRARY", fake_no_power, 1);
-    CHECK((n = fb_tel_nvml_open(&missing, why, sizeof why)) != NULL);
+    CHECK((n = fb_telemetry_nvml_open(&missing, why, sizeof why)) != NULL);
     if (n) {
-        CHECK(fb_tel_nvml_pick(n, "", 0, &index, bus, sizeof bus, why, sizeof why));
-        fb_tel_nvml_read(n, v);
-        CHECK(isnan(v[FB_TEL_POWER]));        /* no nvmlDeviceGetPowerUsage */
-        CHECK(v[FB_TEL_THROTTLE] == 0x4);     /* found under the pre-535 name */
-        CHECK(v[FB_TEL_SM_CLOCK] == 1410);
-        fb_tel_nvml_close(n);
+        CHECK(fb_telemetry_nvml_pick(n, "", 0, &index, bus, sizeof bus, why, sizeof why));
+        fb_telemetry_nvml_read(n, v);
+        CHECK(isnan(v[FB_TELEMETRY_POWER]));        /* no nvmlDeviceGetPowerUsage */
+        CHECK(v[FB_TELEMETRY_THROTTLE] == 0x4);     /* found under the pre-535 name */
+        CHECK(v[FB_TELEMETRY_SM_CLOCK] == 1410);
+        fb_telemetry_nvml_close(n);
     }
 
     /* a library that is not NVML at all: unusable, not "not found" */
     setenv("FB_NVML_LIBRARY", "libm.so.6", 1);
-    CHECK(!(n = fb_tel_nvml_open(&missing, why, sizeof why)));
+    CHECK(!(n = fb_telemetry_nvml_open(&missing, why, sizeof why)));
     CHECK(!missing);
     CHECK_HAS(why, "lacks nvmlInit");
     unsetenv("FB_NVML_LIBRARY");
