@@ -50,8 +50,4 @@ size_t fb_accept_count(const struct fb_accept *a, enum fb_verdict v);
 int fb_accept_junit_write(FILE *f, const struct fb_accept *a, const struct fb_profile *p,
                           const char *run_dir);
 
-/* Writes `s` to f with &, <, >, " and ' escaped, and control characters other than tab and
- * line ends dropped (XML 1.0 cannot hold them). */
-void fb_xml_escape_write(FILE *f, const char *s);
-
 #endif

@@ -8,7 +8,9 @@
 
 /* ---- JUnit ------------------------------------------------------------------------------ */
 
-void fb_xml_escape_write(FILE *f, const char *s)
+/* Writes `s` to f with &, <, >, " and ' escaped, and control characters other than tab and
+ * line ends dropped (XML 1.0 cannot hold them). */
+static void xml_escape_write(FILE *f, const char *s)
 {
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
@@ -29,13 +31,13 @@ int fb_accept_junit_write(FILE *f, const struct fb_accept *a, const struct fb_pr
                           const char *run_dir)
 {
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"", f);
-    fb_xml_escape_write(f, p->name);
+    xml_escape_write(f, p->name);
     fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n", a->n,
             fb_accept_count(a, FB_FAIL), fb_accept_count(a, FB_SKIP));
     fputs("    <properties>\n      <property name=\"profile\" value=\"", f);
-    fb_xml_escape_write(f, p->path);
+    xml_escape_write(f, p->path);
     fputs("\"/>\n      <property name=\"run_dir\" value=\"", f);
-    fb_xml_escape_write(f, run_dir);
+    xml_escape_write(f, run_dir);
     fputs("\"/>\n    </properties>\n", f);
     for (size_t i = 0; i < a->n; i++) {
         const struct fb_accept_check *k = &a->checks[i];
@@ -43,20 +45,20 @@ int fb_accept_junit_write(FILE *f, const struct fb_accept *a, const struct fb_pr
         if (!isnan(k->margin_pct))
             snprintf(margin, sizeof margin, "%+.1f%%", k->margin_pct);
         fputs("    <testcase classname=\"fabricbench.accept\" name=\"", f);
-        fb_xml_escape_write(f, k->name);
+        xml_escape_write(f, k->name);
         fputs("\">\n", f);
         if (k->verdict == FB_FAIL || k->verdict == FB_SKIP) {
             fputs(k->verdict == FB_FAIL ? "      <failure message=\""
                                         : "      <skipped message=\"", f);
-            fb_xml_escape_write(f, k->why);
+            xml_escape_write(f, k->why);
             fputs("\"/>\n", f);
         }
         fputs("      <system-out>measured ", f);
-        fb_xml_escape_write(f, k->measured);
+        xml_escape_write(f, k->measured);
         fputs(", expected ", f);
-        fb_xml_escape_write(f, k->expected);
+        xml_escape_write(f, k->expected);
         fprintf(f, ", margin %s, from ", margin);
-        fb_xml_escape_write(f, k->from[0] ? k->from : "-");
+        xml_escape_write(f, k->from[0] ? k->from : "-");
         fputs("</system-out>\n    </testcase>\n", f);
     }
     fputs("  </testsuite>\n</testsuites>\n", f);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "status.h"
+#include "strv.h"
 
 enum { FB_LAUNCH_MAX_VARS = 8, FB_LAUNCH_MAX_VALUES = 32, FB_LAUNCH_MAX_VARIANTS = 1024 };
 
@@ -18,17 +19,6 @@ enum fb_launcher { FB_LAUNCHER_MPIRUN, FB_LAUNCHER_SRUN };
  * core (the host backend, whose "device" is the CPU: two ranks bound to one whole socket would
  * each run a BLAS thread per core and fight over them); none: unbound. */
 enum fb_binding { FB_BIND_SOCKET, FB_BIND_NONE, FB_BIND_CORE };
-
-/* A growing, NULL-terminated array of owned strings: an argv or a list of NAME=VALUE. */
-struct fb_strv {
-    char **v;
-    size_t n, cap;
-};
-
-/* Appends a copy of s; FB_ERR_NOMEM when out of memory. */
-fb_status fb_strv_push(struct fb_strv *a, const char *s);
-/* Frees every string and the array; accepts an empty one. */
-void fb_strv_free(struct fb_strv *a);
 
 /* One --vary: a setting and the values it takes, in order. */
 struct fb_launch_var {
