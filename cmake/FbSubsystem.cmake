@@ -30,6 +30,10 @@ function(fb_subsystem name)
     message(FATAL_ERROR "fb_subsystem(${name}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
   endif()
   add_library(fb_${name} STATIC ${arg_SOURCES})
+  # What link_libraries() gives every target (the sanitizer build's keep-loaded dlclose object)
+  # belongs in programs, not in each archive: a link check links whole archives, and would get
+  # the object twice.
+  set_property(TARGET fb_${name} PROPERTY LINK_LIBRARIES "")
   target_include_directories(fb_${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(fb_${name} PUBLIC ${arg_DEPS} ${arg_LIBS} PRIVATE fb_warnings)
   fb_link_check(fb_${name})
