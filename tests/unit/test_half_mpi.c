@@ -1,5 +1,5 @@
-/* The MPI float16 datatype and sum (harness/core/half.h) on one rank: MPI_Reduce_local adds halves
- * element-wise with rounding to nearest even, the handles are made once, and freeing them is
+/* The MPI float16 datatype and sum (harness/coll/mpi_half.h) on one rank: MPI_Reduce_local adds
+ * halves element-wise with rounding to nearest even, the handles are made once, and freeing them is
  * safe before they exist, twice, and followed by a fresh creation. */
 #include <mpi.h>
 #include <stdint.h>
