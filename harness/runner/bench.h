@@ -74,6 +74,10 @@ struct fb_case {
                             stall_fraction = 1 - busy_us / time; 0 = none */
     bool bytes_label;    /* `bytes` labels the point (a fusion threshold) and is not moved per
                             iteration: no bandwidth row */
+    long min_iters;      /* calibrated iterations per trial at least (0: no minimum): for work
+                            that runs ahead of its iterations (worker threads filling a ring),
+                            whose trial may begin with work done between trials; with n
+                            iterations that head start is at most about 1/n of a trial */
 };
 
 /* What hooks may read. */

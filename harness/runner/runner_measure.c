@@ -72,7 +72,8 @@ static fb_status time_each(const struct fb_bench *b, const struct fb_backend *be
 
 /* How many iterations fill a trial of --trial-ms: batches of 1, 4, 16, ... iterations are timed
  * until one lasts a fifth of a trial, so a single iteration caught by a hiccup cannot decide.
- * The slowest rank decides each round, so every rank runs the same count. Collective. */
+ * The slowest rank decides each round, so every rank runs the same count; never fewer than the
+ * case's min_iters. Collective. */
 static fb_status calibrate(struct fb_runner *r, const struct fb_bench *b,
                            const struct fb_case *c, void *state, struct fb_stream *stream,
                            struct fb_event *ev[2], bool active, long *iters)
@@ -99,6 +100,8 @@ static fb_status calibrate(struct fb_runner *r, const struct fb_bench *b,
             break;
     }
     *iters = per_iter > 0.0 ? (long)ceil(target_us / per_iter) : MAX_ITERS;
+    if (*iters < c->min_iters)
+        *iters = c->min_iters;
     *iters = *iters < 1 ? 1 : *iters > MAX_ITERS ? MAX_ITERS : *iters;
     return FB_OK;
 }
