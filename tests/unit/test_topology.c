@@ -190,8 +190,8 @@ static void this_machine(void)
     CHECK(cpus[0] != '\0');
 
     /* Pin the whole process to its first allowed CPU and read it back. Every thread, as
-     * mpirun --bind-to binds a rank: the test is not single-threaded (OpenBLAS, linked in
-     * through fb_harness, starts its thread pool when the library loads), and the binding
+     * mpirun --bind-to binds a rank: a library may start threads when it loads (OpenBLAS did,
+     * when this test linked the whole harness; it links fb_hw alone now), and the binding
      * read is the process's, all threads merged. */
     if (sched_getaffinity(0, sizeof orig, &orig) == 0) {
         hwloc_topology_t topo = fb_topo_hwloc(t);
