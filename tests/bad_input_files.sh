@@ -92,7 +92,7 @@ expect_bad "ranks.log:3:" nccl-log "$src/tests/data/nccl/ring_23.log" ranks.log
 expect_bad "bad value for --sizes: empty item in '1,,2'" run --sizes 1,,2
 expect_bad "bad value for --out: empty path" run --out ''
 expect_bad "bad value for --pairs: '99999999999999999999' is out of range" run --pairs 99999999999999999999:1
-expect_bad "bad value for --rate: 'nan' is out of range" run --rate nan
+expect_bad "bad value for --rate: 'nan' is not a number" run --rate nan
 expect_bad "bad value for --max-bytes: size '16777216T' has an unknown suffix" run --max-bytes 16777216T
 expect_bad "bad value for --min-bytes: size '99999999999G' is too large" run --min-bytes 99999999999G
 expect_bad "unknown option '-x'" run -xyz
