@@ -30,19 +30,22 @@ expect_bad "--help: unexpected argument 'run'" --help run
 grep -q '^fabricbench ' out.txt || fail "--version alone: $(cat out.txt)"
 
 # ---- a hand-made run folder: one h2d row, env.json of a complete run ----
-header=run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype,redop,iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong
+header=run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype
+header=$header,redop,iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong
 row() { echo "r,h2d,pinned_h2d,host,memcpy,,1,1,0,,,1048576,,,,10,bandwidth,GB/s,5,$1,1,3,1,3,2,0.5,0"; }
+# mkrun DIR MEDIAN VISIBLE_GPUS (the number starts at env.json's line 4, column 41)
 mkrun() {
     mkdir -p "$1"
     { echo "$header"; row "$2"; } >"$1/results.csv"
-    printf '{\n  "run_status": "complete",\n  "backend": {"name": "host"},\n  "ranks": [{"rank": 0, "visible_gpus": %s}]\n}\n' \
-        "$3" >"$1/env.json"
+    printf '{\n  "run_status": "complete",\n  "backend": {"name": "host"},\n' >"$1/env.json"
+    printf '  "ranks": [{"rank": 0, "visible_gpus": %s}]\n}\n' "$3" >>"$1/env.json"
 }
 mkrun good 2 0
 mkrun inf inf 0
 mkrun big 2 1e999
 printf '[h2d]\nmin_pinned_gbps_per_gpu_all = 1\n' >p.ini
-"$bin" accept --profile p.ini good >out.txt 2>err.txt || fail "accept of the good folder: $(cat err.txt)"
+"$bin" accept --profile p.ini good >out.txt 2>err.txt ||
+    fail "accept of the good folder: $(cat err.txt)"
 grep -q '^h2d_pinned_all  *PASS' out.txt || fail "accept of the good folder: $(cat out.txt)"
 
 # a median of inf was a PASS at +inf%
@@ -54,7 +57,8 @@ expect_bad "big/env.json:4:41: '1e999' is not a finite number" accept --profile 
 "$bin" compare good big >out.txt 2>err.txt || fail "compare good big: exit $?: $(cat err.txt)"
 grep -qF "No fingerprint difference: big/env.json:4:41: '1e999' is not a finite number" out.txt ||
     fail "compare good big: the note does not name the number: $(head -n 3 out.txt)"
-grep -qw 'inf' big/compare-vs-r/compare.md && fail "compare.md shows inf: $(grep -w inf big/compare-vs-r/compare.md)"
+md=big/compare-vs-r/compare.md
+! grep -qw 'inf' $md || fail "compare.md shows inf: $(grep -w inf $md)"
 expect_bad "big/env.json:4:41: '1e999' is not a finite number" report big
 [ ! -e inf/compare-vs-r ] || fail "compare wrote a report for bad input"
 [ ! -e inf/summary.md ] && [ ! -e big/summary.md ] || fail "report wrote summary.md for bad input"
