@@ -459,7 +459,8 @@ static void compute_summarize(const struct fb_ctx *ctx, struct fb_results *res, 
                 if (f[j + 2]->st.median > 0)
                     add_row(res, f[j], name[j], "efficiency", "%",
                             100.0 * f[j]->st.median / f[j + 2]->st.median, true, 0);
-            add_row(res, f[0], gn, "efficiency", "%", eff, true, 0);
+            if (isfinite(eff)) /* a reference of 0 has no ratio; readers refuse nan */
+                add_row(res, f[0], gn, "efficiency", "%", eff, true, 0);
         }
         if ((ref = find_row(res, first, batch, "step_ref", "tflops")) && ref->st.median > 0) {
             double eff = 100.0 * w->st.median / ref->st.median;

@@ -6,6 +6,18 @@ finish() {
     if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed" >&2; exit 1; fi
     echo "all checks passed"; exit 0
 }
+# expect_bad TEXT ARGS...: "$bin" ARGS exits 2 with exactly one "error:" line, containing TEXT,
+# and prints nothing on stdout (out.txt and err.txt in the current folder keep what it printed).
+expect_bad() {
+    text=$1; shift
+    "$bin" "$@" >out.txt 2>err.txt
+    rc=$?
+    [ "$rc" = 2 ] || fail "'$*' exited $rc, expected 2: $(cat err.txt)"
+    lines=$(grep -c 'error: ' err.txt)
+    [ "$lines" = 1 ] || fail "'$*' printed $lines error lines, expected 1: $(cat err.txt)"
+    grep -qF -- "$text" err.txt || fail "'$*': error lacks '$text': $(cat err.txt)"
+    [ ! -s out.txt ] || fail "'$*' printed on stdout: $(head -c 300 out.txt)"
+}
 mpi() { np=$1; shift; "${MPIEXEC:-mpirun}" --oversubscribe -np "$np" "$@"; }
 # csv_col FILE NAME: the 1-based index of a column in a CSV header.
 csv_col() { head -n 1 "$1" | tr ',' '\n' | grep -nx "$2" | cut -d: -f1; }

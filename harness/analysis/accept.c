@@ -54,12 +54,16 @@ void fb_accept_set(char *buf, size_t len, const char *fmt, ...)
 
 /* ---- the run ------------------------------------------------------------------------- */
 
+/* env.json, when the run has one, with the type of every field the checks read checked. */
 static fb_status load_env(struct ctx *c, char *err, size_t errlen)
 {
     char path[4200];
+    fb_status st;
 
     snprintf(path, sizeof path, "%s/env.json", c->run_dir);
-    return fb_json_file_read(path, true, &c->env, err, errlen);
+    if ((st = fb_json_file_read(path, true, &c->env, err, errlen)) != FB_OK || !c->env)
+        return st;
+    return fb_accept_env_check(c->env, path, err, errlen);
 }
 
 fb_status fb_accept_run(const struct fb_profile *p, const char *run_dir, struct fb_accept *out,

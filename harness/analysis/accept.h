@@ -33,7 +33,9 @@ struct fb_accept {
 /* Judges the run folder `run_dir` (results.csv, env.json, nccl-rank*.log) against `p`; the
  * checks go to *out (release with fb_accept_release), in the order docs/accept.md gives.
  * FB_ERR_USAGE with a message in err for bad input: a missing folder or results.csv, a
- * results.csv, env.json or NCCL log that cannot be understood ("path:line: what").
+ * results.csv, env.json or NCCL log that cannot be understood ("path:line: what"), a number
+ * that is not finite, a field of env.json of the wrong type ("path: field 'run_status' is a
+ * number, expected a string").
  * FB_ERR_NOMEM. A check that fails is not an error: it is FB_OK with a FAIL in *out. */
 fb_status fb_accept_run(const struct fb_profile *p, const char *run_dir, struct fb_accept *out,
                         char *err, size_t errlen);

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "accept.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@
 #include "nccl_report.h"
 #include "run_state.h"
 
-/* ---- env.json ------------------------------------------------------------------------ */
+/* ---- env.json's checks ----------------------------------------------------------------- */
 
 static const char *jstr(const cJSON *o, const char *key)
 {
@@ -37,6 +38,139 @@ static bool need_env(struct ctx *c, struct fb_accept_check *k)
         return true;
     SET(k->why, "the run folder has no env.json");
     return false;
+}
+
+/* ---- env.json's types ------------------------------------------------------------------ */
+
+/* What a field of env.json must be when it is there (a field that is absent is judged by its
+ * check: a SKIP that says what env.json does not record). */
+enum jtype { J_STRING, J_INT, J_NUMBER, J_BOOL, J_OBJECT, J_ARRAY, J_OBJECT_OR_NULL,
+             J_ARRAY_OR_STRING };
+
+struct jfield {
+    const char *key;
+    enum jtype type;
+};
+
+/* Every field a check of accept reads, as fingerprint.c writes it. */
+static const struct jfield top_fields[] = {
+    {"run_status", J_STRING}, {"run_stop", J_OBJECT}, {"ranks", J_ARRAY},
+    {"gpus", J_ARRAY},        {"backend", J_OBJECT},  {"infiniband", J_ARRAY_OR_STRING},
+};
+static const struct jfield stop_fields[] = {{"state", J_STRING}, {"detail", J_STRING}};
+static const struct jfield backend_fields[] = {{"name", J_STRING}};
+static const struct jfield rank_fields[] = {
+    {"rank", J_INT},     {"node", J_INT},  {"visible_gpus", J_INT},       {"host", J_STRING},
+    {"cpus", J_STRING},  {"bound", J_BOOL}, {"gpu", J_OBJECT_OR_NULL}, {"binding", J_OBJECT},
+};
+static const struct jfield rank_gpu_fields[] = {{"index", J_INT}, {"numa", J_STRING}};
+static const struct jfield binding_fields[] = {{"verdict", J_STRING}, {"why", J_STRING}};
+static const struct jfield gpu_fields[] = {{"name", J_STRING}};
+static const struct jfield port_fields[] = {{"state", J_STRING}, {"rate_gbps", J_NUMBER}};
+
+#define NFIELDS(a) (sizeof(a) / sizeof *(a))
+
+static const char *jtype_str(enum jtype t)
+{
+    static const char *const s[] = {"a string",  "an integer", "a number",
+                                    "true or false", "an object", "an array",
+                                    "an object or null", "an array or a string"};
+    return s[t];
+}
+
+static const char *json_kind(const cJSON *v)
+{
+    return cJSON_IsString(v)   ? "a string"
+           : cJSON_IsNumber(v) ? "a number"
+           : cJSON_IsBool(v)   ? "a boolean"
+           : cJSON_IsNull(v)   ? "null"
+           : cJSON_IsArray(v)  ? "an array"
+                               : "an object";
+}
+
+static bool jtype_ok(const cJSON *v, enum jtype t)
+{
+    switch (t) {
+    case J_STRING: return cJSON_IsString(v);
+    case J_INT:
+        return cJSON_IsNumber(v) && v->valuedouble == trunc(v->valuedouble) &&
+               fabs(v->valuedouble) <= INT_MAX;
+    case J_NUMBER: return cJSON_IsNumber(v);
+    case J_BOOL: return cJSON_IsBool(v);
+    case J_OBJECT: return cJSON_IsObject(v);
+    case J_ARRAY: return cJSON_IsArray(v);
+    case J_OBJECT_OR_NULL: return cJSON_IsObject(v) || cJSON_IsNull(v);
+    case J_ARRAY_OR_STRING: return cJSON_IsArray(v) || cJSON_IsString(v);
+    }
+    return false;
+}
+
+/* Checks the fields of object o (called `where`, "" at the top) that are there. */
+static bool fields_ok(const cJSON *o, const char *where, const struct jfield *f, size_t n,
+                      const char *path, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, f[i].key);
+        if (!v || jtype_ok(v, f[i].type))
+            continue;
+        snprintf(err, errlen, "%s: field '%s%s%s' is %s%s%.40s%s, expected %s", path, where,
+                 *where ? "." : "", f[i].key, json_kind(v), cJSON_IsString(v) ? " ('" : "",
+                 cJSON_IsString(v) ? v->valuestring : "", cJSON_IsString(v) ? "')" : "",
+                 jtype_str(f[i].type));
+        return false;
+    }
+    return true;
+}
+
+/* Each element of array `key` of o must be an object with fields f. */
+static bool items_ok(const cJSON *o, const char *key, const struct jfield *f, size_t n,
+                     const char *path, char *err, size_t errlen)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, key), *e;
+    char where[64];
+    int i = 0;
+
+    if (!cJSON_IsArray(arr))
+        return true;
+    cJSON_ArrayForEach(e, arr) {
+        snprintf(where, sizeof where, "%s[%d]", key, i++);
+        if (!cJSON_IsObject(e)) {
+            snprintf(err, errlen, "%s: field '%s' is %s, expected an object", path, where,
+                     json_kind(e));
+            return false;
+        }
+        if (!fields_ok(e, where, f, n, path, err, errlen))
+            return false;
+    }
+    return true;
+}
+
+fb_status fb_accept_env_check(const cJSON *env, const char *path, char *err, size_t errlen)
+{
+    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(env, "ranks"), *r;
+    char where[64];
+    int i = 0;
+
+    if (!fields_ok(env, "", top_fields, NFIELDS(top_fields), path, err, errlen) ||
+        !fields_ok(cJSON_GetObjectItemCaseSensitive(env, "run_stop"), "run_stop", stop_fields,
+                   NFIELDS(stop_fields), path, err, errlen) ||
+        !fields_ok(cJSON_GetObjectItemCaseSensitive(env, "backend"), "backend", backend_fields,
+                   NFIELDS(backend_fields), path, err, errlen) ||
+        !items_ok(env, "ranks", rank_fields, NFIELDS(rank_fields), path, err, errlen) ||
+        !items_ok(env, "gpus", gpu_fields, NFIELDS(gpu_fields), path, err, errlen) ||
+        !items_ok(env, "infiniband", port_fields, NFIELDS(port_fields), path, err, errlen))
+        return FB_ERR_USAGE;
+    cJSON_ArrayForEach(r, ranks) {
+        snprintf(where, sizeof where, "ranks[%d].gpu", i);
+        if (!fields_ok(cJSON_GetObjectItemCaseSensitive(r, "gpu"), where, rank_gpu_fields,
+                       NFIELDS(rank_gpu_fields), path, err, errlen))
+            return FB_ERR_USAGE;
+        snprintf(where, sizeof where, "ranks[%d].binding", i++);
+        if (!fields_ok(cJSON_GetObjectItemCaseSensitive(r, "binding"), where, binding_fields,
+                       NFIELDS(binding_fields), path, err, errlen))
+            return FB_ERR_USAGE;
+    }
+    return FB_OK;
 }
 
 /* An incomplete run (a timeout, an interruption, a failure) is not accepted: its missing

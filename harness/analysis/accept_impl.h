@@ -54,6 +54,11 @@ void fb_accept_check_compute(struct ctx *c);
 /* The spread between trials of every row the checks above judged: call it after them. */
 void fb_accept_check_spread(struct ctx *c);
 
+/* accept_env.c: the type of every field of env.json that the checks below read, where it is
+ * there (run_status a string, ranks[].visible_gpus an integer, ...). FB_OK, or FB_ERR_USAGE
+ * with "path: field 'ranks[1].visible_gpus' is a string ('4'), expected an integer" in err. */
+fb_status fb_accept_env_check(const cJSON *env, const char *path, char *err, size_t errlen);
+
 /* accept_env.c: env.json's run_status, GPUs, InfiniBand ports and binding (a SKIP each when
  * the run has no env.json). */
 void fb_accept_check_complete(struct ctx *c);

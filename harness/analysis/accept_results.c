@@ -139,8 +139,14 @@ void fb_accept_check_h2d(struct ctx *c)
                 w.bytes = r->bytes;
         }
     }
-    snprintf(what, sizeof what, "h2d pinned_h2d per-rank bandwidth, %d rank(s) at once, %lld bytes",
-             w.ranks, w.bytes);
+    /* only what was set: with no h2d row there is no rank count, and no size unless the
+     * profile names one */
+    snprintf(what, sizeof what, "h2d pinned_h2d per-rank bandwidth");
+    if (w.ranks > 0)
+        fb_accept_set(what + strlen(what), sizeof what - strlen(what), ", %d rank(s) at once",
+                      w.ranks);
+    if (w.bytes >= 0)
+        fb_accept_set(what + strlen(what), sizeof what - strlen(what), ", %lld bytes", w.bytes);
     floor_check(c, "h2d_pinned_all", &w, c->p->h2d_min_gbps, "GB/s", what);
 }
 

@@ -5,14 +5,18 @@
 #include "profile.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include <ini.h>
+
+#include "units.h"
 
 enum { MAX_SEEN = 128 };
 
@@ -25,8 +29,13 @@ struct parse {
     const char *name;   /* the file, for messages */
     size_t line;        /* the line last read */
     size_t err_line;    /* first line our own checks refused (0: none) */
+    size_t nul_line;    /* the line last read held a NUL byte: that line (0: none) */
     char err[512];
-    char seen[MAX_SEEN][80]; /* "section.key" already given */
+    struct seen {
+        char key[80];   /* "section.key", numbers in a busbw key normalised ("2", not "02") */
+        char given[64]; /* the key as written, for the message */
+        size_t line;
+    } seen[MAX_SEEN];   /* the keys already given */
     size_t nseen;
     bool asked;         /* some check was asked for */
 };
@@ -63,8 +72,24 @@ static char *read_line(char *str, int num, void *stream)
     struct parse *ps = stream;
     char *r = NULL;
 
+    /* a NUL byte on a line the handler was not called for (a comment, a section header) */
+    if (ps->nul_line) {
+        refuse(ps, "a NUL byte in the line (a profile is text)");
+        ps->nul_line = 0;
+    }
     if (ps->f) {
-        r = fgets(str, num, ps->f);
+        /* fgets would hide a NUL byte ("0.1<NUL>junk" read as 0.1): read byte by byte */
+        int c = EOF, n = 0;
+        bool nul = false;
+        while (n < num - 1 && (c = getc(ps->f)) != EOF) {
+            nul |= c == '\0';
+            str[n++] = c ? (char)c : ' ';
+            if (c == '\n')
+                break;
+        }
+        str[n] = '\0';
+        r = n ? str : NULL;
+        ps->nul_line = nul ? ps->line + 1 : 0;
     } else if (*ps->text) {
         size_t len = strcspn(ps->text, "\n");
         size_t take = len + (ps->text[len] == '\n');
@@ -108,28 +133,39 @@ static char *read_line(char *str, int num, void *stream)
 
 static bool real(struct parse *ps, const char *key, const char *value, double *out)
 {
-    char *end;
-    double v;
+    char why[200];
+    double v = 0;
 
-    errno = 0;
-    v = strtod(value, &end);
-    if (end == value || *end || errno || !isfinite(v) || v < 0) {
-        refuse(ps, "%s = '%s': expected a number >= 0", key, value);
+    if (fb_decimal_parse(value, strlen(value), &v, why, sizeof why) != FB_OK || v < 0) {
+        refuse(ps, "%s = '%s': expected a number >= 0%s%s", key, value,
+               v < 0 ? "" : ": ", v < 0 ? "" : why);
         return false;
     }
     *out = v;
     return true;
 }
 
+/* Digits only, the whole text: no sign, blank, "0x" or suffix. -1 when not, or too large. */
+static long long digits(const char *s, size_t len)
+{
+    long long v = 0;
+
+    if (!len)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9' || v > (LLONG_MAX - (s[i] - '0')) / 10)
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
 static bool integer(struct parse *ps, const char *key, const char *value, long long min,
                     long long max, long long *out)
 {
-    char *end;
-    long long v;
+    long long v = digits(value, strlen(value));
 
-    errno = 0;
-    v = strtoll(value, &end, 10);
-    if (end == value || *end || errno || v < min || v > max) {
+    if (v < 0 || v < min || v > max) {
         refuse(ps, "%s = '%s': expected a whole number from %lld to %lld", key, value, min, max);
         return false;
     }
@@ -162,23 +198,31 @@ static bool text(struct parse *ps, const char *key, const char *value, char *out
     return true;
 }
 
-/* busbw_gbps.<bytes>.<ranks> */
+/* busbw_gbps.<bytes>.<ranks>: both whole numbers in digits, as results.csv writes them (bytes
+ * 1048576, not 1M). false when the key is not of that form. */
+static bool busbw_parse(const char *key, long long *bytes, long long *ranks)
+{
+    const char *s = key + strlen("busbw_gbps.");
+    const char *dot = strchr(s, '.');
+
+    if (strncmp(key, "busbw_gbps.", 11) != 0 || !dot)
+        return false;
+    *bytes = digits(s, (size_t)(dot - s));
+    *ranks = digits(dot + 1, strlen(dot + 1));
+    return *bytes > 0 && *ranks >= 1 && *ranks <= 1000000;
+}
+
 static bool busbw_key(struct parse *ps, const char *key, const char *value)
 {
     struct fb_profile *p = ps->p;
     long long bytes, ranks;
-    char *end;
-    const char *s = key + strlen("busbw_gbps.");
     double v;
 
-    errno = 0;
-    bytes = strtoll(s, &end, 10);
-    if (end == s || *end != '.' || errno || bytes <= 0)
-        goto bad;
-    s = end + 1;
-    ranks = strtoll(s, &end, 10);
-    if (end == s || *end || errno || ranks < 1 || ranks > 1000000)
-        goto bad;
+    if (!busbw_parse(key, &bytes, &ranks)) {
+        refuse(ps, "unknown key '%s' in [allreduce] (expected busbw_gbps.<bytes>.<ranks>, both "
+               "whole numbers, e.g. busbw_gbps.27872824.4; bytes in digits, not 1M)", key);
+        return false;
+    }
     if (p->nbusbw == FB_PROFILE_MAX_BUSBW) {
         refuse(ps, "%s: more than %d all-reduce thresholds", key, FB_PROFILE_MAX_BUSBW);
         return false;
@@ -187,10 +231,6 @@ static bool busbw_key(struct parse *ps, const char *key, const char *value)
         return false;
     p->busbw[p->nbusbw++] = (struct fb_profile_busbw){bytes, (int)ranks, v};
     return true;
-bad:
-    refuse(ps, "unknown key '%s' in [allreduce] (expected busbw_gbps.<bytes>.<ranks>, e.g. "
-           "busbw_gbps.27872824.4)", key);
-    return false;
 }
 
 static bool p2p_key(struct parse *ps, const char *key, const char *value)
@@ -308,19 +348,46 @@ static bool handle(struct parse *ps, const char *section, const char *name, cons
     return false;
 }
 
+/* The key the duplicate rule compares: "section.key", with the numbers of a busbw key
+ * normalised, so busbw_gbps.1048576.2 and busbw_gbps.1048576.02 are one key. */
+static void normal_key(const char *section, const char *name, char *out, size_t len)
+{
+    long long bytes, ranks;
+
+    if (strcmp(section, "allreduce") == 0 && busbw_parse(name, &bytes, &ranks))
+        snprintf(out, len, "%s.busbw_gbps.%lld.%lld", section, bytes, ranks);
+    else
+        snprintf(out, len, "%s.%s", section, name);
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     struct parse *ps = user;
     char full[80];
 
-    snprintf(full, sizeof full, "%s.%s", section, name);
-    for (size_t i = 0; i < ps->nseen; i++)
-        if (strcmp(ps->seen[i], full) == 0) {
-            refuse(ps, "'%s' given twice in [%s]", name, section);
-            return 0;
-        }
-    if (ps->nseen < MAX_SEEN)
-        snprintf(ps->seen[ps->nseen++], sizeof ps->seen[0], "%s", full);
+    if (ps->nul_line == ps->line) {
+        refuse(ps, "%s: a NUL byte in its line (a profile is text)", name);
+        return 0;
+    }
+    normal_key(section, name, full, sizeof full);
+    for (size_t i = 0; i < ps->nseen; i++) {
+        const struct seen *e = &ps->seen[i];
+        if (strcmp(e->key, full) != 0)
+            continue;
+        if (strcmp(e->given, name) == 0)
+            refuse(ps, "'%s' given twice in [%s] (duplicate key: first at line %zu)", name,
+                   section, e->line);
+        else
+            refuse(ps, "'%s' given twice in [%s] (duplicate key: the same as '%s' at line %zu)",
+                   name, section, e->given, e->line);
+        return 0;
+    }
+    if (ps->nseen < MAX_SEEN) {
+        struct seen *e = &ps->seen[ps->nseen++];
+        snprintf(e->key, sizeof e->key, "%s", full);
+        snprintf(e->given, sizeof e->given, "%s", name);
+        e->line = ps->line;
+    }
     return handle(ps, section, name, value) ? 1 : 0;
 }
 
@@ -396,6 +463,7 @@ fb_status fb_profile_parse(const char *text, const char *name, struct fb_profile
 fb_status fb_profile_load(const char *path, struct fb_profile *p, char *err, size_t errlen)
 {
     struct parse *ps = NULL;
+    struct stat sb;
     FILE *f;
     fb_status st;
 
@@ -404,6 +472,12 @@ fb_status fb_profile_load(const char *path, struct fb_profile *p, char *err, siz
     if (!(f = fopen(path, "r"))) {
         snprintf(err, errlen, "cannot open profile '%s': %s", path, strerror(errno));
         return FB_ERR_IO;
+    }
+    /* fopen takes a folder, which then reads as an empty profile ("asks for no check") */
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "not a profile file: '%s' is a directory", path);
+        st = FB_ERR_USAGE;
+        goto out;
     }
     if (!(ps = calloc(1, sizeof *ps))) {
         snprintf(err, errlen, "out of memory");

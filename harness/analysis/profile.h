@@ -69,9 +69,12 @@ struct fb_profile {
 void fb_profile_init(struct fb_profile *p);
 
 /* Reads the INI file at `path` into *p (initialised here). FB_ERR_IO with "cannot open profile
- * 'path': why" when it cannot be read; FB_ERR_USAGE with "path:line: what" in err for a syntax
- * error, an unknown section or key, a key given twice, or a value that is not what the key
- * takes. A profile that asks for nothing at all is refused too. Not collective. */
+ * 'path': why" when it cannot be opened; FB_ERR_USAGE with "not a profile file: 'path' is a
+ * directory" for a folder, and with "path:line: what" in err for a syntax error, a NUL byte, an
+ * unknown section or key, a key given twice (busbw_gbps.<bytes>.<ranks> compared as numbers:
+ * .2 and .02 are one key), or a value that is not what the key takes (numbers are decimal
+ * only: fb_decimal_parse). A profile that asks for nothing at all is refused too. Not
+ * collective. */
 fb_status fb_profile_load(const char *path, struct fb_profile *p, char *err, size_t errlen);
 
 /* The same over INI text held in memory; `name` stands for the file in messages. */

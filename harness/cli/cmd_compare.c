@@ -19,6 +19,7 @@
 #include "compare_out.h"
 #include "log.h"
 #include "run_state.h"
+#include "units.h"
 
 enum { TERMINAL_FP_LINES = 40 };
 
@@ -109,10 +110,8 @@ int fb_cmd_compare(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":", options, NULL)) != -1) {
         switch (c) {
         case 't': {
-            char *end;
-            errno = 0;
-            double pct = strtod(optarg, &end);
-            if (end == optarg || *end || errno || !(pct >= 0 && pct <= 1000)) {
+            double pct;
+            if (fb_real_parse(optarg, 0, 1000, &pct, why, sizeof why) != FB_OK) {
                 fb_error("compare: bad value for --threshold: '%s' is not a percentage from 0 "
                          "to 1000",
                          optarg);

@@ -3,12 +3,15 @@
  * WARN, FAIL with a fix), optionally writing the fingerprint JSON. Runs between MPI_Init and
  * MPI_Finalize, which main owns. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 #include <fb_version.h>
@@ -86,6 +89,10 @@ static bool parse(int argc, char **argv, const char **backend, const char **coll
             *coll = optarg;
             break;
         case OPT_JSON:
+            if (!*optarg) {
+                snprintf(err, errlen, "bad value for --json: empty path");
+                return false;
+            }
             *json = optarg;
             break;
         case OPT_NCCL_LOG:
@@ -109,6 +116,36 @@ static bool parse(int argc, char **argv, const char **backend, const char **coll
     }
     if (optind < argc) {
         snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+        return false;
+    }
+    return true;
+}
+
+/* Can the --json file be written where it is named? Checked before the work, so a path that
+ * cannot be written is bad input (exit 2), not a failure after the whole fingerprint. Rank 0
+ * writes the file, so rank 0 looks (the others may not see its file system). */
+static bool json_path_ok(const char *path, char *err, size_t errlen)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    struct stat sb;
+
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "bad value for --json: '%.180s' is a directory", path);
+        return false;
+    }
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "bad value for --json: folder '%.180s' %s", dir,
+                 stat(dir, &sb) != 0 ? "does not exist" : "is not a folder");
+        return false;
+    }
+    if (access(dir, W_OK) != 0) {
+        snprintf(err, errlen, "bad value for --json: cannot write in folder '%.160s': %s", dir,
+                 strerror(errno));
         return false;
     }
     return true;
@@ -338,6 +375,14 @@ int fb_cmd_doctor(int argc, char **argv)
         if (rank == 0)
             usage();
         return 0;
+    }
+    if (json_path) {
+        int bad = rank == 0 && !json_path_ok(json_path, err, sizeof err);
+        if (bad)
+            fb_error("doctor: %s", err);
+        MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (bad)
+            return 2;
     }
 
     /* Oversubscription is allowed so that doctor can report it instead of refusing. */

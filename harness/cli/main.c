@@ -1,4 +1,5 @@
 /* fabricbench: the entry point, dispatching to subcommands. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,6 +31,17 @@ static void usage(FILE *f)
             "  --help           this text\n");
 }
 
+/* --help and --version take nothing after them: an extra word is a mistake to report, not to
+ * ignore with exit 0. true (the error printed) when there is one. */
+static bool no_operands(int argc, char **argv)
+{
+    if (argc <= 2)
+        return false;
+    fb_error("%s: unexpected argument '%s' (it takes none; a command's help: fabricbench "
+             "COMMAND --help)", argv[1], argv[2]);
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : NULL;
@@ -39,11 +51,13 @@ int main(int argc, char **argv)
         return 2;
     }
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        if (no_operands(argc, argv))
+            return 2;
         usage(stdout);
         return 0;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0)
-        return fb_cmd_version();
+        return no_operands(argc, argv) ? 2 : fb_cmd_version();
     if (strcmp(cmd, "list") == 0)
         return fb_cmd_list(argc - 1, argv + 1);
     if (strcmp(cmd, "densenet") == 0)

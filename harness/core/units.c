@@ -1,9 +1,12 @@
-/* Size, count and number parsing for the command line; formatting of sizes. */
+/* Size, count and number parsing for the command line, and the one strict parser of decimal
+ * numbers that the file readers share (fb_decimal_parse); formatting of sizes. */
 #include "units.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,19 +72,73 @@ fb_status fb_count_parse(const char *text, long min, long max, long *value, char
     return FB_OK;
 }
 
+/* The longest number text read: %.17g of a double is 24 characters; a profile's hand-written
+ * value with many zeros stays far below. */
+enum { DECIMAL_MAX = 128 };
+
+/* Does text[0..len) follow -?(digits(.digits*)?|.digits)([eE][+-]?digits)? ? */
+static bool decimal_syntax(const char *text, size_t len)
+{
+    size_t i = 0, digits = 0;
+
+    if (i < len && text[i] == '-')
+        i++;
+    for (; i < len && isdigit((unsigned char)text[i]); i++)
+        digits++;
+    if (i < len && text[i] == '.')
+        for (i++; i < len && isdigit((unsigned char)text[i]); i++)
+            digits++;
+    if (!digits)
+        return false;
+    if (i < len && (text[i] == 'e' || text[i] == 'E')) {
+        size_t exp = 0;
+        if (++i < len && (text[i] == '+' || text[i] == '-'))
+            i++;
+        for (; i < len && isdigit((unsigned char)text[i]); i++)
+            exp++;
+        if (!exp)
+            return false;
+    }
+    return i == len;
+}
+
+fb_status fb_decimal_parse(const char *text, size_t len, double *value, char *why,
+                           size_t whylen)
+{
+    char buf[DECIMAL_MAX + 1];
+    double v;
+
+    if (!text || !len)
+        return bad(why, whylen, "'%s' is not a number (empty)", "");
+    if (memchr(text, '\0', len)) {
+        snprintf(why, whylen, "'%s\\0...' is not a number (a NUL byte inside)", text);
+        return FB_ERR_USAGE;
+    }
+    if (len > DECIMAL_MAX) {
+        snprintf(why, whylen, "'%.40s...' is not a number (longer than %d characters)", text,
+                 DECIMAL_MAX);
+        return FB_ERR_USAGE;
+    }
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    if (!decimal_syntax(buf, len))
+        return bad(why, whylen, "'%s' is not a number (decimal only: no hex, inf or nan)", buf);
+    v = strtod(buf, NULL);
+    if (!isfinite(v))
+        return bad(why, whylen, "'%s' is not a finite number (it overflows a double)", buf);
+    *value = v;
+    return FB_OK;
+}
+
 fb_status fb_real_parse(const char *text, double min, double max, double *value, char *why,
                         size_t whylen)
 {
-    char *end;
     double v;
+    fb_status st;
 
-    if (!text || !*text)
-        return bad(why, whylen, "empty number%s", "");
-    errno = 0;
-    v = strtod(text, &end);
-    if (*end || end == text || isspace((unsigned char)*text))
-        return bad(why, whylen, "'%s' is not a number", text);
-    if (errno == ERANGE || !(v >= min && v <= max)) {
+    if ((st = fb_decimal_parse(text, text ? strlen(text) : 0, &v, why, whylen)) != FB_OK)
+        return st;
+    if (!(v >= min && v <= max)) {
         snprintf(why, whylen, "'%s' is out of range [%g, %g]", text, min, max);
         return FB_ERR_USAGE;
     }

@@ -15,7 +15,17 @@ fb_status fb_size_parse(const char *text, size_t *bytes, char *why, size_t whyle
 /* Parses a decimal integer in [min, max]. Same error convention as fb_size_parse. */
 fb_status fb_count_parse(const char *text, long min, long max, long *value, char *why, size_t whylen);
 
-/* Parses a decimal floating-point number in [min, max]. */
+/* The one strict parser of a number read from a file or the command line: the `len` bytes at
+ * text must be a decimal number and nothing else: an optional '-', digits with an optional
+ * fraction (".5" and "5." too), an optional exponent ("1e-3"). Refused, with FB_ERR_USAGE and a
+ * one-line reason in why (quoting the text, without the file or option): an empty text, a
+ * sign '+', blanks, hex ("0x10"), "inf", "nan", trailing bytes, a NUL byte inside the `len`
+ * bytes, and a value too large for a double (overflow: "1e999"). A value too small for a double
+ * rounds to 0 or a subnormal, as the C library rounds it. On success *value is finite. */
+fb_status fb_decimal_parse(const char *text, size_t len, double *value, char *why,
+                           size_t whylen);
+
+/* Parses a decimal floating-point number in [min, max] (fb_decimal_parse over the string). */
 fb_status fb_real_parse(const char *text, double min, double max, double *value, char *why,
                         size_t whylen);
 

@@ -1,4 +1,4 @@
-/* Reading and writing JSON files (json_file.h). */
+/* Reading and writing JSON files (json_file.h); a number read must be finite. */
 #include "json_file.h"
 
 #include <errno.h>
@@ -8,6 +8,7 @@
 
 #include "atomic_file.h"
 #include "log.h"
+#include "units.h"
 
 /* The whole file, NUL-terminated, into *text. */
 static fb_status read_all(FILE *f, const char *path, char **text, size_t *len, char *err,
@@ -39,6 +40,52 @@ static fb_status read_all(FILE *f, const char *path, char **text, size_t *len, c
     return FB_OK;
 }
 
+/* Every number of a JSON text cJSON accepted, checked with the one strict parser: cJSON
+ * reads 1e999 as inf, which no reader can judge. Outside strings a number starts with '-' or a
+ * digit (true, false and null hold neither); its token is what cJSON's strtod took. FB_OK, or
+ * FB_ERR_USAGE with "path:line:column: what" in err. */
+static fb_status check_numbers(const char *path, const char *text, size_t len, char *err,
+                               size_t errlen)
+{
+    size_t line = 1, col = 1, i = 0;
+    bool in_string = false;
+    char why[200];
+    double v;
+
+    while (i < len) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\' && i + 1 < len) {
+                i += 2;
+                col += 2;
+                continue;
+            }
+            in_string = c != '"';
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            size_t n = strspn(text + i, "0123456789+-eE.");
+            if (n > len - i)
+                n = len - i;
+            if (fb_decimal_parse(text + i, n, &v, why, sizeof why) != FB_OK) {
+                snprintf(err, errlen, "%s:%zu:%zu: %s", path, line, col, why);
+                return FB_ERR_USAGE;
+            }
+            i += n;
+            col += n;
+            continue;
+        }
+        if (c == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+        i++;
+    }
+    return FB_OK;
+}
+
 fb_status fb_json_file_read(const char *path, bool optional, cJSON **out, char *err,
                             size_t errlen)
 {
@@ -60,8 +107,13 @@ fb_status fb_json_file_read(const char *path, bool optional, cJSON **out, char *
     if (st != FB_OK)
         goto out;
     *out = cJSON_ParseWithLength(text, len);
-    if (*out && cJSON_IsObject(*out))
+    if (*out && cJSON_IsObject(*out)) {
+        if ((st = check_numbers(path, text, len, err, errlen)) != FB_OK) {
+            cJSON_Delete(*out);
+            *out = NULL;
+        }
         goto out;
+    }
     /* the line where parsing stopped; line 1 for valid JSON of another type */
     at = cJSON_GetErrorPtr();
     if (*out || !at || at < text || at > text + len)

@@ -17,8 +17,10 @@
  * missing file is FB_OK and *out NULL. A file that cannot be opened or read, is larger than
  * FB_JSON_FILE_MAX, is not valid JSON or holds something other than an object is bad input:
  * FB_ERR_USAGE, *out NULL, and one line in err naming the file, and the line for bad JSON
- * ("run/env.json:2: not a JSON object (not valid JSON at this line)"). FB_ERR_NOMEM when memory
- * runs out. */
+ * ("run/env.json:2: not a JSON object (not valid JSON at this line)"). A number that is not
+ * finite (1e999, which cJSON reads as inf) is bad input too, named with its line and column
+ * ("run/env.json:7:19: '1e999' is not a finite number ..."). FB_ERR_NOMEM when memory runs
+ * out. */
 fb_status fb_json_file_read(const char *path, bool optional, cJSON **out, char *err,
                             size_t errlen);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "csv_reader.h"
+#include "units.h"
 
 static int read_text(struct fb_csv_reader *p, size_t line, size_t col, char *dst, size_t size)
 {
@@ -60,22 +61,15 @@ static int read_int(struct fb_csv_reader *p, size_t line, size_t col, long long 
     return 0;
 }
 
-/* A decimal number, the whole cell (strtod's "nan" and "inf" included: %.10g writes them). */
+/* A finite decimal number, the whole cell (fb_decimal_parse: no hex, no inf or nan, no
+ * overflow; a figure that is not finite cannot be judged, so the file is malformed). */
 static int read_num(struct fb_csv_reader *p, size_t line, size_t col, double *out)
 {
     const char *v = fb_csv_reader_field(p, col);
-    char *end;
+    char why[200];
 
-    errno = 0;
-    if (!*v || *v == ' ' || *v == '\t' || strchr(v, 'x') || strchr(v, 'X')) {
-        fb_csv_reader_fail(p, line, "column '%s': '%.40s' is not a number",
-                           fb_results_columns[col], v);
-        return -1;
-    }
-    *out = strtod(v, &end);
-    if (*end || errno == ERANGE) {
-        fb_csv_reader_fail(p, line, "column '%s': '%.40s' is not a number",
-                           fb_results_columns[col], v);
+    if (fb_decimal_parse(v, strlen(v), out, why, sizeof why) != FB_OK) {
+        fb_csv_reader_fail(p, line, "column '%s': %s", fb_results_columns[col], why);
         return -1;
     }
     return 0;

@@ -1,14 +1,178 @@
-/* accept's JUnit XML: escaping, and counts that match the checks. */
+/* accept's JUnit XML: escaping, and counts that match the checks. A run folder written here
+ * judged whole: numbers that are not finite and env.json fields of the wrong type are bad
+ * input (issue 15), and a SKIP names only what its check set. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "accept.h"
 #include "test.h"
 
-int main(void)
+#define HEADER                                                                                 \
+    "run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype,redop," \
+    "iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong\n"
+/* an h2d row of rank 0 of 1, median MEDIAN GB/s */
+#define H2D(median)                                                                             \
+    "r,h2d,pinned_h2d,host,memcpy,,1,1,0,,,1048576,,,,10,bandwidth,GB/s,5," median              \
+    ",1,3,1,3,2,0.5,0\n"
+#define ENV(status, gpus)                                                                     \
+    "{\n  \"run_status\": " status ",\n  \"backend\": {\"name\": \"host\"},\n"                  \
+    "  \"ranks\": [{\"rank\": 0, \"node\": 0, \"visible_gpus\": " gpus "}]\n}\n"
+
+static char dir[64];
+
+static void put(const char *name, const char *text)
+{
+    char path[128];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static const struct fb_accept_check *find(const struct fb_accept *a, const char *name)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->checks[i].name, name) == 0)
+            return &a->checks[i];
+    return NULL;
+}
+
+/* fb_accept_run over dir with results.csv csv and env.json env against profile ini. */
+static fb_status judge(const char *ini, const char *csv, const char *env, struct fb_accept *a,
+                       char *err, size_t errlen)
+{
+    struct fb_profile p;
+    char perr[512] = "";
+
+    CHECK(fb_profile_parse(ini, "t.ini", &p, perr, sizeof perr) == FB_OK);
+    CHECK_STR(perr, "");
+    put("results.csv", csv);
+    put("env.json", env);
+    err[0] = '\0';
+    return fb_accept_run(&p, dir, a, err, errlen);
+}
+
+/* bad input: FB_ERR_USAGE, nothing judged, every fragment in the one message */
+static void refused(const char *ini, const char *csv, const char *env, const char *want1,
+                    const char *want2)
+{
+    struct fb_accept a;
+    char err[1024];
+    fb_status st = judge(ini, csv, env, &a, err, sizeof err);
+
+    CHECK(st == FB_ERR_USAGE);
+    if (st != FB_ERR_USAGE)
+        fprintf(stderr, "  expected a refusal with '%s'; got %zu checks\n", want1, a.n);
+    CHECK(a.n == 0 && a.checks == NULL);
+    CHECK_HAS(err, want1);
+    CHECK_HAS(err, want2);
+    CHECK(!strchr(err, '\n'));
+    fb_accept_release(&a);
+}
+
+static void run_folder(void)
+{
+    static const char h2d_ini[] = "[h2d]\nmin_pinned_gbps_per_gpu_all = 1\n";
+    static const char gpus_ini[] = "[node]\ngpus = 1\n";
+    struct fb_accept a;
+    const struct fb_accept_check *k;
+    char err[1024], want[160];
+
+    snprintf(dir, sizeof dir, "/tmp/fb_test_accept.XXXXXX");
+    CHECK(mkdtemp(dir) != NULL);
+
+    /* the good folder first, so the refusals below are the input's doing */
+    CHECK(judge(h2d_ini, HEADER H2D("2"), ENV("\"complete\"", "1"), &a, err, sizeof err) ==
+          FB_OK);
+    CHECK_STR(err, "");
+    k = find(&a, "h2d_pinned_all");
+    CHECK(k && k->verdict == FB_PASS && k->margin_pct == 100);
+    k = find(&a, "run_complete");
+    CHECK(k && k->verdict == FB_PASS);
+    fb_accept_release(&a);
+    CHECK(judge(gpus_ini, HEADER, ENV("\"complete\"", "1"), &a, err, sizeof err) == FB_OK);
+    k = find(&a, "gpu_count");
+    CHECK(k && k->verdict == FB_PASS);
+    fb_accept_release(&a);
+
+    /* a median of inf passed (+inf%), nan and an overflow read as numbers */
+    snprintf(want, sizeof want, "%s/results.csv:2: column 'median': 'inf' is not a number", dir);
+    refused(h2d_ini, HEADER H2D("inf"), ENV("\"complete\"", "1"), want, "decimal only");
+    refused(h2d_ini, HEADER H2D("2") H2D("nan"), ENV("\"complete\"", "1"),
+            "results.csv:3: column 'median': 'nan' is not a number", "");
+    refused(h2d_ini, HEADER H2D("1e999"), ENV("\"complete\"", "1"),
+            "results.csv:2: column 'median': '1e999' is not a finite number", "overflows");
+    /* in env.json too, with its line and column: cJSON reads 1e999 as inf */
+    snprintf(want, sizeof want, "%s/env.json:4:52: '1e999' is not a finite number", dir);
+    refused(gpus_ini, HEADER, ENV("\"complete\"", "1e999"), want, "");
+
+    /* env.json's fields must have their type: a number for run_status was a SKIP, accepted */
+    snprintf(want, sizeof want, "%s/env.json: field 'run_status' is a number", dir);
+    refused(h2d_ini, HEADER H2D("2"), ENV("1", "1"), want, "expected a string");
+    refused(gpus_ini, HEADER, ENV("\"complete\"", "\"1\""),
+            "field 'ranks[0].visible_gpus' is a string ('1'), expected an integer", "");
+    refused(gpus_ini, HEADER, ENV("\"complete\"", "1.5"),
+            "field 'ranks[0].visible_gpus' is a number, expected an integer", "");
+    refused(gpus_ini, HEADER, ENV("\"complete\"", "1}, 7, {\"rank\": 1"),
+            "field 'ranks[1]' is a number, expected an object", "");
+    refused(gpus_ini, HEADER, ENV("{\"state\": \"complete\"}", "1"),
+            "field 'run_status' is an object, expected a string", "");
+    refused(gpus_ini, HEADER,
+            "{\"run_status\": \"complete\", \"backend\": {\"name\": 3}}\n",
+            "field 'backend.name' is a number, expected a string", "");
+    refused(gpus_ini, HEADER,
+            "{\"run_status\": \"complete\", \"gpus\": [{\"name\": null}]}\n",
+            "field 'gpus[0].name' is null, expected a string", "");
+    refused(gpus_ini, HEADER,
+            "{\"run_status\": \"complete\", \"infiniband\": 0}\n",
+            "field 'infiniband' is a number, expected an array or a string", "");
+    refused(gpus_ini, HEADER,
+            "{\"run_status\": \"complete\", \"infiniband\": [{\"rate_gbps\": \"100\"}]}\n",
+            "field 'infiniband[0].rate_gbps' is a string ('100'), expected a number", "");
+    refused(gpus_ini, HEADER,
+            "{\"ranks\": [{\"gpu\": {\"index\": \"0\"}}]}\n",
+            "field 'ranks[0].gpu.index' is a string ('0'), expected an integer", "");
+    refused(gpus_ini, HEADER,
+            "{\"ranks\": [{\"binding\": {\"verdict\": true}}]}\n",
+            "field 'ranks[0].binding.verdict' is a boolean, expected a string", "");
+    refused(gpus_ini, HEADER,
+            "{\"run_status\": \"timeout\", \"run_stop\": {\"detail\": 5}}\n",
+            "field 'run_stop.detail' is a number, expected a string", "");
+
+    /* a SKIP names only what its check set: no h2d row, so no rank count and no size */
+    CHECK(judge(h2d_ini, HEADER, ENV("\"complete\"", "1"), &a, err, sizeof err) == FB_OK);
+    k = find(&a, "h2d_pinned_all");
+    CHECK(k && k->verdict == FB_SKIP);
+    if (k)
+        CHECK_STR(k->why, "not measured: results.csv has no h2d pinned_h2d per-rank bandwidth");
+    fb_accept_release(&a);
+    /* the size the profile names is set, so it is said */
+    CHECK(judge("[h2d]\nmin_pinned_gbps_per_gpu_all = 1\nbytes = 4096\n", HEADER H2D("2"),
+                ENV("\"complete\"", "1"), &a, err, sizeof err) == FB_OK);
+    k = find(&a, "h2d_pinned_all");
+    CHECK(k && k->verdict == FB_SKIP);
+    if (k)
+        CHECK_STR(k->why, "not measured: results.csv has no h2d pinned_h2d per-rank bandwidth, "
+                          "1 rank(s) at once, 4096 bytes");
+    fb_accept_release(&a);
+
+    {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        CHECK(system(cmd) == 0);
+    }
+}
+
+static void junit(void)
 {
     struct fb_accept_check k[3] = {
         {.name = "a<b", .verdict = FB_PASS, .measured = "1 GB/s", .expected = ">= 0.5 GB/s"},
@@ -35,5 +199,11 @@ int main(void)
     CHECK_HAS(buf, "value=\"run&lt;1&gt;\"");
     CHECK(!strchr(buf, '\x01'));
     free(buf);
+}
+
+int main(void)
+{
+    junit();
+    run_folder();
     TEST_DONE();
 }

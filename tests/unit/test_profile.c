@@ -3,7 +3,9 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "profile.h"
 #include "test.h"
@@ -117,6 +119,27 @@ static void malformed(void)
     refused("[transports]\ngdrdma = maybe\n", "bad.ini:2:", "optional, required, off");
     refused("[binding]\nrequired = sure\n", "bad.ini:2:", "expected yes or no");
     refused("[profile]\nname = only-a-name\n", "bad.ini", "asks for no check");
+    /* numbers are decimal, finite and whole (issue 15: 0x10 read as 16) */
+    refused("[compute]\nmin_tflops = 0x10\n", "bad.ini:2:",
+            "min_tflops = '0x10': expected a number >= 0: '0x10' is not a number (decimal only");
+    refused("[p2p]\nmin_gbps.nvlink = inf\n", "bad.ini:2:", "'inf' is not a number");
+    refused("[noise]\nmax_spread_pct = nan\n", "bad.ini:2:", "'nan' is not a number");
+    refused("[h2d]\nmin_pinned_gbps_per_gpu_all = 1e999\n", "bad.ini:2:",
+            "'1e999' is not a finite number");
+    refused("[compute]\nmin_tflops = 12.5 GB\n", "bad.ini:2:", "'12.5 GB' is not a number");
+    refused("[node]\ngpus = +4\n", "bad.ini:2:", "gpus = '+4': expected a whole number");
+    refused("[h2d]\nbytes = 0x100000\n", "bad.ini:2:", "bytes = '0x100000'");
+    refused("[allreduce]\nbusbw_gbps.0x100000.2 = 3\n", "bad.ini:2:", "unknown key");
+    refused("[allreduce]\nbusbw_gbps.1M.2 = 3\n", "bad.ini:2:", "bytes in digits, not 1M");
+    refused("[allreduce]\nbusbw_gbps.1048576.+2 = 3\n", "bad.ini:2:", "unknown key");
+    /* one key however its numbers are written: a check judged twice, PASS and FAIL */
+    refused("[allreduce]\nbusbw_gbps.1048576.2 = 3\n\nbusbw_gbps.1048576.02 = 5\n", "bad.ini:4:",
+            "'busbw_gbps.1048576.02' given twice in [allreduce] (duplicate key: the same as "
+            "'busbw_gbps.1048576.2' at line 2)");
+    refused("[allreduce]\nbusbw_gbps.01048576.2 = 3\nbusbw_gbps.1048576.2 = 5\n", "bad.ini:3:",
+            "the same as 'busbw_gbps.01048576.2' at line 2");
+    refused("[node]\ngpus = 4\n[node]\ngpus = 4\n", "bad.ini:4:",
+            "'gpus' given twice in [node] (duplicate key: first at line 2)");
     /* the first error is the one reported, whether inih or our handler found it */
     refused("[node]\ngpus = x\ngarbage\n", "bad.ini:2:", "gpus = 'x'");
     refused("[node]\ngarbage\ngpus = x\n", "bad.ini:2:", "not a [section]");
@@ -134,6 +157,44 @@ static void missing_file(void)
 
     CHECK(fb_profile_load("/nonexistent/x.ini", &p, err, sizeof err) == FB_ERR_IO);
     CHECK_HAS(err, "cannot open profile '/nonexistent/x.ini'");
+}
+
+/* Writes len bytes to a temporary file and loads it as a profile: FB_ERR_USAGE with `want`. */
+static void refused_file(const char *data, size_t len, const char *want)
+{
+    char path[] = "/tmp/fb_test_profile.XXXXXX", where[64];
+    struct fb_profile p;
+    char err[512] = "";
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    CHECK(fwrite(data, 1, len, f) == len);
+    fclose(f);
+    CHECK(fb_profile_load(path, &p, err, sizeof err) == FB_ERR_USAGE);
+    snprintf(where, sizeof where, "%s:", path);
+    CHECK_HAS(err, where);
+    CHECK_HAS(err, want);
+    unlink(path);
+}
+
+/* What a file can hold and a string cannot: a NUL byte ("0.1<NUL>junk" read as 0.1); and a
+ * folder, which fopen opens and reads as nothing. */
+static void bad_files(void)
+{
+    static const char value[] = "[compute]\nmin_tflops = 0.1\0junk\n";
+    static const char comment[] = "; a \0 comment\n[compute]\nmin_tflops = 1\n";
+    static const char text[] = "[node]\ngpu_model = V100\0-SXM2\n";
+    struct fb_profile p;
+    char err[512] = "";
+
+    refused_file(value, sizeof value - 1, ":2: min_tflops: a NUL byte in its line");
+    refused_file(comment, sizeof comment - 1, ":1: a NUL byte in the line");
+    refused_file(text, sizeof text - 1, ":2: gpu_model: a NUL byte");
+    CHECK(fb_profile_load("/tmp", &p, err, sizeof err) == FB_ERR_USAGE);
+    CHECK_STR(err, "not a profile file: '/tmp' is a directory");
 }
 
 /* Every shipped profile loads and asks for something. */
@@ -168,6 +229,7 @@ int main(int argc, char **argv)
     good_values();
     malformed();
     missing_file();
+    bad_files();
     if (argc > 1)
         shipped(argv[1]);
     else

@@ -181,6 +181,23 @@ int main(void)
     BAD("empty_number.csv",
         HEADER GOOD "r1,h2d,pinned_h2d,host,memcpy,,1,1,,,,1048576,,,,10,bandwidth,GB/s,5,,1,3,1,3,2,0.5,0\n",
         ":3: column 'median'", "not a number");
+    /* Not finite, or not decimal: a figure that cannot be judged (issue 15: accept passed a
+     * median of inf) */
+    BAD("inf.csv",
+        HEADER GOOD "r1,h2d,pinned_h2d,host,memcpy,,1,1,,,,1048576,,,,10,bandwidth,GB/s,5,inf,1,3,1,3,2,0.5,0\n",
+        ":3: column 'median': 'inf' is not a number", NULL);
+    BAD("neg_inf.csv",
+        HEADER "r1,h2d,pinned_h2d,host,memcpy,,1,1,,,,1048576,,,,10,bandwidth,GB/s,5,2,-inf,3,1,3,2,0.5,0\n",
+        ":2: column 'p05': '-inf' is not a number", NULL);
+    BAD("nan.csv",
+        HEADER "r1,h2d,pinned_h2d,host,memcpy,,1,1,,,,1048576,,,,10,bandwidth,GB/s,5,2,1,3,1,3,2,nan,0\n",
+        ":2: column 'stddev': 'nan' is not a number", NULL);
+    BAD("overflow_num.csv",
+        HEADER "r1,h2d,pinned_h2d,host,memcpy,,1,1,,,,1048576,,,,10,bandwidth,GB/s,5,2,1,1e999,1,3,2,0.5,0\n",
+        ":2: column 'p95': '1e999' is not a finite number (it overflows a double)", NULL);
+    BAD("hex_num.csv",
+        HEADER "r1,h2d,pinned_h2d,host,memcpy,,1,1,,,,1048576,,,,10,bandwidth,GB/s,5,0x10,1,3,1,3,2,0.5,0\n",
+        ":2: column 'median': '0x10' is not a number", NULL);
     BAD("not_int.csv",
         HEADER "r1,h2d,pinned_h2d,host,memcpy,,1,1,,,,1M,,,,10,bandwidth,GB/s,5,2,1,3,1,3,2,0.5,0\n",
         ":2: column 'bytes': '1M' is not an integer", NULL);

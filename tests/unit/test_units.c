@@ -24,6 +24,78 @@ static void size_bad(const char *text, const char *reason_part)
     }
 }
 
+/* fb_decimal_parse over len bytes of text: refused with reason_part in the reason, the value
+ * untouched. */
+static void decimal_bad(const char *text, size_t len, const char *reason_part)
+{
+    double v = 7;
+    char why[160] = "";
+
+    CHECK(fb_decimal_parse(text, len, &v, why, sizeof why) == FB_ERR_USAGE);
+    CHECK(v == 7);
+    if (!strstr(why, reason_part)) {
+        fprintf(stderr, "for '%s': reason '%s' lacks '%s'\n", text, why, reason_part);
+        fb_test_failures++;
+    }
+}
+
+static double decimal_ok(const char *text)
+{
+    double v = -12345;
+    char why[160] = "";
+
+    CHECK(fb_decimal_parse(text, strlen(text), &v, why, sizeof why) == FB_OK);
+    CHECK_STR(why, "");
+    return v;
+}
+
+/* The one strict number parser: decimal, finite, the whole text and nothing else. */
+static void decimal(void)
+{
+    static const char nul[] = "0.1\0junk";
+    char many[200];
+
+    CHECK(decimal_ok("0") == 0);
+    CHECK(decimal_ok("41.25") == 41.25);
+    CHECK(decimal_ok("-3") == -3);
+    CHECK(decimal_ok(".5") == 0.5);
+    CHECK(decimal_ok("5.") == 5);
+    CHECK(decimal_ok("1e3") == 1000);
+    CHECK(decimal_ok("2.5E-3") == 0.0025);
+    CHECK(decimal_ok("1e+2") == 100);
+    CHECK(decimal_ok("1e-400") == 0); /* underflow rounds, as the C library does */
+    CHECK(decimal_ok("1.797693134862315708e308") > 1e308);
+    decimal_bad("0x10", 4, "'0x10' is not a number (decimal only");
+    decimal_bad("0X1p3", 5, "is not a number");
+    decimal_bad("inf", 3, "'inf' is not a number");
+    decimal_bad("-inf", 4, "is not a number");
+    decimal_bad("nan", 3, "'nan' is not a number");
+    decimal_bad("NaN", 3, "is not a number");
+    decimal_bad("infinity", 8, "is not a number");
+    decimal_bad("1e999", 5, "'1e999' is not a finite number (it overflows a double)");
+    decimal_bad("-1e999", 6, "overflows");
+    decimal_bad(nul, sizeof nul - 1, "a NUL byte inside");
+    decimal_bad("12", 0, "is not a number (empty)");
+    decimal_bad("+1", 2, "is not a number");
+    decimal_bad(" 1", 2, "is not a number");
+    decimal_bad("1 ", 2, "is not a number");
+    decimal_bad("1.5x", 4, "'1.5x' is not a number");
+    decimal_bad("1e", 2, "is not a number");
+    decimal_bad("1e+", 3, "is not a number");
+    decimal_bad(".", 1, "is not a number");
+    decimal_bad("-", 1, "is not a number");
+    decimal_bad("1..2", 4, "is not a number");
+    decimal_bad("1,5", 3, "is not a number");
+    memset(many, '1', sizeof many);
+    decimal_bad(many, sizeof many, "longer than");
+    /* only len bytes are read: "12" of "125" */
+    {
+        double v = 0;
+        char why[160] = "";
+        CHECK(fb_decimal_parse("125", 2, &v, why, sizeof why) == FB_OK && v == 12);
+    }
+}
+
 int main(void)
 {
     char buf[32], why[128];
@@ -55,6 +127,11 @@ int main(void)
     CHECK(fb_count_parse(" 5", 1, 100, &n, why, sizeof why) == FB_ERR_USAGE);
     CHECK(fb_real_parse("2.5", 0, 10, &d, why, sizeof why) == FB_OK && d == 2.5);
     CHECK(fb_real_parse("nan", 0, 10, &d, why, sizeof why) == FB_ERR_USAGE);
+    CHECK(strstr(why, "'nan' is not a number") != NULL);
+    CHECK(fb_real_parse("0x10", 0, 100, &d, why, sizeof why) == FB_ERR_USAGE);
+    CHECK(fb_real_parse("11", 0, 10, &d, why, sizeof why) == FB_ERR_USAGE);
+    CHECK(strstr(why, "'11' is out of range [0, 10]") != NULL);
+    decimal();
 
     fb_size_format(65536, buf, sizeof buf);
     CHECK(strcmp(buf, "64K") == 0);

@@ -1,0 +1,64 @@
+#!/bin/sh
+# The command line's small lies (issue 15): words after --version and --help, a folder given as
+# a profile, doctor's --json path checked before the work, and numbers that are not finite in a
+# run folder given to accept, compare and report: each is exit 2 with one error line naming
+# the problem and where, and nothing printed on stdout.
+# usage: cli_messages.sh FABRICBENCH
+. "$(dirname "$0")/lib.sh"
+bin=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+# ---- commands that take no operands ----
+expect_bad "--version: unexpected argument 'extra'" --version extra
+expect_bad "version: unexpected argument 'x'" version x
+expect_bad "--help: unexpected argument 'run'" --help run
+"$bin" --version >out.txt 2>err.txt || fail "--version alone failed: $(cat err.txt)"
+grep -q '^fabricbench ' out.txt || fail "--version alone: $(cat out.txt)"
+
+# ---- a hand-made run folder: one h2d row, env.json of a complete run ----
+header=run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype
+header=$header,redop,iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong
+row() { echo "r,h2d,pinned_h2d,host,memcpy,,1,1,0,,,1048576,,,,10,bandwidth,GB/s,5,$1,1,3,1,3,2,0.5,0"; }
+# mkrun DIR MEDIAN VISIBLE_GPUS (the number starts at env.json's line 4, column 41)
+mkrun() {
+    mkdir -p "$1"
+    { echo "$header"; row "$2"; } >"$1/results.csv"
+    printf '{\n  "run_status": "complete",\n  "backend": {"name": "host"},\n' >"$1/env.json"
+    printf '  "ranks": [{"rank": 0, "visible_gpus": %s}]\n}\n' "$3" >>"$1/env.json"
+}
+mkrun good 2 0
+mkrun inf inf 0
+mkrun big 2 1e999
+printf '[h2d]\nmin_pinned_gbps_per_gpu_all = 1\n' >p.ini
+"$bin" accept --profile p.ini good >out.txt 2>err.txt ||
+    fail "accept of the good folder: $(cat err.txt)"
+grep -q '^h2d_pinned_all  *PASS' out.txt || fail "accept of the good folder: $(cat out.txt)"
+
+# a median of inf was a PASS at +inf%
+expect_bad "inf/results.csv:2: column 'median': 'inf' is not a number" accept --profile p.ini inf
+expect_bad "inf/results.csv:2: column 'median': 'inf' is not a number" compare good inf
+expect_bad "inf/results.csv:2: column 'median': 'inf' is not a number" report inf
+expect_bad "big/env.json:4:41: '1e999' is not a finite number" accept --profile p.ini big
+# compare takes no verdict from env.json: an unreadable one is a note, never an 'inf' shown
+"$bin" compare good big >out.txt 2>err.txt || fail "compare good big: exit $?: $(cat err.txt)"
+grep -qF "No fingerprint difference: big/env.json:4:41: '1e999' is not a finite number" out.txt ||
+    fail "compare good big: the note does not name the number: $(head -n 3 out.txt)"
+md=big/compare-vs-r/compare.md
+! grep -qw 'inf' $md || fail "compare.md shows inf: $(grep -w inf $md)"
+expect_bad "big/env.json:4:41: '1e999' is not a finite number" report big
+[ ! -e inf/compare-vs-r ] || fail "compare wrote a report for bad input"
+[ ! -e inf/summary.md ] && [ ! -e big/summary.md ] || fail "report wrote summary.md for bad input"
+# the threshold is read by the same strict parser
+expect_bad "bad value for --threshold: '0x10'" compare --threshold 0x10 good good
+
+# ---- a folder is not a profile (it read as an empty one: "asks for no check") ----
+mkdir profiles.d
+expect_bad "accept: not a profile file: 'profiles.d' is a directory" accept --profile profiles.d good
+
+# ---- doctor's --json: refused before the fingerprint, not after it with exit 1 ----
+expect_bad "doctor: bad value for --json: empty path" doctor --json ''
+expect_bad "doctor: bad value for --json: 'profiles.d' is a directory" doctor --json profiles.d
+expect_bad "doctor: bad value for --json: folder 'nosuch' does not exist" doctor --json nosuch/fp.json
+finish
