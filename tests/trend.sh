@@ -74,6 +74,6 @@ grep -q "^STEP" "$tmp/flat.out" && fail "a step in a flat series"
 [ "$rc" = 2 ] && grep -q "needs at least 4" "$tmp/err" || fail "2 runs: exit $rc: $(cat "$tmp/err")"
 "$bin" trend --out "$tmp/flat/run1/trend" "$tmp/flat" >/dev/null 2>"$tmp/err"; rc=$?
 [ "$rc" = 2 ] && grep -q "inside a run folder" "$tmp/err" || fail "--out in a run: exit $rc: $(cat "$tmp/err")"
-"$bin" trend --threshold 0x5 "$tmp/flat" >/dev/null 2>"$tmp/err"; rc=$?
+(cd "$tmp" && "$bin" trend --threshold 0x5 "$tmp/flat") >/dev/null 2>"$tmp/err"; rc=$?
 [ "$rc" = 2 ] && grep -q "threshold" "$tmp/err" || fail "--threshold 0x5: exit $rc"
 finish
