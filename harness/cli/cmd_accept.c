@@ -1,4 +1,4 @@
-/* `fabricbench accept --profile FILE [--junit FILE] RUN_DIR`: a run folder judged against a
+/* `fabricbench accept --profile NAME|FILE [--junit FILE] RUN_DIR`: a run folder judged against a
  * hardware profile; a table of verdicts, a summary, JUnit XML for CI. No MPI. Exit 0 when no
  * check fails, 1 when one does, 2 on bad input. */
 #define _GNU_SOURCE
@@ -14,14 +14,17 @@
 #include "commands.h"
 #include "log.h"
 #include "profile.h"
+#include "profile_find.h"
 
 static void usage(void)
 {
-    printf("usage: fabricbench accept --profile FILE [--junit FILE] RUN_DIR\n"
+    printf("usage: fabricbench accept --profile NAME|FILE [--junit FILE] RUN_DIR\n"
            "Judges a run folder (results.csv, env.json, NCCL logs) against a hardware profile\n"
            "(an INI file; profiles/ ships some, docs/accept.md documents every key).\n"
            "Figures are medians over a row's trials; a row with too few trials is SKIP.\n\n"
-           "  --profile FILE  the hardware profile\n"
+           "  --profile NAME|FILE  the hardware profile: a name (c4140-m) among the installed\n"
+           "                  profiles (PREFIX/share/fabricbench/profiles), then in the folders\n"
+           "                  of FB_PROFILE_PATH (colon-separated); or a path to an .ini file\n"
            "  --junit FILE    also write the verdicts as JUnit XML (one testcase per check)\n"
            "  --help          this text\n\n"
            "exit status: 0 every check PASS or SKIP, 1 a check FAIL, 2 bad input\n");
@@ -74,6 +77,7 @@ int fb_cmd_accept(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *profile_path = NULL, *junit = NULL, *run;
+    char found[4096];
     struct fb_profile *p = NULL;
     struct fb_accept a = {0};
     char why[1024];
@@ -94,8 +98,9 @@ int fb_cmd_accept(int argc, char **argv)
         }
     }
     if (!profile_path || optind != argc - 1) {
-        fb_error("accept: %s (usage: fabricbench accept --profile FILE [--junit FILE] RUN_DIR)",
-                 !profile_path ? "--profile FILE is required" : "give exactly one run folder");
+        fb_error("accept: %s (usage: fabricbench accept --profile NAME|FILE [--junit FILE] "
+                 "RUN_DIR)",
+                 !profile_path ? "--profile NAME|FILE is required" : "give exactly one run folder");
         return 2;
     }
     run = argv[optind];
@@ -103,7 +108,9 @@ int fb_cmd_accept(int argc, char **argv)
         fb_error("accept: out of memory");
         return 2;
     }
-    if ((st = fb_profile_load(profile_path, p, why, sizeof why)) != FB_OK) {
+    if ((st = fb_profile_find(profile_path, NULL, getenv("FB_PROFILE_PATH"), found, sizeof found,
+                              why, sizeof why)) != FB_OK ||
+        (st = fb_profile_load(found, p, why, sizeof why)) != FB_OK) {
         fb_error("accept: %s", why);
         goto out;
     }

@@ -18,5 +18,6 @@ int fb_cmd_compare(int argc, char **argv);
 int fb_cmd_accept(int argc, char **argv);
 int fb_cmd_nccl_log(int argc, char **argv);
 int fb_cmd_report(int argc, char **argv);
+int fb_cmd_trend(int argc, char **argv);
 
 #endif

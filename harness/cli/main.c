@@ -24,6 +24,7 @@ static void usage(FILE *f)
             "  doctor           print this job's fingerprint and check binding, GPUs, MPI, IB\n"
             "  densenet         list DenseNet-121's gradient tensors in backward order\n"
             "  compare BASE NEW regression report between two runs (or two machines)\n"
+            "  trend RUN_DIR... regression tracking over many runs: steps and what changed\n"
             "  report RUN_DIR   plots (gnuplot) and summary.md of a run folder\n"
             "  accept           judge a run folder against a hardware profile (profiles/)\n"
             "  nccl-log FILE... read NCCL_DEBUG=INFO logs: transports, version, NICs, verdicts\n"
@@ -66,6 +67,8 @@ int main(int argc, char **argv)
         return fb_cmd_compare(argc - 1, argv + 1);
     if (strcmp(cmd, "report") == 0)
         return fb_cmd_report(argc - 1, argv + 1);
+    if (strcmp(cmd, "trend") == 0)
+        return fb_cmd_trend(argc - 1, argv + 1);
     if (strcmp(cmd, "accept") == 0)
         return fb_cmd_accept(argc - 1, argv + 1);
     if (strcmp(cmd, "nccl-log") == 0)

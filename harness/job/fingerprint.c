@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fb_version.h>
@@ -397,6 +398,12 @@ cJSON *fb_fingerprint_json(const struct fb_session *s, struct fb_topo *topo,
     struct jb b = {.ok = true};
     struct fb_topo_summary sum;
     cJSON *root = cJSON_CreateObject(), *o;
+    char started[32] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+
+    if (gmtime_r(&now, &tm)) /* when the fingerprint was taken: the run's start (trend orders) */
+        strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &tm);
 
     if (!root || !all)
         goto fail;
@@ -407,6 +414,7 @@ cJSON *fb_fingerprint_json(const struct fb_session *s, struct fb_topo *topo,
     j_str(&b, o, "version", FB_VERSION);
     j_str(&b, o, "git_commit", FB_GIT_COMMIT);
     j_str(&b, root, "run_status", run_status ? run_status : "unknown");
+    j_str(&b, root, "started", started);
     add_host(&b, root, s, &sum, topo != NULL);
 
     o = j_obj(&b, root, "backend");

@@ -1,0 +1,79 @@
+#!/bin/sh
+# `fabricbench trend` over real runs: 8 runs of h2d where the machine changes from run 5 on (the
+# job is put under a CPU quota of a quarter of a core, and NCCL_PROTO is set so the fingerprint
+# differs too) must show a step at run 5 in every series and only there, labelled with the
+# NCCL_PROTO change, and exit 1 (the latest run sits past a worse step); 4 runs of the same
+# machine must show no step and exit 0. Root with a cgroup cpu controller (v1 or v2); skipped
+# (77) with the reason otherwise. Usage: trend.sh FABRICBENCH
+. "$(dirname "$0")/lib.sh"
+bin=$1
+tmp=$(mktemp -d)
+cg=""
+cleanup() {
+    [ -n "$cg" ] && rmdir "$cg" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT; [ -n "${FB_KEEP:-}" ] && trap - EXIT && echo "kept $tmp"
+if [ -d /sys/fs/cgroup/cpu ] && mkdir "/sys/fs/cgroup/cpu/fb-trend.$$" 2>/dev/null; then
+    cg=/sys/fs/cgroup/cpu/fb-trend.$$
+    echo 10000 >"$cg/cpu.cfs_period_us" && echo 2500 >"$cg/cpu.cfs_quota_us" || cg=""
+elif [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers &&
+     mkdir "/sys/fs/cgroup/fb-trend.$$" 2>/dev/null; then
+    cg=/sys/fs/cgroup/fb-trend.$$
+    echo "2500 10000" >"$cg/cpu.max" || cg=""
+fi
+[ -n "$cg" ] || { echo "skipped: no cgroup cpu controller to write here (needs root)"; exit 77; }
+
+# run OUT [throttled]: one h2d run at 4 MiB, one rank, bound to a core; trials of 40 ms span
+# several of the quota's 10 ms periods, so a throttled trial cannot fit inside one.
+run() {
+    if [ "${2:-}" = throttled ]; then
+        NCCL_PROTO=Simple sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
+            mpirun --oversubscribe -np 1 --bind-to core "$bin" run h2d --sizes 4M --trial-ms 40 --trials 7 --out "$1" \
+            >"$1.log" 2>&1
+    else
+        mpirun --oversubscribe -np 1 --bind-to core "$bin" run h2d --sizes 4M --trial-ms 40 --trials 7 --out "$1" \
+            >"$1.log" 2>&1
+    fi || fail "run $1 failed: $(tail -n 3 "$1.log")"
+}
+mkdir "$tmp/step" "$tmp/flat"
+for i in 1 2 3 4; do run "$tmp/step/run$i"; done
+for i in 5 6 7 8; do run "$tmp/step/run$i" throttled; done
+for i in 1 2 3 4; do run "$tmp/flat/run$i"; done
+
+(cd "$tmp" && "$bin" trend --out "$tmp/trend-step" step) >"$tmp/step.out" 2>&1; rc=$?
+cat "$tmp/step.out"
+[ "$rc" = 1 ] || fail "trend over the changed machine: exit $rc, expected 1"
+series=$(awk -F, 'NR > 1 { print $1 }' "$tmp/trend-step/trend.csv" | sort -u | wc -l)
+[ "$series" -ge 2 ] || fail "trend.csv holds $series series, expected the h2d cases"
+# Every series steps at run 5 and at no other run.
+bad=$(awk -F, 'NR > 1 && $NF == 1 && $10 != 5 { print $1 ":" $10 }' "$tmp/trend-step/trend.csv")
+[ -z "$bad" ] || fail "steps at runs other than 5: $bad"
+at5=$(awk -F, 'NR > 1 && $NF == 1 && $10 == 5 { print $1 }' "$tmp/trend-step/trend.csv" | sort -u | wc -l)
+[ "$at5" = "$series" ] || fail "$at5 of $series series step at run 5"
+grep -q "at run 5 (run5); changed: environment.NCCL_PROTO: (absent) -> Simple" "$tmp/step.out" ||
+    fail "the step is not labelled with the NCCL_PROTO change"
+grep -q "OMPI_FILE_LOCATION\|orte_local_daemon_uri" "$tmp/step.out" &&
+    fail "a volatile fingerprint entry labels a step"
+grep -q "DEGRADED" "$tmp/step.out" || fail "the verdict does not say DEGRADED"
+[ -f "$tmp/trend-step/trend.md" ] && grep -q "step at run 5" "$tmp/trend-step/trend.md" ||
+    fail "trend.md lacks the step"
+if command -v gnuplot >/dev/null; then
+    [ -s "$tmp/trend-step/trend-0.png" ] && [ -s "$tmp/trend-step/trend-0.svg" ] ||
+        fail "no plot drawn: $(ls "$tmp/trend-step")"
+fi
+
+"$bin" trend --out "$tmp/trend-flat" --no-plots "$tmp/flat" >"$tmp/flat.out" 2>&1; rc=$?
+cat "$tmp/flat.out"
+[ "$rc" = 0 ] || fail "trend over one machine: exit $rc, expected 0"
+grep -q "^STEP" "$tmp/flat.out" && fail "a step in a flat series"
+[ ! -e "$tmp/trend-flat/trend-0.gp" ] || fail "--no-plots wrote a plot script"
+
+# Bad input: too few runs, an output folder inside a run, a bad threshold.
+"$bin" trend "$tmp/flat/run1" "$tmp/flat/run2" >/dev/null 2>"$tmp/err"; rc=$?
+[ "$rc" = 2 ] && grep -q "needs at least 4" "$tmp/err" || fail "2 runs: exit $rc: $(cat "$tmp/err")"
+"$bin" trend --out "$tmp/flat/run1/trend" "$tmp/flat" >/dev/null 2>"$tmp/err"; rc=$?
+[ "$rc" = 2 ] && grep -q "inside a run folder" "$tmp/err" || fail "--out in a run: exit $rc: $(cat "$tmp/err")"
+(cd "$tmp" && "$bin" trend --threshold 0x5 "$tmp/flat") >/dev/null 2>"$tmp/err"; rc=$?
+[ "$rc" = 2 ] && grep -q "threshold" "$tmp/err" || fail "--threshold 0x5: exit $rc"
+finish
