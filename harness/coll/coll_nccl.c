@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "nccl_lib.h"
 #include "watchdog.h"
 
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 14, 0)
@@ -26,17 +27,20 @@ struct fb_coll_comm {
     int rank;
 };
 
+/* The loaded library; every call below runs after nccl_usable has loaded it. */
+#define L fb_nccl_lib_get(NULL, 0)
+
 int fb_nccl_version_code(void)
 {
-    int v = 0;
-    return ncclGetVersion(&v) == ncclSuccess ? v : 0;
+    const struct fb_nccl_lib *lib = fb_nccl_lib_get(NULL, 0);
+    return lib ? lib->version : 0;
 }
 
 static fb_status nccl_check(ncclResult_t rc, const char *what)
 {
     if (rc == ncclSuccess)
         return FB_OK;
-    fb_error("%s failed: %s", what, ncclGetErrorString(rc));
+    fb_error("%s failed: %s", what, L->get_error_string(rc));
     return FB_ERR_NCCL;
 }
 
@@ -55,14 +59,14 @@ static fb_status nccl_settle(ncclComm_t comm, ncclResult_t rc, const char *what)
     fb_watchdog_wait_begin();
     while (rc == ncclInProgress) {
         if (fb_watchdog_expired()) {
-            (void)ncclCommAbort(comm);
+            (void)L->comm_abort(comm);
             fb_watchdog_expire(what);
         }
         if (spins++ < 1000)
             sched_yield();
         else
             nanosleep(&nap, NULL);
-        if (ncclCommGetAsyncError(comm, &rc) != ncclSuccess)
+        if (L->comm_get_async_error(comm, &rc) != ncclSuccess)
             break;
     }
     fb_watchdog_wait_end();
@@ -78,21 +82,26 @@ static bool guard_failed(void *arg, char *why, size_t len)
     struct fb_coll_comm *c = arg;
     ncclResult_t state = ncclSuccess;
 
-    if (ncclCommGetAsyncError(c->comm, &state) != ncclSuccess || state == ncclSuccess
+    if (L->comm_get_async_error(c->comm, &state) != ncclSuccess || state == ncclSuccess
 #if FB_NCCL_NONBLOCKING
         || state == ncclInProgress
 #endif
     )
         return false;
     snprintf(why, len, "NCCL communicator of rank %d failed: %s", c->rank,
-             ncclGetErrorString(state));
+             L->get_error_string(state));
     return true;
 }
 
 static void guard_abort(void *arg)
 {
     struct fb_coll_comm *c = arg;
-    (void)ncclCommAbort(c->comm);
+    (void)L->comm_abort(c->comm);
+}
+
+void fb_coll_nccl_abort(struct fb_coll_comm *c)
+{
+    guard_abort(c);
 }
 
 static void guard(struct fb_coll_comm *c)
@@ -104,11 +113,16 @@ static void guard(struct fb_coll_comm *c)
 
 static bool nccl_usable(const struct fb_backend *be, char *why, size_t whylen)
 {
+    const struct fb_nccl_lib *lib = fb_nccl_lib_get(why, whylen);
+
+    if (!lib)
+        return false;
     if (be != &fb_backend_cuda || !be->built) {
         snprintf(why, whylen, "NCCL reduces GPU buffers; backend '%s' has none", be->name);
         return false;
     }
-    snprintf(why, whylen, "NCCL %d.%d.%d", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+    snprintf(why, whylen, "NCCL %d.%d.%d", lib->version / 10000, lib->version / 100 % 100,
+             lib->version % 100);
     return true;
 }
 
@@ -125,7 +139,7 @@ static fb_status nccl_comm_create(MPI_Comm comm, const struct fb_backend *be,
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     if (rank == 0)
-        st = nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+        st = nccl_check(L->get_unique_id(&id), "ncclGetUniqueId");
     /* Every rank must learn whether rank 0 got an id before waiting on NCCL. */
     MPI_Bcast(&st, (int)sizeof st, MPI_BYTE, 0, comm);
     if (st != FB_OK)
@@ -138,15 +152,15 @@ static fb_status nccl_comm_create(MPI_Comm comm, const struct fb_backend *be,
         /* Non-blocking: a rank that never joins cannot hold the others past --timeout. */
         ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
         config.blocking = 0;
-        st = nccl_settle(c->comm, ncclCommInitRankConfig(&c->comm, size, id, rank, &config),
+        st = nccl_settle(c->comm, L->comm_init_rank_config(&c->comm, size, id, rank, &config),
                          "ncclCommInitRankConfig");
     }
 #else
-    st = nccl_check(ncclCommInitRank(&c->comm, size, id, rank), "ncclCommInitRank");
+    st = nccl_check(L->comm_init_rank(&c->comm, size, id, rank), "ncclCommInitRank");
 #endif
     if (st != FB_OK) {
         if (c->comm)
-            (void)ncclCommAbort(c->comm);
+            (void)L->comm_abort(c->comm);
         free(c);
         return st;
     }
@@ -171,18 +185,18 @@ static fb_status nccl_comm_split(struct fb_coll_comm *parent, MPI_Comm sub,
     *out = NULL;
     /* config NULL: the child inherits the parent's (non-blocking) configuration; the split is
      * settled on the child where there is one, and on the parent in any case */
-    rc = ncclCommSplit(parent->comm, sub != MPI_COMM_NULL ? 0 : NCCL_SPLIT_NOCOLOR, parent->rank,
+    rc = L->comm_split(parent->comm, sub != MPI_COMM_NULL ? 0 : NCCL_SPLIT_NOCOLOR, parent->rank,
                        &child, NULL);
     st = nccl_settle(child ? child : parent->comm, rc, "ncclCommSplit");
     if (st == FB_OK && child && rc == ncclInProgress)
         st = nccl_settle(parent->comm, ncclInProgress, "ncclCommSplit");
     if (st != FB_OK || sub == MPI_COMM_NULL) {
         if (child)
-            (void)ncclCommAbort(child);
+            (void)L->comm_abort(child);
         return st;
     }
     if (!(c = calloc(1, sizeof *c))) {
-        (void)ncclCommDestroy(child);
+        (void)L->comm_destroy(child);
         return FB_ERR_NOMEM;
     }
     c->comm = child;
@@ -202,7 +216,7 @@ static void nccl_comm_destroy(struct fb_coll_comm *c)
     if (!c)
         return;
     fb_watchdog_forget(c);
-    (void)ncclCommDestroy(c->comm);
+    (void)L->comm_destroy(c->comm);
     free(c);
 }
 
@@ -228,31 +242,31 @@ static fb_status nccl_allreduce(struct fb_coll_comm *c, const void *send, void *
                                 enum fb_dtype dtype, enum fb_redop op, struct fb_stream *s)
 {
     (void)op;
-    return nccl_settle(c->comm, ncclAllReduce(send, recv, count, nccl_type(dtype), ncclSum,
-                                              c->comm, fb_backend_cuda.stream_native(s)),
+    return nccl_settle(c->comm, L->all_reduce(send, recv, count, nccl_type(dtype), ncclSum,
+                                              c->comm, (s ? fb_backend_cuda.stream_native(s) : NULL)),
                        "ncclAllReduce");
 }
 
 static fb_status nccl_sendrecv(struct fb_coll_comm *c, const void *send, int to, void *recv,
                                int from, size_t bytes, struct fb_stream *s)
 {
-    cudaStream_t stream = fb_backend_cuda.stream_native(s);
+    cudaStream_t stream = (s ? fb_backend_cuda.stream_native(s) : NULL);
     fb_status st;
 
     /* One group, so a bidirectional exchange cannot deadlock on the two sends. */
-    if ((st = nccl_check(ncclGroupStart(), "ncclGroupStart")) != FB_OK)
+    if ((st = nccl_check(L->group_start(), "ncclGroupStart")) != FB_OK)
         return st;
-    if (to >= 0 && (st = nccl_check(ncclSend(send, bytes, ncclInt8, to, c->comm, stream),
+    if (to >= 0 && (st = nccl_check(L->send(send, bytes, ncclInt8, to, c->comm, stream),
                                     "ncclSend")) != FB_OK) {
-        (void)ncclGroupEnd();
+        (void)L->group_end();
         return st;
     }
-    if (from >= 0 && (st = nccl_check(ncclRecv(recv, bytes, ncclInt8, from, c->comm, stream),
+    if (from >= 0 && (st = nccl_check(L->recv(recv, bytes, ncclInt8, from, c->comm, stream),
                                       "ncclRecv")) != FB_OK) {
-        (void)ncclGroupEnd();
+        (void)L->group_end();
         return st;
     }
-    return nccl_settle(c->comm, ncclGroupEnd(), "ncclGroupEnd");
+    return nccl_settle(c->comm, L->group_end(), "ncclGroupEnd");
 }
 
 const struct fb_coll fb_coll_nccl = {
