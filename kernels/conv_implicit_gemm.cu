@@ -277,10 +277,17 @@ __global__ void __launch_bounds__(256)
 
 struct DeviceInfo {
     int major, minor, sms;
+    int arch; /* the virtual architecture of this file's code as loaded for the device */
 };
+
+/* Compiled with the tensor-core kernels, so its attributes say which of this file's builds the
+ * device runs (the build for its own architecture, or PTX compiled just in time). */
+__global__ void arch_probe() {}
 
 cudaError_t device_info(DeviceInfo *d)
 {
+    static int archs[64]; /* per device, 0 until asked: the attributes cost a driver call */
+    cudaFuncAttributes fa;
     int dev = 0;
     cudaError_t err = cudaGetDevice(&dev);
     if (err == cudaSuccess)
@@ -289,13 +296,19 @@ cudaError_t device_info(DeviceInfo *d)
         err = cudaDeviceGetAttribute(&d->minor, cudaDevAttrComputeCapabilityMinor, dev);
     if (err == cudaSuccess)
         err = cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev);
+    if (err == cudaSuccess && dev >= 0 && dev < 64 && archs[dev]) {
+        d->arch = archs[dev];
+    } else if (err == cudaSuccess && (err = cudaFuncGetAttributes(&fa, arch_probe)) == cudaSuccess) {
+        d->arch = fa.ptxVersion;
+        if (dev >= 0 && dev < 64)
+            archs[dev] = fa.ptxVersion;
+    }
     return err;
 }
 
 bool tc_usable(int prec, const DeviceInfo &d)
 {
-    int cc = d.major * 10 + d.minor;
-    return (prec == FB_KPREC_FP16 && cc >= 70) || (prec == FB_KPREC_BF16 && cc >= 80);
+    return fb_kconv_tc_usable(prec, d.major * 10 + d.minor, d.arch) != 0;
 }
 
 inline int cdiv(long long a, long long b) { return (int)((a + b - 1) / b); }
