@@ -67,8 +67,6 @@ static void load(void)
     REQUIRE(group_start, "ncclGroupStart");
     REQUIRE(group_end, "ncclGroupEnd");
     (void)resolve(lib, "ncclCommFinalize", &g_lib.comm_finalize, sizeof g_lib.comm_finalize);
-    (void)resolve(lib, "ncclCommInitRankConfig", &g_lib.comm_init_rank_config,
-                  sizeof g_lib.comm_init_rank_config);
     (void)resolve(lib, "ncclCommSplit", &g_lib.comm_split, sizeof g_lib.comm_split);
     if (!resolve(lib, "ncclGetVersion", &get_version, sizeof get_version) ||
         get_version(&g_lib.version) != ncclSuccess) {

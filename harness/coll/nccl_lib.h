@@ -18,7 +18,6 @@ struct fb_nccl_lib {
     const char *(*get_error_string)(ncclResult_t);
     ncclResult_t (*get_unique_id)(ncclUniqueId *);
     ncclResult_t (*comm_init_rank)(ncclComm_t *, int, ncclUniqueId, int);
-    ncclResult_t (*comm_init_rank_config)(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *);
     ncclResult_t (*comm_split)(ncclComm_t, int, int, ncclComm_t *, void *);
     ncclResult_t (*comm_finalize)(ncclComm_t);
     ncclResult_t (*comm_destroy)(ncclComm_t);
