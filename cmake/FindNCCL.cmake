@@ -34,6 +34,7 @@ find_package_handle_standard_args(NCCL REQUIRED_VARS NCCL_INCLUDE_DIR
 
 if(NCCL_FOUND AND NOT TARGET NCCL::headers)
   add_library(NCCL::headers INTERFACE IMPORTED)
-  set_target_properties(NCCL::headers PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
+  set_target_properties(NCCL::headers PROPERTIES
+                        INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
 endif()
 mark_as_advanced(NCCL_INCLUDE_DIR NCCL_LIBRARY)

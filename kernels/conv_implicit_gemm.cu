@@ -301,7 +301,8 @@ cudaError_t device_info(DeviceInfo *d)
         err = cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev);
     if (err == cudaSuccess && dev >= 0 && dev < 64 && archs[dev]) {
         d->arch = archs[dev];
-    } else if (err == cudaSuccess && (err = cudaFuncGetAttributes(&fa, arch_probe)) == cudaSuccess) {
+    } else if (err == cudaSuccess &&
+               (err = cudaFuncGetAttributes(&fa, arch_probe)) == cudaSuccess) {
         d->arch = fa.ptxVersion;
         if (dev >= 0 && dev < 64)
             archs[dev] = fa.ptxVersion;
