@@ -33,7 +33,7 @@ if [ "$have_nccl" = ON ]; then
         FB_NCCL_LIBRARY=$nccl_lib mpi 1 "$bin" run allreduce --backend host --coll mpi \
             --max-bytes 8 --trials 1 --warmup 0 --trial-ms 1 --quiet --out "$out" >out.txt 2>err.txt ||
             fail "run --coll mpi failed: $(cat err.txt)"
-        tr -d ' \n' <"$out/env.json" | grep -Eq "\"nccl\":\{\"version_code\":2[0-9]{4},\"version\":\"2\.[0-9]+\.[0-9]+\",\"library\":\"$nccl_lib\"\}" ||
+        tr -d ' \t\n' <"$out/env.json" | grep -Eq "\"nccl\":\{\"version_code\":2[0-9]{4},\"version\":\"2\.[0-9]+\.[0-9]+\",\"library\":\"$nccl_lib\"\}" ||
             fail "env.json does not record NCCL loaded from $nccl_lib: $(grep -A4 '"nccl"' "$out/env.json")"
         rm -rf "$out"
     fi
