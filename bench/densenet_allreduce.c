@@ -209,9 +209,12 @@ static void grad_summarize(const struct fb_ctx *ctx, struct fb_results *res, siz
         double pct;
 
         if (strcmp(w->bench, "densenet_allreduce") != 0 || strcmp(w->metric, "time") != 0 ||
-            !(flat = find_row(res, first, w->ranks, w->dtype, "flat", "time")) ||
-            !(alg = find_row(res, first, w->ranks, w->dtype, w->kase, "algbw")) ||
-            !(bus = find_row(res, first, w->ranks, w->dtype, w->kase, "busbw")))
+            !(flat = find_row(res, first, w->ranks, w->dtype, "flat", "time")))
+            continue;
+        /* one rank has no bandwidth rows (time only) */
+        alg = find_row(res, first, w->ranks, w->dtype, w->kase, "algbw");
+        bus = find_row(res, first, w->ranks, w->dtype, w->kase, "busbw");
+        if (w->ranks > 1 && (!alg || !bus))
             continue;
         one_rank |= w->ranks == 1;
         /* The threshold back from the case name the plan gave it. */
@@ -226,8 +229,12 @@ static void grad_summarize(const struct fb_ctx *ctx, struct fb_results *res, siz
             continue;
         free(b);
         pct = (w->st.median / flat->st.median - 1.0) * 100.0;
-        fb_out("  %5d %-8s %-14s %8zu %12.1f %10.3f %10.3f %8.1f%%\n", w->ranks, w->dtype, w->kase,
-               nb, w->st.median, alg->st.median, bus->st.median, pct);
+        if (alg && bus)
+            fb_out("  %5d %-8s %-14s %8zu %12.1f %10.3f %10.3f %8.1f%%\n", w->ranks, w->dtype,
+                   w->kase, nb, w->st.median, alg->st.median, bus->st.median, pct);
+        else
+            fb_out("  %5d %-8s %-14s %8zu %12.1f %10s %10s %8.1f%%\n", w->ranks, w->dtype,
+                   w->kase, nb, w->st.median, "-", "-", pct);
         extra = *w;
         snprintf(extra.metric, sizeof extra.metric, "overhead_vs_flat");
         snprintf(extra.unit, sizeof extra.unit, "%%");

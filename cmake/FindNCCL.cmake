@@ -1,6 +1,8 @@
-# Finds NCCL, which ships no CMake package, into the imported target NCCL::nccl.
+# Finds NCCL's header, which is all the build needs: libnccl is loaded at run time
+# (harness/coll/nccl_lib.c), never linked. NCCL ships no CMake package.
 # Looks in NCCL_HOME, NCCL_ROOT (variables or environment), then the CUDA toolkit folders.
-# Sets NCCL_FOUND, NCCL_INCLUDE_DIR, NCCL_LIBRARY and NCCL_VERSION (read from nccl.h).
+# Sets NCCL_FOUND, NCCL_INCLUDE_DIR, NCCL_VERSION (read from nccl.h), the imported target
+# NCCL::headers, and NCCL_LIBRARY where the library is found too (tests load it; may be unset).
 set(_nccl_hints ${NCCL_HOME} $ENV{NCCL_HOME} ${NCCL_ROOT} $ENV{NCCL_ROOT})
 if(CUDAToolkit_LIBRARY_ROOT)
   list(APPEND _nccl_hints ${CUDAToolkit_LIBRARY_ROOT})
@@ -27,12 +29,12 @@ if(NCCL_INCLUDE_DIR AND EXISTS "${NCCL_INCLUDE_DIR}/nccl.h")
 endif()
 
 include(FindPackageHandleStandardArgs)
-find_package_handle_standard_args(NCCL REQUIRED_VARS NCCL_LIBRARY NCCL_INCLUDE_DIR
+find_package_handle_standard_args(NCCL REQUIRED_VARS NCCL_INCLUDE_DIR
                                   VERSION_VAR NCCL_VERSION)
 
-if(NCCL_FOUND AND NOT TARGET NCCL::nccl)
-  add_library(NCCL::nccl UNKNOWN IMPORTED)
-  set_target_properties(NCCL::nccl PROPERTIES IMPORTED_LOCATION "${NCCL_LIBRARY}"
+if(NCCL_FOUND AND NOT TARGET NCCL::headers)
+  add_library(NCCL::headers INTERFACE IMPORTED)
+  set_target_properties(NCCL::headers PROPERTIES
                         INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
 endif()
 mark_as_advanced(NCCL_INCLUDE_DIR NCCL_LIBRARY)

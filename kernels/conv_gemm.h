@@ -53,8 +53,19 @@ int fb_kbn_relu_bwd(int prec, const void *x, const void *y, const void *dy, void
                     int c, const float *gamma, const float *mean_var, float *dgamma, float *dbeta,
                     float *scratch, void *stream);
 
-/* Whether the current device runs `prec` on tensor cores (fp16: sm_70+, bf16: sm_80+). */
+/* Whether the current device runs `prec` on tensor cores: it has them (fp16: sm_70+, bf16:
+ * sm_80+) and the code it loads was compiled for them (fb_kconv_tc_usable). */
 int fb_kconv_tensor_cores(int prec);
+
+/* The decision behind it, pure for tests: device_cc is the device's compute capability and
+ * kernel_arch the virtual architecture the code it runs was compiled for (cudaFuncAttributes'
+ * ptxVersion), both as 10 * major + minor. A build for sm_75 alone runs on an sm_90 device but
+ * its bf16 tensor-core kernel is a trap there, so both must reach the precision's minimum. */
+static inline int fb_kconv_tc_usable(int prec, int device_cc, int kernel_arch)
+{
+    int need = prec == FB_KPREC_FP16 ? 70 : prec == FB_KPREC_BF16 ? 80 : 0;
+    return need > 0 && device_cc >= need && kernel_arch >= need;
+}
 
 /* For tests, so that every kernel variant can be checked: `tile` 64 or 128 forces that block
  * tile on all later convolution launches (anything else: chosen by shape), and `simt_only`

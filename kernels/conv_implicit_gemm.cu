@@ -56,9 +56,12 @@ __device__ __forceinline__ void put(OutT *out, size_t idx, float v, bool atomic)
  * H100/H200 cuBLAS uses wgmma and TMA, which mma.sync (what WMMA compiles to) cannot match, and
  * the gathers' integer arithmetic competes with the tensor cores for issue slots, so 30-50% of
  * cuBLAS there is the realistic range for this design. The vector-gather variants are held to
- * 128 registers (2 blocks of 256 threads, or 4 of 128, per SM: ptxas reports no spills); the
- * scalar ones (c = 3 stem, odd channel counts) hold 16 gathers each in flight and are left free,
- * since capping them spills. */
+ * 128 registers (2 blocks of 256 threads, or 4 of 128, per SM). ptxas (CUDA 13.0, -O2, -Xptxas
+ * -v) reports no spills for them but three bf16 128x128 ones: forward on sm_80 36 bytes of
+ * spill stores and 40 of loads, dgrad 4/4 on sm_80 and 16/20 on sm_90 (stack frames of 8 to 40
+ * bytes, in L1). Left so until a GPU measures it against the alternative, one block per SM and
+ * half the warps to hide the gathers' latency. The scalar ones (c = 3 stem, odd channel
+ * counts) hold 16 gathers each in flight and are left free, since capping them spills. */
 template <typename T, class Pass, typename OutT, int BM, int BN, int WARPS_M, int WARPS_N, int V>
 __global__ void __launch_bounds__(WARPS_M *WARPS_N * 32, V > 1 ? (BM >= 128 ? 2 : 4) : 1)
     tc_conv_gemm(Geo g, const T *__restrict__ a, const T *__restrict__ b, OutT *__restrict__ out,
@@ -277,10 +280,17 @@ __global__ void __launch_bounds__(256)
 
 struct DeviceInfo {
     int major, minor, sms;
+    int arch; /* the virtual architecture of this file's code as loaded for the device */
 };
+
+/* Compiled with the tensor-core kernels, so its attributes say which of this file's builds the
+ * device runs (the build for its own architecture, or PTX compiled just in time). */
+__global__ void arch_probe() {}
 
 cudaError_t device_info(DeviceInfo *d)
 {
+    static int archs[64]; /* per device, 0 until asked: the attributes cost a driver call */
+    cudaFuncAttributes fa;
     int dev = 0;
     cudaError_t err = cudaGetDevice(&dev);
     if (err == cudaSuccess)
@@ -289,13 +299,20 @@ cudaError_t device_info(DeviceInfo *d)
         err = cudaDeviceGetAttribute(&d->minor, cudaDevAttrComputeCapabilityMinor, dev);
     if (err == cudaSuccess)
         err = cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev);
+    if (err == cudaSuccess && dev >= 0 && dev < 64 && archs[dev]) {
+        d->arch = archs[dev];
+    } else if (err == cudaSuccess &&
+               (err = cudaFuncGetAttributes(&fa, arch_probe)) == cudaSuccess) {
+        d->arch = fa.ptxVersion;
+        if (dev >= 0 && dev < 64)
+            archs[dev] = fa.ptxVersion;
+    }
     return err;
 }
 
 bool tc_usable(int prec, const DeviceInfo &d)
 {
-    int cc = d.major * 10 + d.minor;
-    return (prec == FB_KPREC_FP16 && cc >= 70) || (prec == FB_KPREC_BF16 && cc >= 80);
+    return fb_kconv_tc_usable(prec, d.major * 10 + d.minor, d.arch) != 0;
 }
 
 inline int cdiv(long long a, long long b) { return (int)((a + b - 1) / b); }

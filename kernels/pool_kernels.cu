@@ -253,7 +253,132 @@ cudaError_t pool(const struct fb_kconv *cv, bool fwd, int kind, int prec, const 
     }
 }
 
+/* fb_kconcat's pieces, passed by value (about 400 bytes of kernel parameters): no pointer
+ * table in device memory, so nothing to upload before the launch. Columns count in vectors. */
+struct CatArgs {
+    void *piece[FB_KCONCAT_MAX];
+    unsigned start[FB_KCONCAT_MAX + 1]; /* piece j's first column; start[n]: all of them */
+    unsigned acc;                       /* bit j: piece j accumulates (split only) */
+    int n;
+};
+
+/* One thread per vector of V elements of the concatenated columns. */
+template <typename T, int V, bool SPLIT>
+__global__ void __launch_bounds__(kThreads)
+    concat(CatArgs a, T *__restrict__ cat, size_t cat_ld, size_t rows)
+{
+    const unsigned width = a.start[a.n];
+    const size_t total = rows * width, step = (size_t)gridDim.x * blockDim.x;
+    for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += step) {
+        size_t row = idx / width;
+        unsigned col = (unsigned)(idx - row * width);
+        int j = 0;
+        while (col >= a.start[j + 1])
+            j++;
+        unsigned w = a.start[j + 1] - a.start[j];
+        T *c = cat + (row * cat_ld + col) * V;
+        T *p = (T *)a.piece[j] + (row * w + (col - a.start[j])) * V;
+        if (SPLIT && (a.acc >> j & 1u)) {
+            alignas(16) T cv[V], pv[V];
+            if constexpr (V * sizeof(T) == 16) {
+                *(uint4 *)cv = *(const uint4 *)c;
+                *(uint4 *)pv = *(const uint4 *)p;
+            } else {
+                for (int v = 0; v < V; v++) {
+                    cv[v] = c[v];
+                    pv[v] = p[v];
+                }
+            }
+            for (int v = 0; v < V; v++)
+                pv[v] = from_f<T>(to_f<T>(pv[v]) + to_f<T>(cv[v]));
+            if constexpr (V * sizeof(T) == 16)
+                *(uint4 *)p = *(const uint4 *)pv;
+            else
+                for (int v = 0; v < V; v++)
+                    p[v] = pv[v];
+        } else if constexpr (V * sizeof(T) == 16) {
+            if (SPLIT)
+                *(uint4 *)p = *(const uint4 *)c;
+            else
+                *(uint4 *)c = *(const uint4 *)p;
+        } else {
+            for (int v = 0; v < V; v++)
+                if (SPLIT)
+                    p[v] = c[v];
+                else
+                    c[v] = p[v];
+        }
+    }
+}
+
+/* 16-byte vectors when every width, cat's pitch and every pointer allow. */
+template <typename T>
+cudaError_t concat_prec(bool split, void *cat, size_t cat_ld, void *const *pieces,
+                        const size_t *widths, const int *accumulate, size_t n, size_t rows,
+                        cudaStream_t s)
+{
+    constexpr int V = 16 / sizeof(T);
+    bool vec = cat_ld % V == 0 && aligned16(cat);
+    size_t sum = 0;
+    CatArgs a = {};
+
+    for (size_t j = 0; j < n; j++)
+        vec = vec && widths[j] % V == 0 && aligned16(pieces[j]);
+    const int v = vec ? V : 1;
+    a.n = (int)n;
+    for (size_t j = 0; j < n; j++) {
+        a.piece[j] = pieces[j];
+        a.start[j] = (unsigned)(sum / v);
+        sum += widths[j];
+        if (accumulate && accumulate[j])
+            a.acc |= 1u << j;
+    }
+    a.start[n] = (unsigned)(sum / v);
+    if (sum == 0)
+        return cudaSuccess;
+    unsigned grid = grid_for(rows * a.start[n]);
+    (void)cudaGetLastError();
+    if (vec && split)
+        concat<T, V, true><<<grid, kThreads, 0, s>>>(a, (T *)cat, cat_ld / V, rows);
+    else if (vec)
+        concat<T, V, false><<<grid, kThreads, 0, s>>>(a, (T *)cat, cat_ld / V, rows);
+    else if (split)
+        concat<T, 1, true><<<grid, kThreads, 0, s>>>(a, (T *)cat, cat_ld, rows);
+    else
+        concat<T, 1, false><<<grid, kThreads, 0, s>>>(a, (T *)cat, cat_ld, rows);
+    return cudaGetLastError();
+}
+
 } // namespace
+
+extern "C" int fb_kconcat(int prec, int split, void *cat, size_t cat_ld, void *const *pieces,
+                          const size_t *widths, const int *accumulate, size_t npieces, size_t rows,
+                          void *stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    size_t sum = 0;
+
+    if (prec < FB_KPREC_FP32 || prec > FB_KPREC_BF16 || npieces > FB_KCONCAT_MAX ||
+        (npieces && (!pieces || !widths)))
+        return (int)cudaErrorInvalidValue;
+    for (size_t j = 0; j < npieces; j++)
+        sum += widths[j];
+    if (sum > cat_ld || sum > 0xffffffffu) /* columns count in 32 bits */
+        return (int)cudaErrorInvalidValue;
+    if (rows == 0 || sum == 0)
+        return 0;
+    switch (prec) {
+    case FB_KPREC_FP32:
+        return (int)concat_prec<float>(split, cat, cat_ld, pieces, widths, accumulate, npieces,
+                                       rows, s);
+    case FB_KPREC_FP16:
+        return (int)concat_prec<__half>(split, cat, cat_ld, pieces, widths, accumulate, npieces,
+                                        rows, s);
+    default:
+        return (int)concat_prec<__nv_bfloat16>(split, cat, cat_ld, pieces, widths, accumulate,
+                                               npieces, rows, s);
+    }
+}
 
 extern "C" int fb_kpool_fwd(const struct fb_kconv *cv, int kind, int prec, const void *x, void *y,
                             void *stream)

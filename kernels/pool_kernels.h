@@ -41,6 +41,19 @@ int fb_kpool_bwd(const struct fb_kconv *cv, int kind, int prec, const void *x, c
 int fb_kcopy2d(int prec, void *dst, size_t dst_ld, const void *src, size_t src_ld, size_t rows,
                size_t width, int accumulate, void *stream);
 
+/* Most pieces fb_kconcat takes (a DenseNet-121 block concatenates at most 25). */
+#define FB_KCONCAT_MAX 32
+
+/* torch.cat along channels (NHWC rows) in one kernel, not one pitched copy per piece (about 535
+ * a DenseNet-121 step). split 0: cat's columns [0, sum of widths) get pieces[0], pieces[1], ...
+ * side by side, piece j being rows x widths[j] with pitch widths[j]. split 1, its gradient:
+ * each piece gets its slice of cat's columns, added to it (fp32 sum, one rounding) where
+ * accumulate[j] is non-zero (accumulate may be NULL: none). cat's pitch is cat_ld elements.
+ * cudaErrorInvalidValue for npieces > FB_KCONCAT_MAX or widths summing past cat_ld. */
+int fb_kconcat(int prec, int split, void *cat, size_t cat_ld, void *const *pieces,
+               const size_t *widths, const int *accumulate, size_t npieces, size_t rows,
+               void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,14 +2,41 @@
 # The binary links the CUDA runtime statically and never libcuda, so it starts on a machine
 # without an NVIDIA driver (like this one) and says that it sees no GPU.
 . "$(dirname "$0")/lib.sh"
-bin=$1 have_cuda=$2 have_nccl=$3
+bin=$1 have_cuda=$2 have_nccl=$3 nccl_lib=$4 # nccl_lib: a libnccl to load, "" when none found
 needed=$(readelf -d "$bin" | awk '/NEEDED/ { gsub(/[][]/, "", $5); print $5 }')
 [ -n "$needed" ] || fail "readelf found no NEEDED entries in $bin"
 echo "$needed" | grep -q '^libcuda\.so' && fail "links libcuda: $needed"
 echo "$needed" | grep -q '^libcudart\.so' && fail "links the CUDA runtime dynamically: $needed"
 echo "$needed" | grep -q '^libmpi\.so' || fail "does not link MPI: $needed"
+# NCCL is loaded at run time (harness/coll/nccl_lib.c), never linked: the binary starts without
+# it, and FB_NCCL_LIBRARY picks which one.
+echo "$needed" | grep -q '^libnccl\.so' && fail "links libnccl: $needed"
 if [ "$have_nccl" = ON ]; then
-    echo "$needed" | grep -q '^libnccl\.so' || fail "built with NCCL but libnccl is not NEEDED"
+    FB_NCCL_LIBRARY=/nonexistent/libnccl.so.2 "$bin" list >out.txt 2>&1 ||
+        fail "list failed without NCCL: $(cat out.txt)"
+    grep -q "nccl  built, not usable: cannot load NCCL '/nonexistent/libnccl.so.2': .*(set FB_NCCL_LIBRARY)" out.txt ||
+        fail "list does not say NCCL is missing: $(cat out.txt)"
+    # asking for NCCL without it: one line naming the library, exit 2, nothing measured
+    out=$(mktemp -u)
+    FB_NCCL_LIBRARY=/nonexistent/libnccl.so.2 mpi 1 "$bin" run allreduce --backend host \
+        --coll nccl --out "$out" >out.txt 2>err.txt
+    rc=$?
+    [ "$rc" = 2 ] || fail "--coll nccl without NCCL exited $rc, expected 2: $(cat err.txt)"
+    grep -q "collectives 'nccl' cannot run here: cannot load NCCL '/nonexistent/libnccl.so.2'" err.txt ||
+        fail "--coll nccl without NCCL does not say why: $(cat err.txt)"
+    [ ! -e "$out/results.csv" ] || fail "--coll nccl without NCCL wrote results"
+    if [ -n "$nccl_lib" ]; then
+        FB_NCCL_LIBRARY=$nccl_lib "$bin" list >out.txt 2>&1 || fail "list failed: $(cat out.txt)"
+        grep -Eq "nccl  built, NCCL 2\.[0-9]+\.[0-9]+ loaded from $nccl_lib\$" out.txt ||
+            fail "list does not name the NCCL loaded from $nccl_lib: $(cat out.txt)"
+        # env.json records the library a run loaded and its version, with --coll mpi too
+        FB_NCCL_LIBRARY=$nccl_lib mpi 1 "$bin" run allreduce --backend host --coll mpi \
+            --max-bytes 8 --trials 1 --warmup 0 --trial-ms 1 --quiet --out "$out" >out.txt 2>err.txt ||
+            fail "run --coll mpi failed: $(cat err.txt)"
+        tr -d ' \t\n' <"$out/env.json" | grep -Eq "\"nccl\":\{\"version_code\":2[0-9]{4},\"version\":\"2\.[0-9]+\.[0-9]+\",\"library\":\"$nccl_lib\"\}" ||
+            fail "env.json does not record NCCL loaded from $nccl_lib: $(grep -A4 '"nccl"' "$out/env.json")"
+        rm -rf "$out"
+    fi
 fi
 if [ "$have_cuda" != ON ]; then
     echo "built without CUDA: only the NEEDED checks apply" >&2

@@ -24,7 +24,10 @@ static void print_builds(void)
         printf("  cuda  not built: %s\n", why);
     printf("  host  built: host memory, memcpy, CLOCK_MONOTONIC\n");
     if (nccl)
-        printf("  nccl  built, NCCL %d.%d.%d\n", nccl / 10000, nccl / 100 % 100, nccl % 100);
+        printf("  nccl  built, NCCL %d.%d.%d loaded from %s\n", nccl / 10000, nccl / 100 % 100,
+               nccl % 100, fb_nccl_library_path());
+    else if (fb_coll_nccl.built)
+        printf("  nccl  built, not usable: %s\n", fb_nccl_missing_why());
     else
         printf("  nccl  not built\n");
     printf("  mpi   built\n");

@@ -53,8 +53,13 @@ extern const struct fb_coll *const fb_colls[];
 
 const struct fb_coll *fb_coll_find(const char *name);
 
-/* NCCL's version as NCCL_VERSION_CODE (22809 = 2.28.9), 0 when not built. */
+/* The NCCL library loaded at run time ($FB_NCCL_LIBRARY, else libnccl.so.2; loaded at the first
+ * call of these, of `usable` or of comm_create, once per process): its version as
+ * NCCL_VERSION_CODE (22809 = 2.28.9), 0 when not built or not loadable; its path as given to
+ * dlopen, "" likewise; and why it is not there ("" when it is). */
 int fb_nccl_version_code(void);
+const char *fb_nccl_library_path(void);
+const char *fb_nccl_missing_why(void);
 
 /* Whether this MPI library accepts device pointers (Open MPI's MPIX_Query_cuda_support); the
  * reason is written in either case ("Open MPI built without CUDA support"). */

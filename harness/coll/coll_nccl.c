@@ -1,75 +1,52 @@
-/* NCCL collectives on GPU buffers. The unique id travels over MPI; NCCL does the rest.
- * Builds against NCCL 2.12 and newer; later features are tested with NCCL_VERSION_CODE.
- * From NCCL 2.14 communicators are non-blocking (config.blocking = 0): creation and every call
- * that answers ncclInProgress are polled against --timeout, and each communicator is handed to
- * the watchdog, which polls its asynchronous error and aborts it when the job is stopped. */
+/* NCCL collectives on GPU buffers, NCCL loaded at run time (nccl_lib.h). The unique id travels
+ * over MPI; NCCL does the rest. Communicators are blocking, as nccl-tests' and DDP's are: on a
+ * non-blocking one (NCCL 2.28) every call starts a thread and answers ncclInProgress, tens of
+ * microseconds each, which small messages and a per-tensor exchange would time. A hung
+ * collective is still bounded by --timeout: the watchdog's thread aborts each communicator
+ * (ncclCommAbort may be called from another thread on a blocking one) before it stops the job.
+ * A communicator ends exactly once: aborted by the watchdog, or finalized and destroyed. */
 #define _POSIX_C_SOURCE 200809L
 #include "coll.h"
 
-#include <nccl.h>
-#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "log.h"
+#include "nccl_lib.h"
 #include "watchdog.h"
 
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 14, 0)
-#define FB_NCCL_NONBLOCKING 1
-#else
-#define FB_NCCL_NONBLOCKING 0
-#endif
-
 struct fb_coll_comm {
+    const struct fb_nccl_lib *nccl;
     ncclComm_t comm;
     int rank;
+    atomic_flag ended; /* set by the first of the watchdog's abort and comm_destroy */
 };
 
 int fb_nccl_version_code(void)
 {
-    int v = 0;
-    return ncclGetVersion(&v) == ncclSuccess ? v : 0;
+    const struct fb_nccl_lib *lib = fb_nccl_lib_get(NULL, 0);
+    return lib ? lib->version : 0;
 }
 
-static fb_status nccl_check(ncclResult_t rc, const char *what)
+const char *fb_nccl_library_path(void)
+{
+    const struct fb_nccl_lib *lib = fb_nccl_lib_get(NULL, 0);
+    return lib ? lib->path : "";
+}
+
+const char *fb_nccl_missing_why(void)
+{
+    static char why[512];
+    return fb_nccl_lib_get(why, sizeof why) ? "" : why;
+}
+
+static fb_status nccl_check(const struct fb_nccl_lib *lib, ncclResult_t rc, const char *what)
 {
     if (rc == ncclSuccess)
         return FB_OK;
-    fb_error("%s failed: %s", what, ncclGetErrorString(rc));
+    fb_error("%s failed: %s", what, lib->get_error_string(rc));
     return FB_ERR_NCCL;
-}
-
-/* Waits until the operation `what` on comm leaves ncclInProgress (a non-blocking communicator
- * answers so while it works), polling ncclCommGetAsyncError: spinning for the first
- * millisecond, so a collective's enqueue is not slowed down, then in naps of 100 us. Past the
- * phase's deadline the communicator is aborted and the watchdog stops the job (no return). */
-static fb_status nccl_settle(ncclComm_t comm, ncclResult_t rc, const char *what)
-{
-#if FB_NCCL_NONBLOCKING
-    struct timespec nap = {0, 100 * 1000};
-    long spins = 0;
-
-    if (rc != ncclInProgress || !comm)
-        return nccl_check(rc, what);
-    fb_watchdog_wait_begin();
-    while (rc == ncclInProgress) {
-        if (fb_watchdog_expired()) {
-            (void)ncclCommAbort(comm);
-            fb_watchdog_expire(what);
-        }
-        if (spins++ < 1000)
-            sched_yield();
-        else
-            nanosleep(&nap, NULL);
-        if (ncclCommGetAsyncError(comm, &rc) != ncclSuccess)
-            break;
-    }
-    fb_watchdog_wait_end();
-#else
-    (void)comm;
-#endif
-    return nccl_check(rc, what);
 }
 
 /* The watchdog's side (another thread): a failed communicator, and the abort on a stop. */
@@ -78,44 +55,67 @@ static bool guard_failed(void *arg, char *why, size_t len)
     struct fb_coll_comm *c = arg;
     ncclResult_t state = ncclSuccess;
 
-    if (ncclCommGetAsyncError(c->comm, &state) != ncclSuccess || state == ncclSuccess
-#if FB_NCCL_NONBLOCKING
-        || state == ncclInProgress
-#endif
-    )
+    if (c->nccl->comm_get_async_error(c->comm, &state) != ncclSuccess || state == ncclSuccess ||
+        state == ncclInProgress)
         return false;
     snprintf(why, len, "NCCL communicator of rank %d failed: %s", c->rank,
-             ncclGetErrorString(state));
+             c->nccl->get_error_string(state));
     return true;
+}
+
+void fb_coll_nccl_abort(struct fb_coll_comm *c)
+{
+    if (!atomic_flag_test_and_set(&c->ended))
+        (void)c->nccl->comm_abort(c->comm);
 }
 
 static void guard_abort(void *arg)
 {
-    struct fb_coll_comm *c = arg;
-    (void)ncclCommAbort(c->comm);
+    fb_coll_nccl_abort(arg);
 }
 
-static void guard(struct fb_coll_comm *c)
+/* A communicator of ours around `comm` (owned from here on, aborted if this fails). */
+static fb_status wrap(const struct fb_nccl_lib *lib, ncclComm_t comm, int rank,
+                      struct fb_coll_comm **out)
 {
+    struct fb_coll_comm *c = calloc(1, sizeof *c);
+
+    if (!c) {
+        (void)lib->comm_abort(comm);
+        return FB_ERR_NOMEM;
+    }
+    c->nccl = lib;
+    c->comm = comm;
+    c->rank = rank;
+    atomic_flag_clear(&c->ended);
     if (!fb_watchdog_guard(guard_abort, guard_failed, c))
         fb_warn("NCCL communicator of rank %d not watched (too many); --timeout still stops "
-                "the job", c->rank);
+                "the job", rank);
+    *out = c;
+    return FB_OK;
 }
 
 static bool nccl_usable(const struct fb_backend *be, char *why, size_t whylen)
 {
+    const struct fb_nccl_lib *lib = fb_nccl_lib_get(why, whylen);
+
+    if (!lib)
+        return false;
     if (be != &fb_backend_cuda || !be->built) {
         snprintf(why, whylen, "NCCL reduces GPU buffers; backend '%s' has none", be->name);
         return false;
     }
-    snprintf(why, whylen, "NCCL %d.%d.%d", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+    snprintf(why, whylen, "NCCL %d.%d.%d (%s)", lib->version / 10000, lib->version / 100 % 100,
+             lib->version % 100, lib->path);
     return true;
 }
 
 static fb_status nccl_comm_create(MPI_Comm comm, const struct fb_backend *be,
                                   struct fb_coll_comm **out)
 {
-    struct fb_coll_comm *c;
+    char why[512];
+    const struct fb_nccl_lib *lib = fb_nccl_lib_get(why, sizeof why);
+    ncclComm_t nc = NULL;
     ncclUniqueId id;
     int rank, size;
     fb_status st = FB_OK;
@@ -124,85 +124,73 @@ static fb_status nccl_comm_create(MPI_Comm comm, const struct fb_backend *be,
     *out = NULL;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
+    if (!lib) {
+        fb_error("%s", why);
+        return FB_ERR_UNSUPPORTED;
+    }
     if (rank == 0)
-        st = nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+        st = nccl_check(lib, lib->get_unique_id(&id), "ncclGetUniqueId");
     /* Every rank must learn whether rank 0 got an id before waiting on NCCL. */
     MPI_Bcast(&st, (int)sizeof st, MPI_BYTE, 0, comm);
     if (st != FB_OK)
         return st;
     MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, comm);
-    if (!(c = calloc(1, sizeof *c)))
-        return FB_ERR_NOMEM;
-#if FB_NCCL_NONBLOCKING
-    {
-        /* Non-blocking: a rank that never joins cannot hold the others past --timeout. */
-        ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-        config.blocking = 0;
-        st = nccl_settle(c->comm, ncclCommInitRankConfig(&c->comm, size, id, rank, &config),
-                         "ncclCommInitRankConfig");
-    }
-#else
-    st = nccl_check(ncclCommInitRank(&c->comm, size, id, rank), "ncclCommInitRank");
-#endif
+    /* Blocking: a rank that never joins holds the others until the watchdog's deadline, whose
+     * message names it (this rank is waiting, not working). */
+    fb_watchdog_wait_begin();
+    st = nccl_check(lib, lib->comm_init_rank(&nc, size, id, rank), "ncclCommInitRank");
+    fb_watchdog_wait_end();
     if (st != FB_OK) {
-        if (c->comm)
-            (void)ncclCommAbort(c->comm);
-        free(c);
+        if (nc)
+            (void)lib->comm_abort(nc);
         return st;
     }
-    c->rank = rank;
-    guard(c);
-    *out = c;
-    return FB_OK;
+    return wrap(lib, nc, rank, out);
 }
 
 static fb_status nccl_comm_split(struct fb_coll_comm *parent, MPI_Comm sub,
                                  struct fb_coll_comm **out)
 {
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0)
-    /* Children share the parent's setup (topology, bootstrap), which a fresh init repeats.
-     * Every rank of the parent must call it, members or not. */
-    struct fb_coll_comm *c;
+    const struct fb_nccl_lib *lib = parent->nccl;
     ncclComm_t child = NULL;
     fb_status st;
-
-    ncclResult_t rc;
+    int rank;
 
     *out = NULL;
-    /* config NULL: the child inherits the parent's (non-blocking) configuration; the split is
-     * settled on the child where there is one, and on the parent in any case */
-    rc = ncclCommSplit(parent->comm, sub != MPI_COMM_NULL ? 0 : NCCL_SPLIT_NOCOLOR, parent->rank,
-                       &child, NULL);
-    st = nccl_settle(child ? child : parent->comm, rc, "ncclCommSplit");
-    if (st == FB_OK && child && rc == ncclInProgress)
-        st = nccl_settle(parent->comm, ncclInProgress, "ncclCommSplit");
+    if (!lib->comm_split) /* NCCL before 2.18: a fresh communicator for the members */
+        return sub == MPI_COMM_NULL ? FB_OK : nccl_comm_create(sub, NULL, out);
+    /* Children share the parent's setup (topology, bootstrap), which a fresh init repeats.
+     * Every rank of the parent must call it, members or not; config NULL: the child is
+     * blocking like its parent. NCCL_SPLIT_NOCOLOR is -1 in every NCCL that has the split. */
+    fb_watchdog_wait_begin();
+    st = nccl_check(lib, lib->comm_split(parent->comm, sub != MPI_COMM_NULL ? 0 : -1,
+                                         parent->rank, &child, NULL),
+                    "ncclCommSplit");
+    fb_watchdog_wait_end();
     if (st != FB_OK || sub == MPI_COMM_NULL) {
         if (child)
-            (void)ncclCommAbort(child);
+            (void)lib->comm_abort(child);
         return st;
     }
-    if (!(c = calloc(1, sizeof *c))) {
-        (void)ncclCommDestroy(child);
-        return FB_ERR_NOMEM;
-    }
-    c->comm = child;
-    MPI_Comm_rank(sub, &c->rank);
-    guard(c);
-    *out = c;
-    return FB_OK;
-#else
-    (void)parent;
-    *out = NULL;
-    return sub == MPI_COMM_NULL ? FB_OK : nccl_comm_create(sub, NULL, out);
-#endif
+    MPI_Comm_rank(sub, &rank);
+    return wrap(lib, child, rank, out);
 }
 
 static void nccl_comm_destroy(struct fb_coll_comm *c)
 {
     if (!c)
         return;
+    /* Unwatched first, so the watchdog cannot abort what is being destroyed. */
     fb_watchdog_forget(c);
-    (void)ncclCommDestroy(c->comm);
+    if (!atomic_flag_test_and_set(&c->ended)) {
+        /* Finalize flushes the communicator's work and its proxies before it is freed
+         * (NCCL 2.14 and newer); if it fails, abort is what frees it. */
+        if (c->nccl->comm_finalize &&
+            nccl_check(c->nccl, c->nccl->comm_finalize(c->comm), "ncclCommFinalize") != FB_OK)
+            (void)c->nccl->comm_abort(c->comm);
+        else
+            (void)nccl_check(c->nccl, c->nccl->comm_destroy(c->comm), "ncclCommDestroy");
+    }
     free(c);
 }
 
@@ -224,35 +212,40 @@ static ncclDataType_t nccl_type(enum fb_dtype dtype)
     }
 }
 
+/* The stream's native handle; NULL (the legacy default stream) for none. */
+static cudaStream_t native(struct fb_stream *s)
+{
+    return s ? (cudaStream_t)fb_backend_cuda.stream_native(s) : NULL;
+}
+
 static fb_status nccl_allreduce(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
                                 enum fb_dtype dtype, enum fb_redop op, struct fb_stream *s)
 {
     (void)op;
-    return nccl_settle(c->comm, ncclAllReduce(send, recv, count, nccl_type(dtype), ncclSum,
-                                              c->comm, fb_backend_cuda.stream_native(s)),
-                       "ncclAllReduce");
+    return nccl_check(c->nccl,
+                      c->nccl->all_reduce(send, recv, count, nccl_type(dtype), ncclSum, c->comm,
+                                          native(s)),
+                      "ncclAllReduce");
 }
 
 static fb_status nccl_sendrecv(struct fb_coll_comm *c, const void *send, int to, void *recv,
                                int from, size_t bytes, struct fb_stream *s)
 {
-    cudaStream_t stream = fb_backend_cuda.stream_native(s);
-    fb_status st;
+    const struct fb_nccl_lib *lib = c->nccl;
+    cudaStream_t stream = native(s);
+    fb_status st, end;
 
     /* One group, so a bidirectional exchange cannot deadlock on the two sends. */
-    if ((st = nccl_check(ncclGroupStart(), "ncclGroupStart")) != FB_OK)
+    if ((st = nccl_check(lib, lib->group_start(), "ncclGroupStart")) != FB_OK)
         return st;
-    if (to >= 0 && (st = nccl_check(ncclSend(send, bytes, ncclInt8, to, c->comm, stream),
-                                    "ncclSend")) != FB_OK) {
-        (void)ncclGroupEnd();
-        return st;
-    }
-    if (from >= 0 && (st = nccl_check(ncclRecv(recv, bytes, ncclInt8, from, c->comm, stream),
-                                      "ncclRecv")) != FB_OK) {
-        (void)ncclGroupEnd();
-        return st;
-    }
-    return nccl_settle(c->comm, ncclGroupEnd(), "ncclGroupEnd");
+    st = FB_OK;
+    if (to >= 0)
+        st = nccl_check(lib, lib->send(send, bytes, ncclInt8, to, c->comm, stream), "ncclSend");
+    if (st == FB_OK && from >= 0)
+        st = nccl_check(lib, lib->recv(recv, bytes, ncclInt8, from, c->comm, stream), "ncclRecv");
+    /* The group is ended on every path, and its answer checked: the first error wins. */
+    end = nccl_check(lib, lib->group_end(), "ncclGroupEnd");
+    return st != FB_OK ? st : end;
 }
 
 const struct fb_coll fb_coll_nccl = {

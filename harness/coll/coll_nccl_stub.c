@@ -4,6 +4,8 @@
 #include <stdio.h>
 
 int fb_nccl_version_code(void) { return 0; }
+const char *fb_nccl_library_path(void) { return ""; }
+const char *fb_nccl_missing_why(void) { return "built without NCCL"; }
 
 static bool stub_usable(const struct fb_backend *be, char *why, size_t whylen)
 {

@@ -189,6 +189,48 @@ out:
     return st;
 }
 
+fb_status fb_topo_gpu_rebind(struct fb_topo *t, const char *busid, int local_size,
+                             const char *current, char *cpus, size_t cpuslen)
+{
+    hwloc_bitmap_t cur = NULL;
+    hwloc_obj_t anchor;
+    fb_status st = FB_OK;
+
+    put_list(cpus, cpuslen, NULL);
+    if (local_size != 1 || !busid || !*busid || !(anchor = pci_anchor(t, busid)) ||
+        hwloc_bitmap_iszero(anchor->cpuset))
+        return FB_OK;
+    if (!(cur = hwloc_bitmap_alloc()))
+        return FB_ERR_NOMEM;
+    if (current && *current && hwloc_bitmap_list_sscanf(cur, current) != 0) {
+        st = FB_ERR_USAGE;
+        goto out;
+    }
+    /* An unknown binding ("") is not inside: the GPU's socket is where it should be. */
+    if (!current || !*current || !hwloc_bitmap_isincluded(cur, anchor->cpuset))
+        put_list(cpus, cpuslen, anchor->cpuset);
+out:
+    hwloc_bitmap_free(cur);
+    return st;
+}
+
+fb_status fb_topo_bind(struct fb_topo *t, const char *cpus)
+{
+    hwloc_bitmap_t set;
+    fb_status st = FB_OK;
+
+    if (!t->this_system)
+        return FB_ERR_UNSUPPORTED;
+    if (!cpus || !*cpus || !(set = hwloc_bitmap_alloc()))
+        return !cpus || !*cpus ? FB_ERR_USAGE : FB_ERR_NOMEM;
+    if (hwloc_bitmap_list_sscanf(set, cpus) != 0)
+        st = FB_ERR_USAGE;
+    else if (hwloc_set_cpubind(t->topo, set, HWLOC_CPUBIND_PROCESS) != 0)
+        st = FB_ERR_UNSUPPORTED;
+    hwloc_bitmap_free(set);
+    return st;
+}
+
 fb_status fb_topo_cpus_numa(struct fb_topo *t, const char *cpus, char *numa, size_t numalen)
 {
     hwloc_bitmap_t set = NULL, nodes = NULL;

@@ -54,6 +54,20 @@ fb_status fb_topo_pci_locality(struct fb_topo *t, const char *busid, char *cpus,
 fb_status fb_topo_my_binding(struct fb_topo *t, char *cpus, size_t cpuslen, char *numa,
                              size_t numalen, bool *bound);
 
+/* Where a rank driving GPU `busid` should run when it is its node's only rank (local_size 1):
+ * the GPU's CPUs (its socket, fb_topo_pci_locality) when `current` (the rank's binding as a list
+ * string) is not already inside them. Open MPI binds one or two ranks to a core, core 0 for the
+ * first, which may be the socket away from the GPU; several local ranks are laid out by the
+ * launcher (`--map-by ppr:K:socket`, docs/sweep.md) and left alone. Writes "" when the rank is
+ * to stay (several local ranks, no bus id, the GPU not in the topology, already there). Pure:
+ * works on XML topologies. FB_ERR_USAGE for a malformed `current`. */
+fb_status fb_topo_gpu_rebind(struct fb_topo *t, const char *busid, int local_size,
+                             const char *current, char *cpus, size_t cpuslen);
+
+/* Binds this process (all its threads) to the CPU list `cpus`. FB_ERR_UNSUPPORTED for an XML
+ * topology or where the OS refuses; FB_ERR_USAGE for a malformed list. */
+fb_status fb_topo_bind(struct fb_topo *t, const char *cpus);
+
 /* The NUMA nodes (OS indexes, list string) whose CPUs intersect the CPU list `cpus`.
  * FB_ERR_USAGE when `cpus` is not a list string. */
 fb_status fb_topo_cpus_numa(struct fb_topo *t, const char *cpus, char *numa, size_t numalen);

@@ -291,10 +291,13 @@ static void add_versions(struct jb *b, cJSON *root, const struct fb_rank_facts *
     fb_versions_cuda_str(runtime, v, sizeof v);
     j_str(b, o, "runtime_version", v);
 
+    /* The library loaded at run time (FB_NCCL_LIBRARY), so two runs of one binary against
+     * two NCCL versions say which was which; "" and 0 when none could be loaded. */
     o = j_obj(b, root, "nccl");
     j_num(b, o, "version_code", fb_nccl_version_code());
     fb_versions_nccl_str(fb_nccl_version_code(), v, sizeof v);
     j_str(b, o, "version", v);
+    j_str(b, o, "library", fb_nccl_library_path());
 
     o = j_obj(b, root, "mpi");
     text[0] = '\0';

@@ -1,10 +1,12 @@
-/* Backend, collectives and GPU selection, agreed by all ranks. */
+/* Backend, collectives and GPU selection, agreed by all ranks; a rank alone on its node moved
+ * to its GPU's socket. */
 #include "session.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "log.h"
+#include "topo.h"
 #include "watchdog.h"
 
 static fb_status pick_backend(struct fb_session *s, const char *name)
@@ -64,6 +66,31 @@ static fb_status pick_coll(struct fb_session *s, const char *name)
     return FB_OK;
 }
 
+/* A rank alone on its node runs on its GPU's socket, as the launcher's socket layout puts
+ * several (fb_topo_gpu_rebind): Open MPI binds one rank to core 0, which may be the socket away
+ * from the GPU, and h2d then measures the inter-socket link. Best effort: a warning at most. */
+static void bind_near_gpu(const struct fb_session *s)
+{
+    struct fb_topo *t = NULL;
+    char cur[512], numa[64], want[512];
+    bool bound;
+
+    if (s->be != &fb_backend_cuda || s->world.local_size != 1 || !s->dev.pci_bus_id[0] ||
+        fb_topo_load(&t, NULL) != FB_OK)
+        return;
+    if (fb_topo_my_binding(t, cur, sizeof cur, numa, sizeof numa, &bound) != FB_OK)
+        cur[0] = '\0';
+    if (fb_topo_gpu_rebind(t, s->dev.pci_bus_id, 1, cur, want, sizeof want) == FB_OK && want[0]) {
+        if (fb_topo_bind(t, want) == FB_OK)
+            fb_info("bound to CPUs %s, GPU %s's socket (was %s)", want, s->dev.pci_bus_id,
+                    cur[0] ? cur : "unknown");
+        else
+            fb_warn("cannot bind to CPUs %s near GPU %s; staying on %s", want,
+                    s->dev.pci_bus_id, cur[0] ? cur : "unknown CPUs");
+    }
+    fb_topo_free(t);
+}
+
 fb_status fb_session_open(struct fb_session *s, const char *backend, const char *coll,
                           bool allow_oversubscribe)
 {
@@ -106,6 +133,8 @@ fb_status fb_session_open(struct fb_session *s, const char *backend, const char 
 
     st = s->be->open(device, &s->dev);
     s->opened = st == FB_OK;
+    if (s->opened)
+        bind_near_gpu(s);
     return fb_world_agree(&s->world, st);
 }
 

@@ -87,10 +87,16 @@ static void print_line(const struct fb_case *c, int nactive, long iters, const s
     switch (c->report) {
     case FB_REPORT_COLLECTIVE:
         /* nccl-tests' columns: size in bytes, count, type, redop, time, algbw, busbw, #wrong. */
-        fb_out("%-16s %5d %12zu %10zu %8s %5s %7ld %10.2f %10.2f %10.2f %9.3f %9.3f %6lld%s\n",
-               c->name, nactive, c->bytes, c->count, c->typed ? dtype_names[c->dtype] : "-",
-               c->redop ? c->redop : "-", iters, time->median, time->p05, time->p95, bw->median,
-               bus->median, wrong, wrong ? "  WRONG" : "");
+        if (nactive > 1)
+            fb_out("%-16s %5d %12zu %10zu %8s %5s %7ld %10.2f %10.2f %10.2f %9.3f %9.3f %6lld%s\n",
+                   c->name, nactive, c->bytes, c->count, c->typed ? dtype_names[c->dtype] : "-",
+                   c->redop ? c->redop : "-", iters, time->median, time->p05, time->p95,
+                   bw->median, bus->median, wrong, wrong ? "  WRONG" : "");
+        else /* one rank: time only (no bandwidth rows) */
+            fb_out("%-16s %5d %12zu %10zu %8s %5s %7ld %10.2f %10.2f %10.2f %9s %9s %6lld%s\n",
+                   c->name, nactive, c->bytes, c->count, c->typed ? dtype_names[c->dtype] : "-",
+                   c->redop ? c->redop : "-", iters, time->median, time->p05, time->p95, "-",
+                   "-", wrong, wrong ? "  WRONG" : "");
         break;
     case FB_REPORT_LATENCY:
         fb_size_format(c->bytes, size, sizeof size);
@@ -263,10 +269,13 @@ fb_status fb_runner_report(struct fb_runner *r, const struct fb_bench *b, const 
     time_st = row.st;
     switch (c->report) {
     case FB_REPORT_COLLECTIVE:
-        if ((st = emit(r, &row, "algbw", "GB/s", bw, trials)) != FB_OK)
+        /* On one rank a collective moves nothing across a fabric (an in-place all-reduce is a
+         * no-op timed in nanoseconds, "1,847,013 GB/s"): its time is its figure, no bandwidth
+         * row, so no headline either. */
+        if (nactive > 1 && (st = emit(r, &row, "algbw", "GB/s", bw, trials)) != FB_OK)
             goto out;
         bw_st = row.st;
-        if ((st = emit(r, &row, "busbw", "GB/s", bus, trials)) != FB_OK)
+        if (nactive > 1 && (st = emit(r, &row, "busbw", "GB/s", bus, trials)) != FB_OK)
             goto out;
         bus_st = row.st;
         if (neach > 0) {

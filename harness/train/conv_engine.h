@@ -29,6 +29,9 @@ enum fb_pool { FB_POOL_MAX, FB_POOL_AVG }; /* avg with r x s = h x w is a global
 
 struct fb_conv_ctx; /* an open engine: library handles, scratch; opaque per engine */
 
+/* Most pieces one concat takes (kernels/pool_kernels.h's FB_KCONCAT_MAX). */
+#define FB_CONV_CONCAT_MAX 32
+
 struct fb_conv_engine {
     const char *name; /* "host", "cuda": the device backend it runs with */
     bool built;       /* false for the stub */
@@ -73,6 +76,13 @@ struct fb_conv_engine {
     fb_status (*copy2d)(struct fb_conv_ctx *ctx, void *dst, size_t dst_ld, const void *src,
                         size_t src_ld, size_t rows, size_t width, bool accumulate,
                         struct fb_stream *s);
+    /* torch.cat along channels in one call: split false, cat (rows x cat_ld) gets the n
+     * pieces (rows x widths[j], pitch widths[j]) side by side from column 0; split true, its
+     * gradient, each piece its slice of cat, added where acc[j] (acc may be NULL). n <=
+     * FB_CONV_CONCAT_MAX. On cuda one kernel (kernels/pool_kernels.h, fb_kconcat). */
+    fb_status (*concat)(struct fb_conv_ctx *ctx, bool split, void *cat, size_t cat_ld,
+                        void *const *pieces, const size_t *widths, const bool *acc, size_t n,
+                        size_t rows, struct fb_stream *s);
     /* The vendor BLAS on dense row-major operands of one GEMM shape: C (m x n) = A (m x k)
      * B (k x n), A and B in prec, C in prec or, with c_fp32, in fp32 (weight gradients);
      * fp32 accumulation. FB_ERR_UNSUPPORTED when ref_missing says so. Stream-ordered. */

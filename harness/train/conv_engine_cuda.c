@@ -192,6 +192,23 @@ static fb_status ce_copy2d(struct fb_conv_ctx *ctx, void *dst, size_t dst_ld, co
                        accumulate ? "fb_kcopy2d (accumulate)" : "fb_kcopy2d");
 }
 
+_Static_assert(FB_CONV_CONCAT_MAX == FB_KCONCAT_MAX, "the engine's and the kernel's limits");
+
+static fb_status ce_concat(struct fb_conv_ctx *ctx, bool split, void *cat, size_t cat_ld,
+                           void *const *pieces, const size_t *widths, const bool *acc, size_t n,
+                           size_t rows, struct fb_stream *s)
+{
+    int accumulate[FB_CONV_CONCAT_MAX];
+
+    if (n > FB_CONV_CONCAT_MAX)
+        return FB_ERR_USAGE;
+    for (size_t j = 0; j < n; j++)
+        accumulate[j] = acc && acc[j];
+    return cuda_status(fb_kconcat((int)ctx->prec, split, cat, cat_ld, pieces, widths, accumulate,
+                                  n, rows, ctx->be->stream_native(s)),
+                       split ? "fb_kconcat (split)" : "fb_kconcat");
+}
+
 static fb_status ce_gemm_ref(struct fb_conv_ctx *ctx, int m, int n, int k, const void *a,
                              const void *b, void *c, bool c_fp32, struct fb_stream *s)
 {
@@ -233,5 +250,6 @@ const struct fb_conv_engine fb_conv_engine_cuda = {
     .pool_fwd = ce_pool_fwd,
     .pool_bwd = ce_pool_bwd,
     .copy2d = ce_copy2d,
+    .concat = ce_concat,
     .gemm_ref = ce_gemm_ref,
 };

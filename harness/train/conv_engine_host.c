@@ -403,6 +403,30 @@ static fb_status host_copy2d(struct fb_conv_ctx *ctx, void *dstv, size_t dst_ld,
     return FB_OK;
 }
 
+static fb_status host_concat(struct fb_conv_ctx *ctx, bool split, void *cat, size_t cat_ld,
+                             void *const *pieces, const size_t *widths, const bool *acc, size_t n,
+                             size_t rows, struct fb_stream *s)
+{
+    size_t col = 0;
+
+    for (size_t j = 0; j < n; j++)
+        col += widths[j];
+    if (n > FB_CONV_CONCAT_MAX || col > cat_ld)
+        return FB_ERR_USAGE;
+    col = 0;
+    for (size_t j = 0; j < n; j++) {
+        float *slice = (float *)cat + col;
+        if (split)
+            (void)host_copy2d(ctx, pieces[j], widths[j], slice, cat_ld, rows, widths[j],
+                              acc && acc[j], s);
+        else
+            (void)host_copy2d(ctx, slice, cat_ld, pieces[j], widths[j], rows, widths[j], false,
+                              s);
+        col += widths[j];
+    }
+    return FB_OK;
+}
+
 static fb_status host_gemm_ref(struct fb_conv_ctx *ctx, int m, int n, int k, const void *a,
                                const void *b, void *c, bool c_fp32, struct fb_stream *s)
 {
@@ -426,5 +450,6 @@ const struct fb_conv_engine fb_conv_engine_host = {
     .pool_fwd = host_pool_fwd,
     .pool_bwd = host_pool_bwd,
     .copy2d = host_copy2d,
+    .concat = host_concat,
     .gemm_ref = host_gemm_ref,
 };

@@ -4,7 +4,8 @@
  * drawn from five values so that windows tie and the gradient must go to the first maximum),
  * average pools (2x2/2, 3x3/2 pad 1 with padding counted, global 7x7 and 5x3), each on the
  * vector path and on misaligned pointers (the scalar path), and the copies with and without
- * accumulation, whose untouched neighbours are checked too. Outputs are NaN before each launch.
+ * accumulation, whose untouched neighbours are checked too, and the one-kernel concatenation
+ * and its split (fb_kconcat). Outputs are NaN before each launch.
  * Prints one line per case with its largest error against its tolerance. Exits 77 ("no GPU:
  * ...") where no GPU can be used, 1 on any failure. */
 #include "gpu_check.cuh"
@@ -171,6 +172,69 @@ void check_copy(size_t rows, size_t width, size_t dld, size_t sld, size_t col, i
     g_failures += w.bad;
 }
 
+/* fb_kconcat: `n` pieces of the given widths into (split 0) or out of (split 1) a cat of pitch
+ * cat_ld, every piece and cat starting with random values so that a skipped element or an
+ * overwritten neighbour shows; with split, odd pieces accumulate. `shift` moves every pointer by
+ * one element (the scalar path). */
+void check_concat(int prec, int split, size_t rows, const std::vector<size_t> &widths,
+                  size_t cat_ld, bool shift)
+{
+    size_t es = esize(prec), n = widths.size(), nc = rows * cat_ld + 1, off = shift ? 1 : 0;
+    Tensor c0 = random_tensor(prec, nc, -1, 1);
+    std::vector<Tensor> p0;
+    std::vector<Dev> dp(n);
+    std::vector<void *> ptr(n);
+    std::vector<int> acc(n);
+    Dev dc;
+    CK(dc.alloc(nc * es));
+    CK(dc.put(c0.bytes.data()));
+    for (size_t j = 0; j < n; j++) {
+        p0.push_back(random_tensor(prec, rows * widths[j] + 1, -1, 1));
+        CK(dp[j].alloc((rows * widths[j] + 1) * es));
+        CK(dp[j].put(p0[j].bytes.data()));
+        ptr[j] = (char *)dp[j].p + off * es;
+        acc[j] = split && j % 2 == 1;
+    }
+    CK(fb_kconcat(prec, split, (char *)dc.p + off * es, cat_ld, ptr.data(), widths.data(),
+                  acc.data(), n, rows, NULL));
+    CK(cudaDeviceSynchronize());
+    Worst w;
+    std::vector<unsigned char> got(nc * es);
+    CK(dc.get(got.data()));
+    size_t col = 0;
+    for (size_t j = 0; j < n; j++) {
+        std::vector<unsigned char> pg((rows * widths[j] + 1) * es);
+        CK(dp[j].get(pg.data()));
+        for (size_t i = 0; i < rows; i++)
+            for (size_t k = 0; k < widths[j]; k++) {
+                size_t ce = off + i * cat_ld + col + k, pe = off + i * widths[j] + k;
+                double cv = c0.val[ce], pv = p0[j].val[pe];
+                if (!split) {
+                    w.add(load_elem(prec, got.data(), ce), pv, 1e-30);
+                } else {
+                    double ref = acc[j] ? pv + cv : cv;
+                    double tol = acc[j] ? (out_tol(prec) + 2.4e-7) * (fabs(pv) + fabs(cv)) : 0;
+                    w.add(load_elem(prec, pg.data(), pe), ref, tol + 1e-30);
+                }
+            }
+        if (!split) /* a piece is only read */
+            for (size_t e = 0; e < rows * widths[j] + 1; e++)
+                w.add(load_elem(prec, pg.data(), e), p0[j].val[e], 1e-30);
+        col += widths[j];
+    }
+    /* cat's columns past the pieces, and the element before a shifted start, untouched */
+    for (size_t e = 0; e < nc; e++) {
+        bool inside = e >= off && (e - off) / cat_ld < rows && (e - off) % cat_ld < col;
+        if (split || !inside)
+            w.add(load_elem(prec, got.data(), e), c0.val[e], 1e-30);
+    }
+    printf("concat   %s %-10s rows=%zu pieces=%zu cat_ld=%zu%s  max_abs_err=%.3g err/tol=%.3g  "
+           "%s\n",
+           kPrecName[prec], split ? "split" : "concat", rows, n, cat_ld,
+           shift ? " misaligned" : "", w.abs_err, w.ratio, w.bad ? "FAIL" : "ok");
+    g_failures += w.bad;
+}
+
 /* Bad arguments are refused before anything is launched. */
 void check_refusals(void)
 {
@@ -182,7 +246,15 @@ void check_refusals(void)
               fb_kcopy2d(FB_KPREC_FP16, NULL, 4, NULL, 8, 2, 8, 1, NULL) ==
                   (int)cudaErrorInvalidValue &&
               fb_kcopy2d(3, NULL, 8, NULL, 8, 2, 8, 0, NULL) == (int)cudaErrorInvalidValue;
-    printf("refusals (stride 0, unknown kind, pitch < width, unknown prec)  %s\n",
+    size_t widths[2] = {8, 8};
+    void *pieces[2] = {NULL, NULL};
+    ok = ok &&
+         fb_kconcat(FB_KPREC_FP32, 0, NULL, 15, pieces, widths, NULL, 2, 4, NULL) ==
+             (int)cudaErrorInvalidValue &&
+         fb_kconcat(FB_KPREC_FP32, 0, NULL, 64, pieces, widths, NULL, FB_KCONCAT_MAX + 1, 4,
+                    NULL) == (int)cudaErrorInvalidValue;
+    printf("refusals (stride 0, unknown kind, pitch < width, unknown prec, concat wider than its "
+           "pitch, too many pieces)  %s\n",
            ok ? "ok" : "FAIL");
     g_failures += !ok;
 }
@@ -217,6 +289,15 @@ int main(void)
             check_copy(29, 64, 96, 96, 0, acc, prec);   /* a block input's slice, both pitched */
             check_copy(23, 13, 29, 13, 5, acc, prec);   /* odd: the scalar path */
             check_copy(5, 8, 16, 8, 1, acc, prec);      /* misaligned by one element */
+        }
+    for (int prec = FB_KPREC_FP32; prec <= FB_KPREC_BF16; prec++)
+        for (int split = 0; split < 2; split++) {
+            /* a dense block's: the block input and growth-rate slices */
+            check_concat(prec, split, 37, {64, 32, 32, 32}, 160, false);
+            check_concat(prec, split, 11, std::vector<size_t>(FB_KCONCAT_MAX, 8),
+                         8 * FB_KCONCAT_MAX + 8, false);      /* the most pieces, spare columns */
+            check_concat(prec, split, 13, {5, 3, 8}, 16, false); /* odd: the scalar path */
+            check_concat(prec, split, 9, {16, 32}, 48, true);    /* misaligned pointers */
         }
     check_refusals();
 

@@ -211,6 +211,30 @@ static void check_copy2d(const struct fb_conv_engine *e, struct fb_conv_ctx *ctx
     CHECK(dst[0] == 0 && dst[1] == 2 && dst[11] == 16);
 }
 
+/* A concatenation of three pieces (widths 2, 1, 3) into a pitch of 7, and its split with the
+ * middle piece accumulating. */
+static void check_concat(const struct fb_conv_engine *e, struct fb_conv_ctx *ctx)
+{
+    float a[4] = {1, 2, 3, 4}, b[2] = {5, 6}, c[6] = {7, 8, 9, 10, 11, 12}, cat[14];
+    void *pieces[3] = {a, b, c};
+    size_t widths[3] = {2, 1, 3};
+    bool acc[3] = {false, true, false};
+    static const float want[14] = {1, 2, 5, 7, 8, 9, -1, 3, 4, 6, 10, 11, 12, -1};
+
+    for (int i = 0; i < 14; i++)
+        cat[i] = -1;
+    CHECK(e->concat(ctx, false, cat, 7, pieces, widths, NULL, 3, 2, NULL) == FB_OK);
+    for (int i = 0; i < 14; i++)
+        CHECK_NEAR(cat[i], want[i], 0);
+    for (int i = 0; i < 14; i++)
+        cat[i] = (float)(10 * i);
+    CHECK(e->concat(ctx, true, cat, 7, pieces, widths, acc, 3, 2, NULL) == FB_OK);
+    CHECK(a[0] == 0 && a[1] == 10 && a[2] == 70 && a[3] == 80);
+    CHECK(b[0] == 5 + 20 && b[1] == 6 + 90); /* accumulated */
+    CHECK(c[0] == 30 && c[2] == 50 && c[3] == 100 && c[5] == 120);
+    CHECK(e->concat(ctx, false, cat, 5, pieces, widths, NULL, 3, 2, NULL) == FB_ERR_USAGE);
+}
+
 static void check_gemm(const struct fb_conv_engine *e, struct fb_conv_ctx *ctx)
 {
     enum { M = 7, N = 5, K = 9 };
@@ -249,6 +273,7 @@ int main(void)
     check_bn(e, ctx);
     check_pools(e, ctx);
     check_copy2d(e, ctx);
+    check_concat(e, ctx);
     check_gemm(e, ctx);
     e->close(ctx);
     e->close(NULL);

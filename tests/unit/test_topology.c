@@ -86,6 +86,25 @@ static void xeon_k40m(void)
     CHECK_STR(numa, "1");
     CHECK(fb_topo_cpus_numa(t, "0,31", numa, sizeof numa) == FB_OK);
     CHECK_STR(numa, "0-1");
+
+    /* One rank alone on the node, bound to core 0 (Open MPI's default) while its GPU is on
+     * socket 1: it moves to the GPU's socket; already there, unknown, or one of several. */
+    CHECK(fb_topo_gpu_rebind(t, "0000:84:00.0", 1, "0", cpus, sizeof cpus) == FB_OK);
+    CHECK_STR(cpus, "8-15,24-31");
+    CHECK(fb_topo_gpu_rebind(t, "0000:84:00.0", 1, "", cpus, sizeof cpus) == FB_OK);
+    CHECK_STR(cpus, "8-15,24-31");
+    CHECK(fb_topo_gpu_rebind(t, "0000:84:00.0", 1, "0-31", cpus, sizeof cpus) == FB_OK);
+    CHECK_STR(cpus, "8-15,24-31"); /* unbound straddles both sockets */
+    CHECK(fb_topo_gpu_rebind(t, "0000:84:00.0", 1, "9", cpus, sizeof cpus) == FB_OK);
+    CHECK_STR(cpus, "");
+    CHECK(fb_topo_gpu_rebind(t, "0000:03:00.0", 1, "0", cpus, sizeof cpus) == FB_OK);
+    CHECK_STR(cpus, "");
+    CHECK(fb_topo_gpu_rebind(t, "0000:84:00.0", 2, "0", cpus, sizeof cpus) == FB_OK);
+    CHECK_STR(cpus, ""); /* the launcher lays several ranks out */
+    CHECK(fb_topo_gpu_rebind(t, "0000:99:00.0", 1, "0", cpus, sizeof cpus) == FB_OK);
+    CHECK_STR(cpus, "");
+    CHECK(fb_topo_gpu_rebind(t, "0000:84:00.0", 1, "zero", cpus, sizeof cpus) == FB_ERR_USAGE);
+    CHECK(fb_topo_bind(t, "8-15") == FB_ERR_UNSUPPORTED); /* an XML topology is not this one */
     CHECK(fb_topo_cpus_numa(t, "x", numa, sizeof numa) == FB_ERR_USAGE);
 
     /* The classic: a rank on socket 0 driving the GPU of socket 1. */

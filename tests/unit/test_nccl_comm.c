@@ -1,0 +1,167 @@
+/* The NCCL communicator's life (harness/coll/coll_nccl.c) against a fake NCCL table
+ * (nccl_lib.h), on one MPI rank: communicators are blocking (ncclCommInitRank, a split that
+ * inherits it), a destroy finalizes before it destroys, the watchdog's abort happens once and
+ * leaves nothing for destroy to do, and a failed send still ends its group. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "coll.h"
+#include "nccl_lib.h"
+#include "test.h"
+
+static char g_log[512];
+static int g_token[2];
+static ncclResult_t g_send_rc, g_group_end_rc;
+
+static void note(const char *what)
+{
+    size_t n = strlen(g_log);
+    snprintf(g_log + n, sizeof g_log - n, "%s%s", n ? " " : "", what);
+}
+
+static const char *f_error_string(ncclResult_t rc) { return rc ? "fake failure" : "no error"; }
+static ncclResult_t f_unique_id(ncclUniqueId *id)
+{
+    memset(id, 7, sizeof *id);
+    return ncclSuccess;
+}
+static ncclResult_t f_init(ncclComm_t *comm, int n, ncclUniqueId id, int rank)
+{
+    (void)n, (void)id, (void)rank;
+    *comm = (ncclComm_t)&g_token[0];
+    note("init");
+    return ncclSuccess;
+}
+static ncclResult_t f_split(ncclComm_t comm, int color, int key, ncclComm_t *out, void *config)
+{
+    (void)comm, (void)key;
+    *out = color >= 0 ? (ncclComm_t)&g_token[1] : NULL;
+    note(config ? "split(config)" : "split");
+    return ncclSuccess;
+}
+static ncclResult_t f_finalize(ncclComm_t comm)
+{
+    note(comm == (ncclComm_t)&g_token[1] ? "finalize(child)" : "finalize");
+    return ncclSuccess;
+}
+static ncclResult_t f_destroy(ncclComm_t comm)
+{
+    note(comm == (ncclComm_t)&g_token[1] ? "destroy(child)" : "destroy");
+    return ncclSuccess;
+}
+static ncclResult_t f_abort(ncclComm_t comm)
+{
+    note(comm ? "abort" : "abort(NULL)");
+    return ncclSuccess;
+}
+static ncclResult_t f_async(ncclComm_t comm, ncclResult_t *state)
+{
+    (void)comm;
+    *state = ncclSuccess;
+    return ncclSuccess;
+}
+static ncclResult_t f_send(const void *b, size_t n, ncclDataType_t t, int peer, ncclComm_t comm,
+                           cudaStream_t s)
+{
+    (void)b, (void)n, (void)t, (void)peer, (void)comm, (void)s;
+    note("send");
+    return g_send_rc;
+}
+static ncclResult_t f_recv(void *b, size_t n, ncclDataType_t t, int peer, ncclComm_t comm,
+                           cudaStream_t s)
+{
+    (void)b, (void)n, (void)t, (void)peer, (void)comm, (void)s;
+    note("recv");
+    return ncclSuccess;
+}
+static ncclResult_t f_group_start(void)
+{
+    note("group_start");
+    return ncclSuccess;
+}
+static ncclResult_t f_group_end(void)
+{
+    note("group_end");
+    return g_group_end_rc;
+}
+
+static struct fb_nccl_lib g_fake = {
+    .path = "fake-libnccl.so",
+    .version = 22809,
+    .get_error_string = f_error_string,
+    .get_unique_id = f_unique_id,
+    .comm_init_rank = f_init,
+    .comm_split = f_split,
+    .comm_finalize = f_finalize,
+    .comm_destroy = f_destroy,
+    .comm_abort = f_abort,
+    .comm_get_async_error = f_async,
+    .send = f_send,
+    .recv = f_recv,
+    .group_start = f_group_start,
+    .group_end = f_group_end,
+};
+
+static struct fb_coll_comm *create(void)
+{
+    struct fb_coll_comm *c = NULL;
+
+    g_log[0] = '\0';
+    CHECK(fb_coll_nccl.comm_create(MPI_COMM_WORLD, &fb_backend_cuda, &c) == FB_OK);
+    CHECK(c != NULL);
+    return c;
+}
+
+int main(int argc, char **argv)
+{
+    struct fb_coll_comm *c, *child = NULL;
+    char why[256];
+    int b1 = 1, b2 = 2;
+
+    MPI_Init(&argc, &argv);
+    fb_nccl_lib_set(&g_fake);
+    CHECK(fb_nccl_version_code() == 22809);
+    CHECK(!fb_coll_nccl.usable(&fb_backend_host, why, sizeof why));
+    CHECK_HAS(why, "backend 'host' has none");
+
+    /* a plain life: a blocking init, then finalize before destroy */
+    if ((c = create())) {
+        fb_coll_nccl.comm_destroy(c);
+        CHECK_STR(g_log, "init finalize destroy");
+    }
+
+    /* the watchdog stops the job: one abort however often it is asked, then nothing more */
+    if ((c = create())) {
+        fb_coll_nccl_abort(c);
+        fb_coll_nccl_abort(c);
+        fb_coll_nccl.comm_destroy(c);
+        CHECK_STR(g_log, "init abort");
+    }
+
+    /* a split inherits the parent's (blocking) configuration and ends like any other */
+    if ((c = create())) {
+        CHECK(fb_coll_nccl.comm_split(c, MPI_COMM_WORLD, &child) == FB_OK && child);
+        fb_coll_nccl.comm_destroy(child);
+        fb_coll_nccl.comm_destroy(c);
+        CHECK_STR(g_log, "init split finalize(child) destroy(child) finalize destroy");
+    }
+
+    /* a failed send still ends its group, and the send's error is the one reported */
+    if ((c = create())) {
+        g_log[0] = '\0';
+        g_send_rc = ncclInternalError;
+        CHECK(fb_coll_nccl.sendrecv(c, &b1, 0, &b2, 0, sizeof b1, NULL) == FB_ERR_NCCL);
+        CHECK_STR(g_log, "group_start send group_end");
+        /* and a group that fails only at its end says so */
+        g_log[0] = '\0';
+        g_send_rc = ncclSuccess;
+        g_group_end_rc = ncclUnhandledCudaError;
+        CHECK(fb_coll_nccl.sendrecv(c, &b1, 0, &b2, 0, sizeof b1, NULL) == FB_ERR_NCCL);
+        CHECK_STR(g_log, "group_start send recv group_end");
+        g_group_end_rc = ncclSuccess;
+        fb_coll_nccl.comm_destroy(c);
+    }
+    MPI_Finalize();
+    TEST_DONE();
+}
