@@ -35,6 +35,11 @@ static void finish(struct sink *k)
 
 static bool is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
 
+/* Bytes written as octal escapes: control bytes, and the single quote, which gnuplot's own
+ * doubling ('it''s') does not survive at a string's start or twice in a row ('''x' is ''
+ * then 'x'). */
+static bool is_octal(unsigned char c) { return is_control(c) || c == '\''; }
+
 static void string_expr(struct sink *k, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -45,13 +50,13 @@ static void string_expr(struct sink *k, const char *s)
         return;
     }
     while (*p) {
-        bool ctl = is_control(*p);
+        bool ctl = is_octal(*p);
 
         if (!first)
             put(k, ".", 1);
         first = false;
         put(k, ctl ? "\"" : "'", 1);
-        for (; *p && is_control(*p) == ctl; p++) {
+        for (; *p && is_octal(*p) == ctl; p++) {
             char oct[5];
             if (ctl) {
                 oct[0] = '\\';
@@ -60,7 +65,7 @@ static void string_expr(struct sink *k, const char *s)
                 oct[3] = (char)('0' + (*p & 7));
                 put(k, oct, 4);
             } else {
-                put(k, *p == '\'' ? "''" : (const char *)p, 1 + (*p == '\''));
+                put(k, (const char *)p, 1);
             }
         }
         put(k, ctl ? "\"" : "'", 1);

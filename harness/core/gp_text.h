@@ -11,10 +11,11 @@
 /* Writes s as a gnuplot string expression into dst (len bytes, always NUL-terminated when len
  * > 0) and returns the length the whole expression needs (as snprintf does); an expression cut
  * short is not one: size dst from the return value. Printable runs are
- * single-quoted ('it''s': gnuplot substitutes neither backquotes nor @macros there); each run
- * of control bytes (below 0x20 and 0x7f) is a double-quoted string of octal escapes joined
- * with '.': "a\nb" is 'a'."\012".'b'. The expression never holds a raw line break, and is
- * accepted wherever gnuplot takes a string (assignments, set title/output, plot ... title). */
+ * single-quoted (gnuplot substitutes neither backquotes nor @macros there); each run of
+ * control bytes (below 0x20 and 0x7f) and single quotes is a double-quoted string of octal
+ * escapes, joined with '.': "it's\n" is 'it'."\047".'s'."\012". The expression never holds
+ * a raw line break, and is accepted wherever gnuplot takes a string (assignments, set
+ * title/output, plot ... title). */
 size_t fb_gp_string(char *dst, size_t len, const char *s);
 
 /* fb_gp_string written to f. */

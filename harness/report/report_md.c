@@ -217,7 +217,8 @@ static void write_headline(FILE *f, const struct fb_report_run *r, const char *h
             fprintf(f, "\n**");
             md(f, bench);
             fprintf(f, "**\n\n| case | transport | dtype | ranks | rank | size | metric | "
-                       "median | unit | p05 | p95 |\n|---|---|---|---:|---:|---:|---|---:|---|---:|---:|\n");
+                       "median | unit | p05 | p95 |\n"
+                       "|---|---|---|---:|---:|---:|---|---:|---|---:|---:|\n");
         }
         fb_headline_cells(w, size, sizeof size, who, sizeof who);
         fprintf(f, "| ");
