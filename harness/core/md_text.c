@@ -42,6 +42,10 @@ void fb_md_put_code(FILE *f, const char *s, bool in_table)
     size_t fence = longest_run(s) + 1, n = s ? strlen(s) : 0;
     bool pad = n && (s[0] == '`' || s[n - 1] == '`' || (s[0] == ' ' && s[n - 1] == ' '));
 
+    if (!n) { /* `` is no span: an empty one is a space */
+        fputs("` `", f);
+        return;
+    }
     put_fence(f, fence);
     if (pad)
         fputc(' ', f);

@@ -18,7 +18,7 @@ void fb_md_put_text(FILE *f, const char *s);
 /* Writes s as one inline code span, with its backquotes: the fence is one backquote longer
  * than the longest run inside, a space pads content that starts or ends with one, control
  * bytes are \xNN, and in_table escapes '|' (GitHub's tables split cells on it even inside a
- * span). NULL is an empty span. */
+ * span). NULL or "" is a span of one space (`` is no span). */
 void fb_md_put_code(FILE *f, const char *s, bool in_table);
 
 /* Writes s as a fenced code block (its fences and line ends included): the fence is longer
