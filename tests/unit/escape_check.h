@@ -5,8 +5,31 @@
 #define FB_TEST_ESCAPE_CHECK_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "gp_text.h"
+#include "md_text.h"
+#include "xml_text.h"
+
+typedef void (*put_fn)(FILE *, const char *);
+
+/* What put writes for s, in a new string (free it); NULL when out of memory. */
+static char *written(put_fn put, const char *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    if (!f)
+        return NULL;
+    put(f, s);
+    fclose(f);
+    return buf;
+}
+
+static void put_code_table(FILE *f, const char *s) { fb_md_put_code(f, s, true); }
 
 static bool has_control(const char *s, const char *allowed)
 {
@@ -148,6 +171,45 @@ static bool link_ok(const char *w)
               (*p == '%' && hexval(p[1]) >= 0 && hexval(p[2]) >= 0)))
             return false;
     return true;
+}
+
+/* in through every escaper, each result checked: NULL when all hold, else the one that broke. */
+static const char *escape_check_all(const char *in)
+{
+    size_t need = fb_gp_string(NULL, 0, in) + fb_gp_comment(NULL, 0, in) + 8 * strlen(in) + 8;
+    char *out = malloc(need), *dec = malloc(need), *w = NULL;
+    const char *bad = NULL;
+
+    if (!out || !dec)
+        bad = "out of memory";
+    if (!bad && (fb_gp_string(out, need, in) >= need || has_control(out, "") ||
+                 !gp_decode(out, dec) || strcmp(dec, in) != 0))
+        bad = "fb_gp_string";
+    if (!bad && (fb_gp_comment(out, need, in) >= need || has_control(out, "") ||
+                 !unescape(out, NULL, dec) || strcmp(dec, in) != 0))
+        bad = "fb_gp_comment";
+    if (!bad && (!(w = written(fb_md_put_text, in)) || has_control(w, "") ||
+                 !unescape(w, "\\`[]<>|&", dec) || strcmp(dec, in) != 0))
+        bad = "fb_md_put_text";
+    free(w);
+    if (!bad && (!(w = written(put_code_table, in)) || !code_ok(w, true)))
+        bad = "fb_md_put_code";
+    free(w);
+    if (!bad && (!(w = written(fb_md_put_code_block, in)) || !block_ok(w, in)))
+        bad = "fb_md_put_code_block";
+    free(w);
+    if (!bad && (!(w = written(fb_md_put_link, in)) || !link_ok(w)))
+        bad = "fb_md_put_link";
+    free(w);
+    if (!bad && (!(w = written(fb_xml_put_text, in)) || !xml_ok(w, false)))
+        bad = "fb_xml_put_text";
+    free(w);
+    if (!bad && (!(w = written(fb_xml_put_attr, in)) || !xml_ok(w, true)))
+        bad = "fb_xml_put_attr";
+    free(w);
+    free(out);
+    free(dec);
+    return bad;
 }
 
 #endif

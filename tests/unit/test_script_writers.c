@@ -1,7 +1,7 @@
 /* Every writer of a gnuplot script or a Markdown report fed hostile text (issue 15): the
  * report fixture's run (argv[1]) with its run id, transports, cases, dtypes and units replaced
  * by fixed-seed random strings (fuzz_text.h: quotes, backslashes, line ends, control bytes,
- * system(...), backquotes, pipes, UTF-8), 40 times (FB_FUZZ_ROUNDS=N for more), through
+ * system(...), backquotes, pipes, UTF-8), 15 times (FB_FUZZ_ROUNDS=N for more), through
  * report's plots and summary.md and compare's plots and compare.md. Each .gp must lex as
  * gnuplot: every string closed on its line, no backquote outside single quotes, no `system`
  * outside strings, no comment ending in a backslash; each .dat line one line; each Markdown table the same number of cells on every
@@ -271,7 +271,7 @@ int main(int argc, char **argv)
     struct fb_row *orig;
     struct fb_read_row *orig_read;
     bool have_gnuplot = fb_gnuplot_find(gnuplot, sizeof gnuplot);
-    int rounds = getenv("FB_FUZZ_ROUNDS") ? atoi(getenv("FB_FUZZ_ROUNDS")) : 40;
+    int rounds = getenv("FB_FUZZ_ROUNDS") ? atoi(getenv("FB_FUZZ_ROUNDS")) : 15;
 
     if (argc != 2 || fb_report_run_load(&r, argv[1]) != 0) {
         fprintf(stderr, "usage: test_script_writers REPORT_FIXTURE_RUN\n");
