@@ -39,7 +39,7 @@ static int write_text(const char *path, const char *a, const char *b, const char
 
 int fb_report_run_plots(struct fb_report_run *r, const char *gnuplot)
 {
-    char plots[4200], path[4400], from[4400], head[1200], id[4 * 128], setup[128], err[4500];
+    char plots[4200], path[4400], from[4400], head[1200], id[4 * 128], setup[256], err[4500];
     const char *common = fb_plot_template_find("common");
 
     if (!r->plots.n)
@@ -74,7 +74,9 @@ int fb_report_run_plots(struct fb_report_run *r, const char *gnuplot)
             r->state[i] = FB_PLOT_SKIPPED;
             continue;
         }
-        snprintf(setup, sizeof setup, "out = '.%s.tmp'", p->name);
+        snprintf(from, sizeof from, ".%s.tmp", p->name);
+        memcpy(setup, "out = ", 6);
+        fb_gp_string(setup + 6, sizeof setup - 6, from); /* a plot's name: 47 bytes at most */
         snprintf(path, sizeof path, "%s.gp", p->name);
         r->state[i] = FB_PLOT_DRAWN;
         if (fb_gnuplot_run(gnuplot, plots, setup, path, err, sizeof err) != FB_OK) {
