@@ -76,4 +76,7 @@ grep -q "^STEP" "$tmp/flat.out" && fail "a step in a flat series"
 [ "$rc" = 2 ] && grep -q "inside a run folder" "$tmp/err" || fail "--out in a run: exit $rc: $(cat "$tmp/err")"
 (cd "$tmp" && "$bin" trend --threshold 0x5 "$tmp/flat") >/dev/null 2>"$tmp/err"; rc=$?
 [ "$rc" = 2 ] && grep -q "threshold" "$tmp/err" || fail "--threshold 0x5: exit $rc"
+ln -s "$tmp" "$tmp/link"
+"$bin" trend --out "$tmp/link" "$tmp/flat" >/dev/null 2>"$tmp/err"; rc=$?
+[ "$rc" = 2 ] && grep -q "symbolic link" "$tmp/err" || fail "--out LINK: exit $rc: $(cat "$tmp/err")"
 finish

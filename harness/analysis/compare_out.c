@@ -13,6 +13,7 @@
 #include "compare_impl.h"
 #include "csv.h"
 #include "log.h"
+#include "md_text.h"
 
 static void fmt_opt(char *buf, size_t len, long long v)
 {
@@ -31,9 +32,20 @@ void fb_compare_print_fingerprint(FILE *f, bool md, const struct fb_fp_diff *d, 
                                   const char *bname, const char *nname, size_t limit)
 {
     if (md) {
-        fprintf(f, "| what | %s | %s |\n|---|---|---|\n", bname, nname);
-        for (size_t i = 0; i < n; i++)
-            fprintf(f, "| `%s` | %s | %s |\n", d[i].path, d[i].base, d[i].cur);
+        fprintf(f, "| what | ");
+        fb_md_put_text(f, bname);
+        fprintf(f, " | ");
+        fb_md_put_text(f, nname);
+        fprintf(f, " |\n|---|---|---|\n");
+        for (size_t i = 0; i < n; i++) {
+            fprintf(f, "| ");
+            fb_md_put_code(f, d[i].path, true);
+            fprintf(f, " | ");
+            fb_md_put_text(f, d[i].base);
+            fprintf(f, " | ");
+            fb_md_put_text(f, d[i].cur);
+            fprintf(f, " |\n");
+        }
         return;
     }
     for (size_t i = 0; i < n && i < limit; i++)
@@ -139,7 +151,7 @@ int fb_compare_write_csv(const char *path, const struct fb_comparison *c, bool m
 static void md_rows(FILE *f, const struct fb_comparison *c, enum fb_cmp_verdict v, bool machines,
                     const char *title)
 {
-    char key[160], ratio[32];
+    char ratio[32];
 
     if (!c->count[v])
         return;
@@ -158,10 +170,6 @@ static void md_rows(FILE *f, const struct fb_comparison *c, enum fb_cmp_verdict 
         fmt_opt(dst, sizeof dst, r->dst);
         fmt_opt(bytes, sizeof bytes, r->bytes);
         fmt_opt(batch, sizeof batch, r->batch);
-        snprintf(key, sizeof key, "%s", r->kase);
-        for (char *p = key; *p; p++)
-            if (*p == '|')
-                *p = '/';
         if (e->base)
             snprintf(bm, sizeof bm, "%.4g [%.4g, %.4g]", e->base->row.st.median,
                      e->base->row.st.p05, e->base->row.st.p95);
@@ -175,9 +183,20 @@ static void md_rows(FILE *f, const struct fb_comparison *c, enum fb_cmp_verdict 
         snprintf(ratio, sizeof ratio, isnan(e->ratio) ? "-" : "%.3f", e->ratio);
         snprintf(ch, sizeof ch, isnan(e->ratio) ? "-" : "%+.1f%%%s", (e->ratio - 1) * 100,
                  e->threshold_only ? " (1 sample)" : "");
-        fprintf(f, "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s %s | %s | %s | %s | %s |\n",
-                r->bench, key, r->transport, r->ranks, src, dst, bytes, batch,
-                r->dtype[0] ? r->dtype : "-", r->metric, r->unit, bm, nm, ratio, ch);
+        /* every text cell comes from a results.csv: escaped (md_text.h) */
+        const char *text[] = {r->bench, r->kase, r->transport};
+        for (size_t k = 0; k < 3; k++) {
+            fprintf(f, "| ");
+            fb_md_put_text(f, text[k]);
+            fprintf(f, " ");
+        }
+        fprintf(f, "| %d | %s | %s | %s | %s | ", r->ranks, src, dst, bytes, batch);
+        fb_md_put_text(f, r->dtype[0] ? r->dtype : "-");
+        fprintf(f, " | ");
+        fb_md_put_text(f, r->metric);
+        fprintf(f, " ");
+        fb_md_put_text(f, r->unit);
+        fprintf(f, " | %s | %s | %s | %s |\n", bm, nm, ratio, ch);
     }
 }
 
@@ -192,20 +211,27 @@ int fb_compare_write_md(const char *path, const char *out, const struct fb_cmp_s
 
     if (fb_atomic_open(&af, path) != FB_OK)
         return 1;
-    if (machines)
-        fprintf(af.f, "# %s vs %s: which is better where\n\n", b->id, n->id);
-    else
-        fprintf(af.f, "# Regression report: %s (base) vs %s (new)\n\n", b->id, n->id);
+    /* run ids and paths come from the runs' files and the command line: escaped */
+    fprintf(af.f, machines ? "# " : "# Regression report: ");
+    fb_md_put_text(af.f, b->id);
+    fprintf(af.f, machines ? " vs " : " (base) vs ");
+    fb_md_put_text(af.f, n->id);
+    fprintf(af.f, machines ? ": which is better where\n\n" : " (new)\n\n");
+    fprintf(af.f, "- %s: ", machines ? "first" : "base");
+    fb_md_put_code(af.f, b->csv, false);
+    fprintf(af.f, "\n- %s: ", machines ? "second" : "new");
+    fb_md_put_code(af.f, n->csv, false);
     fprintf(af.f,
-            "- %s: `%s`\n- %s: `%s`\n- threshold: %.4g%%\n- rule: a change counts when "
+            "\n- threshold: %.4g%%\n- rule: a change counts when "
             "|new/base - 1| > threshold **and** the two runs' [p05, p95] trial bands do not "
             "overlap; rows with one sample on either side: threshold only (see "
             "docs/compare.md)\n",
-            machines ? "first" : "base", b->csv, machines ? "second" : "new", n->csv,
             threshold * 100);
     fprintf(af.f, "\n## Fingerprint differences\n\n");
-    if (fp_note)
-        fprintf(af.f, "%s\n", fp_note);
+    if (fp_note) {
+        fb_md_put_text(af.f, fp_note);
+        fprintf(af.f, "\n");
+    }
     else if (!nd)
         fprintf(af.f, "None: the two env.json files agree.\n");
     else

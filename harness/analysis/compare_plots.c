@@ -12,7 +12,9 @@
 
 #include "atomic_file.h"
 #include "gnuplot.h"
+#include "gp_text.h"
 #include "log.h"
+#include "md_text.h"
 
 enum { MAX_SERIES_PER_PLOT = 12 };
 
@@ -98,9 +100,18 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
             rc = 1;
             break;
         }
-        fprintf(af.f, "# %s vs %s: %s %s against message size, base dashed, new solid.\n"
+        /* the run ids, bench and metric come from results.csv: each kept on its line */
+        fputs("# ", af.f);
+        fb_gp_put_comment(af.f, bname);
+        fputs(" vs ", af.f);
+        fb_gp_put_comment(af.f, nname);
+        fputs(": ", af.f);
+        fb_gp_put_comment(af.f, g->bench);
+        fputs(" ", af.f);
+        fb_gp_put_comment(af.f, g->metric);
+        fprintf(af.f, " against message size, base dashed, new solid.\n"
                       "# Written by `fabricbench compare`; rerun with: gnuplot %s.gp\n",
-                bname, nname, g->bench, g->metric, name);
+                name);
         char titles[MAX_SERIES_PER_PLOT][160];
         for (size_t s = i; s < j;) {
             size_t e = s;
@@ -144,21 +155,21 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
             continue;
         }
         fprintf(af.f, "set terminal pngcairo size 1100,650 noenhanced font \",10\"\nset output ");
-        fb_gnuplot_quote(af.f, tmp);
+        fb_gp_put_string(af.f, tmp);
         fprintf(af.f, "\nset title ");
         {
             char t[400];
             snprintf(t, sizeof t, "%s %s: %s (dashed) vs %s (solid), median with p05-p95%s",
                      g->bench, g->metric, bname, nname,
                      skipped ? " (more series in compare.csv)" : "");
-            fb_gnuplot_quote(af.f, t);
+            fb_gp_put_string(af.f, t);
         }
         fprintf(af.f, "\nset xlabel 'message size (bytes, binary prefixes, log scale)'\n"
                       "set ylabel ");
         {
             char t[64];
             snprintf(t, sizeof t, "%s (%s)", g->metric, g->unit);
-            fb_gnuplot_quote(af.f, t);
+            fb_gp_put_string(af.f, t);
         }
         fprintf(af.f, "\nset logscale x 2\nset format x \"%%.0b %%BB\"\nset grid\n"
                       "set key outside right top\nplot \\\n");
@@ -170,7 +181,7 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
                 /* a title cut short is still a title */
                 if (snprintf(t, sizeof t, "%s: %s", machines ? "first" : "base", titles[s]) < 0)
                     t[0] = '\0';
-                fb_gnuplot_quote(af.f, t);
+                fb_gp_put_string(af.f, t);
             }
             fprintf(af.f, ", \\\n  $s%zu_new using 1:2:3:4 with yerrorlines dt 1 lc %zu title ", s,
                     s + 1);
@@ -178,7 +189,7 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
                 char t[200];
                 if (snprintf(t, sizeof t, "%s: %s", machines ? "second" : "new", titles[s]) < 0)
                     t[0] = '\0';
-                fb_gnuplot_quote(af.f, t);
+                fb_gp_put_string(af.f, t);
             }
             fprintf(af.f, "%s\n", s + 1 < nseries ? ", \\" : "");
         }
@@ -192,7 +203,13 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
             unlink(tmp);
             fb_warn("compare: gnuplot failed on '%s': plot skipped", gp);
         } else {
-            fprintf(md, "\n![%s %s](%s.png)\n", g->bench, g->metric, name);
+            fputs("\n![", md);
+            fb_md_put_text(md, g->bench);
+            fputs(" ", md);
+            fb_md_put_text(md, g->metric);
+            fputs("](", md);
+            fb_md_put_link(md, name);
+            fputs(".png)\n", md);
             made++;
         }
         i = j;

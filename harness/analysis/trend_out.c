@@ -11,8 +11,10 @@
 #include "csv.h"
 #include "fp_volatile.h"
 #include "gnuplot.h"
+#include "gp_text.h"
 #include "headline.h"
 #include "log.h"
+#include "md_text.h"
 
 /* "h2d pinned_h2d 16M all bandwidth (GB/s)": the series' name, from its key. */
 static void series_name(const struct fb_trend_series *s, char *buf, size_t len)
@@ -115,9 +117,9 @@ static int write_plot(const char *out, size_t k, const struct fb_trend_series *s
     fprintf(af.f, "# Written by `fabricbench trend`: series %zu over %zu runs, steps as dashed "
                   "lines.\n# Redraw with: gnuplot trend-%zu.gp\n", k, nruns, k);
     fputs("set title ", af.f);
-    fb_gnuplot_quote(af.f, title);
+    fb_gp_put_string(af.f, title);
     fprintf(af.f, "\nset xlabel 'run'\nset ylabel ");
-    fb_gnuplot_quote(af.f, s->key.unit);
+    fb_gp_put_string(af.f, s->key.unit);
     fprintf(af.f, "\nset xrange [0.5:%zu.5]\nset xtics 1\nset grid\nset key off\n", nruns);
     for (size_t j = 0; j < s->nsteps; j++)
         fprintf(af.f, "set arrow from %.1f, graph 0 to %.1f, graph 1 nohead dt 2 lc rgb "
@@ -158,12 +160,16 @@ int fb_trend_write(const char *out, const struct fb_trend_run *runs, size_t nrun
                   "spread (docs/trend.md).\n\n| run | id | started |\n|---|---|---|\n",
             nruns, runs[0].time_from, threshold * 100, FB_TREND_MIN_SEGMENT,
             FB_TREND_SPREAD_FACTOR);
-    for (size_t r = 0; r < nruns; r++)
-        fprintf(af.f, "| %zu | %s | %s |\n", r + 1, runs[r].id,
-                runs[r].started[0] ? runs[r].started : "-");
+    for (size_t r = 0; r < nruns; r++) {
+        fprintf(af.f, "| %zu | ", r + 1);
+        fb_md_put_code(af.f, runs[r].id, true);
+        fprintf(af.f, " | %s |\n", runs[r].started[0] ? runs[r].started : "-");
+    }
     for (size_t k = 0; k < ns; k++) {
         series_name(&s[k], name, sizeof name);
-        fprintf(af.f, "\n## %s\n\n", name);
+        fputs("\n## ", af.f);
+        fb_md_put_text(af.f, name);
+        fputs("\n\n", af.f);
         if (!s[k].nsteps)
             fprintf(af.f, "No step.\n");
         for (size_t j = 0; j < s[k].nsteps; j++) {
@@ -173,10 +179,14 @@ int fb_trend_write(const char *out, const struct fb_trend_run *runs, size_t nrun
             fb_out("STEP %s: %.4g -> %.4g (x%.3f, %s) at run %zu (%s); changed: %s\n", name,
                    t->before, t->after, t->ratio, t->worse ? "worse" : "better or neutral",
                    t->at + 1, runs[t->at].id, label);
-            fprintf(af.f, "- step at run %zu (%s): %.4g -> %.4g %s (x%.3f, %s; the noise to "
-                          "beat was %.3g). Changed: %s\n", t->at + 1, runs[t->at].id, t->before,
-                    t->after, s[k].key.unit, t->ratio, t->worse ? "**worse**" : "better or "
-                    "neutral", t->noise, label);
+            fprintf(af.f, "- step at run %zu (", t->at + 1);
+            fb_md_put_code(af.f, runs[t->at].id, false);
+            fprintf(af.f, "): %.4g -> %.4g ", t->before, t->after);
+            fb_md_put_text(af.f, s[k].key.unit);
+            fprintf(af.f, " (x%.3f, %s; the noise to beat was %.3g). Changed: ", t->ratio,
+                    t->worse ? "**worse**" : "better or neutral", t->noise);
+            fb_md_put_text(af.f, label);
+            fputc('\n', af.f);
         }
         if (fb_trend_latest_degraded(&s[k]))
             degraded++;
@@ -194,8 +204,9 @@ int fb_trend_write(const char *out, const struct fb_trend_run *runs, size_t nrun
                 fprintf(af.f, "\n![series %zu](trend-%zu.png)\n", k, k);
         }
     }
-    fprintf(af.f, "\n**Verdict**: %zu step(s); the latest run (%s) sits past a worse step in %zu "
-                  "series.\n", nsteps, runs[nruns - 1].id, degraded);
+    fprintf(af.f, "\n**Verdict**: %zu step(s); the latest run (", nsteps);
+    fb_md_put_code(af.f, runs[nruns - 1].id, false);
+    fprintf(af.f, ") sits past a worse step in %zu series.\n", degraded);
     if (fb_atomic_commit(&af) != FB_OK || write_csv(out, runs, nruns, s, ns))
         return 1;
     fb_out("trend: %zu step(s); latest run %s: %s\n", nsteps, runs[nruns - 1].id,

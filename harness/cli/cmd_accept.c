@@ -15,6 +15,7 @@
 #include "log.h"
 #include "profile.h"
 #include "profile_find.h"
+#include "run_folder.h"
 
 static void usage(void)
 {
@@ -104,6 +105,11 @@ int fb_cmd_accept(int argc, char **argv)
         return 2;
     }
     run = argv[optind];
+    /* checked before any work: the verdicts must not be lost to a bad --junit */
+    if (junit && fb_run_folder_output("--junit", junit, false, why, sizeof why) != FB_OK) {
+        fb_error("accept: %s", why);
+        return 2;
+    }
     if (!(p = malloc(sizeof *p))) {
         fb_error("accept: out of memory");
         return 2;

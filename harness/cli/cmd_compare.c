@@ -18,6 +18,7 @@
 #include "compare.h"
 #include "compare_out.h"
 #include "log.h"
+#include "run_folder.h"
 #include "run_state.h"
 #include "units.h"
 
@@ -38,6 +39,18 @@ static void usage(void)
            "  --help           this text\n\n"
            "exit: 0 no regression, 1 a regression (not with --machines) or an output error,\n"
            "2 bad usage or input (a missing run, a malformed results.csv)\n");
+}
+
+/* compare-vs-<id>: the run id's bytes outside [A-Za-z0-9._-] as '_', so that no text of a
+ * results.csv becomes a path (no '/', no "..": a component starting with "compare-vs-"). */
+static void safe_folder_name(char *dst, size_t len, const char *id)
+{
+    int w = snprintf(dst, len, "compare-vs-%.100s", id);
+
+    for (char *c = dst + 11; w > 0 && *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '.' || *c == '_' || *c == '-'))
+            *c = '_';
 }
 
 /* BASE or NEW: a folder holding results.csv, or a results.csv itself. */
@@ -101,7 +114,7 @@ int fb_cmd_compare(int argc, char **argv)
     size_t ndiffs = 0;
     double threshold = FB_COMPARE_THRESHOLD_DEFAULT;
     const char *out_arg = NULL, *fp_note = NULL;
-    char why[160], out[4300], path[4400], fperr[600], note[800];
+    char why[160], why2[900], out[4300], path[4400], fperr[600], note[800];
     bool machines = false;
     int c, rc = 2;
 
@@ -150,11 +163,26 @@ int fb_cmd_compare(int argc, char **argv)
             fb_warn("compare: run '%s' is incomplete (%s); only its finished points are "
                     "compared", sd->id, why);
     }
-    rc = 1;
-    if (out_arg)
+    rc = 2;
+    if (out_arg) {
+        /* the user's own name: not empty, not a link (docs/run-folder.md) */
+        if (fb_run_folder_output("--out", out_arg, true, why2, sizeof why2) != FB_OK) {
+            fb_error("compare: %s", why2);
+            goto out;
+        }
         snprintf(out, sizeof out, "%s", out_arg);
-    else
-        snprintf(out, sizeof out, "%s/compare-vs-%s", n->dir, b->id);
+    } else {
+        /* named after BASE's run id, text from its results.csv: made one safe folder name,
+         * which must not be (or lie under) a link in NEW's folder */
+        char name[160];
+        safe_folder_name(name, sizeof name, b->id);
+        if (fb_run_folder_below(n->dir, name, why2, sizeof why2) != FB_OK) {
+            fb_error("compare: default output folder %s (give --out)", why2);
+            goto out;
+        }
+        snprintf(out, sizeof out, "%s/%s", n->dir, name);
+    }
+    rc = 1;
     if (fb_mkdirs(out) != 0) {
         fb_error("compare: cannot create '%s': %s", out, strerror(errno));
         rc = 2;

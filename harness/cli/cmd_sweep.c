@@ -22,6 +22,7 @@
 #include "launch_sweep.h"
 #include "log.h"
 #include "results.h"
+#include "run_folder.h"
 #include "subprocess.h"
 #include "units.h"
 
@@ -356,6 +357,10 @@ static fb_status choose_root(struct sweep *s, char *err, size_t errlen)
     struct stat sb;
 
     if (s->out) {
+        /* before anything is written: a link as --out is refused as run refuses it
+         * (docs/run-folder.md), not found out by the first launch's run */
+        if (fb_run_folder_output("--out", s->out, true, err, errlen) != FB_OK)
+            return FB_ERR_USAGE;
         if (strlen(s->out) >= sizeof s->run.root) {
             snprintf(err, errlen, "bad value for --out: path too long");
             return FB_ERR_USAGE;
@@ -371,6 +376,17 @@ static fb_status choose_root(struct sweep *s, char *err, size_t errlen)
             if (exists(path)) {
                 snprintf(err, errlen, "'%.900s' already holds a %s (use --force to reuse it)",
                          s->run.root, i ? "sweep" : "run");
+                return FB_ERR_USAGE;
+            }
+        }
+        /* each launch's folder (its variant's name, from --vary's values) below the sweep's:
+         * never an existing link (a reused folder, --force) */
+        for (size_t k = 0; s->run.nvariants > 1 && exists(s->run.root) && k < s->run.nvariants;
+             k++) {
+            char why[900];
+            if (fb_run_folder_below(s->run.root, s->run.variants[k].name, why, sizeof why) !=
+                FB_OK) {
+                snprintf(err, errlen, "launch folder %.960s", why);
                 return FB_ERR_USAGE;
             }
         }

@@ -22,6 +22,7 @@
 #include "headline.h"
 #include "log.h"
 #include "report.h"
+#include "run_folder.h"
 #include "trend.h"
 #include "trend_out.h"
 #include "units.h"
@@ -131,7 +132,7 @@ int fb_cmd_trend(int argc, char **argv)
     double threshold = FB_TREND_THRESHOLD_DEFAULT;
     const char *out = "trend";
     bool no_plots = false;
-    char why[160], (*dirs)[4096] = NULL;
+    char why[512], (*dirs)[4096] = NULL;
     struct fb_report_run *runs = NULL;
     struct fb_trend_run *tr = NULL;
     struct order *ord = NULL;
@@ -164,8 +165,8 @@ int fb_cmd_trend(int argc, char **argv)
             return 2;
         }
     }
-    if (!*out) {
-        fb_error("trend: --out is empty");
+    if (fb_run_folder_output("--out", out, true, why, sizeof why) != FB_OK) {
+        fb_error("trend: %s", why);
         return 2;
     }
     if (optind == argc) {

@@ -33,17 +33,6 @@ bool fb_gnuplot_find(char *path, size_t len)
     return false;
 }
 
-void fb_gnuplot_quote(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', f);
-        fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
 fb_status fb_gnuplot_run(const char *gnuplot, const char *dir, const char *setup,
                          const char *script, char *err, size_t errlen)
 {

@@ -1,5 +1,5 @@
-/* Running gnuplot, a run-time dependency of `compare` and `report`: finding it on PATH,
- * quoting strings for its scripts, and running a script as a child process (fork and exec,
+/* Running gnuplot, a run-time dependency of `compare` and `report`: finding it on PATH and
+ * running a script as a child process (fork and exec,
  * never a shell string), in a chosen folder so the script's relative paths work. */
 #ifndef FB_GNUPLOT_H
 #define FB_GNUPLOT_H
@@ -13,9 +13,6 @@
 /* Looks for an executable "gnuplot" in each folder of $PATH (an empty entry is the current
  * folder). Writes its path into path and returns true when found. */
 bool fb_gnuplot_find(char *path, size_t len);
-
-/* Writes s as a single-quoted gnuplot string ('it''s'). */
-void fb_gnuplot_quote(FILE *f, const char *s);
 
 /* Runs `gnuplot [-e setup] script` with the program at `gnuplot` (a path from
  * fb_gnuplot_find), in the folder `dir` (NULL: the current one); setup (NULL: none) is gnuplot

@@ -161,9 +161,10 @@ static void p2p_matrices(struct build *b)
             free(cell);
             return;
         }
-        fb_report_sb_printf(&dat, "# %s: %s\n# written by `fabricbench report`: src dst "
-                                  "bandwidth_gbps (NaN: not measured, the diagonal)\n",
-                            name, caption);
+        fb_report_sb_printf(&dat, "# %s: ", name);
+        fb_report_sb_comment(&dat, caption);
+        fb_report_sb_printf(&dat, "\n# written by `fabricbench report`: src dst "
+                                  "bandwidth_gbps (NaN: not measured, the diagonal)\n");
         for (int s = 0; s < nr; s++) {
             fb_report_sb_printf(&dat, "\n");
             for (int d = 0; d < nr; d++) {
@@ -246,9 +247,11 @@ static void step_split(struct build *b)
             j++;
         }
         fb_report_series_title(s.r[i], show, title, sizeof title);
+        /* a data file's quoted label: its double quotes made single, the rest one line */
+        for (char *c = title; *c; c++)
+            *c = *c == '"' ? '\'' : *c;
         fb_report_sb_printf(&dat, "\"");
-        for (const char *c = title; *c; c++)
-            fb_report_sb_printf(&dat, "%c", *c == '"' ? '\'' : *c);
+        fb_report_sb_comment(&dat, title);
         fb_report_sb_printf(&dat, "\"");
         for (size_t k = 0; k < 6; k++)
             fb_report_sb_printf(&dat, " %.10g", v[k]);

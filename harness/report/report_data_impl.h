@@ -24,8 +24,11 @@ struct sb {
  * b->ok turns false and this and later calls append nothing. */
 void FB_PRINTF(2, 3) fb_report_sb_printf(struct sb *b, const char *fmt, ...);
 
-/* Writes s as a single-quoted gnuplot string. */
+/* Appends s as a gnuplot string expression (fb_gp_string: no raw line break, quotes doubled). */
 void fb_report_sb_quote(struct sb *b, const char *s);
+
+/* Appends s as the inside of a `#` comment (fb_gp_comment: one line, no trailing backslash). */
+void fb_report_sb_comment(struct sb *b, const char *s);
 
 /* ---- series keys ---- */
 

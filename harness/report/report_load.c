@@ -14,6 +14,7 @@
 #include "headline.h"
 #include "json_file.h"
 #include "log.h"
+#include "run_folder.h"
 #include "run_state.h"
 
 /* 0 read (or optional and absent), 1 out of memory, 2 bad input (one line printed). */
@@ -135,13 +136,20 @@ int fb_report_launches_load(const char *top, const char *path, struct fb_report_
         const char *variant = fb_csv_table_get(&t, i, "variant");
         const char *dir = fb_csv_table_get(&t, i, "run_dir");
         const char *status = fb_csv_table_get(&t, i, "exit_status");
-        char folder[4096], csv[4200];
+        char folder[4096], csv[4200], why[600];
         struct stat sb;
 
         x->line = t.line[i];
         if (!variant[0] || strchr(variant, '/') || strcmp(variant, "..") == 0 ||
             strcmp(variant, ".") == 0) {
             fb_error("report: %s:%zu: variant '%s' is not a folder name", path, x->line, variant);
+            rc = 2;
+            goto out;
+        }
+        /* report writes plots and summary.md there: the folder must lie below the sweep's
+         * (docs/run-folder.md), not wherever the file's text points */
+        if (fb_run_folder_below(top, dir && dir[0] ? dir : variant, why, sizeof why) != FB_OK) {
+            fb_error("report: %s:%zu: run_dir %s", path, x->line, why);
             rc = 2;
             goto out;
         }

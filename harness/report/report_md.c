@@ -12,20 +12,14 @@
 #include "atomic_file.h"
 #include "headline.h"
 #include "log.h"
+#include "md_text.h"
 #include "nccl_verdict.h"
 
-/* A table cell: '|' escaped, line breaks flattened. */
-static void md(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        if (*s == '|')
-            fputs("\\|", f);
-        else if (*s == '\n' || *s == '\r')
-            fputc(' ', f);
-        else
-            fputc(*s, f);
-    }
-}
+/* Text from the run's files in Markdown: md_text.h escapes it (one line, one cell, no markup). */
+static void md(FILE *f, const char *s) { fb_md_put_text(f, s); }
+
+/* The same as an inline code span inside a table. */
+static void md_code(FILE *f, const char *s) { fb_md_put_code(f, s, true); }
 
 static const char *jstr(const cJSON *o, const char *path)
 {
@@ -67,8 +61,9 @@ static void write_environment(FILE *f, const cJSON *env, const char *h)
     const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(env, "ranks"), *x;
     double mem = jnum(env, "host", "memory_bytes");
 
-    fprintf(f, "\n%s Environment\n\nFrom `env.json` (run status: %s).\n\n| | |\n|---|---|\n", h,
-            jstr(env, "run_status") ? jstr(env, "run_status") : "unknown");
+    fprintf(f, "\n%s Environment\n\nFrom `env.json` (run status: ", h);
+    md(f, jstr(env, "run_status") ? jstr(env, "run_status") : "unknown");
+    fprintf(f, ").\n\n| | |\n|---|---|\n");
     snprintf(buf, sizeof buf, "%s (%s, %s)", jstr(env, "host.name") ? jstr(env, "host.name") : "?",
              jstr(env, "host.kernel") ? jstr(env, "host.kernel") : "?",
              jstr(env, "host.arch") ? jstr(env, "host.arch") : "?");
@@ -133,7 +128,9 @@ static void write_environment(FILE *f, const cJSON *env, const char *h)
             } else {
                 fprintf(f, "none | -");
             }
-            fprintf(f, " | %s: ", jstr(x, "binding.verdict") ? jstr(x, "binding.verdict") : "?");
+            fprintf(f, " | ");
+            md(f, jstr(x, "binding.verdict") ? jstr(x, "binding.verdict") : "?");
+            fprintf(f, ": ");
             md(f, jstr(x, "binding.why"));
             fprintf(f, " |\n");
         }
@@ -156,14 +153,16 @@ static void write_doctor(FILE *f, const cJSON *doc, const char *h)
                    "`doctor --json` recorded its checks).\n");
         return;
     }
-    fprintf(f, "From `doctor.json`: worst verdict **%s**.\n\n| check | verdict | what was seen | "
-               "fix |\n|---|---|---|---|\n",
-            jstr(doc, "doctor_worst") ? jstr(doc, "doctor_worst") : "?");
+    fprintf(f, "From `doctor.json`: worst verdict **");
+    md(f, jstr(doc, "doctor_worst") ? jstr(doc, "doctor_worst") : "?");
+    fprintf(f, "**.\n\n| check | verdict | what was seen | fix |\n|---|---|---|---|\n");
     cJSON_ArrayForEach(c, checks) {
         const char *v = jstr(c, "verdict") ? jstr(c, "verdict") : "?";
-        fprintf(f, "| `");
-        md(f, jstr(c, "name"));
-        fprintf(f, strcmp(v, "PASS") == 0 ? "` | %s | " : "` | **%s** | ", v);
+        fprintf(f, "| ");
+        md_code(f, jstr(c, "name"));
+        fprintf(f, strcmp(v, "PASS") == 0 ? " | " : " | **");
+        md(f, v);
+        fprintf(f, strcmp(v, "PASS") == 0 ? " | " : "** | ");
         md(f, jstr(c, "why"));
         fprintf(f, " | ");
         md(f, jstr(c, "fix") && *jstr(c, "fix") ? jstr(c, "fix") : "-");
@@ -215,18 +214,24 @@ static void write_headline(FILE *f, const struct fb_report_run *r, const char *h
 
         if (strcmp(w->bench, bench) != 0) {
             bench = w->bench;
-            fprintf(f, "\n**%s**\n\n| case | transport | dtype | ranks | rank | size | metric | "
-                       "median | unit | p05 | p95 |\n|---|---|---|---:|---:|---:|---|---:|---|---:|---:|\n",
-                    bench);
+            fprintf(f, "\n**");
+            md(f, bench);
+            fprintf(f, "**\n\n| case | transport | dtype | ranks | rank | size | metric | "
+                       "median | unit | p05 | p95 |\n"
+                       "|---|---|---|---:|---:|---:|---|---:|---|---:|---:|\n");
         }
         fb_headline_cells(w, size, sizeof size, who, sizeof who);
         fprintf(f, "| ");
         md(f, w->kase);
         fprintf(f, " | ");
         md(f, w->transport);
-        fprintf(f, " | %s | %d | %s | %s | %s | %.3f | %s | %.3f | %.3f |\n",
-                w->dtype[0] ? w->dtype : "-", w->ranks, who, size, w->metric, w->st.median,
-                w->unit, w->st.p05, w->st.p95);
+        fprintf(f, " | ");
+        md(f, w->dtype[0] ? w->dtype : "-");
+        fprintf(f, " | %d | %s | %s | ", w->ranks, who, size);
+        md(f, w->metric);
+        fprintf(f, " | %.3f | ", w->st.median);
+        md(f, w->unit);
+        fprintf(f, " | %.3f | %.3f |\n", w->st.p05, w->st.p95);
     }
     free(idx);
 }
@@ -275,7 +280,9 @@ static void write_telemetry(FILE *f, const struct fb_report_run *r, const char *
                     samples = o->st.samples > samples ? o->st.samples : samples;
                 }
         }
-        fprintf(f, "| %s | ", w->bench);
+        fprintf(f, "| ");
+        md(f, w->bench);
+        fprintf(f, " | ");
         if (w->src >= 0)
             fprintf(f, "%d", w->src);
         else
@@ -295,6 +302,15 @@ static void write_telemetry(FILE *f, const struct fb_report_run *r, const char *
     }
 }
 
+/* A link's destination to one of a plot's files: PREFIXplots/NAME.EXT. */
+static void plot_link(FILE *f, const char *prefix, const char *name, const char *ext)
+{
+    fb_md_put_link(f, prefix);
+    fprintf(f, "plots/");
+    fb_md_put_link(f, name);
+    fprintf(f, ".%s", ext);
+}
+
 /* prefix: the run folder relative to the summary ("" or "<variant>/"). */
 static void write_plots_md(FILE *f, const struct fb_report_run *r, const char *h,
                            const char *prefix, bool no_plots, bool no_gnuplot)
@@ -308,23 +324,34 @@ static void write_plots_md(FILE *f, const struct fb_report_run *r, const char *h
         fprintf(f, "None: this run has none of the rows the plots are made of (docs/report.md).\n");
         return;
     }
-    if (no_gnuplot)
+    if (no_gnuplot) {
+        char where[320];
+        snprintf(where, sizeof where, "%splots/", prefix);
         fprintf(f, "Plots skipped: gnuplot was not found on PATH. Each plot's script and data are "
-                   "in `%splots/`: install gnuplot and run `gnuplot <name>.gp` there (or "
-                   "`fabricbench report` again).\n",
-                prefix);
+                   "in ");
+        fb_md_put_code(f, where, false);
+        fprintf(f, ": install gnuplot and run `gnuplot <name>.gp` there (or `fabricbench "
+                   "report` again).\n");
+    }
     for (size_t i = 0; i < r->plots.n; i++) {
         const struct fb_plot *p = &r->plots.p[i];
         fprintf(f, "\n%s# `%s`\n\n", h, p->name);
         md(f, p->caption);
         fprintf(f, ".\n\n");
-        if (r->state[i] == FB_PLOT_DRAWN)
-            fprintf(f, "![%s](%splots/%s.png)\n\n[SVG](%splots/%s.svg) · ", p->name, prefix,
-                    p->name, prefix, p->name);
-        else if (r->state[i] == FB_PLOT_FAILED)
+        if (r->state[i] == FB_PLOT_DRAWN) {
+            fprintf(f, "![%s](", p->name);
+            plot_link(f, prefix, p->name, "png");
+            fprintf(f, ")\n\n[SVG](");
+            plot_link(f, prefix, p->name, "svg");
+            fprintf(f, ") · ");
+        } else if (r->state[i] == FB_PLOT_FAILED) {
             fprintf(f, "(gnuplot failed on this plot: see the script) ");
-        fprintf(f, "[gnuplot script](%splots/%s.gp) · [data](%splots/%s.dat)\n", prefix, p->name,
-                prefix, p->name);
+        }
+        fprintf(f, "[gnuplot script](");
+        plot_link(f, prefix, p->name, "gp");
+        fprintf(f, ") · [data](");
+        plot_link(f, prefix, p->name, "dat");
+        fprintf(f, ")\n");
     }
 }
 
@@ -347,9 +374,9 @@ int fb_report_write_summary(const struct fb_report_run *r, bool no_plots, bool n
     snprintf(path, sizeof path, "%s/summary.md", r->dir);
     if (fb_atomic_open(&af, path) != FB_OK)
         return 1;
-    fprintf(af.f, "# fabricbench run `");
-    md(af.f, r->id);
-    fprintf(af.f, "`\n\n%zu rows in `results.csv` (columns and metrics: results/SCHEMA.md). "
+    fprintf(af.f, "# fabricbench run ");
+    fb_md_put_code(af.f, r->id, false);
+    fprintf(af.f, "\n\n%zu rows in `results.csv` (columns and metrics: results/SCHEMA.md). "
                   "Written by `fabricbench report`.\n",
             r->nrows);
     write_run_md(af.f, r, "##", "", no_plots, no_gnuplot);
@@ -378,9 +405,15 @@ static void launch_figures(FILE *f, const struct fb_report_run *r)
             continue;
         bench = w->bench;
         fb_headline_cells(w, size, sizeof size, who, sizeof who);
-        fprintf(f, "%s%s %s %s, %d rank%s, %s: %.3f %s", shown++ ? "<br>" : "", w->bench,
-                w->kase, w->metric, w->ranks, w->ranks == 1 ? "" : "s", size, w->st.median,
-                w->unit);
+        fprintf(f, "%s", shown++ ? "<br>" : "");
+        md(f, w->bench);
+        fprintf(f, " ");
+        md(f, w->kase);
+        fprintf(f, " ");
+        md(f, w->metric);
+        fprintf(f, ", %d rank%s, %s: %.3f ", w->ranks, w->ranks == 1 ? "" : "s", size,
+                w->st.median);
+        md(f, w->unit);
     }
     if (!shown)
         fprintf(f, "-");
@@ -402,11 +435,11 @@ int fb_report_write_sweep_summary(const char *top, const struct fb_report_launch
                   "(first figure of each benchmark) | report |\n|---|---|---|---|---|\n",
             n, n == 1 ? "" : "es");
     for (size_t i = 0; i < n; i++) {
-        fprintf(af.f, "| `");
-        md(af.f, l[i].variant);
-        fprintf(af.f, "` | `");
-        md(af.f, l[i].command);
-        fprintf(af.f, "` | ");
+        fprintf(af.f, "| ");
+        md_code(af.f, l[i].variant);
+        fprintf(af.f, " | ");
+        md_code(af.f, l[i].command);
+        fprintf(af.f, " | ");
         md(af.f, l[i].exit_status[0] ? l[i].exit_status : "?");
         fprintf(af.f, " | ");
         if (l[i].run.present)
@@ -416,24 +449,34 @@ int fb_report_write_sweep_summary(const char *top, const struct fb_report_launch
         fprintf(af.f, " | ");
         if (l[i].run.present) {
             const char *rel = l[i].run.dir + strlen(top) + 1;
-            fprintf(af.f, "[summary](%s/summary.md)", rel);
+            fprintf(af.f, "[summary](");
+            fb_md_put_link(af.f, rel);
+            fprintf(af.f, "/summary.md)");
         } else {
             fprintf(af.f, "-");
         }
         fprintf(af.f, " |\n");
     }
     for (size_t i = 0; i < n; i++) {
-        fprintf(af.f, "\n## Launch `");
-        md(af.f, l[i].variant);
-        fprintf(af.f, "`\n\n```\n%s\n```\n\nExit status: %s.", l[i].command,
-                l[i].exit_status[0] ? l[i].exit_status : "unknown");
+        fprintf(af.f, "\n## Launch ");
+        fb_md_put_code(af.f, l[i].variant, false);
+        fprintf(af.f, "\n\n");
+        fb_md_put_code_block(af.f, l[i].command);
+        fprintf(af.f, "\nExit status: ");
+        md(af.f, l[i].exit_status[0] ? l[i].exit_status : "unknown");
+        fprintf(af.f, ".");
         if (!l[i].run.present) {
-            fprintf(af.f, " No `results.csv` in `%s`: the launch failed before measuring.\n",
-                    l[i].run.dir + strlen(top) + 1);
+            fprintf(af.f, " No `results.csv` in ");
+            fb_md_put_code(af.f, l[i].run.dir + strlen(top) + 1, false);
+            fprintf(af.f, ": the launch failed before measuring.\n");
             continue;
         }
         snprintf(prefix, sizeof prefix, "%.290s/", l[i].run.dir + strlen(top) + 1);
-        fprintf(af.f, " Full report: [%ssummary.md](%ssummary.md).\n", prefix, prefix);
+        fprintf(af.f, " Full report: [");
+        md(af.f, prefix);
+        fprintf(af.f, "summary.md](");
+        fb_md_put_link(af.f, prefix);
+        fprintf(af.f, "summary.md).\n");
         write_doctor(af.f, l[i].run.doctor, "###");
         write_headline(af.f, &l[i].run, "###");
         write_plots_md(af.f, &l[i].run, "###", prefix, no_plots, no_gnuplot);

@@ -11,6 +11,7 @@
 
 #include "atomic_file.h"
 #include "gnuplot.h"
+#include "gp_text.h"
 #include "log.h"
 #include "plot_templates.h"
 
@@ -38,11 +39,13 @@ static int write_text(const char *path, const char *a, const char *b, const char
 
 int fb_report_run_plots(struct fb_report_run *r, const char *gnuplot)
 {
-    char plots[4200], path[4400], from[4400], head[600], setup[128], err[4500];
+    char plots[4200], path[4400], from[4400], head[1200], id[4 * 128], setup[256], err[4500];
     const char *common = fb_plot_template_find("common");
 
     if (!r->plots.n)
         return 0;
+    /* the run id comes from results.csv: one line of comment, whatever it holds */
+    fb_gp_comment(id, sizeof id, r->id);
     snprintf(plots, sizeof plots, "%s/plots", r->dir);
     if (fb_mkdirs(plots) != 0) {
         fb_error("report: cannot create '%s': %s", plots, strerror(errno));
@@ -63,7 +66,7 @@ int fb_report_run_plots(struct fb_report_run *r, const char *gnuplot)
                  "# %s.gp: written by `fabricbench report` for run %s from the template "
                  "plots/%s.gp.\n# Redraw %s.png and %s.svg from %s.dat with: gnuplot %s.gp "
                  "(in this folder); edit freely.\n",
-                 p->name, r->id, p->template, p->name, p->name, p->name, p->name);
+                 p->name, id, p->template, p->name, p->name, p->name, p->name);
         snprintf(path, sizeof path, "%s/%s.gp", plots, p->name);
         if (write_text(path, head, p->vars, common, tmpl))
             return 1;
@@ -71,7 +74,9 @@ int fb_report_run_plots(struct fb_report_run *r, const char *gnuplot)
             r->state[i] = FB_PLOT_SKIPPED;
             continue;
         }
-        snprintf(setup, sizeof setup, "out = '.%s.tmp'", p->name);
+        snprintf(from, sizeof from, ".%s.tmp", p->name);
+        memcpy(setup, "out = ", 6);
+        fb_gp_string(setup + 6, sizeof setup - 6, from); /* a plot's name: 47 bytes at most */
         snprintf(path, sizeof path, "%s.gp", p->name);
         r->state[i] = FB_PLOT_DRAWN;
         if (fb_gnuplot_run(gnuplot, plots, setup, path, err, sizeof err) != FB_OK) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gp_text.h"
 #include "units.h"
 
 /* ---- a growing text buffer ---- */
@@ -47,13 +48,24 @@ void FB_PRINTF(2, 3) fb_report_sb_printf(struct sb *b, const char *fmt, ...)
     }
 }
 
-void fb_report_sb_quote(struct sb *b, const char *s)
+/* Appends what escape (fb_gp_string or fb_gp_comment) makes of s. */
+static void sb_escaped(struct sb *b, const char *s, size_t (*escape)(char *, size_t, const char *))
 {
-    fb_report_sb_printf(b, "'");
-    for (; *s; s++)
-        fb_report_sb_printf(b, *s == '\'' ? "''" : "%c", *s);
-    fb_report_sb_printf(b, "'");
+    size_t n = escape(NULL, 0, s);
+    char *e = b->ok ? malloc(n + 1) : NULL;
+
+    if (!e) {
+        b->ok = false;
+        return;
+    }
+    escape(e, n + 1, s);
+    fb_report_sb_printf(b, "%s", e);
+    free(e);
 }
+
+void fb_report_sb_quote(struct sb *b, const char *s) { sb_escaped(b, s, fb_gp_string); }
+
+void fb_report_sb_comment(struct sb *b, const char *s) { sb_escaped(b, s, fb_gp_comment); }
 
 /* ---- series keys ---- */
 
@@ -297,7 +309,9 @@ static char (*write_series(struct sb *dat, const struct sel *s, unsigned show, d
         while (j < s->n && fb_report_key_cmp(s->r[i], s->r[j], s->mask) == 0)
             j++;
         fb_report_series_title(s->r[i], show, titles[ns], sizeof titles[ns]);
-        fb_report_sb_printf(dat, "%s# %s\n# %s\n", ns ? "\n\n" : "", titles[ns], columns);
+        fb_report_sb_printf(dat, "%s# ", ns ? "\n\n" : "");
+        fb_report_sb_comment(dat, titles[ns]);
+        fb_report_sb_printf(dat, "\n# %s\n", columns);
         for (size_t k = i; k < j; k++) {
             const struct fb_row *r = s->r[k];
             fb_report_sb_printf(dat, "%.10g %.10g %.10g %.10g", s->x[k], r->st.median * scale,

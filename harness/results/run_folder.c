@@ -1,11 +1,13 @@
 /* The run folder's rules: a folder named by a link is refused, a folder holding any file of
- * an earlier run is not reused without --force. Files inside are made by name with
- * fb_file_create and fb_atomic_* (atomic_file.c), which never write through a link. */
+ * an earlier run is not reused without --force; a path read from a file stays below the folder
+ * the user named. Files inside are made by name with fb_file_create and fb_atomic_*
+ * (atomic_file.c), which never write through a link. */
 #define _GNU_SOURCE
 #include "run_folder.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,35 +32,21 @@ bool fb_run_folder_is_run_file(const char *name)
 
 fb_status fb_run_folder_check(const char *dir, bool force, char *err, size_t errlen)
 {
-    char path[4096], target[4096];
+    char path[4096];
     size_t len = strlen(dir);
-    struct stat sb;
     struct dirent *e;
+    fb_status st;
     DIR *d;
-    ssize_t n;
 
-    /* "link/" would resolve the link: look at the name itself */
+    /* a link, a file, an empty name: refused as any output the user names */
+    if ((st = fb_run_folder_output("--out", dir, true, err, errlen)) != FB_OK)
+        return st;
     while (len > 1 && dir[len - 1] == '/')
         len--;
-    if (len >= sizeof path) {
-        snprintf(err, errlen, "--out path is too long");
-        return FB_ERR_USAGE;
-    }
-    memcpy(path, dir, len);
+    memcpy(path, dir, len); /* fb_run_folder_output checked the length */
     path[len] = '\0';
-    if (lstat(path, &sb) != 0)
+    if (access(path, F_OK) != 0)
         return FB_OK; /* a new folder */
-    if (S_ISLNK(sb.st_mode)) {
-        n = readlink(path, target, sizeof target - 1);
-        target[n > 0 ? n : 0] = '\0';
-        snprintf(err, errlen, "cannot use --out '%s': it is a symbolic link (to '%.1024s'); "
-                 "name the folder itself", dir, target);
-        return FB_ERR_USAGE;
-    }
-    if (!S_ISDIR(sb.st_mode)) {
-        snprintf(err, errlen, "cannot use --out '%s': it exists and is not a folder", dir);
-        return FB_ERR_USAGE;
-    }
     if (force)
         return FB_OK;
     if (!(d = opendir(path))) {
@@ -73,4 +61,122 @@ fb_status fb_run_folder_check(const char *dir, bool force, char *err, size_t err
                  "--force to overwrite it", dir, e->d_name);
     closedir(d);
     return e ? FB_ERR_USAGE : FB_OK;
+}
+
+fb_status fb_run_folder_below(const char *top, const char *rel, char *err, size_t errlen)
+{
+    char part[4096];
+    const char *p = rel, *end;
+    fb_status st = FB_OK;
+    int fd, next;
+
+    for (const unsigned char *c = (const unsigned char *)rel; *c; c++)
+        if (*c < 0x20 || *c == 0x7f) {
+            snprintf(err, errlen, "the path holds a control character");
+            return FB_ERR_USAGE;
+        }
+    if (!rel[0] || rel[0] == '/') {
+        snprintf(err, errlen, "'%s' is %s: it must name a folder below '%s'", rel,
+                 rel[0] ? "an absolute path" : "empty", top);
+        return FB_ERR_USAGE;
+    }
+    if ((fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        snprintf(err, errlen, "cannot open '%s': %s", top, strerror(errno));
+        return FB_ERR_IO;
+    }
+    while (*p && st == FB_OK) {
+        struct stat sb;
+        size_t n;
+
+        end = strchr(p, '/');
+        n = end ? (size_t)(end - p) : strlen(p);
+        if (n >= sizeof part) {
+            snprintf(err, errlen, "'%.200s...': a path component is too long", rel);
+            st = FB_ERR_USAGE;
+            break;
+        }
+        memcpy(part, p, n);
+        part[n] = '\0';
+        p += n;
+        p += strspn(p, "/");
+        if (!n || strcmp(part, ".") == 0)
+            continue;
+        if (strcmp(part, "..") == 0) {
+            snprintf(err, errlen, "'%s' has a '..' component: it would leave '%s'", rel, top);
+            st = FB_ERR_USAGE;
+        } else if (fstatat(fd, part, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
+            /* the rest is new: the caller makes it (a later '..' is still refused above) */
+            if (errno != ENOENT) {
+                snprintf(err, errlen, "'%s': cannot look at '%s': %s", rel, part,
+                         strerror(errno));
+                st = FB_ERR_USAGE;
+            }
+            for (; st == FB_OK && *p; p += strspn(p, "/")) {
+                n = strcspn(p, "/");
+                if (n == 2 && strncmp(p, "..", 2) == 0) {
+                    snprintf(err, errlen, "'%s' has a '..' component: it would leave '%s'", rel,
+                             top);
+                    st = FB_ERR_USAGE;
+                }
+                p += n;
+            }
+            break;
+        } else if (S_ISLNK(sb.st_mode)) {
+            snprintf(err, errlen, "'%s': '%s' is a symbolic link; a path read from a file is "
+                     "never followed out of '%s'", rel, part, top);
+            st = FB_ERR_USAGE;
+        } else if (*p && !S_ISDIR(sb.st_mode)) {
+            snprintf(err, errlen, "'%s': '%s' is not a folder", rel, part);
+            st = FB_ERR_USAGE;
+        } else if (*p) {
+            next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (next < 0) {
+                snprintf(err, errlen, "'%s': cannot open '%s': %s", rel, part, strerror(errno));
+                st = FB_ERR_USAGE;
+            } else {
+                close(fd);
+                fd = next;
+            }
+        }
+    }
+    close(fd);
+    return st;
+}
+
+fb_status fb_run_folder_output(const char *opt, const char *path, bool dir, char *err,
+                               size_t errlen)
+{
+    char name[4096], target[4096];
+    size_t len = strlen(path);
+    struct stat sb;
+    ssize_t n;
+
+    if (!len) {
+        snprintf(err, errlen, "bad value for %s: empty path", opt);
+        return FB_ERR_USAGE;
+    }
+    /* "link/" would resolve the link: look at the name itself */
+    while (len > 1 && path[len - 1] == '/')
+        len--;
+    if (len >= sizeof name) {
+        snprintf(err, errlen, "bad value for %s: path too long", opt);
+        return FB_ERR_USAGE;
+    }
+    memcpy(name, path, len);
+    name[len] = '\0';
+    if (lstat(name, &sb) != 0)
+        return FB_OK; /* new */
+    if (S_ISLNK(sb.st_mode)) {
+        n = readlink(name, target, sizeof target - 1);
+        target[n > 0 ? n : 0] = '\0';
+        snprintf(err, errlen, "cannot use %s '%s': it is a symbolic link (to '%.1024s'); name "
+                 "the %s itself", opt, path, target, dir ? "folder" : "file");
+        return FB_ERR_USAGE;
+    }
+    if (dir != !!S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "cannot use %s '%s': it exists and is %s", opt, path,
+                 dir ? "not a folder" : "a folder");
+        return FB_ERR_USAGE;
+    }
+    return FB_OK;
 }

@@ -17,6 +17,23 @@
  * not a folder, or holds a run without `force` (err names the file found). Not collective. */
 fb_status fb_run_folder_check(const char *dir, bool force, char *err, size_t errlen);
 
+/* FB_OK when `rel`, a path that comes from a file's content (launches.csv's run_dir) or is
+ * built from one (compare's default folder, named after BASE's run id), may be used below
+ * `top`, the folder the user named: it is not empty, is relative, has no ".." component and
+ * no control character, and no component of it that already exists below top is a symbolic
+ * link (components are looked at one by one with fstatat(AT_SYMLINK_NOFOLLOW) from an open
+ * top, never followed), nor anything but a folder before the last. Components that do not
+ * exist yet are the caller's to create. FB_ERR_USAGE with one line in err saying why (rel is
+ * quoted unless it holds a control character); FB_ERR_IO when top cannot be opened. */
+fb_status fb_run_folder_below(const char *top, const char *rel, char *err, size_t errlen);
+
+/* FB_OK when `path`, an output the user named with option `opt` ("--out", "--junit"), may be
+ * written: not empty, not itself a symbolic link (err names its target, as for run's --out),
+ * and, when it exists, a folder (dir) or not a folder (!dir). FB_ERR_USAGE with one line in
+ * err otherwise. */
+fb_status fb_run_folder_output(const char *opt, const char *path, bool dir, char *err,
+                               size_t errlen);
+
 /* Whether `name` is one of the files a run writes into its folder. */
 bool fb_run_folder_is_run_file(const char *name);
 

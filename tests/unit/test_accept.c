@@ -194,7 +194,7 @@ static void junit(void)
     fclose(f);
     CHECK_HAS(buf, "<testsuite name=\"n&amp;m\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\">");
     CHECK_HAS(buf, "name=\"a&lt;b\"");
-    CHECK_HAS(buf, "<failure message=\"x &amp; &quot;y&quot; &lt; &apos;z&apos;\"/>");
+    CHECK_HAS(buf, "<failure message=\"x &amp; &quot;y&quot; &lt; &apos;z&apos;\\x01\"/>");
     CHECK_HAS(buf, "<skipped message=\"not measured\"/>");
     CHECK_HAS(buf, "value=\"run&lt;1&gt;\"");
     CHECK(!strchr(buf, '\x01'));

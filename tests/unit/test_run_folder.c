@@ -1,6 +1,7 @@
 /* The run folder's rules (harness/results/run_folder.c, fb_file_create, NCCL's log file): a link as
  * --out is refused, any file of an earlier run stops a run without --force, and files are made
- * inside the folder by name, never through a link left there. */
+ * inside the folder by name, never through a link left there; a path read from a file stays
+ * below the folder the user named, and an output the user names is neither empty nor a link. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,44 @@ int main(void)
     put(at("afile"), "x");
     CHECK(fb_run_folder_check(at("afile"), true, err, sizeof err) == FB_ERR_USAGE);
     CHECK_HAS(err, "not a folder");
+
+    /* a path read from a file stays below the folder named (fb_run_folder_below) */
+    mkdir(at("sweep"), 0775);
+    mkdir(at("sweep/v1"), 0775);
+    CHECK(symlink(at("elsewhere"), at("sweep/v1/out")) == 0);
+    CHECK(symlink(at("elsewhere"), at("sweep/link")) == 0);
+    put(at("sweep/file"), "x");
+    CHECK(fb_run_folder_below(at("sweep"), "v1", err, sizeof err) == FB_OK);
+    CHECK(fb_run_folder_below(at("sweep"), "./v1//new/deeper", err, sizeof err) == FB_OK);
+    CHECK(fb_run_folder_below(at("sweep"), "../victim", err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, "'../victim' has a '..' component: it would leave");
+    CHECK(fb_run_folder_below(at("sweep"), "v1/new/../../..", err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, "'..' component");
+    CHECK(fb_run_folder_below(at("sweep"), "/etc", err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, "'/etc' is an absolute path");
+    CHECK(fb_run_folder_below(at("sweep"), "", err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, "'' is empty");
+    CHECK(fb_run_folder_below(at("sweep"), "link", err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, "'link': 'link' is a symbolic link");
+    CHECK(fb_run_folder_below(at("sweep"), "v1/out/x", err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, "'out' is a symbolic link");
+    CHECK(fb_run_folder_below(at("sweep"), "file/x", err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, "'file' is not a folder");
+    CHECK(fb_run_folder_below(at("sweep"), "a\nb", err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, "control character");
+    CHECK(!strchr(err, '\n'));
+    /* an output the user names (fb_run_folder_output): not empty, not a link */
+    CHECK(fb_run_folder_output("--junit", "", false, err, sizeof err) == FB_ERR_USAGE);
+    CHECK_STR(err, "bad value for --junit: empty path");
+    CHECK(fb_run_folder_output("--junit", at("sweep/link"), false, err, sizeof err) ==
+          FB_ERR_USAGE);
+    CHECK_HAS(err, "it is a symbolic link (to '");
+    CHECK(fb_run_folder_output("--junit", at("sweep"), false, err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, "it exists and is a folder");
+    CHECK(fb_run_folder_output("--junit", at("sweep/file"), false, err, sizeof err) == FB_OK);
+    CHECK(fb_run_folder_output("--out", at("sweep/new"), true, err, sizeof err) == FB_OK);
+    CHECK(fb_run_folder_check("", false, err, sizeof err) == FB_ERR_USAGE);
+    CHECK_STR(err, "bad value for --out: empty path");
 
     /* files are made by name: a link or a hard link of that name is replaced, not followed */
     put(at("victim"), "keep me\n");

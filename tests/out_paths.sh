@@ -1,0 +1,135 @@
+#!/bin/sh
+# Issue 15's crafted inputs against the offline commands' outputs (docs/run-folder.md, "Outputs
+# of report, compare, accept and sweep"), on the report fixture (no MPI, seconds):
+# 1. a results.csv whose run_id is "x\nsystem(""touch pwned"")\n#": neither `report` nor
+#    `compare` creates `pwned` (the readers may refuse the file: exit 2, one line naming
+#    results.csv:LINE; or the writers escape it: every gnuplot script holds no line of the run id);
+# 2. `report` on a sweep whose launches.csv names run_dir ../../victim, an absolute path, or a
+#    link inside the sweep: exit 2, one line naming launches.csv:LINE, nothing written outside;
+# 3. `compare`'s default folder from BASE's run_id x/../../../../somewhere/else stays one
+#    folder inside NEW; a link planted under that name is refused; --out '' and a link as
+#    --out: exit 2, one line;
+# 4. `accept --junit` through a link or '': exit 2 before any work, the link's target unchanged;
+# 5. `sweep --out LINK`: exit 2 before anything is launched or written (no launch.txt).
+. "$(dirname "$0")/lib.sh"
+bin=$1
+fixture=$2
+work=$(mktemp -d)
+trap '[ -n "$KEEP" ] || rm -rf "$work"' EXIT; echo "work: $work"
+cd "$work" || exit 1
+# one_line STATUS WANT LOG WHAT: exit status WANT, and LOG one line holding WHAT
+one_line() {
+    [ "$1" = "$2" ] || fail "$4: exit $1, expected $2: $(cat "$3")"
+    [ "$(wc -l <"$3")" = 1 ] || fail "$4: not one line: $(cat "$3")"
+    grep -qF -- "$4" "$3" || fail "'$4' not in: $(cat "$3")"
+}
+# nothing_pwned: no file called pwned anywhere the commands could have run it
+nothing_pwned() {
+    found=$(find "$work" -name pwned)
+    [ -z "$found" ] || fail "$1: gnuplot ran the run id: $found"
+}
+
+# ---- 1. a run id that is gnuplot code ----
+mkdir evil base
+cp "$fixture"/* evil/
+cp "$fixture"/* base/
+# the issue's field, CSV-quoted: "x<LF>system(""touch pwned"")<LF>#"
+awk -F, 'NR == 1 { print; next }
+         { sub(/^[^,]*/, "\"x\nsystem(\"\"touch pwned\"\")\n#\""); print }' \
+    "$fixture/results.csv" >evil/results.csv
+export PATH="$PATH" # gnuplot, when installed, is on it: the scripts are really run
+"$bin" report evil >report1.log 2>&1; st=$?
+nothing_pwned report
+if [ "$st" = 2 ]; then
+    one_line "$st" 2 report1.log "results.csv:2"
+else
+    [ "$st" = 0 ] || fail "report on the crafted run id: exit $st: $(cat report1.log)"
+    for gp in evil/plots/*.gp; do
+        grep -q '^system' "$gp" && fail "$gp: a line of the run id is a command"
+    done
+    [ -n "$(ls evil/plots/*.gp 2>/dev/null)" ] || fail "report wrote no gnuplot script"
+    grep -q '^system\|^#"' evil/summary.md && fail "summary.md: the run id broke out of its line"
+fi
+"$bin" compare base evil >compare1.log 2>&1; st=$?
+nothing_pwned compare
+if [ "$st" = 2 ]; then
+    grep -qF "results.csv:2" compare1.log ||
+        fail "compare refused without results.csv:2: $(cat compare1.log)"
+else
+    [ "$st" -le 1 ] || fail "compare on the crafted run id: exit $st: $(cat compare1.log)"
+    for gp in base/compare-vs-*/*.gp evil/compare-vs-*/*.gp; do
+        [ -f "$gp" ] || continue
+        grep -q '^system' "$gp" && fail "$gp: a line of the run id is a command"
+    done
+    grep -q '^system' evil/compare-vs-*/compare.md 2>/dev/null &&
+        fail "compare.md: the run id broke out"
+fi
+
+# ---- 2. report follows launches.csv's run_dir ----
+mkdir -p victim sweep/a/b
+cp "$fixture"/* victim/
+for dir in ../../victim /abs/path a/../../victim link; do
+    rm -rf sweep/link && ln -s "$work/victim" sweep/link
+    printf 'variant,command,exit_status,run_dir\nv1,mpirun x,0,%s\n' "$dir" >sweep/launches.csv
+    "$bin" report --no-plots sweep >report2.log 2>&1; st=$?
+    one_line "$st" 2 report2.log "launches.csv:2: run_dir"
+    if [ -e victim/summary.md ]; then
+        fail "report wrote summary.md through run_dir $dir"
+        rm -f victim/summary.md
+    fi
+    [ -e sweep/summary.md ] && fail "report wrote the sweep's summary.md for run_dir $dir"
+done
+# a run_dir inside the sweep is still read
+rm -rf sweep/link; mkdir sweep/v1 && cp "$fixture"/* sweep/v1/
+printf 'variant,command,exit_status,run_dir\nv1,mpirun x,0,v1\n' >sweep/launches.csv
+"$bin" report --no-plots sweep >report3.log 2>&1 ||
+    fail "report on a sweep inside its folder: $(cat report3.log)"
+[ -s sweep/v1/summary.md ] || fail "report wrote no summary.md in the sweep's own folder"
+
+# ---- 3. compare's output folder ----
+mkdir climb
+cp "$fixture"/* climb/
+awk -F, 'NR == 1 { print; next } { sub(/^[^,]*/, "x/../../../../somewhere/else"); print }' \
+    "$fixture/results.csv" >climb/results.csv
+mkdir -p new1 && cp "$fixture"/* new1/
+"$bin" compare climb new1 >compare2.log 2>&1; st=$?
+[ "$st" -le 1 ] || fail "compare with a climbing run id: exit $st: $(cat compare2.log)"
+[ -s "new1/compare-vs-x_.._.._.._.._somewhere_else/compare.md" ] ||
+    fail "compare's default folder is not one folder in NEW: $(ls new1)"
+found=$(find "$work" -name somewhere)
+[ -z "$found" ] || fail "compare wrote outside NEW: $found"
+mkdir elsewhere
+ln -s "$work/elsewhere" "new1/compare-vs-x_.._.._.._.._somewhere_else2"
+awk -F, 'NR == 1 { print; next } { sub(/^[^,]*/, "x/../../../../somewhere/else2"); print }' \
+    "$fixture/results.csv" >climb/results.csv
+"$bin" compare climb new1 >compare3.log 2>&1; st=$?
+one_line "$st" 2 compare3.log "is a symbolic link"
+[ -z "$(ls elsewhere)" ] || fail "compare wrote through a link in NEW: $(ls elsewhere)"
+"$bin" compare --out '' base new1 >compare4.log 2>&1; st=$?
+one_line "$st" 2 compare4.log "bad value for --out: empty path"
+ln -s "$work/elsewhere" outlink
+"$bin" compare --out outlink base new1 >compare5.log 2>&1; st=$?
+one_line "$st" 2 compare5.log "cannot use --out 'outlink': it is a symbolic link"
+[ -z "$(ls elsewhere)" ] || fail "compare wrote through --out's link: $(ls elsewhere)"
+
+# ---- 4. accept --junit ----
+echo keep >target.xml
+ln -s "$work/target.xml" junit.xml
+"$bin" accept --profile "$(dirname "$0")/../profiles/host-ci.ini" --junit junit.xml base \
+    >accept1.log 2>&1; st=$?
+one_line "$st" 2 accept1.log "cannot use --junit 'junit.xml': it is a symbolic link"
+[ "$(cat target.xml)" = keep ] || fail "accept wrote through --junit's link"
+"$bin" accept --profile "$(dirname "$0")/../profiles/host-ci.ini" --junit '' base \
+    >accept2.log 2>&1; st=$?
+one_line "$st" 2 accept2.log "bad value for --junit: empty path"
+
+# ---- 5. sweep --out LINK ----
+mkdir sweeptarget
+ln -s "$work/sweeptarget" sweeplink
+"$bin" sweep --np 1 --out sweeplink --timeout 20 -- h2d --sizes 4K --trials 1 >sweep1.log 2>&1
+st=$?
+[ "$st" = 2 ] || fail "sweep --out LINK: exit $st, expected 2: $(tail -3 sweep1.log)"
+grep -qF "cannot use --out 'sweeplink': it is a symbolic link" sweep1.log ||
+    fail "sweep --out LINK: no message naming the link: $(tail -3 sweep1.log)"
+[ -z "$(ls sweeptarget)" ] || fail "sweep wrote through --out's link: $(ls sweeptarget)"
+finish

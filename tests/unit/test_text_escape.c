@@ -1,0 +1,134 @@
+/* The escaping of core/gp_text.h, md_text.h and xml_text.h: fixed examples, then 20,000
+ * random hostile strings (fuzz_text.h, fixed seed) each parsed back from what was written: a
+ * gnuplot string expression evaluates to the input and holds no raw line break; a comment is
+ * one line without a trailing backslash; Markdown text decodes to the input with no raw '|',
+ * line break or markup; a code span or block cannot be closed from inside; a link holds only
+ * safe bytes; XML has only its five entities and no byte XML 1.0 cannot carry. When gnuplot is
+ * on PATH, a script of such strings is run: it prints each string back exactly, and the
+ * system("touch pwned") among them creates nothing. */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "escape_check.h"
+#include "fuzz_text.h"
+#include "gp_text.h"
+#include "md_text.h"
+#include "test.h"
+#include "xml_text.h"
+
+static void put_code_plain(FILE *f, const char *s) { fb_md_put_code(f, s, false); }
+
+/* put writes want for in. */
+static void expect(put_fn put, const char *in, const char *want)
+{
+    char *w = written(put, in);
+    CHECK_STR(w ? w : "(out of memory)", want);
+    free(w);
+}
+
+static void examples(void)
+{
+    char buf[256];
+
+    fb_gp_string(buf, sizeof buf, "it's");
+    CHECK_STR(buf, "'it'.\"\\047\".'s'");
+    fb_gp_string(buf, sizeof buf, "x\nsystem(\"touch pwned\")\n#");
+    CHECK_STR(buf, "'x'.\"\\012\".'system(\"touch pwned\")'.\"\\012\".'#'");
+    fb_gp_string(buf, sizeof buf, "");
+    CHECK_STR(buf, "''");
+    CHECK(fb_gp_string(buf, 4, "abcdef") == 8 && strlen(buf) == 3);
+    fb_gp_comment(buf, sizeof buf, "a\\\nb\x7f");
+    CHECK_STR(buf, "a\\x5c\\x0ab\\x7f");
+    fb_gp_comment(buf, 6, "ab\\cd"); /* cut short: whole escapes only */
+    CHECK_STR(buf, "ab");
+    expect(fb_md_put_text, "a|b\n<i>`x`[l](u)&_*", "a\\|b\\x0a\\<i\\>\\`x\\`\\[l\\](u)\\&_*");
+    expect(put_code_table, "a`b``c|", "```a`b``c\\|```");
+    expect(put_code_plain, "", "` `");
+    expect(put_code_plain, "`x", "`` `x ``");
+    expect(fb_md_put_code_block, "mpirun ```x``` \n", "````\nmpirun ```x``` \\x0a\n````\n");
+    expect(fb_md_put_link, "a b/../(c)", "a%20b/../%28c%29");
+    expect(fb_xml_put_text, "a<b>&\"'\n\r\x01\xc3\xa9\xff",
+           "a&lt;b&gt;&amp;\"'\n&#13;\\x01\xc3\xa9\\xff");
+    expect(fb_xml_put_attr, "\"'\t\n\xed\xa0\x80\xef\xbf\xbe",
+           "&quot;&apos;&#9;&#10;\\xed\\xa0\\x80\\xef\\xbf\\xbe");
+}
+
+/* Random strings through every escaper, each parsed back. */
+static void fuzz(void)
+{
+    char in[200];
+
+    for (int i = 0; i < 20000; i++) {
+        const char *bad;
+
+        fuzz_string(in, sizeof in);
+        if ((bad = escape_check_all(in))) {
+            fprintf(stderr, "fuzz: %s broke on string %d\n", bad, i);
+            fb_test_failures++;
+            return;
+        }
+    }
+}
+
+static bool gnuplot_on_path(void)
+{
+    return system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+/* gnuplot itself reads the expressions back: each prints its string exactly, nothing runs. */
+static void through_gnuplot(void)
+{
+    char dir[] = "/tmp/fb_test_gp_XXXXXX", path[64], cmd[200], in[200], expr[1600];
+    char *want = NULL, *got;
+    size_t wlen = 0, glen;
+    FILE *gp, *expect;
+
+    if (!gnuplot_on_path()) {
+        printf("gnuplot not on PATH: the expressions are not run through it\n");
+        return;
+    }
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/t.gp", dir);
+    gp = fopen(path, "w");
+    expect = open_memstream(&want, &wlen);
+    fprintf(gp, "set print 'printed.txt'\n");
+    for (int i = 0; i < 300; i++) {
+        fuzz_string(in, sizeof in);
+        if (i == 0)
+            strcpy(in, "x\nsystem(\"touch pwned\")\n#");
+        fb_gp_string(expr, sizeof expr, in);
+        fprintf(gp, "s = %s\nprint s\n", expr);
+        fprintf(expect, "%s\n", in);
+    }
+    fclose(gp);
+    fclose(expect);
+    snprintf(cmd, sizeof cmd, "cd %s && gnuplot t.gp", dir);
+    CHECK(system(cmd) == 0);
+    snprintf(path, sizeof path, "%s/pwned", dir);
+    CHECK(access(path, F_OK) != 0);
+    snprintf(path, sizeof path, "%s/printed.txt", dir);
+    gp = fopen(path, "r");
+    CHECK(gp != NULL);
+    if (gp) {
+        got = calloc(1, wlen + 2);
+        glen = fread(got, 1, wlen + 1, gp);
+        fclose(gp);
+        CHECK(glen == wlen && memcmp(got, want, wlen) == 0);
+        free(got);
+    }
+    free(want);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
+int main(void)
+{
+    examples();
+    fuzz();
+    through_gnuplot();
+    TEST_DONE();
+}
