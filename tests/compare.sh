@@ -26,15 +26,24 @@ run timed --sizes 1M,16M --trials 20 h2d memfit
 rc=$?
 [ "$rc" = 0 ] || fail "same configuration: exit $rc, expected 0: $(grep REGRESSION same.out)"
 grep -q '^REGRESSION' same.out && fail "same configuration flagged: $(grep REGRESSION same.out)"
-[ -s new/compare-vs-base/compare.csv ] || fail "compare.csv not written in new/compare-vs-base"
-[ -s new/compare-vs-base/compare.md ] || fail "compare.md not written"
-head -n 1 same.out | grep -q '^fingerprint: base (base) vs new (new)' ||
-    fail "the fingerprint does not come first: $(head -n 2 same.out)"
-grep -q 'environment.OMPI_ARGV' same.out || fail "the differing command line is not shown"
+[ -s compare-base-vs-new/compare.csv ] || fail "compare.csv not written in ./compare-base-vs-new"
+[ -s compare-base-vs-new/compare.md ] || fail "compare.md not written"
+ls new base | grep -q compare && fail "compare wrote into a run folder: $(ls new base)"
+head -n 1 same.out | grep -q '^compare: base (base) vs new (new): no regression' ||
+    fail "the verdict does not come first: $(head -n 2 same.out)"
+# The command lines differ only by --out, and session folders and daemon URIs always differ:
+# volatile, left off the screen, all in compare.md.
+grep -q 'OMPI_ARGV\|OMPI_FILE_LOCATION\|orte_local_daemon_uri\|run options' same.out &&
+    fail "a volatile fingerprint entry is on the screen: $(grep OMPI same.out)"
+grep -qi 'fingerprint' compare-base-vs-new/compare.md || fail "compare.md lacks the fingerprint"
 rows=$(($(wc -l <base/results.csv) - 1))
-joined=$(($(wc -l <new/compare-vs-base/compare.csv) - 1))
+joined=$(($(wc -l <compare-base-vs-new/compare.csv) - 1))
 [ "$rows" = "$joined" ] || fail "compare.csv has $joined rows, base has $rows"
-ls new/compare-vs-base/*.tmp >/dev/null 2>&1 && fail "temporary files left behind"
+ls compare-base-vs-new/*.tmp >/dev/null 2>&1 && fail "temporary files left behind"
+# An output folder inside a run is refused: a run folder is a record.
+"$bin" compare --out new/sub base new >/dev/null 2>inside.err
+[ $? = 2 ] && grep -q "inside run 'new'" inside.err && [ ! -e new/sub ] ||
+    fail "--out inside NEW: $(cat inside.err)"
 
 # 1b. The same for timed figures: two runs of the CPU side of the ImageNet-like pipeline on one
 # thread (decode, augmentation, copies, a consumer's stall; 10 trials of 20 ms). A change must
@@ -70,7 +79,7 @@ csv_awk 'BEGIN { OFS = "," }
 "$bin" compare timed drop >drop.out 2>drop.err
 rc=$?
 [ "$rc" = 1 ] || fail "injected 10% drop: exit $rc, expected 1"
-c=drop/compare-vs-timed/compare.csv
+c=compare-timed-vs-drop/compare.csv
 # every row: the verdict the rule must give, from the values compare.csv shows
 csv_awk '{ m = v("metric"); verdict = v("verdict"); r = v("ratio") + 0
   want = "same"
@@ -90,11 +99,17 @@ n=$(csv_awk 'v("verdict") == "REGRESSION" { n++ } END { print n + 0 }' "$c")
 nmem=$(csv_awk 'v("verdict") == "REGRESSION" && v("bench") == "memfit" { n++ } END { print n + 0 }' "$c")
 [ "$nmem" -ge 2 ] || fail "memfit's batch_max/batch_estimate drops not flagged ($nmem rows)"
 grep -q '^REGRESSION' drop.out || fail "no REGRESSION row on the terminal"
+# At a glance: the regressions largest first, at most 20, and the screen about 60 lines.
+awk '/^REGRESSION/ { x = $2; sub(/%/, "", x); x = x < 0 ? -x : x
+     if (NR > 1 && seen && x > last + 1e-9) { print "not ranked: " $0; exit }
+     last = x; seen = 1 }' drop.out | grep -q . && fail "regressions not ranked by size"
+[ "$(grep -c '^REGRESSION' drop.out)" -le 20 ] || fail "more than 20 regressions on the screen"
+[ "$(wc -l <drop.out)" -le 62 ] || fail "the screen has $(wc -l <drop.out) lines, expected about 60"
 if command -v gnuplot >/dev/null 2>&1; then
-    [ -s drop/compare-vs-timed/compare-h2d-bandwidth.png ] || fail "no bandwidth plot"
-    grep -q 'compare-h2d-bandwidth.png' drop/compare-vs-timed/compare.md || fail "plot not in compare.md"
+    [ -s compare-timed-vs-drop/compare-h2d-bandwidth.png ] || fail "no bandwidth plot"
+    grep -q 'compare-h2d-bandwidth.png' compare-timed-vs-drop/compare.md || fail "plot not in compare.md"
 fi
-grep -q "### Regressions ($n)" drop/compare-vs-timed/compare.md || fail "compare.md lacks '### Regressions ($n)'"
+grep -q "### Regressions ($n)" compare-timed-vs-drop/compare.md || fail "compare.md lacks '### Regressions ($n)'"
 # the same drop under a 15% threshold is not flagged
 "$bin" compare --threshold 15 --out t15 timed drop >t15.out 2>&1
 rc=$?
@@ -121,7 +136,7 @@ expect_bad() { # TEXT ARGS...
 mkdir bad && cp new/env.json bad/
 awk -F, 'BEGIN { OFS = "," } NR == 3 { $20 = "abc" } { print }' timed/results.csv >bad/results.csv
 expect_bad "bad/results.csv:3: column 'median': 'abc' is not a number" base bad
-[ ! -e bad/compare-vs-base ] || fail "a malformed run still got a report"
+[ ! -e compare-base-vs-bad ] || fail "a malformed run still got a report"
 head -c 100 new/results.csv >trunc.csv
 expect_bad "trunc.csv:1: the header has" base trunc.csv
 printf '' >empty.csv

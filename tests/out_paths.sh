@@ -6,8 +6,9 @@
 #    results.csv:LINE; or the writers escape it: every gnuplot script holds no line of the run id);
 # 2. `report` on a sweep whose launches.csv names run_dir ../../victim, an absolute path, or a
 #    link inside the sweep: exit 2, one line naming launches.csv:LINE, nothing written outside;
-# 3. `compare`'s default folder from BASE's run_id x/../../../../somewhere/else stays one
-#    folder inside NEW; a link planted under that name is refused; --out '' and a link as
+# 3. `compare`'s default folder is named for the two run folders, never from a run_id
+#    (x/../../../../somewhere/else), one folder in the current one (never in a run); a link
+#    planted under that name is refused; --out '' and a link as
 #    --out: exit 2, one line;
 # 4. `accept --junit` through a link or '': exit 2 before any work, the link's target unchanged;
 # 5. `sweep --out LINK`: exit 2 before anything is launched or written (no launch.txt).
@@ -57,11 +58,11 @@ if [ "$st" = 2 ]; then
         fail "compare refused without results.csv:2: $(cat compare1.log)"
 else
     [ "$st" -le 1 ] || fail "compare on the crafted run id: exit $st: $(cat compare1.log)"
-    for gp in base/compare-vs-*/*.gp evil/compare-vs-*/*.gp; do
+    for gp in compare-*-vs-*/*.gp; do
         [ -f "$gp" ] || continue
         grep -q '^system' "$gp" && fail "$gp: a line of the run id is a command"
     done
-    grep -q '^system' evil/compare-vs-*/compare.md 2>/dev/null &&
+    grep -q '^system' compare-*-vs-*/compare.md 2>/dev/null &&
         fail "compare.md: the run id broke out"
 fi
 
@@ -94,17 +95,18 @@ awk -F, 'NR == 1 { print; next } { sub(/^[^,]*/, "x/../../../../somewhere/else")
 mkdir -p new1 && cp "$fixture"/* new1/
 "$bin" compare climb new1 >compare2.log 2>&1; st=$?
 [ "$st" -le 1 ] || fail "compare with a climbing run id: exit $st: $(cat compare2.log)"
-[ -s "new1/compare-vs-x_.._.._.._.._somewhere_else/compare.md" ] ||
-    fail "compare's default folder is not one folder in NEW: $(ls new1)"
+[ -s "compare-climb-vs-new1/compare.md" ] ||
+    fail "compare's default folder is not one folder here: $(ls)"
 found=$(find "$work" -name somewhere)
-[ -z "$found" ] || fail "compare wrote outside NEW: $found"
+[ -z "$found" ] || fail "compare wrote outside the current folder: $found"
+ls new1 climb | grep -q compare && fail "compare wrote into a run folder"
 mkdir elsewhere
-ln -s "$work/elsewhere" "new1/compare-vs-x_.._.._.._.._somewhere_else2"
+rm -r compare-climb-vs-new1 && ln -s "$work/elsewhere" compare-climb-vs-new1
 awk -F, 'NR == 1 { print; next } { sub(/^[^,]*/, "x/../../../../somewhere/else2"); print }' \
     "$fixture/results.csv" >climb/results.csv
 "$bin" compare climb new1 >compare3.log 2>&1; st=$?
 one_line "$st" 2 compare3.log "is a symbolic link"
-[ -z "$(ls elsewhere)" ] || fail "compare wrote through a link in NEW: $(ls elsewhere)"
+[ -z "$(ls elsewhere)" ] || fail "compare wrote through a link: $(ls elsewhere)"
 "$bin" compare --out '' base new1 >compare4.log 2>&1; st=$?
 one_line "$st" 2 compare4.log "bad value for --out: empty path"
 ln -s "$work/elsewhere" outlink

@@ -28,53 +28,22 @@ static const struct fb_row *any_row(const struct fb_cmp_entry *e)
     return e->base ? &e->base->row : &e->cur->row;
 }
 
-void fb_compare_print_fingerprint(FILE *f, bool md, const struct fb_fp_diff *d, size_t n,
-                                  const char *bname, const char *nname, size_t limit)
+void fb_compare_print_fingerprint(FILE *f, const struct fb_fp_diff *d, size_t n,
+                                  const char *bname, const char *nname)
 {
-    if (md) {
-        fprintf(f, "| what | ");
-        fb_md_put_text(f, bname);
+    fprintf(f, "| what | ");
+    fb_md_put_text(f, bname);
+    fprintf(f, " | ");
+    fb_md_put_text(f, nname);
+    fprintf(f, " |\n|---|---|---|\n");
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "| ");
+        fb_md_put_code(f, d[i].path, true);
         fprintf(f, " | ");
-        fb_md_put_text(f, nname);
-        fprintf(f, " |\n|---|---|---|\n");
-        for (size_t i = 0; i < n; i++) {
-            fprintf(f, "| ");
-            fb_md_put_code(f, d[i].path, true);
-            fprintf(f, " | ");
-            fb_md_put_text(f, d[i].base);
-            fprintf(f, " | ");
-            fb_md_put_text(f, d[i].cur);
-            fprintf(f, " |\n");
-        }
-        return;
-    }
-    for (size_t i = 0; i < n && i < limit; i++)
-        fprintf(f, "  %-40s %s  ->  %s\n", d[i].path, d[i].base, d[i].cur);
-    if (n > limit)
-        fprintf(f, "  ... and %zu more (all in compare.md)\n", n - limit);
-}
-
-void fb_compare_print_table(const struct fb_comparison *c, bool machines)
-{
-    char src[16], dst[16], bytes[24], batch[24], bm[24], nm[24], ratio[24];
-
-    fb_out("%-11s %-18s %-16s %-14s %5s %4s %4s %12s %5s %-8s %-16s %12s %12s %7s\n", "verdict",
-           "bench", "case", "transport", "ranks", "src", "dst", "bytes", "batch", "dtype",
-           "metric", machines ? "first" : "base", machines ? "second" : "new", "ratio");
-    for (size_t i = 0; i < c->n; i++) {
-        const struct fb_cmp_entry *e = &c->e[i];
-        const struct fb_row *r = any_row(e);
-        fmt_opt(src, sizeof src, r->src);
-        fmt_opt(dst, sizeof dst, r->dst);
-        fmt_opt(bytes, sizeof bytes, r->bytes);
-        fmt_opt(batch, sizeof batch, r->batch);
-        snprintf(bm, sizeof bm, e->base ? "%.4g" : "-", e->base ? e->base->row.st.median : 0);
-        snprintf(nm, sizeof nm, e->cur ? "%.4g" : "-", e->cur ? e->cur->row.st.median : 0);
-        snprintf(ratio, sizeof ratio, isnan(e->ratio) ? "-" : "%.3f", e->ratio);
-        fb_out("%-11s %-18s %-16s %-14s %5d %4s %4s %12s %5s %-8s %-16s %12s %12s %7s%s\n",
-               fb_compare_verdict_str(e->verdict, machines), r->bench, r->kase, r->transport,
-               r->ranks, src, dst, bytes, batch, r->dtype[0] ? r->dtype : "-", r->metric, bm,
-               nm, ratio, e->threshold_only && e->verdict != FB_CMP_SAME ? " (1 sample)" : "");
+        fb_md_put_text(f, d[i].base);
+        fprintf(f, " | ");
+        fb_md_put_text(f, d[i].cur);
+        fprintf(f, " |\n");
     }
 }
 
@@ -235,7 +204,7 @@ int fb_compare_write_md(const char *path, const char *out, const struct fb_cmp_s
     else if (!nd)
         fprintf(af.f, "None: the two env.json files agree.\n");
     else
-        fb_compare_print_fingerprint(af.f, true, d, nd, b->id, n->id, nd);
+        fb_compare_print_fingerprint(af.f, d, nd, b->id, n->id);
     fprintf(af.f, "\n## Summary\n\n| verdict | rows |\n|---|---|\n");
     for (int v = 0; v <= FB_CMP_ONLY_NEW; v++)
         if (c->count[v])

@@ -1,4 +1,4 @@
-/* compare's outputs: the fingerprint difference and the verdict table on the terminal,
+/* compare's outputs: the screen (compare_glance.c),
  * compare.csv, and compare.md (which lists the plots of compare_plots.c), each file written
  * atomically. The rule that decides the verdicts is compare.h's. */
 #ifndef FB_COMPARE_OUT_H
@@ -22,15 +22,28 @@ struct fb_cmp_side {
     struct fb_read_results res;
 };
 
-/* Writes the fingerprint difference d[0..n) to f: a Markdown table with md (bname and nname
- * head its columns), else at most limit lines of "path base -> new" and a count of the rest. */
-void fb_compare_print_fingerprint(FILE *f, bool md, const struct fb_fp_diff *d, size_t n,
-                                  const char *bname, const char *nname, size_t limit);
+/* Writes the fingerprint difference d[0..n) to f as a Markdown table, bname and nname heading
+ * its columns, every text escaped (md_text.h). */
+void fb_compare_print_fingerprint(FILE *f, const struct fb_fp_diff *d, size_t n,
+                                  const char *bname, const char *nname);
 
-/* Prints each joined row's verdict, keys, medians and ratio on stdout (fb_out), under a head
- * line; with machines, "first"/"second" and better/worse replace base/new and
- * improved/REGRESSION. */
-void fb_compare_print_table(const struct fb_comparison *c, bool machines);
+/* The terminal screen's limits: about 60 lines for two different runs. */
+enum {
+    FB_GLANCE_MAX_REGRESSIONS = 20,
+    FB_GLANCE_MAX_IMPROVEMENTS = 10,
+    FB_GLANCE_MAX_FINGERPRINT = 15,
+};
+
+/* Prints compare's screen (compare_glance.c): the verdict and the count of each verdict; the
+ * regressions ranked by the size of the change (at most FB_GLANCE_MAX_REGRESSIONS, the rest
+ * counted); the improvements beyond noise (at most FB_GLANCE_MAX_IMPROVEMENTS); then the
+ * fingerprint differences that can explain a change (versions, GPUs, binding and layout, host
+ * and build, the run's options, NCCL_/CUDA_/UCX_/OMPI_MCA_/FB_/NVIDIA_ variables), volatile
+ * entries (fp_volatile.h) left out and the others counted; fp_note (not NULL) stands for the
+ * differences when they could not be read. */
+void fb_compare_print_glance(const struct fb_comparison *c, bool machines, const char *bid,
+                             const char *nid, double threshold, const struct fb_fp_diff *d,
+                             size_t nd, const char *fp_note);
 
 /* Writes compare.csv at path, atomically: a row per joined row (docs/compare.md names the
  * columns). Returns 0, or 1 when it cannot be written (said on stderr). */

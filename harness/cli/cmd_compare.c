@@ -22,18 +22,18 @@
 #include "run_state.h"
 #include "units.h"
 
-enum { TERMINAL_FP_LINES = 40 };
-
 static void usage(void)
 {
     printf("usage: fabricbench compare [--threshold PCT] [--out DIR] [--machines] BASE NEW\n"
            "Compares two runs: BASE and NEW are run folders (or their results.csv). Prints the\n"
-           "fingerprint difference, then each row joined on its keys with the ratio of medians\n"
-           "NEW/BASE and a verdict; writes compare.csv, compare.md and plots (base against new).\n"
+           "verdict, the regressions largest first, the improvements, and the fingerprint\n"
+           "differences that can explain them; writes every row joined on its keys, with the\n"
+           "ratio of medians NEW/BASE and its verdict, to compare.csv and compare.md, and plots.\n"
            "A change is a REGRESSION only when it is worse by more than the threshold AND the\n"
            "two runs' [p05, p95] trial bands do not overlap (docs/compare.md).\n\n"
            "  --threshold PCT  smallest change that counts, in percent (default 5)\n"
-           "  --out DIR        where to write (default NEW/compare-vs-<BASE run id>)\n"
+           "  --out DIR        where to write (default ./compare-<BASE>-vs-<NEW>, the folders'\n"
+           "                   names); never inside either run folder (a run is a record)\n"
            "  --machines       BASE and NEW are two machines: 'better'/'worse' wording, and\n"
            "                   exit 0 whichever is better\n"
            "  --help           this text\n\n"
@@ -41,13 +41,15 @@ static void usage(void)
            "2 bad usage or input (a missing run, a malformed results.csv)\n");
 }
 
-/* compare-vs-<id>: the run id's bytes outside [A-Za-z0-9._-] as '_', so that no text of a
- * results.csv becomes a path (no '/', no "..": a component starting with "compare-vs-"). */
-static void safe_folder_name(char *dst, size_t len, const char *id)
+/* compare-<BASE>-vs-<NEW>, from the two run folders' last components (a run's own id when it
+ * was made with the default name): bytes outside [A-Za-z0-9._-] as '_', so that no text becomes
+ * a path (no '/', no "..": one component starting with "compare-"). */
+static void safe_folder_name(char *dst, size_t len, const char *bdir, const char *ndir)
 {
-    int w = snprintf(dst, len, "compare-vs-%.100s", id);
+    const char *bs = strrchr(bdir, '/'), *ns = strrchr(ndir, '/');
+    int w = snprintf(dst, len, "compare-%.60s-vs-%.60s", bs ? bs + 1 : bdir, ns ? ns + 1 : ndir);
 
-    for (char *c = dst + 11; w > 0 && *c; c++)
+    for (char *c = dst + 8; w > 0 && *c; c++)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
               *c == '.' || *c == '_' || *c == '-'))
             *c = '_';
@@ -172,16 +174,22 @@ int fb_cmd_compare(int argc, char **argv)
         }
         snprintf(out, sizeof out, "%s", out_arg);
     } else {
-        /* named after BASE's run id, text from its results.csv: made one safe folder name,
-         * which must not be (or lie under) a link in NEW's folder */
+        /* named after both run folders: made one safe folder name in the current folder, which
+         * must not be a link */
         char name[160];
-        safe_folder_name(name, sizeof name, b->id);
-        if (fb_run_folder_below(n->dir, name, why2, sizeof why2) != FB_OK) {
+        safe_folder_name(name, sizeof name, b->dir, n->dir);
+        if (fb_run_folder_below(".", name, why2, sizeof why2) != FB_OK) {
             fb_error("compare: default output folder %s (give --out)", why2);
             goto out;
         }
-        snprintf(out, sizeof out, "%s/%s", n->dir, name);
+        snprintf(out, sizeof out, "%s", name);
     }
+    for (int k = 0; k < 2; k++)
+        if (fb_run_folder_inside(out, (k ? n : b)->dir)) {
+            fb_error("compare: output folder '%s' is inside run '%s'; a run folder is a record, "
+                     "left as it was written (give --out elsewhere)", out, (k ? n : b)->id);
+            goto out;
+        }
     rc = 1;
     if (fb_mkdirs(out) != 0) {
         fb_error("compare: cannot create '%s': %s", out, strerror(errno));
@@ -201,32 +209,11 @@ int fb_cmd_compare(int argc, char **argv)
         snprintf(note, sizeof note, "No fingerprint difference: %s", fperr);
         fp_note = note;
     }
-    fb_out("fingerprint: %s (%s) vs %s (%s)\n", b->id, machines ? "first" : "base", n->id,
-           machines ? "second" : "new");
-    if (fp_note)
-        fb_out("  %s\n", fp_note);
-    else if (!ndiffs)
-        fb_out("  no differences\n");
-    else {
-        fflush(stdout);
-        fb_compare_print_fingerprint(stdout, false, diffs, ndiffs, b->id, n->id,
-                                     TERMINAL_FP_LINES);
-    }
-    fb_out("\n");
-
     if (fb_compare_join(&b->res, &n->res, threshold, &cmp) != FB_OK) {
         fb_error("compare: out of memory");
         goto out;
     }
-    fb_compare_print_table(&cmp, machines);
-    fb_out("\n%zu rows: %zu %s, %zu %s, %zu noise, %zu same, %zu changed (no better way), "
-           "%zu n/a, %zu only in %s, %zu only in %s (threshold %.4g%%)\n",
-           cmp.n, cmp.count[FB_CMP_REGRESSION],
-           fb_compare_verdict_str(FB_CMP_REGRESSION, machines), cmp.count[FB_CMP_IMPROVED],
-           fb_compare_verdict_str(FB_CMP_IMPROVED, machines), cmp.count[FB_CMP_NOISE],
-           cmp.count[FB_CMP_SAME], cmp.count[FB_CMP_CHANGED], cmp.count[FB_CMP_NA],
-           cmp.count[FB_CMP_ONLY_BASE], b->id, cmp.count[FB_CMP_ONLY_NEW], n->id,
-           threshold * 100);
+    fb_compare_print_glance(&cmp, machines, b->id, n->id, threshold, diffs, ndiffs, fp_note);
 
     snprintf(path, sizeof path, "%s/compare.csv", out);
     if (fb_compare_write_csv(path, &cmp, machines) != 0)
@@ -235,7 +222,7 @@ int fb_cmd_compare(int argc, char **argv)
     if (fb_compare_write_md(path, out, b, n, &cmp, threshold, machines, diffs, ndiffs,
                             fp_note) != 0)
         goto out;
-    fb_out("report: %s/compare.md, compare.csv\n", out);
+    fb_out("\nevery row and difference: %s/compare.md, compare.csv\n", out);
     rc = (!machines && cmp.count[FB_CMP_REGRESSION]) ? 1 : 0;
 out:
     fb_compare_release(&cmp);

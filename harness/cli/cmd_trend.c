@@ -105,18 +105,12 @@ static int order_cmp(const void *a, const void *b)
     return (x->i > y->i) - (x->i < y->i);
 }
 
-/* Refuses an output folder that is one of the runs or inside one. */
+/* Whether out is one of the runs or inside one. */
 static bool out_inside_a_run(const char *out, char (*dirs)[4096], size_t n)
 {
-    char ro[PATH_MAX], rd[PATH_MAX];
-    if (!realpath(out, ro))
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        size_t l;
-        if (realpath(dirs[i], rd) && (l = strlen(rd), strncmp(ro, rd, l) == 0) &&
-            (ro[l] == '\0' || ro[l] == '/'))
+    for (size_t i = 0; i < n; i++)
+        if (fb_run_folder_inside(out, dirs[i]))
             return true;
-    }
     return false;
 }
 
@@ -241,13 +235,13 @@ int fb_cmd_trend(int argc, char **argv)
     tr = inorder;
     if (fb_trend_build(hl, nhl, n, threshold, &s, &ns) != FB_OK)
         goto nomem;
-    if (fb_mkdirs(out) != 0) {
-        fb_error("trend: cannot make --out folder '%s': %s", out, strerror(errno));
-        goto out;
-    }
     if (out_inside_a_run(out, dirs, n)) {
         fb_error("trend: --out '%s' is inside a run folder; a run folder is a record, left as it "
                  "was written", out);
+        goto out;
+    }
+    if (fb_mkdirs(out) != 0) {
+        fb_error("trend: cannot make --out folder '%s': %s", out, strerror(errno));
         goto out;
     }
     if (fb_trend_write(out, tr, n, s, ns, threshold, no_plots)) {

@@ -8,7 +8,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -179,4 +181,36 @@ fb_status fb_run_folder_output(const char *opt, const char *path, bool dir, char
         return FB_ERR_USAGE;
     }
     return FB_OK;
+}
+
+/* realpath of the longest existing prefix of path, with the rest appended as written. */
+static bool resolve_prefix(const char *path, char *out, size_t len)
+{
+    char head[PATH_MAX], real[PATH_MAX];
+    if (snprintf(head, sizeof head, "%s", path) >= (int)sizeof head)
+        return false;
+    for (;;) {
+        if (realpath(*head ? head : ".", real)) {
+            const char *rest = path + strlen(head);
+            return snprintf(out, len, "%s%s%s", real, *rest && *rest != '/' ? "/" : "", rest) <
+                   (int)len;
+        }
+        char *slash = strrchr(head, '/');
+        if (!slash)
+            head[0] = '\0';
+        else if (slash == head)
+            head[1] = '\0';
+        else
+            *slash = '\0';
+    }
+}
+
+bool fb_run_folder_inside(const char *path, const char *dir)
+{
+    char p[PATH_MAX + 256], d[PATH_MAX];
+    size_t n;
+    if (!realpath(dir, d) || !resolve_prefix(path, p, sizeof p))
+        return false;
+    n = strlen(d);
+    return strncmp(p, d, n) == 0 && (p[n] == '\0' || p[n] == '/' || (n == 1 && d[0] == '/'));
 }

@@ -37,4 +37,9 @@ fb_status fb_run_folder_output(const char *opt, const char *path, bool dir, char
 /* Whether `name` is one of the files a run writes into its folder. */
 bool fb_run_folder_is_run_file(const char *name);
 
+/* Whether `path` (which need not exist yet) is the folder `dir` or lies inside it, once both are
+ * resolved (links, "..", relative names): a run folder is a record, and outputs of `compare` and
+ * `trend` never go into one. False when dir cannot be resolved. */
+bool fb_run_folder_inside(const char *path, const char *dir);
+
 #endif

@@ -1,0 +1,142 @@
+/* compare's terminal screen, read at a glance (compare_out.h): the verdict and counts, the
+ * regressions ranked by size, the improvements beyond noise, then the fingerprint differences
+ * that can explain a change. Every row and every difference is in compare.md and compare.csv. */
+#define _GNU_SOURCE
+#include "compare_out.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp_volatile.h"
+#include "headline.h"
+#include "log.h"
+
+static int by_size(const void *x, const void *y)
+{
+    const struct fb_cmp_entry *a = *(const struct fb_cmp_entry *const *)x;
+    const struct fb_cmp_entry *b = *(const struct fb_cmp_entry *const *)y;
+    double da = fabs(log(a->ratio)), db = fabs(log(b->ratio));
+    return (da < db) - (da > db);
+}
+
+/* One line per row: the change first, then what was measured. */
+static void print_rows(const struct fb_comparison *c, enum fb_cmp_verdict v, bool machines,
+                       size_t limit)
+{
+    const struct fb_cmp_entry **e = malloc((c->n + 1) * sizeof *e);
+    size_t n = 0;
+    if (!e) {
+        fb_out("  (out of memory: the rows are in compare.md)\n");
+        return;
+    }
+    for (size_t i = 0; i < c->n; i++)
+        if (c->e[i].verdict == v && isfinite(c->e[i].ratio) && c->e[i].ratio > 0)
+            e[n++] = &c->e[i];
+    qsort(e, n, sizeof *e, by_size);
+    fb_out("%s (%zu, largest first):\n", v == FB_CMP_REGRESSION
+                                             ? (machines ? "worse" : "regressions")
+                                             : (machines ? "better" : "improvements"),
+           n);
+    for (size_t i = 0; i < n && i < limit; i++) {
+        const struct fb_row *r = &e[i]->base->row;
+        char size[32], who[32];
+        fb_headline_cells(r, size, sizeof size, who, sizeof who);
+        fb_out("%-10s %+7.1f%%  %-18s %-16s %-8s %6s %-5s %-16s %10.4g -> %-10.4g %s\n",
+               fb_compare_verdict_str(v, machines), (e[i]->ratio - 1) * 100, r->bench, r->kase, r->dtype[0] ? r->dtype : "-", size,
+               who, r->metric, r->st.median, e[i]->cur->row.st.median, r->unit);
+    }
+    if (n > limit)
+        fb_out("  ... and %zu more (compare.md)\n", n - limit);
+}
+
+/* OMPI_ARGV without the run's own folder (--out DIR, --out=DIR) and --force: the options. */
+static void run_options(const char *argv, char *buf, size_t len)
+{
+    char *copy = strdup(argv ? argv : ""), *save = NULL;
+    size_t used = 0;
+    bool skip = false;
+    buf[0] = '\0';
+    if (!copy)
+        return;
+    for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        if (skip) {
+            skip = false;
+            continue;
+        }
+        if (!strcmp(t, "--out")) {
+            skip = true;
+            continue;
+        }
+        if (!strncmp(t, "--out=", 6) || !strcmp(t, "--force"))
+            continue;
+        int w = snprintf(buf + used, len - used, "%s%s", used ? " " : "", t);
+        if (w < 0 || (size_t)w >= len - used)
+            break;
+        used += (size_t)w;
+    }
+    free(copy);
+}
+
+/* Whether a difference can explain a change in the figures: versions, GPUs, binding and layout,
+ * host and build, and the environment a library reads (NCCL_, CUDA_, UCX_, OMPI_MCA_, FB_,
+ * NVIDIA_); volatile entries never. */
+static bool matters(const struct fb_fp_diff *d)
+{
+    static const char *const env[] = {"NCCL_", "CUDA_", "UCX_", "OMPI_MCA_", "FB_", "NVIDIA_"};
+    if (fb_fp_volatile(d->path))
+        return false;
+    if (d->rank <= 2 || d->rank == 4)
+        return true;
+    if (d->rank == 3)
+        for (size_t i = 0; i < sizeof env / sizeof *env; i++)
+            if (!strncmp(d->path + strlen("environment."), env[i], strlen(env[i])))
+                return true;
+    return false;
+}
+
+void fb_compare_print_glance(const struct fb_comparison *c, bool machines, const char *bid,
+                             const char *nid, double threshold, const struct fb_fp_diff *d,
+                             size_t nd, const char *fp_note)
+{
+    size_t reg = c->count[FB_CMP_REGRESSION], shown = 0, other = 0;
+    fb_out("compare: %s (%s) vs %s (%s): %s\n", bid, machines ? "first" : "base", nid,
+           machines ? "second" : "new",
+           reg ? (machines ? "DIFFERENT (worse rows)" : "REGRESSION") : "no regression");
+    fb_out("  %zu rows: %zu %s, %zu %s, %zu noise, %zu same, %zu changed (no better way), %zu "
+           "n/a, %zu only in base, %zu only in new; threshold %.4g%% and the runs' own noise\n\n",
+           c->n, reg, fb_compare_verdict_str(FB_CMP_REGRESSION, machines),
+           c->count[FB_CMP_IMPROVED], fb_compare_verdict_str(FB_CMP_IMPROVED, machines),
+           c->count[FB_CMP_NOISE], c->count[FB_CMP_SAME], c->count[FB_CMP_CHANGED],
+           c->count[FB_CMP_NA], c->count[FB_CMP_ONLY_BASE], c->count[FB_CMP_ONLY_NEW],
+           threshold * 100);
+    print_rows(c, FB_CMP_REGRESSION, machines, FB_GLANCE_MAX_REGRESSIONS);
+    print_rows(c, FB_CMP_IMPROVED, machines, FB_GLANCE_MAX_IMPROVEMENTS);
+    fb_out("\nfingerprint differences that matter:\n");
+    if (fp_note)
+        fb_out("  %s\n", fp_note);
+    for (size_t i = 0; i < nd; i++) {
+        if (!strcmp(d[i].path, "environment.OMPI_ARGV")) {
+            char a[512], b[512];
+            run_options(d[i].base, a, sizeof a);
+            run_options(d[i].cur, b, sizeof b);
+            if (strcmp(a, b) && shown++ < FB_GLANCE_MAX_FINGERPRINT)
+                fb_out("  %-40s %s  ->  %s\n", "run options", a, b);
+            continue;
+        }
+        if (!matters(&d[i])) {
+            other += !fb_fp_volatile(d[i].path);
+            continue;
+        }
+        if (shown++ < FB_GLANCE_MAX_FINGERPRINT)
+            fb_out("  %-40s %s  ->  %s\n", d[i].path, d[i].base, d[i].cur);
+    }
+    if (!fp_note && !shown)
+        fb_out("  none\n");
+    if (shown > FB_GLANCE_MAX_FINGERPRINT)
+        fb_out("  ... and %zu more\n", shown - FB_GLANCE_MAX_FINGERPRINT);
+    if (other)
+        fb_out("  (%zu other difference(s) in compare.md; volatile entries left out: "
+               "docs/compare.md)\n", other);
+}
