@@ -107,6 +107,7 @@ hang)
     grep -q "marked 'timeout' in env.json" "$work/err" || fail "no word of the run's mark"
     check_state timeout
     grep -q '"detail":.*rank 1 on .* did not arrive at' "$run/env.json" || fail "env.json run_stop lacks the culprit"
+    [ ! -e "$run/.lock" ] || fail "the run lock is left after the timeout: $(cat "$run/.lock")"
     check_results
     # accept refuses it
     "$bin" accept --profile "$(dirname "$0")/../../profiles/host-ci.ini" "$run" >"$work/acc.out" 2>&1
