@@ -210,6 +210,7 @@ sigstop)
     case "$named" in *"rank 0 on"*) fail "rank 0, which waited, is named: $named" ;; esac
     check_state timeout
     grep -q '"detail":.*rank 1 on .* did not arrive at' "$run/env.json" || fail "env.json run_stop lacks rank 1"
+    [ ! -e "$run/.lock" ] || fail "the run lock is left after the timeout: $(cat "$run/.lock")"
     check_results
     ;;
 fault_rank1)
