@@ -59,6 +59,16 @@ rank_pid() {
     done
 }
 finish_run() { wait "$launcher"; rc=$?; t_end=$(now); }
+# signal_rank1_in_allreduce SIG: starts the run and sends SIG to rank 1 once allreduce runs;
+# sets $victim (rank 1's pid) and $t_sig
+signal_rank1_in_allreduce() {
+    start
+    wait_for "allreduce out_of_place" 60 >/dev/null || fail "allreduce never started"
+    victim=$(rank_pid 1)
+    [ -n "$victim" ] || { fail "rank 1 not found"; kill "$launcher"; }
+    t_sig=$(now)
+    kill -"$1" "$victim"
+}
 # nothing of this run may be left: every process with the run's folder in its arguments
 check_nothing_left() {
     sleep 1
@@ -117,15 +127,10 @@ hang)
     ;;
 kill)
     limit=120 extra="--trials 5 --trial-ms 10"
-    start
-    wait_for "allreduce out_of_place" 60 >/dev/null || fail "allreduce never started"
-    victim=$(rank_pid 1)
-    [ -n "$victim" ] || { fail "rank 1 not found"; kill "$launcher"; }
-    t_kill=$(now)
-    kill -9 "$victim"
+    signal_rank1_in_allreduce KILL
     finish_run
     show
-    took=$(elapsed "$t_kill" "$t_end")
+    took=$(elapsed "$t_sig" "$t_end")
     echo "rank 1 killed: the job ended $took s later, exit code $rc"
     [ "$rc" != 0 ] || fail "a job with a killed rank exited 0"
     awk -v t="$took" 'BEGIN { exit !(t <= 10) }' || fail "ended $took s after the kill"
@@ -190,16 +195,11 @@ sigint | sigterm)
     ;;
 sigstop)
     limit=90 extra="--trials 5 --trial-ms 10 --timeout 5"
-    start
-    wait_for "allreduce out_of_place" 60 >/dev/null || fail "allreduce never started"
-    victim=$(rank_pid 1)
-    [ -n "$victim" ] || { fail "rank 1 not found"; kill "$launcher"; }
-    t_stop=$(now)
-    kill -STOP "$victim"
+    signal_rank1_in_allreduce STOP
     finish_run
     kill -CONT "$victim" 2>/dev/null
     show
-    took=$(elapsed "$t_stop" "$t_end")
+    took=$(elapsed "$t_sig" "$t_end")
     echo "rank 1 frozen: the job ended $took s later, exit code $rc (--timeout 5)"
     [ "$rc" = 3 ] || fail "exit code $rc, expected 3 (timeout)"
     awk -v t="$took" 'BEGIN { exit !(t <= 12) }' || fail "ended $took s after SIGSTOP, expected <= 12"
