@@ -229,9 +229,20 @@ static fb_status parse_list(const char *text, item_parser parse, void *out, size
     }
 }
 
+/* Duplicates in --sizes, --ranks, --pairs and among the benchmarks are refused, never merged:
+ * each would be measured twice under one key of results.csv (README.md, "Duplicates"). */
 static fb_status size_item(const char *item, void *out, size_t i, char *why, size_t whylen)
 {
-    return parse_nonzero_size(item, &((size_t *)out)[i], why, whylen);
+    size_t *sizes = out;
+    fb_status st = parse_nonzero_size(item, &sizes[i], why, whylen);
+
+    for (size_t j = 0; st == FB_OK && j < i; j++)
+        if (sizes[j] == sizes[i]) {
+            snprintf(why, whylen, "size '%s' (%zu bytes) is given twice; each size is measured "
+                     "once", item, sizes[i]);
+            st = FB_ERR_USAGE;
+        }
+    return st;
 }
 
 /* A fusion threshold: a size, or "off" (0: one all-reduce per tensor). */
@@ -250,6 +261,12 @@ static fb_status ranks_item(const char *item, void *out, size_t i, char *why, si
     fb_status st = fb_count_parse(item, 1, 1 << 24, &v, why, whylen);
 
     ((int *)out)[i] = (int)v;
+    for (size_t j = 0; st == FB_OK && j < i; j++)
+        if (((int *)out)[j] == (int)v) {
+            snprintf(why, whylen, "rank count '%s' is given twice; each group is measured once",
+                     item);
+            st = FB_ERR_USAGE;
+        }
     return st;
 }
 
@@ -277,6 +294,11 @@ static fb_status pair_item(const char *item, void *out, size_t i, char *why, siz
     }
     pairs[i][0] = (int)va;
     pairs[i][1] = (int)vb;
+    for (size_t j = 0; j < i; j++)
+        if (pairs[j][0] == pairs[i][0] && pairs[j][1] == pairs[i][1]) {
+            snprintf(why, whylen, "pair '%s' is given twice; each pair is measured once", item);
+            return FB_ERR_USAGE;
+        }
     return FB_OK;
 }
 
@@ -427,6 +449,12 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
             snprintf(err, errlen, "unknown benchmark '%s' (see `fabricbench list`)", argv[i]);
             return FB_ERR_USAGE;
         }
+        for (int j = 0; j < o->nbench; j++)
+            if (strcmp(o->bench[j], argv[i]) == 0) {
+                snprintf(err, errlen, "benchmark '%s' is named twice; each benchmark runs once",
+                         argv[i]);
+                return FB_ERR_USAGE;
+            }
         if (o->nbench == FB_MAX_BENCHES) {
             snprintf(err, errlen, "too many benchmarks named");
             return FB_ERR_USAGE;

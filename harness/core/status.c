@@ -1,15 +1,26 @@
-/* Messages and exit codes for fb_status, generated from FB_STATUS_TABLE. */
+/* Messages, severities and exit codes for fb_status, generated from FB_STATUS_TABLE. */
 #include "status.h"
 
-#define FB_STATUS_TEXT_ITEM(code, text) text,
+#define FB_STATUS_TEXT_ITEM(code, sev, text) text,
 static const char *const status_text[] = {FB_STATUS_TABLE(FB_STATUS_TEXT_ITEM)};
 #undef FB_STATUS_TEXT_ITEM
+
+#define FB_STATUS_SEV_ITEM(code, sev, text) sev,
+static const enum fb_severity status_sev[] = {FB_STATUS_TABLE(FB_STATUS_SEV_ITEM)};
+#undef FB_STATUS_SEV_ITEM
 
 const char *fb_status_str(fb_status st)
 {
     if ((int)st < 0 || st >= FB_STATUS_COUNT)
         return "unknown status";
     return status_text[st];
+}
+
+enum fb_severity fb_status_severity(fb_status st)
+{
+    if ((int)st < 0 || st >= FB_STATUS_COUNT)
+        return FB_SEV_RESOURCE;
+    return status_sev[st];
 }
 
 int fb_status_exit_code(fb_status st)

@@ -10,6 +10,7 @@
 #include "json_file.h"
 #include "log.h"
 #include "results.h"
+#include "run_folder.h"
 #include "watchdog.h"
 
 static struct {
@@ -80,6 +81,10 @@ static void on_stop(void *arg, const char *state, const char *detail)
     res = rec.res;
     pthread_mutex_unlock(&rec.mu);
     save_results(res);
+    /* the job is stopped next (MPI_Abort): the folder's run lock goes now; an interrupted run
+     * still stops at its next check and removes it itself (fb_results_release) */
+    if (res && res->locked && strcmp(state, "interrupted") != 0)
+        fb_run_folder_unlock(res->dir);
 }
 
 void fb_run_record_set(cJSON *env, const char *env_path, struct fb_results *res)

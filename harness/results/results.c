@@ -25,15 +25,15 @@ const size_t fb_results_ncolumns = sizeof fb_results_columns / sizeof fb_results
 static fb_status use_dir(struct fb_results *r, const char *dir, bool force)
 {
     struct stat sb;
-    char why[4400];
+    char why[4400], note[4400];
 
     if (snprintf(r->dir, sizeof r->dir, "%s", dir) >= (int)sizeof r->dir) {
         fb_error("--out path is too long");
         return FB_ERR_USAGE;
     }
     snprintf(r->csv_path, sizeof r->csv_path, "%s/results.csv", r->dir);
-    /* not a link, not a file, no earlier run's file in it unless forced (run_folder.c) */
-    if (fb_run_folder_check(dir, force, why, sizeof why) != FB_OK) {
+    /* not a link, not a file (run_folder.c) */
+    if (fb_run_folder_check(dir, true, why, sizeof why) != FB_OK) {
         fb_error("%s", why);
         return FB_ERR_USAGE;
     }
@@ -43,6 +43,22 @@ static fb_status use_dir(struct fb_results *r, const char *dir, bool force)
     }
     if (access(dir, W_OK | X_OK) != 0) {
         fb_error("cannot write to results folder '%s': %s", dir, strerror(errno));
+        return FB_ERR_USAGE;
+    }
+    /* the lock before anything is judged or written: a run being written is never touched,
+     * --force or not */
+    if (fb_run_folder_lock(dir, note, sizeof note, why, sizeof why) != FB_OK) {
+        fb_error("%s", why);
+        return FB_ERR_USAGE;
+    }
+    r->locked = true;
+    if (note[0])
+        fb_warn("%s", note);
+    /* no earlier run's file in it unless forced */
+    if (fb_run_folder_check(dir, force, why, sizeof why) != FB_OK) {
+        fb_error("%s", why);
+        fb_run_folder_unlock(dir);
+        r->locked = false;
         return FB_ERR_USAGE;
     }
     return FB_OK;
@@ -202,6 +218,9 @@ fb_status fb_results_flush(struct fb_results *r)
 
 void fb_results_release(struct fb_results *r)
 {
+    if (r->locked)
+        fb_run_folder_unlock(r->dir);
+    r->locked = false;
     free(r->rows);
     r->rows = NULL;
     r->nrows = r->cap = 0;

@@ -43,11 +43,14 @@ struct fb_results {
     char csv_path[4200];
     struct fb_row *rows;
     size_t nrows, cap;
+    bool locked; /* this process holds the folder's run lock (run_folder.h) */
 };
 
-/* Chooses and creates the run folder. With out_dir: that folder, refused when it already holds
- * a results.csv unless force. Without: <root>/<YYYYmmdd-HHMMSS>-<host>, made unique. On
- * failure prints one line naming the path and returns FB_ERR_USAGE; nothing is left behind. */
+/* Chooses and creates the run folder and takes its run lock (fb_run_folder_lock; a folder a
+ * live run is writing is refused, --force or not). With out_dir: that folder, refused when it
+ * already holds a run's file unless force. Without: <root>/<YYYYmmdd-HHMMSS>-<host>, made
+ * unique. On failure prints one line naming the path and returns FB_ERR_USAGE; nothing is left
+ * behind. fb_results_release removes the lock. */
 fb_status fb_results_prepare(struct fb_results *r, const char *out_dir, const char *root,
                              const char *host, bool force);
 

@@ -1,6 +1,7 @@
 /* The run folder's rules: a folder named by a link is refused, a folder holding any file of
- * an earlier run is not reused without --force; a path read from a file stays below the folder
- * the user named. Files inside are made by name with fb_file_create and fb_atomic_*
+ * an earlier run is not reused without --force, a folder a live run is writing (its lock,
+ * `.lock`) is never used; a path read from a file stays below the folder the user named.
+ * Files inside are made by name with fb_file_create and fb_atomic_*
  * (atomic_file.c), which never write through a link. */
 #define _GNU_SOURCE
 #include "run_folder.h"
@@ -9,10 +10,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 bool fb_run_folder_is_run_file(const char *name)
@@ -213,4 +216,147 @@ bool fb_run_folder_inside(const char *path, const char *dir)
         return false;
     n = strlen(d);
     return strncmp(p, d, n) == 0 && (p[n] == '\0' || p[n] == '/' || (n == 1 && d[0] == '/'));
+}
+
+/* ---- the run lock ---- */
+
+/* "PID HOST\n" of this process. */
+static void lock_text(char *buf, size_t len)
+{
+    char host[256] = "unknown";
+
+    if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    snprintf(buf, len, "%ld %s\n", (long)getpid(), host);
+}
+
+/* Reads a lock file: its text into buf, its pid and host; false when absent or malformed. */
+static bool read_lock(const char *path, char *buf, size_t len, long *pid, char *host,
+                      size_t hostlen)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    ssize_t n;
+    char *sp, *nl;
+
+    buf[0] = '\0';
+    if (fd < 0)
+        return false;
+    n = read(fd, buf, len - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    *pid = strtol(buf, &sp, 10);
+    if (sp == buf || *sp != ' ' || *pid <= 0 || !(nl = strchr(sp + 1, '\n')) || nl == sp + 1)
+        return false;
+    snprintf(host, hostlen, "%.*s", (int)(nl - sp - 1), sp + 1);
+    return true;
+}
+
+/* The host of a lock's text "PID HOST\n". */
+static bool read_text_host(const char *text, char *host, size_t len)
+{
+    const char *sp = strchr(text, ' '), *nl = sp ? strchr(sp + 1, '\n') : NULL;
+
+    if (!nl)
+        return false;
+    snprintf(host, len, "%.*s", (int)(nl - sp - 1), sp + 1);
+    return true;
+}
+
+/* Creates `path` holding `text` (never through what was there). */
+static bool write_new(const char *path, const char *text)
+{
+    int fd;
+    size_t len = strlen(text);
+    bool ok;
+
+    (void)unlink(path);
+    if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0)
+        return false;
+    ok = write(fd, text, len) == (ssize_t)len;
+    return close(fd) == 0 && ok;
+}
+
+fb_status fb_run_folder_lock(const char *dir, char *note, size_t notelen, char *err,
+                             size_t errlen)
+{
+    char lock[4200], tmp[4300], guard[4300], mine[320], theirs[320], again[320], host[256],
+        myhost[256] = "";
+    struct timespec nap = {0, 20 * 1000 * 1000};
+    fb_status st = FB_ERR_USAGE;
+    long pid, pid2;
+
+    note[0] = '\0';
+    snprintf(lock, sizeof lock, "%s/.lock", dir);
+    snprintf(tmp, sizeof tmp, "%s/.lock.%ld.tmp", dir, (long)getpid());
+    snprintf(guard, sizeof guard, "%s/.lock.takeover", dir);
+    lock_text(mine, sizeof mine);
+    if (!read_text_host(mine, myhost, sizeof myhost))
+        snprintf(myhost, sizeof myhost, "unknown");
+    if (!write_new(tmp, mine)) {
+        snprintf(err, errlen, "cannot lock '%s': %s", dir, strerror(errno));
+        return FB_ERR_USAGE;
+    }
+    /* ~4 s of retries: only while another taker holds the takeover guard */
+    for (int tries = 0; tries < 200; tries++) {
+        int fd;
+        bool live;
+
+        if (link(tmp, lock) == 0) {
+            st = FB_OK;
+            break;
+        }
+        if (errno != EEXIST) {
+            snprintf(err, errlen, "cannot lock '%s': %s", dir, strerror(errno));
+            break;
+        }
+        if (!read_lock(lock, theirs, sizeof theirs, &pid, host, sizeof host)) {
+            struct stat sb;
+            if (lstat(lock, &sb) != 0)
+                continue; /* removed meanwhile: try again */
+            snprintf(err, errlen, "'%s' has a lock that cannot be read ('%s'): remove it if no "
+                     "run is writing there", dir, lock);
+            break;
+        }
+        live = strcmp(host, myhost) != 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH;
+        if (live) {
+            snprintf(err, errlen, "'%s' is being written by pid %ld on %s (its lock: '%s'); "
+                     "wait for it to end or choose another --out", dir, pid, host, lock);
+            break;
+        }
+        /* stale: one taker at a time, under a guard; a guard older than 10 s was left by a
+         * taker that died in these few lines */
+        if ((fd = open(guard, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0) {
+            struct stat sb;
+            if (lstat(guard, &sb) == 0 && time(NULL) - sb.st_mtime > 10)
+                (void)unlink(guard);
+            nanosleep(&nap, NULL);
+            continue;
+        }
+        close(fd);
+        /* still the stale lock we judged (not one a faster taker made meanwhile) */
+        if (read_lock(lock, again, sizeof again, &pid2, host, sizeof host) &&
+            strcmp(again, theirs) == 0) {
+            (void)unlink(lock);
+            snprintf(note, notelen, "took over the stale lock of '%s' (pid %ld on %s is gone)",
+                     dir, pid, host);
+        }
+        (void)unlink(guard);
+    }
+    if (st != FB_OK && err[0] == '\0')
+        snprintf(err, errlen, "cannot lock '%s': another run keeps taking it", dir);
+    (void)unlink(tmp);
+    return st;
+}
+
+void fb_run_folder_unlock(const char *dir)
+{
+    char lock[4200], mine[320], theirs[320], host[256];
+    long pid;
+
+    snprintf(lock, sizeof lock, "%s/.lock", dir);
+    lock_text(mine, sizeof mine);
+    if (read_lock(lock, theirs, sizeof theirs, &pid, host, sizeof host) &&
+        strcmp(theirs, mine) == 0)
+        (void)unlink(lock);
 }

@@ -33,6 +33,19 @@ fb_status fb_run_folder_below(const char *top, const char *rel, char *err, size_
  * err otherwise. */
 fb_status fb_run_folder_output(const char *opt, const char *path, bool dir, char *err,
                                size_t errlen);
+/* The run lock, `<dir>/.lock`, holding "PID HOST" of the process writing the run (rank 0), so
+ * that two runs never write one folder at once (docs/run-folder.md). Takes it atomically (the
+ * contents are written to a temporary, then link(2)ed to the name, which fails when it exists).
+ * A lock held by a live process (this host and kill(pid, 0) finds it, or another host, which
+ * cannot be asked) is FB_ERR_USAGE with "'DIR' is being written by pid P on HOST" in err. A
+ * stale lock (this host, no such process) is taken over, one taker at a time, and `note` says
+ * whose it was; else note is "". `dir` must exist. Not collective. */
+fb_status fb_run_folder_lock(const char *dir, char *note, size_t notelen, char *err,
+                             size_t errlen);
+
+/* Removes `<dir>/.lock` when this process holds it (its pid and host); else leaves it. Safe to
+ * call from the watchdog's thread (no allocation, no lock of its own). */
+void fb_run_folder_unlock(const char *dir);
 
 /* Whether `name` is one of the files a run writes into its folder. */
 bool fb_run_folder_is_run_file(const char *name);

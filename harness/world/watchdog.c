@@ -219,13 +219,13 @@ _Noreturn static void expire(const char *what, const struct pub *other)
         stop_job(FB_EXIT_TIMEOUT);
     }
 
-    n = fb_watchdog_not_arrived(missing, sizeof missing, &seen);
+    n = fb_watchdog_not_arrived(me.phase, missing, sizeof missing, &seen);
     if (n)
-        snprintf(detail, sizeof detail, "not arrived: %s", missing);
-    else if (fb_watchdog_self.nodes > 1)
-        snprintf(detail, sizeof detail, "all %d rank(s) on %s had arrived; the missing rank(s) "
-                 "are on another host (see its lines; a host without one has no rank left that "
-                 "can speak)", seen, me.host);
+        snprintf(detail, sizeof detail, "%s", missing);
+    else if (fb_watchdog_self.nodes > 1 && fb_watchdog_elsewhere(me.phase, missing,
+                                                                 sizeof missing) > 0)
+        snprintf(detail, sizeof detail, "all %d rank(s) on %s had arrived; %s", seen, me.host,
+                 missing);
     else
         snprintf(detail, sizeof detail, "all %d rank(s) had arrived and wait at a collective "
                  "that does not complete (the transport, or a rank stuck inside MPI)", seen);
@@ -292,6 +292,7 @@ static void *watch(void *arg)
         pthread_mutex_unlock(&fb_watchdog_self.mu);
         if (stop)
             break;
+        fb_watchdog_heartbeat();
 
         if ((sig = got_signal) != 0) {
             if (signal_at == 0.0) {

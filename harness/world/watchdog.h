@@ -49,6 +49,10 @@ struct fb_watchdog_who {
  * only. */
 fb_status fb_watchdog_attach(MPI_Comm node_comm, const struct fb_watchdog_who *who);
 
+/* The rank-to-host map (fb_world_init gathers it): `size` host names, copied, so a timeout names
+ * the ranks on other hosts that rank 0 cannot see. NULL forgets it. Thread-safe. */
+void fb_watchdog_set_hosts(const char (*hosts)[64], int size);
+
 /* Collective over the node: frees the board (fb_session_close calls it). */
 void fb_watchdog_detach(void);
 

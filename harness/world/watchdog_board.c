@@ -1,7 +1,8 @@
 /* The node board: a shared-memory window over the ranks of a node (MPI_Win_allocate_shared)
- * where each rank's main thread publishes its phase in a slot of its own (a seqlock), so that
- * any rank's watchdog can read the whole node with plain loads, without MPI, and name the ranks
- * that had not arrived or whose watchdog fired first. */
+ * where each rank's main thread publishes its phase in a slot of its own (a seqlock) and its
+ * watchdog thread a heartbeat, so that any rank's watchdog can read the whole node with plain
+ * loads, without MPI, and name the ranks that had not arrived, are frozen, or whose watchdog
+ * fired first. Beside it the rank-to-host map names the ranks on other hosts. */
 #define _GNU_SOURCE
 #include "watchdog.h"
 
@@ -12,6 +13,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
@@ -73,10 +75,33 @@ void fb_watchdog_describe(const struct pub *p, double now, char *buf, size_t len
         snprintf(buf, len, "%s in '%s' for %.1f s", how, p->phase, now - p->since);
 }
 
-/* The ranks of this node that had not arrived: working (not at a collective wait), or gone.
- * Writes "rank 1 (host: in 'trial 3/10' ..., working for 5.0 s); ..." into buf; returns how
- * many; *seen is how many slots were read. Without a board: this rank alone. */
-int fb_watchdog_not_arrived(char *buf, size_t len, int *seen)
+void fb_watchdog_heartbeat(void)
+{
+    int64_t ms = (int64_t)(fb_clock_now_s() * 1000.0);
+
+    /* under mu: the slot cannot be unmapped (fb_watchdog_detach) while it is written */
+    pthread_mutex_lock(&fb_watchdog_self.mu);
+    __atomic_store_n(&fb_watchdog_self.me.beat_ms, ms, __ATOMIC_RELAXED);
+    if (fb_watchdog_self.slot)
+        __atomic_store_n(&fb_watchdog_self.slot->beat_ms, ms, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&fb_watchdog_self.mu);
+}
+
+/* One slot of the board (or this rank's own state without a board), by index. */
+static bool read_rank(int k, struct pub *p)
+{
+    if (bd.board)
+        return read_slot(&bd.board[k], p);
+    pthread_mutex_lock(&fb_watchdog_self.mu);
+    *p = fb_watchdog_self.me;
+    pthread_mutex_unlock(&fb_watchdog_self.mu);
+    return true;
+}
+
+/* The ranks of this node that had not arrived: working (not at a collective wait), gone, or
+ * frozen (a wait counts only while the rank lives: a rank stopped inside a collective, SIGSTOP,
+ * published "waiting" before it stopped, but its watchdog thread no longer ticks). */
+int fb_watchdog_not_arrived(const char *phase, char *buf, size_t len, int *seen)
 {
     double now = fb_clock_now_s();
     size_t used = 0;
@@ -86,32 +111,102 @@ int fb_watchdog_not_arrived(char *buf, size_t len, int *seen)
     *seen = 0;
     for (int k = 0; k < (bd.board ? fb_watchdog_self.local_size : 1); k++) {
         struct pub p;
-        char what[256];
-        bool gone;
+        char what[256], why[64];
+        double silent;
+        bool gone, frozen;
 
-        if (bd.board) {
-            if (!read_slot(&bd.board[k], &p))
-                continue;
-        } else {
-            pthread_mutex_lock(&fb_watchdog_self.mu);
-            p = fb_watchdog_self.me;
-            pthread_mutex_unlock(&fb_watchdog_self.mu);
-        }
+        if (!read_rank(k, &p))
+            continue;
         (*seen)++;
         gone = p.pid > 0 && kill(p.pid, 0) != 0 && errno == ESRCH;
-        if (p.waiting && !gone)
+        silent = p.beat_ms > 0 ? now - (double)p.beat_ms / 1000.0 : 0.0;
+        frozen = !gone && silent > FB_WATCHDOG_FROZEN_S;
+        if (p.waiting && !gone && !frozen)
             continue;
         if (n++ >= MAX_LISTED)
             continue;
         fb_watchdog_describe(&p, now, what, sizeof what);
+        if (gone)
+            snprintf(why, sizeof why, "process gone; it was ");
+        else if (frozen)
+            snprintf(why, sizeof why, "frozen: no sign of life for %.0f s; it was ", silent);
+        else
+            why[0] = '\0';
         if (used < len)
-            used += (size_t)snprintf(buf + used, len - used, "%srank %d on %s (%s%s)",
-                                     n > 1 ? "; " : "", p.rank, p.host,
-                                     gone ? "process gone; it was " : "", what);
+            used += (size_t)snprintf(buf + used, len - used,
+                                     "%srank %d on %s did not arrive at '%s' (%s%s)",
+                                     n > 1 ? "; " : "", p.rank, p.host, phase, why, what);
     }
     if (n > MAX_LISTED && used < len)
         snprintf(buf + used, len - used, "; and %d more", n - MAX_LISTED);
     return n;
+}
+
+void fb_watchdog_set_hosts(const char (*hosts)[64], int size)
+{
+    char(*copy)[64] = NULL, (*old)[64];
+
+    if (hosts && size > 0 && (copy = malloc((size_t)size * sizeof *copy)))
+        memcpy(copy, hosts, (size_t)size * sizeof *copy);
+    pthread_mutex_lock(&fb_watchdog_self.mu);
+    old = fb_watchdog_self.hosts;
+    fb_watchdog_self.hosts = copy;
+    if (copy)
+        fb_watchdog_self.size = size;
+    pthread_mutex_unlock(&fb_watchdog_self.mu);
+    free(old);
+}
+
+int fb_watchdog_elsewhere(const char *phase, char *buf, size_t len)
+{
+    int size, nlocal = bd.board ? fb_watchdog_self.local_size : 1, named = 0, runs = 0;
+    size_t used = 0;
+    bool *local;
+
+    buf[0] = '\0';
+    pthread_mutex_lock(&fb_watchdog_self.mu);
+    size = fb_watchdog_self.hosts ? fb_watchdog_self.size : 0;
+    pthread_mutex_unlock(&fb_watchdog_self.mu);
+    if (size <= 0 || !(local = calloc((size_t)size, sizeof *local)))
+        return 0;
+    for (int k = 0; k < nlocal; k++) {
+        struct pub p;
+        if (read_rank(k, &p) && p.rank >= 0 && p.rank < size)
+            local[p.rank] = true;
+    }
+    pthread_mutex_lock(&fb_watchdog_self.mu);
+    /* runs of consecutive ranks on one host: "rank 1 on b", "ranks 4-7 on c" */
+    for (int r = 0; r < size && fb_watchdog_self.hosts; r++) {
+        int last = r;
+        if (local[r])
+            continue;
+        while (last + 1 < size && !local[last + 1] &&
+               strcmp(fb_watchdog_self.hosts[last + 1], fb_watchdog_self.hosts[r]) == 0)
+            last++;
+        named += last - r + 1;
+        if (runs++ < MAX_LISTED && used < len) {
+            if (last == r)
+                used += (size_t)snprintf(buf + used, len - used, "%srank %d on %s",
+                                         runs > 1 ? ", " : "", r, fb_watchdog_self.hosts[r]);
+            else
+                used += (size_t)snprintf(buf + used, len - used, "%sranks %d-%d on %s",
+                                         runs > 1 ? ", " : "", r, last, fb_watchdog_self.hosts[r]);
+        } else if (runs == MAX_LISTED + 1 && used < len) {
+            used += (size_t)snprintf(buf + used, len - used, ", ...");
+        }
+        r = last;
+    }
+    pthread_mutex_unlock(&fb_watchdog_self.mu);
+    free(local);
+    if (named == 1 && used < len)
+        snprintf(buf + used, len - used, " did not arrive at '%s' (another host: this rank "
+                 "cannot see its state; its own line, if one comes, says what it was doing)",
+                 phase);
+    else if (named > 1 && used < len)
+        snprintf(buf + used, len - used, ": one or more of them did not arrive at '%s' (other "
+                 "hosts: this rank cannot see their state; their own lines, if any come, say "
+                 "which)", phase);
+    return named;
 }
 
 /* Rank 0's thread: a rank of this node whose watchdog fired (it entered its phase earlier). */

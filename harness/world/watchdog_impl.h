@@ -18,6 +18,7 @@ struct pub {
     int32_t fired;    /* this rank's watchdog ran out of time */
     int32_t mpi_start;/* before MPI_Init returned */
     uint64_t seq;     /* phase number: every rank walks the same phases */
+    int64_t beat_ms;  /* the watchdog thread's last tick, CLOCK_MONOTONIC ms (a sign of life) */
     double since;     /* CLOCK_MONOTONIC seconds the phase began (one clock per node) */
     char host[64];
     char bench[24];
@@ -32,6 +33,7 @@ struct fb_watchdog_self {
     pthread_mutex_t mu; /* guards me and watchdog.c's stop */
     struct pub me;
     struct pub *slot;  /* this rank's slot of the node board, NULL without */
+    char (*hosts)[64]; /* every rank's host (fb_watchdog_set_hosts), NULL before; under mu */
 };
 extern struct fb_watchdog_self fb_watchdog_self;
 
@@ -44,10 +46,23 @@ void fb_watchdog_publish_locked(void);
 /* One line on what rank `p` is doing and for how long at `now`, into buf (len bytes). */
 void fb_watchdog_describe(const struct pub *p, double now, char *buf, size_t len);
 
+/* A rank whose watchdog thread has not ticked for this long is frozen (SIGSTOP, a stopped
+ * debugger, a process the kernel does not run): it ticks every 50 ms. */
+#define FB_WATCHDOG_FROZEN_S 2.0
+
+/* The watchdog thread: a sign of life in this rank's slot (beat_ms). */
+void fb_watchdog_heartbeat(void);
+
 /* The watchdog thread, or the main thread in fb_watchdog_expire: the ranks of this node that had
- * not arrived (read from the board without MPI; without a board, this rank alone), described
- * into buf (len bytes). Returns how many; *seen is how many slots were read. */
-int fb_watchdog_not_arrived(char *buf, size_t len, int *seen);
+ * not arrived at `phase` (working, gone, or frozen: read from the board without MPI; without a
+ * board, this rank alone), described into buf (len bytes): "rank 1 on vm did not arrive at
+ * 'trial 2/2' (...)". Returns how many; *seen is how many slots were read. */
+int fb_watchdog_not_arrived(const char *phase, char *buf, size_t len, int *seen);
+
+/* When every rank of this node had arrived: the ranks on other hosts (the rank-to-host map,
+ * fb_watchdog_set_hosts), grouped by host, into buf: "rank 1 on nodeb did not arrive at 'x'
+ * (...)". Returns how many ranks it names (0 without a map or other hosts). */
+int fb_watchdog_elsewhere(const char *phase, char *buf, size_t len);
 
 /* Rank 0's thread: whether another rank of this node had its watchdog fire; its state into
  * *out (caller's). */

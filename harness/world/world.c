@@ -2,8 +2,9 @@
 #define _DEFAULT_SOURCE
 #include "world.h"
 
-#include <time.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -89,28 +90,91 @@ fb_status fb_world_init(struct fb_world *w)
     MPI_Bcast(&w->node, 1, MPI_INT, 0, w->node_comm);
     MPI_Allreduce(&is_leader, &w->nodes, 1, MPI_INT, MPI_SUM, w->comm);
     fb_log_set_identity(w->rank, w->host);
+    /* The rank-to-host map, once: messages name a failing or late rank with its host. */
+    if (!(w->hosts = calloc((size_t)w->size, sizeof *w->hosts)))
+        return FB_ERR_NOMEM;
+    if (MPI_Allgather(w->host, (int)sizeof w->host, MPI_CHAR, w->hosts, (int)sizeof w->host,
+                      MPI_CHAR, w->comm) != MPI_SUCCESS)
+        return FB_ERR_MPI;
+    for (int r = 0; r < w->size; r++)
+        w->hosts[r][sizeof w->host - 1] = '\0';
+    fb_watchdog_set_hosts((const char(*)[64])w->hosts, w->size);
     return FB_OK;
 }
 
 void fb_world_release(struct fb_world *w)
 {
+    fb_watchdog_set_hosts(NULL, 0);
+    free(w->hosts);
+    w->hosts = NULL;
     if (w->node_comm != MPI_COMM_NULL)
         MPI_Comm_free(&w->node_comm);
     if (w->comm != MPI_COMM_NULL)
         MPI_Comm_free(&w->comm);
 }
 
-fb_status fb_world_agree(const struct fb_world *w, fb_status mine)
+/* The first agreed failure of this process (fb_world_culprit). */
+static struct {
+    fb_status st;
+    int rank;
+} culprit = {FB_OK, -1};
+
+fb_status fb_world_agree_who(const struct fb_world *w, fb_status mine, int *rank)
 {
-    int in = (int)mine, out = (int)FB_ERR_MPI, rc;
+    /* (severity * 256 + code, rank): MAXLOC keeps the highest pair, the lowest rank on ties */
+    struct {
+        int value, rank;
+    } in, out = {(int)FB_SEV_TRANSPORT * 256 + (int)FB_ERR_MPI, -1};
+    fb_status st;
+    int rc;
 
     /* SIGINT/SIGTERM is agreed here like any status: every rank stops at the same check. */
-    if (fb_watchdog_interrupted() && in < (int)FB_ERR_INTERRUPTED)
-        in = (int)FB_ERR_INTERRUPTED;
+    if (fb_watchdog_interrupted() &&
+        fb_status_severity(mine) < fb_status_severity(FB_ERR_INTERRUPTED))
+        mine = FB_ERR_INTERRUPTED;
+    in.value = (int)fb_status_severity(mine) * 256 + (int)mine;
+    in.rank = w->rank;
     fb_watchdog_wait_begin();
-    rc = MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, w->comm);
+    rc = MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MAXLOC, w->comm);
     fb_watchdog_wait_end();
-    return rc != MPI_SUCCESS ? FB_ERR_MPI : (fb_status)out;
+    if (rc != MPI_SUCCESS) {
+        st = FB_ERR_MPI;
+        out.rank = w->rank;
+    } else {
+        st = (fb_status)(out.value % 256);
+    }
+    if (st == FB_OK)
+        out.rank = -1;
+    if (fb_status_severity(st) > FB_SEV_WAIVED && culprit.st == FB_OK) {
+        culprit.st = st;
+        culprit.rank = out.rank;
+    }
+    if (rank)
+        *rank = out.rank;
+    return st;
+}
+
+fb_status fb_world_agree(const struct fb_world *w, fb_status mine)
+{
+    return fb_world_agree_who(w, mine, NULL);
+}
+
+bool fb_world_culprit(const struct fb_world *w, fb_status *st, int *rank, char *host,
+                      size_t len)
+{
+    if (culprit.st == FB_OK)
+        return false;
+    *st = culprit.st;
+    *rank = culprit.rank;
+    snprintf(host, len, "%s", fb_world_host_of(w, culprit.rank));
+    return true;
+}
+
+const char *fb_world_host_of(const struct fb_world *w, int r)
+{
+    if (!w->hosts || r < 0 || r >= w->size)
+        return "?";
+    return w->hosts[r];
 }
 
 static fb_status barrier(MPI_Comm comm, bool quiet, bool everyone);

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "status.h"
 
@@ -17,6 +18,7 @@ struct fb_world {
     int node;  /* index of this rank's node, 0..nodes-1, ordered by lowest world rank */
     int nodes; /* number of nodes in the job */
     char host[64];
+    char (*hosts)[64]; /* every rank's host name, gathered once by fb_world_init, owned */
 };
 
 /* Starts MPI for `run` and `doctor` alike, so that doctor checks the MPI that run uses: arms
@@ -38,9 +40,24 @@ int fb_world_finish(int rc);
 fb_status fb_world_init(struct fb_world *w);
 void fb_world_release(struct fb_world *w);
 
-/* Collective: every rank passes its status and all return the worst one (the largest code), so
- * all ranks take the same branch after a phase. */
+/* Collective: every rank passes its status and all return the worst one, so all ranks take the
+ * same branch after a phase. Worst is the highest severity (fb_status_severity, status.h), and
+ * among equals the lowest rank: one MPI_Allreduce of (severity, rank) with MPI_MAXLOC. A signal
+ * (SIGINT/SIGTERM) counts as FB_ERR_INTERRUPTED. *rank (may be NULL) gets the rank that reported
+ * the winner, -1 when every rank passed FB_OK. */
+fb_status fb_world_agree_who(const struct fb_world *w, fb_status mine, int *rank);
+
+/* fb_world_agree_who without the rank. The first agreed failure (a severity above
+ * FB_SEV_WAIVED) of the process is kept for fb_world_culprit. */
 fb_status fb_world_agree(const struct fb_world *w, fb_status mine);
+
+/* The first failure the ranks agreed on (fb_world_agree), the rank that reported it and its
+ * host into *st, *rank, host (len bytes): false when none yet. Not collective. */
+bool fb_world_culprit(const struct fb_world *w, fb_status *st, int *rank, char *host,
+                      size_t len);
+
+/* Rank r's host name ("?" for a rank outside the job). */
+const char *fb_world_host_of(const struct fb_world *w, int r);
 
 /* Collective barrier over `comm`: a one-int all-reduce (MAX) of this rank's interrupt flag, so
  * it returns FB_ERR_INTERRUPTED on every rank when any was signalled (SIGINT/SIGTERM), and the

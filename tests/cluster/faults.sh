@@ -109,6 +109,10 @@ link_down)
        [ "$left" = 0 ] || fail "$left fabricbench process(es) left after the run ended"
        grep -q "timed out\|timeout" "$w/down.txt" || fail "no line says the run timed out"
        grep -Eq "rank [01]" "$w/down.txt" || fail "no line names a rank"
+       # rank 0 names the rank behind the dead link with its host (the rank-to-host map), not
+       # only "another host": host B's own lines cannot come over that link
+       grep -Eq "^\[0 $CL_HOST_A\] error: timeout: .*rank 1 on $CL_HOST_B did not arrive at '" "$w/down.txt" ||
+           fail "rank 0's line does not name rank 1 on $CL_HOST_B"
        grep -Eq '"run_status":[[:space:]]*"timeout"' "$w/down/env.json" ||
            fail "env.json's run_status is not timeout: $(grep run_status "$w/down/env.json")" ;;
     esac

@@ -28,6 +28,12 @@ expect_usage 0 "size '-4' is negative" run --min-bytes -4
 expect_usage 0 "'-3' is out of range" run --trials -3
 expect_usage 0 "unknown benchmark 'nosuch'" run nosuch
 expect_usage 2 "bad value for --max-bytes" run --max-bytes 12Q
+# duplicates are refused (each would be measured twice under one key), naming the duplicate
+expect_usage 2 "run: benchmark 'h2d' is named twice" run h2d h2d
+expect_usage 0 "bad value for --sizes: size '1K' (1024 bytes) is given twice" run --sizes 1K,1K
+expect_usage 0 "bad value for --sizes: size '1024' (1024 bytes) is given twice" run --sizes 1K,1024
+expect_usage 0 "bad value for --pairs: pair '0:1' is given twice" run p2p --pairs 0:1,0:1
+expect_usage 2 "bad value for --ranks: rank count '2' is given twice" run --ranks 2,2
 expect_usage 2 "unknown option '--bogus'" run --bogus
 # an --out that cannot be created: under a file, and a folder without write permission
 expect_usage 2 "cannot create results folder 'afile/run'" run --out afile/run

@@ -6,6 +6,10 @@
 #   slow_start  rank 1 starts 60 s late (FB_TEST_SLOW_START): MPI start timeout, exit 3
 #   sigint      SIGINT to mpirun during allreduce: the run is marked interrupted
 #   sigterm     SIGTERM to mpirun, then SIGTERM to the ranks themselves (a batch system): exit 4
+#   sigstop     rank 1 frozen with SIGSTOP during allreduce: exit 3 within --timeout + a few
+#               seconds, rank 0 names rank 1 and its host as frozen, never "all had arrived"
+#   fault_rank1 an allocation fails on rank 1 only (FB_FAULT=alloc:1@1): the run fails (exit 1)
+#               and rank 0's line and env.json name rank 1, its host and "out of memory"
 # Every case: h2d's points (the benchmark before the fault) are all in results.csv and it
 # reads back (compare), the run is marked incomplete, and no process of the run is left. Every
 # launch is wrapped in `timeout`, so a broken watchdog fails the case instead of hanging CI.
@@ -55,6 +59,16 @@ rank_pid() {
     done
 }
 finish_run() { wait "$launcher"; rc=$?; t_end=$(now); }
+# signal_rank1_in_allreduce SIG: starts the run and sends SIG to rank 1 once allreduce runs;
+# sets $victim (rank 1's pid) and $t_sig
+signal_rank1_in_allreduce() {
+    start
+    wait_for "allreduce out_of_place" 60 >/dev/null || fail "allreduce never started"
+    victim=$(rank_pid 1)
+    [ -n "$victim" ] || { fail "rank 1 not found"; kill "$launcher"; }
+    t_sig=$(now)
+    kill -"$1" "$victim"
+}
 # nothing of this run may be left: every process with the run's folder in its arguments
 check_nothing_left() {
     sleep 1
@@ -96,13 +110,14 @@ hang)
         echo "hang detected and the job ended $took s after the hang began (--timeout 5)"
         awk -v t="$took" 'BEGIN { exit !(t >= 5 && t <= 11) }' || fail "ended $took s after the hang, expected 5..11"
     }
-    grep -q "\[0 $host\] error: timeout: allreduce out_of_place 8 bytes on 2 rank(s), phase 'trial 2/2', did not end within --timeout 5 s; not arrived: rank 1 on $host (working in 'trial 2/2'" "$work/err" ||
+    grep -q "\[0 $host\] error: timeout: allreduce out_of_place 8 bytes on 2 rank(s), phase 'trial 2/2', did not end within --timeout 5 s; rank 1 on $host did not arrive at 'trial 2/2' (working in 'trial 2/2'" "$work/err" ||
         fail "rank 0's message does not name the benchmark, point, phase and rank 1 on $host"
-    named=$(sed -n "s/^\[0 $host\] error: timeout: .*; not arrived: \(.*\); rank 0 on $host is .*/\1/p" "$work/err")
+    named=$(sed -n "s/^\[0 $host\] error: timeout: .*did not end within --timeout 5 s; \(.*\); rank 0 on $host is .*/\1/p" "$work/err")
     case "$named" in *"rank 0 on"*) fail "rank 0, which waited, is named as not arrived: $named" ;; esac
     grep -q "marked 'timeout' in env.json" "$work/err" || fail "no word of the run's mark"
     check_state timeout
-    grep -q '"detail":.*not arrived: rank 1 on' "$run/env.json" || fail "env.json run_stop lacks the culprit"
+    grep -q '"detail":.*rank 1 on .* did not arrive at' "$run/env.json" || fail "env.json run_stop lacks the culprit"
+    [ ! -e "$run/.lock" ] || fail "the run lock is left after the timeout: $(cat "$run/.lock")"
     check_results
     # accept refuses it
     "$bin" accept --profile "$(dirname "$0")/../../profiles/host-ci.ini" "$run" >"$work/acc.out" 2>&1
@@ -112,15 +127,10 @@ hang)
     ;;
 kill)
     limit=120 extra="--trials 5 --trial-ms 10"
-    start
-    wait_for "allreduce out_of_place" 60 >/dev/null || fail "allreduce never started"
-    victim=$(rank_pid 1)
-    [ -n "$victim" ] || { fail "rank 1 not found"; kill "$launcher"; }
-    t_kill=$(now)
-    kill -9 "$victim"
+    signal_rank1_in_allreduce KILL
     finish_run
     show
-    took=$(elapsed "$t_kill" "$t_end")
+    took=$(elapsed "$t_sig" "$t_end")
     echo "rank 1 killed: the job ended $took s later, exit code $rc"
     [ "$rc" != 0 ] || fail "a job with a killed rank exited 0"
     awk -v t="$took" 'BEGIN { exit !(t <= 10) }' || fail "ended $took s after the kill"
@@ -182,6 +192,40 @@ sigint | sigterm)
         check_state interrupted
         check_results
     fi
+    ;;
+sigstop)
+    limit=90 extra="--trials 5 --trial-ms 10 --timeout 5"
+    signal_rank1_in_allreduce STOP
+    finish_run
+    kill -CONT "$victim" 2>/dev/null
+    show
+    took=$(elapsed "$t_sig" "$t_end")
+    echo "rank 1 frozen: the job ended $took s later, exit code $rc (--timeout 5)"
+    [ "$rc" = 3 ] || fail "exit code $rc, expected 3 (timeout)"
+    awk -v t="$took" 'BEGIN { exit !(t <= 12) }' || fail "ended $took s after SIGSTOP, expected <= 12"
+    grep -Eq "\[0 $host\] error: timeout: .*rank 1 on $host did not arrive at '[^']+' \(frozen: no sign of life for [0-9]+ s" "$work/err" ||
+        fail "rank 0's message does not name rank 1 on $host as frozen"
+    if grep -q "had arrived" "$work/err"; then fail "a line says every rank had arrived"; fi
+    named=$(sed -n "s/^\[0 $host\] error: timeout: .*did not end within --timeout 5 s; \(.*\); rank 0 on $host is .*/\1/p" "$work/err")
+    case "$named" in *"rank 0 on"*) fail "rank 0, which waited, is named: $named" ;; esac
+    check_state timeout
+    grep -q '"detail":.*rank 1 on .* did not arrive at' "$run/env.json" || fail "env.json run_stop lacks rank 1"
+    [ ! -e "$run/.lock" ] || fail "the run lock is left after the timeout: $(cat "$run/.lock")"
+    check_results
+    ;;
+fault_rank1)
+    limit=60 extra=
+    start FB_FAULT=alloc:1@1
+    finish_run
+    show
+    [ "$rc" = 1 ] || fail "exit code $rc, expected 1 (a failure)"
+    grep -q "\[1 $host\] warning: fault injection: failing allocation #1" "$work/err" ||
+        fail "the fault was not injected on rank 1"
+    grep -q "\[0 $host\] error: h2d stopped: rank 1 on $host: out of memory; results of earlier points are kept" "$work/err" ||
+        fail "rank 0 does not name rank 1 on $host and its status"
+    check_state failed
+    grep -q "\"detail\":.*\"h2d: rank 1 on $host: out of memory\"" "$run/env.json" ||
+        fail "env.json run_stop does not name rank 1: $(grep detail "$run/env.json")"
     ;;
 *)
     echo "unknown case '$case'" >&2

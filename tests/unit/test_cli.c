@@ -64,6 +64,17 @@ int main(void)
     bad("--pairs", "0-1", NULL, "not a pair A:B");
     bad("--pairs", "2:2", NULL, "names one rank twice");
     bad("--pairs", "0:x", NULL, "not a whole number");
+    /* duplicates are refused, naming the one given twice (never measured twice) */
+    bad("h2d", "h2d", NULL, "benchmark 'h2d' is named twice");
+    bad("h2d", "allreduce", "h2d", "benchmark 'h2d' is named twice");
+    bad("--sizes", "1K,1K", NULL, "bad value for --sizes: size '1K' (1024 bytes) is given twice");
+    bad("--sizes", "1K,4K,1024", NULL, "size '1024' (1024 bytes) is given twice");
+    bad("--pairs", "0:1,0:1", NULL, "bad value for --pairs: pair '0:1' is given twice");
+    bad("--ranks", "2,2", NULL, "bad value for --ranks: rank count '2' is given twice");
+    CHECK(parse(&o, err, "--pairs", "0:1,1:0", NULL) == FB_OK); /* two directions: two pairs */
+    CHECK(o.npairs == 2);
+    CHECK(parse(&o, err, "--sizes", "1K,1025", NULL) == FB_OK);
+    CHECK(o.nsizes == 2);
     bad("--fusion", "on", NULL, "--fusion");
     bad("--classes", "0", NULL, "out of range");
     bad("--latency-bytes", "0", NULL, "zero");

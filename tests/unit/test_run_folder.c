@@ -1,8 +1,11 @@
 /* The run folder's rules (harness/results/run_folder.c, fb_file_create, NCCL's log file): a link as
  * --out is refused, any file of an earlier run stops a run without --force, and files are made
  * inside the folder by name, never through a link left there; a path read from a file stays
- * below the folder the user named, and an output the user names is neither empty nor a link. */
+ * below the folder the user named, and an output the user names is neither empty nor a link;
+ * the run lock (.lock: pid and host) refuses a live holder, takes a stale one over, and is
+ * removed only by its owner. */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +55,54 @@ static int is_regular(const char *path)
 {
     struct stat sb;
     return lstat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* The run lock in folder "locked": taken, refused while held (this process is alive), removed
+ * by its owner only; a stale lock (this host, no such pid) taken over with a note; another
+ * host's lock and an unreadable one refused and left as they were. */
+static void run_lock(void)
+{
+    char err[4400], note[4400], mine[320], host[256] = "", text[320];
+    long dead = 4000000;
+
+    CHECK(mkdir(at("locked"), 0755) == 0);
+    CHECK(gethostname(host, sizeof host - 1) == 0);
+    snprintf(mine, sizeof mine, "%ld %s\n", (long)getpid(), host);
+    CHECK(fb_run_folder_lock(at("locked"), note, sizeof note, err, sizeof err) == FB_OK);
+    CHECK_STR(note, "");
+    CHECK(content_is(at("locked/.lock"), mine));
+    CHECK(!is_regular(at("locked/.lock.takeover")));
+    /* held by a live process (this one): refused, naming pid and host */
+    err[0] = '\0';
+    CHECK(fb_run_folder_lock(at("locked"), note, sizeof note, err, sizeof err) == FB_ERR_USAGE);
+    snprintf(text, sizeof text, "is being written by pid %ld on %s", (long)getpid(), host);
+    CHECK_HAS(err, text);
+    CHECK(content_is(at("locked/.lock"), mine));
+    fb_run_folder_unlock(at("locked"));
+    CHECK(!is_regular(at("locked/.lock")));
+    /* stale: this host, a pid that does not exist */
+    while (kill((pid_t)dead, 0) == 0)
+        dead++;
+    snprintf(text, sizeof text, "%ld %s\n", dead, host);
+    put(at("locked/.lock"), text);
+    CHECK(fb_run_folder_lock(at("locked"), note, sizeof note, err, sizeof err) == FB_OK);
+    snprintf(text, sizeof text, "took over the stale lock of '%s' (pid %ld on %s is gone)",
+             at("locked"), dead, host);
+    CHECK_STR(note, text);
+    CHECK(content_is(at("locked/.lock"), mine));
+    fb_run_folder_unlock(at("locked"));
+    /* not ours: left alone by unlock; another host's is live, an unreadable one refused */
+    put(at("locked/.lock"), "1 another-host\n");
+    fb_run_folder_unlock(at("locked"));
+    CHECK(content_is(at("locked/.lock"), "1 another-host\n"));
+    CHECK(fb_run_folder_lock(at("locked"), note, sizeof note, err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, "is being written by pid 1 on another-host");
+    put(at("locked/.lock"), "garbage");
+    CHECK(fb_run_folder_lock(at("locked"), note, sizeof note, err, sizeof err) == FB_ERR_USAGE);
+    CHECK_HAS(err, "has a lock that cannot be read");
+    CHECK(content_is(at("locked/.lock"), "garbage"));
+    snprintf(text, sizeof text, "locked/.lock.%ld.tmp", (long)getpid());
+    CHECK(!is_regular(at(text)));
 }
 
 /* A folder holding only `file` is refused without force and names it; taken with force. */
@@ -188,6 +239,8 @@ int main(void)
     unsetenv("NCCL_DEBUG_FILE");
     CHECK(fb_nccl_log_setup(at("run%h"), 1, path, sizeof path) == FB_ERR_IO);
     CHECK(path[0] == '\0' && getenv("NCCL_DEBUG_FILE") == NULL);
+
+    run_lock();
 
     snprintf(path, sizeof path, "rm -rf '%s'", top);
     CHECK(system(path) == 0);

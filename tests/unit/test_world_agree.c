@@ -1,0 +1,78 @@
+/* fb_world_agree on 2 ranks (harness/world/world.h), run under mpirun -np 2: the most severe
+ * status wins whatever its code (rank 1 out of memory while rank 0 says "not supported" fails,
+ * it is not waived), the lowest rank among equals, the winner's rank is returned, the first
+ * failure is kept with its rank and host (fb_world_culprit), and the rank-to-host map holds
+ * every rank's host. */
+#define _DEFAULT_SOURCE
+#include <mpi.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "world.h"
+
+/* Both ranks agree: rank 0 passes a, rank 1 passes b; checks the status and rank returned. */
+static void agree(const struct fb_world *w, fb_status a, fb_status b, fb_status want,
+                  int want_rank)
+{
+    int rank = -7;
+    fb_status st = fb_world_agree_who(w, w->rank == 0 ? a : b, &rank);
+
+    if (st != want || rank != want_rank)
+        fprintf(stderr, "rank %d: (%s, %s) agreed on '%s' from rank %d, expected '%s' from "
+                "rank %d\n", w->rank, fb_status_str(a), fb_status_str(b), fb_status_str(st),
+                rank, fb_status_str(want), want_rank);
+    CHECK(st == want);
+    CHECK(rank == want_rank);
+}
+
+int main(int argc, char **argv)
+{
+    struct fb_world w;
+    fb_status cst = FB_OK;
+    int crank = -7, size = 0;
+    char host[64], mine[64];
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        fprintf(stderr, "run me under mpirun -np 2\n");
+        MPI_Finalize();
+        return 77;
+    }
+    CHECK(fb_world_init(&w) == FB_OK);
+    gethostname(mine, sizeof mine - 1);
+    mine[sizeof mine - 1] = '\0';
+    CHECK(w.hosts != NULL);
+    CHECK_STR(fb_world_host_of(&w, 0), mine);
+    CHECK_STR(fb_world_host_of(&w, 1), mine);
+    CHECK_STR(fb_world_host_of(&w, 2), "?");
+
+    agree(&w, FB_OK, FB_OK, FB_OK, -1);
+    CHECK(!fb_world_culprit(&w, &cst, &crank, host, sizeof host));
+    /* a waiver is agreed, names its rank, and is no failure */
+    agree(&w, FB_OK, FB_ERR_UNSUPPORTED, FB_ERR_UNSUPPORTED, 1);
+    CHECK(!fb_world_culprit(&w, &cst, &crank, host, sizeof host));
+    /* the case: out of memory on rank 1 beats "not supported" on rank 0 */
+    agree(&w, FB_ERR_UNSUPPORTED, FB_ERR_NOMEM, FB_ERR_NOMEM, 1);
+    agree(&w, FB_ERR_UNSUPPORTED, FB_ERR_IO, FB_ERR_IO, 1);
+    agree(&w, FB_ERR_NO_DEVICE, FB_ERR_UNSUPPORTED, FB_ERR_NO_DEVICE, 0);
+    /* a transport error yields to the cause it echoes */
+    agree(&w, FB_ERR_MPI, FB_ERR_VERIFY, FB_ERR_VERIFY, 1);
+    /* equals: the lowest rank */
+    agree(&w, FB_ERR_NOMEM, FB_ERR_NOMEM, FB_ERR_NOMEM, 0);
+    agree(&w, FB_ERR_BACKEND, FB_ERR_BACKEND, FB_ERR_BACKEND, 0);
+    /* a timeout and a signal stop everyone */
+    agree(&w, FB_ERR_NOMEM, FB_ERR_TIMEOUT, FB_ERR_TIMEOUT, 1);
+    agree(&w, FB_ERR_INTERRUPTED, FB_ERR_TIMEOUT, FB_ERR_INTERRUPTED, 0);
+
+    /* the first failure is kept: rank 1's out of memory, on this host */
+    CHECK(fb_world_culprit(&w, &cst, &crank, host, sizeof host));
+    CHECK(cst == FB_ERR_NOMEM);
+    CHECK(crank == 1);
+    CHECK_STR(host, mine);
+
+    fb_world_release(&w);
+    CHECK(w.hosts == NULL);
+    MPI_Finalize();
+    TEST_DONE();
+}
