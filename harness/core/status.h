@@ -18,6 +18,7 @@
     X(FB_ERR_VERIFY, "verification failed")                                       \
     X(FB_ERR_OVERSUBSCRIBED, "more ranks than GPUs on a node")                    \
     X(FB_ERR_INTERNAL, "internal error")                                          \
+    X(FB_ERR_STRICT, "a rule of CUDA broken (host-strict)")                       \
     X(FB_ERR_TIMEOUT, "timed out (--timeout)")                                    \
     X(FB_ERR_INTERRUPTED, "interrupted (SIGINT or SIGTERM)")
 

@@ -363,6 +363,26 @@ fail:
     return rc;
 }
 
+fb_status fb_densenet_step_use_stream(struct fb_densenet_step *st, struct fb_stream *s)
+{
+    const struct fb_backend *be = st->be;
+    fb_status rc = FB_OK;
+
+    st->s = s;
+    if (!st->ready)
+        return FB_OK;
+    be->event_destroy(st->bwd_start);
+    st->bwd_start = NULL;
+    for (size_t i = 0; i < st->n; i++)
+        if (st->ready[i]) {
+            be->event_destroy(st->ready[i]);
+            st->ready[i] = NULL;
+            if (rc == FB_OK)
+                rc = be->event_create(&st->ready[i]);
+        }
+    return rc == FB_OK ? be->event_create(&st->bwd_start) : rc;
+}
+
 /* The element at channel offset `ch` of a buffer. */
 static void *at(const struct fb_densenet_step *st, void *buf, size_t ch)
 {
