@@ -139,6 +139,10 @@ extern const struct fb_backend fb_backend_host;
 extern const struct fb_backend fb_backend_cuda; /* a stub when built without CUDA */
 extern const struct fb_backend fb_backend_host_strict;
 
+/* What a run on a backend that does not measure (host-strict) says in env.json, on stdout and
+ * in summary.md, where its headline would be. */
+#define FB_STRICT_NOTE "host-strict: figures are not measurements"
+
 /* Where host code standing in for a kernel (an fb_host_kernel) reads and writes the device
  * buffer at p: p itself, except under host-strict, whose device addresses fault on a host
  * access and have a second, writable view for the backend's own operations. Safe from any
