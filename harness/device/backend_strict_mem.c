@@ -259,7 +259,8 @@ static bool take_view(void *p, struct view *v)
 
 fb_status fb_strict_mem_alloc(enum fb_mem kind, size_t bytes, void **out, bool quiet)
 {
-    size_t pages = (bytes + PAGE - 1) / PAGE * PAGE, at;
+    /* at least a page: no two buffers share an address, not even an empty one */
+    size_t pages = bytes ? (bytes + PAGE - 1) / PAGE * PAGE : PAGE, at;
     struct header *h;
     fb_status st;
 
