@@ -275,29 +275,29 @@ static fb_status strict_probe_alloc(size_t bytes, void **out)
     return fb_strict_mem_alloc(FB_MEM_DEVICE, bytes, out, true);
 }
 
-static fb_status strict_stream_create(struct fb_stream **out)
+/* A new stream or event handle; FB_FAULT's stream or event fault point first. */
+static uintptr_t make(bool event, fb_status *st)
 {
     uintptr_t h = 0;
+
+    *st = fb_fault_hit(event ? FB_FAULT_EVENT : FB_FAULT_STREAM) ? FB_ERR_BACKEND
+                                                                   : create(event, &h);
+    return h;
+}
+
+static fb_status strict_stream_create(struct fb_stream **out)
+{
     fb_status st;
 
-    *out = NULL;
-    if (fb_fault_hit(FB_FAULT_STREAM))
-        return FB_ERR_BACKEND;
-    st = create(false, &h);
-    *out = (struct fb_stream *)h;
+    *out = (struct fb_stream *)make(false, &st);
     return st;
 }
 
 static fb_status strict_event_create(struct fb_event **out)
 {
-    uintptr_t h = 0;
     fb_status st;
 
-    *out = NULL;
-    if (fb_fault_hit(FB_FAULT_EVENT))
-        return FB_ERR_BACKEND;
-    st = create(true, &h);
-    *out = (struct fb_event *)h;
+    *out = (struct fb_event *)make(true, &st);
     return st;
 }
 

@@ -18,16 +18,7 @@ mpi 2 "$bin" run $FB_ALL_BENCHES $opts --out "$run" >"$work/stdout" 2>"$work/std
 rc=$?
 [ "$rc" = 0 ] || { tail -n 30 "$work/stderr" >&2; fail "run exited $rc"; finish; }
 ! grep -q "strict:" "$work/stderr" || fail "strict errors: $(grep "strict:" "$work/stderr" | head -3)"
-csv="$run/results.csv"
-for b in $FB_ALL_BENCHES; do
-    n=$(csv_awk 'v("bench") == b { n++ } END { print n + 0 }' b="$b" "$csv")
-    [ "$n" -gt 0 ] || fail "$b has no rows in results.csv"
-done
-bad=$(csv_awk 'v("wrong") != "" && v("wrong") != "0" { print v("bench") " " v("case") " wrong=" v("wrong") }' "$csv")
-[ -z "$bad" ] || fail "rows with wrong elements: $bad"
-other=$(csv_awk 'v("backend") != "host-strict" { print v("backend") }' "$csv" | sort -u)
-[ -z "$other" ] || fail "rows of another backend: $other"
-grep -Eq '"run_status":[[:space:]]*"complete"' "$run/env.json" || fail "env.json not marked complete"
+suite_checks "$run"
 grep -Eq '"note":[[:space:]]*"host-strict: figures are not measurements"' "$run/env.json" ||
     fail "env.json does not say the figures are not measurements"
 grep -q "^host-strict: figures are not measurements" "$work/stdout" || fail "stdout does not say it"
