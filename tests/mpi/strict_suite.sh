@@ -29,6 +29,7 @@ grep -q "host-strict: figures are not measurements" "$md" || fail "summary.md do
 grep -q "No headline: host-strict" "$md" || fail "summary.md has headline figures"
 
 # defect 1 put back: compute enqueues on the first case's stream, destroyed with that case
+# shellcheck disable=SC2086
 FB_REPLAY=compute-stream mpi 2 -x FB_REPLAY "$bin" run compute $opts --out "$work/replay" \
     >"$work/replay.out" 2>"$work/replay.err"
 rc=$?
