@@ -61,7 +61,10 @@ static struct {
 } strict = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP};
 
 /* A handle is (id << 32) | (slot + 1): never NULL, and stale once its slot's id changes. */
-static uintptr_t handle_of(size_t slot) { return ((uintptr_t)strict.objs[slot].id << 32) | (slot + 1); }
+static uintptr_t handle_of(size_t slot)
+{
+    return ((uintptr_t)strict.objs[slot].id << 32) | (slot + 1);
+}
 
 static const char *noun(bool event) { return event ? "event" : "stream"; }
 
