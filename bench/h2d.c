@@ -46,7 +46,7 @@ static fb_status h2d_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t
                 struct fb_case *c = &cases[k++];
                 snprintf(c->name, sizeof c->name, "%s", variant_name[v]);
                 snprintf(c->transport, sizeof c->transport, "%s",
-                         ctx->be == &fb_backend_host ? "memcpy" : "cudaMemcpyAsync");
+                         ctx->be->on_cpu ? "memcpy" : "cudaMemcpyAsync");
                 c->bytes = sizes[i];
                 c->active = mode < size ? mode : FB_ALL_RANKS;
                 c->per_rank = c->active == FB_ALL_RANKS;

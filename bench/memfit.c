@@ -31,7 +31,7 @@ static const char *precision_of(const struct fb_ctx *ctx)
 {
     if (ctx->opt->precision[0])
         return ctx->opt->precision;
-    return ctx->be == &fb_backend_host ? "fp32" : "fp16";
+    return ctx->be->on_cpu ? "fp32" : "fp16";
 }
 
 static int opt_slots_of(const char *optimizer)
@@ -48,7 +48,7 @@ static fb_status memfit_plan(const struct fb_ctx *ctx, struct fb_case **out, siz
         return FB_ERR_NOMEM;
     snprintf(c->name, sizeof c->name, "%s_%s_r%ld", precision_of(ctx), ctx->opt->optimizer, res);
     snprintf(c->transport, sizeof c->transport, "%s",
-             ctx->be == &fb_backend_host ? "malloc" : "cudaMalloc");
+             ctx->be->on_cpu ? "malloc" : "cudaMalloc");
     c->active = FB_ALL_RANKS; /* every GPU answers for itself; the point is the smallest */
     c->per_rank = true;
     c->report = FB_REPORT_THROUGHPUT;
@@ -151,7 +151,7 @@ static fb_status memfit_setup(const struct fb_ctx *ctx, const struct fb_case *c,
     if (!s)
         return FB_ERR_NOMEM;
     s->be = ctx->be;
-    s->host = ctx->be == &fb_backend_host;
+    s->host = ctx->be->on_cpu;
     s->cfg.resolution = (int)(ctx->opt->resolution ? ctx->opt->resolution : DEFAULT_RESOLUTION);
     s->cfg.classes = ctx->opt->classes;
     s->cfg.act_bytes = act_bytes_of(precision_of(ctx));

@@ -112,7 +112,7 @@ static void add_case(struct fb_case *c, const char *name, const char *transport,
 static fb_status pl_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t *n)
 {
     const struct fb_options *o = ctx->opt;
-    bool host = ctx->be == &fb_backend_host;
+    bool host = ctx->be->on_cpu;
     int threads = agreed_threads(ctx), modes = ctx->s->world.size > 1 ? 2 : 1, nk = 0, ks[32];
     size_t nb = o->nbatches ? o->nbatches : 1, nr = o->nrates ? o->nrates : 3, k = 0;
     const double *rates = o->nrates ? o->rates : host ? rates_host : rates_cuda;

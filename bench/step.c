@@ -56,7 +56,7 @@ static struct {
     int ranks;
 } timeline;
 
-static bool on_host(const struct fb_ctx *ctx) { return ctx->be == &fb_backend_host; }
+static bool on_host(const struct fb_ctx *ctx) { return ctx->be->on_cpu; }
 
 static long resolution_of(const struct fb_ctx *ctx)
 {

@@ -67,8 +67,10 @@ void fb_cli_run_usage(void)
     printf("usage: fabricbench run [options] [BENCH...]\n"
            "Runs the named benchmarks (default: all, see `fabricbench list`) on every rank of\n"
            "the MPI job; launch with mpirun/srun, or alone for one rank.\n\n"
-           "  --backend auto|host|cuda  device memory and copies (auto: cuda when every rank\n"
-           "                            sees a GPU, else host)\n"
+           "  --backend auto|host|cuda|host-strict\n"
+           "                            device memory and copies (auto: cuda when every rank\n"
+           "                            sees a GPU, else host; host-strict: host with CUDA's\n"
+           "                            rules enforced, for tests, figures not measurements)\n"
            "  --coll auto|nccl|mpi      collectives (auto: nccl on cuda, else mpi)\n"
            "  --out DIR                 results folder (default results/<date>-<time>-<host>)\n"
            "  --force                   reuse an --out folder that already holds a run\n"
@@ -312,7 +314,7 @@ static fb_status rate_item(const char *item, void *out, size_t i, char *why, siz
     return fb_real_parse(item, 0.001, 1e9, &((double *)out)[i], why, whylen);
 }
 
-const char *const fb_cli_backends[] = {"auto", "host", "cuda", NULL};
+const char *const fb_cli_backends[] = {"auto", "host", "cuda", "host-strict", NULL};
 const char *const fb_cli_colls[] = {"auto", "nccl", "mpi", NULL};
 
 fb_status fb_cli_choice(const char *text, const char *const *choices, char *why, size_t whylen)

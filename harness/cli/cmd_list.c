@@ -23,6 +23,8 @@ static void print_builds(void)
     else
         printf("  cuda  not built: %s\n", why);
     printf("  host  built: host memory, memcpy, CLOCK_MONOTONIC\n");
+    printf("  host-strict  built: host with CUDA's rules enforced, for tests (figures are not "
+           "measurements)\n");
     if (nccl)
         printf("  nccl  built, NCCL %d.%d.%d loaded from %s\n", nccl / 10000, nccl / 100 % 100,
                nccl % 100, fb_nccl_library_path());

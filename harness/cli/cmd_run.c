@@ -219,7 +219,11 @@ static int run_benchmarks(struct run *r)
     if (finish_fingerprint(r, worst, stopped) != FB_OK && worst == FB_OK)
         worst = FB_ERR_IO;
     if (w->rank == 0) {
-        print_headline(&r->res);
+        if (r->s.be && !r->s.be->measures)
+            fb_out("\n%s (CUDA's rules enforced on a CPU, for tests): no headline\n",
+                   FB_STRICT_NOTE);
+        else
+            print_headline(&r->res);
         fb_out("\nresults: %s/results.csv (%zu rows), env.json, fabricbench.log\n", r->res.dir,
                r->res.nrows);
         if (verify_failed)

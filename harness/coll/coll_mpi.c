@@ -70,8 +70,9 @@ static fb_status mpi_comm_create(MPI_Comm comm, const struct fb_backend *be,
         return FB_ERR_NOMEM;
     c->comm = comm;
     c->be = be;
-    /* Host-backend "device" memory is host memory: MPI can always read it. */
-    c->staged = be != &fb_backend_host && !fb_mpi_cuda_aware(why, sizeof why);
+    /* Host-backend "device" memory is host memory: MPI can always read it. host-strict's
+     * faults on a host access: MPI (never CUDA-aware about it) goes through host memory. */
+    c->staged = !be->host_memory && (be->on_cpu || !fb_mpi_cuda_aware(why, sizeof why));
     *out = c;
     return FB_OK;
 }
@@ -94,7 +95,7 @@ static void mpi_comm_destroy(struct fb_coll_comm *c)
 
 static const char *mpi_transport(const struct fb_coll_comm *c)
 {
-    if (c->be == &fb_backend_host)
+    if (c->be->host_memory)
         return "mpi";
     return c->staged ? "mpi-staged" : "mpi-cuda-aware";
 }

@@ -20,6 +20,7 @@
     X(FB_ERR_VERIFY, FB_SEV_FAILED, "verification failed")                                \
     X(FB_ERR_OVERSUBSCRIBED, FB_SEV_FAILED, "more ranks than GPUs on a node")             \
     X(FB_ERR_INTERNAL, FB_SEV_RESOURCE, "internal error")                                 \
+    X(FB_ERR_STRICT, FB_SEV_FAILED, "a rule of CUDA broken (host-strict)")                \
     X(FB_ERR_TIMEOUT, FB_SEV_TIMEOUT, "timed out (--timeout)")                            \
     X(FB_ERR_INTERRUPTED, FB_SEV_INTERRUPTED, "interrupted (SIGINT or SIGTERM)")
 

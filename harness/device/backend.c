@@ -5,7 +5,8 @@
 
 #include "half.h"
 
-const struct fb_backend *const fb_backends[] = {&fb_backend_cuda, &fb_backend_host, NULL};
+const struct fb_backend *const fb_backends[] = {&fb_backend_cuda, &fb_backend_host,
+                                                &fb_backend_host_strict, NULL};
 
 const struct fb_backend *fb_backend_find(const char *name)
 {

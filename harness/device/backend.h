@@ -1,7 +1,9 @@
 /* The device-backend table: where benchmark buffers live and how they are copied and timed.
- * Two real implementations: `cuda` (GPU memory, CUDA streams and events) and `host` (device
- * buffers are host memory, copies are memcpy, events read the monotonic clock). Benchmarks and
- * the runner use only this table, never CUDA directly. One backend is open per process. */
+ * Three implementations: `cuda` (GPU memory, CUDA streams and events), `host` (device buffers
+ * are host memory, copies are memcpy, events read the monotonic clock) and `host-strict` (the
+ * host backend with CUDA's rules enforced: streams run their work only when waited for, device
+ * memory faults on a host access; backend_strict*.c). Benchmarks and the runner use only this
+ * table, never CUDA directly. One backend is open per process. */
 #ifndef FB_BACKEND_H
 #define FB_BACKEND_H
 
@@ -38,9 +40,16 @@ struct fb_device_info {
     int cc_major, cc_minor;
 };
 
+/* Host work that stands in for a kernel (backend.host_launch): reads and writes device memory
+ * through fb_device_view. Returns a status, which the stream reports at its next sync. */
+typedef fb_status (*fb_host_kernel)(void *arg);
+
 struct fb_backend {
     const char *name;
     bool built; /* false for a stub compiled without its library */
+    bool on_cpu; /* a CPU stands in for the GPU (host, host-strict): CPU-sized defaults */
+    bool host_memory; /* device buffers are host memory any code may read (host only) */
+    bool measures; /* false: its figures are not measurements (host-strict) */
 
     /* How many devices this process can see. On none, writes why ("CUDA driver not found").
      * Never fails hard: a missing driver is an answer, not an error. */
@@ -117,12 +126,37 @@ struct fb_backend {
      * is per thread: a new thread starts on device 0); nothing on host. Call it first thing in
      * a thread that uses streams or copies. */
     fb_status (*thread_init)(void);
+
+    /* Stream-ordered host work standing in for a kernel (the host convolution engine): runs
+     * fn(arg) after the work before it on s, `argbytes` of arg copied first (the caller's copy
+     * may go at once). host runs it before returning; host-strict when s is waited for. NULL
+     * where kernels are real (cuda). */
+    fb_status (*host_launch)(struct fb_stream *s, fb_host_kernel fn, const void *arg,
+                             size_t argbytes);
 };
 
 extern const struct fb_backend fb_backend_host;
 extern const struct fb_backend fb_backend_cuda; /* a stub when built without CUDA */
+extern const struct fb_backend fb_backend_host_strict;
 
-/* Looks a backend up by name ("host", "cuda"); NULL when unknown. */
+/* What a run on a backend that does not measure (host-strict) says in env.json, on stdout and
+ * in summary.md, where its headline would be. */
+#define FB_STRICT_NOTE "host-strict: figures are not measurements"
+
+/* Where host code standing in for a kernel (an fb_host_kernel) reads and writes the device
+ * buffer at p: p itself, except under host-strict, whose device addresses fault on a host
+ * access and have a second, writable view for the backend's own operations. Safe from any
+ * thread. */
+void *fb_device_view(const void *p);
+
+/* What runs now, for host-strict's ownership of streams and events and its messages; the
+ * runner says it, the other backends ignore it. scope_case: a case of a benchmark begins
+ * (bench NULL: none runs); streams and events created from now belong to it. scope_hook: the
+ * hook (or runner step) now running ("setup", "iterate", ...): a string literal. */
+void fb_backend_scope_case(const char *bench, const char *kase);
+void fb_backend_scope_hook(const char *hook);
+
+/* Looks a backend up by name ("host", "host-strict", "cuda"); NULL when unknown. */
 const struct fb_backend *fb_backend_find(const char *name);
 
 /* The list of backends, NULL-terminated, for `list` and help texts. */

@@ -362,6 +362,7 @@ static fb_status cuda_thread_init(void)
 const struct fb_backend fb_backend_cuda = {
     .name = "cuda",
     .built = true,
+    .measures = true,
     .device_count = cuda_device_count,
     .versions = cuda_versions,
     .open = cuda_open,

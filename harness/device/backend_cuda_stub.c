@@ -25,6 +25,7 @@ static fb_status stub_open(int device, struct fb_device_info *info)
 const struct fb_backend fb_backend_cuda = {
     .name = "cuda",
     .built = false,
+    .measures = true,
     .device_count = stub_device_count,
     .versions = stub_versions,
     .open = stub_open,

@@ -6,6 +6,7 @@
 #include "backend.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,9 +313,21 @@ static fb_status host_sgd_momentum(float *w, float *v, const void *g, enum fb_dt
 
 static fb_status host_thread_init(void) { return FB_OK; }
 
+/* The host's kernels run at once: the stream's earlier work is already done. */
+static fb_status host_host_launch(struct fb_stream *s, fb_host_kernel fn, const void *arg,
+                                  size_t argbytes)
+{
+    (void)s;
+    (void)argbytes;
+    return fn((void *)(uintptr_t)arg);
+}
+
 const struct fb_backend fb_backend_host = {
     .name = "host",
     .built = true,
+    .on_cpu = true,
+    .host_memory = true,
+    .measures = true,
     .device_count = host_device_count,
     .versions = host_versions,
     .open = host_open,
@@ -343,4 +356,5 @@ const struct fb_backend fb_backend_host = {
     .busy_wait = host_busy_wait,
     .sgd_momentum = host_sgd_momentum,
     .thread_init = host_thread_init,
+    .host_launch = host_host_launch,
 };

@@ -423,6 +423,8 @@ cJSON *fb_fingerprint_json(const struct fb_session *s, struct fb_topo *topo,
     o = j_obj(&b, root, "backend");
     j_str(&b, o, "name", s->be ? s->be->name : "none");
     j_str(&b, o, "why", s->be_why);
+    if (s->be && !s->be->measures) /* host-strict: a test of CUDA's rules, not a figure */
+        j_str(&b, o, "note", FB_STRICT_NOTE);
     o = j_obj(&b, root, "collectives");
     j_str(&b, o, "name", s->coll ? s->coll->name : "none");
     j_str(&b, o, "why", s->coll_why);

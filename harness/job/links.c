@@ -19,7 +19,7 @@ static void label_pair(struct fb_topo *topo, const struct fb_session *s,
     if (topo && a->gpu_busid[0] && b->gpu_busid[0]) {
         int nvlinks = fb_pair_link_nvlinks(a->gpu_busid, b->gpu_busid, why, sizeof why);
         link = fb_pair_link_gpu(topo, a->gpu_busid, b->gpu_busid, nvlinks > 0 ? nvlinks : 0);
-    } else if (topo && s->be == &fb_backend_host) {
+    } else if (topo && s->be->on_cpu) {
         /* an unbound rank could run anywhere: no link to name */
         link = fb_pair_link_cpu(topo, a->bound ? a->cpus : "", b->bound ? b->cpus : "");
     }

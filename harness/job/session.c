@@ -26,7 +26,7 @@ static fb_status pick_backend(struct fb_session *s, const char *name)
     }
     if (!(s->be = fb_backend_find(name))) {
         if (s->world.rank == 0)
-            fb_error("unknown backend '%s' (use auto, host or cuda)", name);
+            fb_error("unknown backend '%s' (use auto, host, cuda or host-strict)", name);
         return FB_ERR_USAGE;
     }
     if (s->be == &fb_backend_cuda && s->min_local_gpus == 0) {

@@ -142,7 +142,7 @@ fb_status fb_telemetry_start(struct fb_telemetry **out, const struct fb_session 
         t->rank = w->rank;
         t->size = w->size;
         t->backend = s->be->name;
-        t->on_gpu = s->be != &fb_backend_host;
+        t->on_gpu = !s->be->on_cpu;
         t->interval_s = (double)interval_ms / 1e3;
         t->sample_type = MPI_DATATYPE_NULL;
         pthread_mutex_init(&t->mu, NULL);

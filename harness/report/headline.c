@@ -47,7 +47,8 @@ size_t fb_headline_select(const struct fb_row *rows, size_t n, size_t *idx)
         const struct fb_row *w = &rows[i];
         bool largest = true;
 
-        if (w->detail || !fb_headline_metric(w->metric) || counts_images(rows, n, w))
+        if (w->detail || !fb_headline_metric(w->metric) || counts_images(rows, n, w) ||
+            strcmp(w->backend, "host-strict") == 0) /* its figures are not measurements */
             continue;
         /* Of a scaling curve, the whole job: the smaller groups are in the run's tables. */
         for (size_t j = 0; j < n && largest; j++)

@@ -15,7 +15,9 @@
 bool fb_headline_metric(const char *metric);
 
 /* The headline rows of rows[0..n) in file order: their indexes go into idx (room for n), the
- * count is returned. Of each series the row at the largest bytes, then the largest batch. Rows marked detail (matrix cells, per-rank shares) are left out. Pure;
+ * count is returned. Of each series the row at the largest bytes, then the largest batch. Rows
+ * marked detail (matrix cells, per-rank shares) are left out, and so are host-strict's (its
+ * figures are not measurements). Pure;
  * O(n^2). */
 size_t fb_headline_select(const struct fb_row *rows, size_t n, size_t *idx);
 

@@ -97,6 +97,8 @@ static void write_environment(FILE *f, const cJSON *env, const char *h)
     snprintf(buf, sizeof buf, "%s / %s", jstr(env, "backend.name") ? jstr(env, "backend.name") : "?",
              jstr(env, "collectives.name") ? jstr(env, "collectives.name") : "?");
     env_row(f, "backend / collectives", buf);
+    if (jstr(env, "backend.note")) /* host-strict: figures are not measurements */
+        env_row(f, "note", jstr(env, "backend.note"));
     snprintf(buf, sizeof buf, "%.0f rank(s) on %.0f node(s)%s", jnum(env, "nranks", NULL),
              jnum(env, "nodes", NULL),
              cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(env, "oversubscribed"))
@@ -206,7 +208,10 @@ static void write_headline(FILE *f, const struct fb_report_run *r, const char *h
                "ranks of each scaling curve (the table `run` ends with); p05 and p95 over the "
                "trials. GB/s = 1e9 B/s; size bN = a batch of N.\n",
             h);
-    if (!n)
+    if (!n && r->nrows && strcmp(r->rows[0].backend, "host-strict") == 0)
+        fprintf(f, "\nNo headline: host-strict: figures are not measurements (CUDA's rules "
+                   "enforced on a CPU, for tests).\n");
+    else if (!n)
         fprintf(f, "\nNo headline figures in this run.\n");
     for (size_t k = 0; k < n; k++) {
         const struct fb_row *w = &r->rows[idx[k]];

@@ -36,9 +36,11 @@ static fb_status time_iters(const struct fb_bench *b, const struct fb_backend *b
 
     if ((st = be->event_record(ev[0], stream)) != FB_OK)
         return st;
+    fb_backend_scope_hook("iterate");
     for (long i = 0; i < iters; i++)
         if ((st = b->iterate(state)) != FB_OK)
             return st;
+    fb_backend_scope_hook("timing");
     if ((st = be->event_record(ev[1], stream)) != FB_OK || (st = be->stream_sync(stream)) != FB_OK ||
         (st = be->event_elapsed_us(ev[0], ev[1], &total)) != FB_OK)
         return st;
@@ -58,9 +60,13 @@ static fb_status time_each(const struct fb_bench *b, const struct fb_backend *be
         st = be->event_create(&ev[i]);
     if (st == FB_OK)
         st = be->event_record(ev[0], stream);
-    for (long i = 0; i < n && st == FB_OK; i++)
-        if ((st = b->iterate(state)) == FB_OK)
+    for (long i = 0; i < n && st == FB_OK; i++) {
+        fb_backend_scope_hook("iterate");
+        if ((st = b->iterate(state)) == FB_OK) {
+            fb_backend_scope_hook("timing");
             st = be->event_record(ev[i + 1], stream);
+        }
+    }
     if (st == FB_OK)
         st = be->stream_sync(stream);
     for (long i = 0; i < n && st == FB_OK; i++)
@@ -111,7 +117,10 @@ static fb_status trial_values(const struct fb_bench *b, void *state, struct meas
 {
     struct fb_value v[FB_MAX_VALUES];
     size_t n = 0;
-    fb_status st = b->trial_values(state, m->iters, v, &n);
+    fb_status st;
+
+    fb_backend_scope_hook("trial_values");
+    st = b->trial_values(state, m->iters, v, &n);
 
     n = n < FB_MAX_VALUES ? n : FB_MAX_VALUES;
     for (size_t i = 0; st == FB_OK && i < n; i++) {
@@ -135,6 +144,8 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
     fb_status st = FB_OK;
 
     fb_watchdog_phase("setup");
+    /* host-strict: the stream and events made from here are this case's */
+    fb_backend_scope_case(b->name, c->name);
     if (active && ((st = be->stream_create(&stream)) != FB_OK ||
                    (st = be->event_create(&ev[0])) != FB_OK ||
                    (st = be->event_create(&ev[1])) != FB_OK))
@@ -157,6 +168,7 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
         /* Nothing to time: the figures were found by setup. */
         fb_watchdog_phase("values");
         m->nvalues = 0;
+        fb_backend_scope_hook("values");
         if (active && (st = b->values(state, m->values, &m->nvalues)) != FB_OK)
             fb_error("%s %s: %s", b->name, c->name, fb_status_str(st));
         st = fb_world_agree(w, st);
@@ -165,6 +177,7 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
 
     /* Warm-up: first touches, lazy connection setup and clock ramps stay out of the timing. */
     fb_watchdog_phase("warm-up");
+    fb_backend_scope_hook("iterate");
     for (long i = 0; active && st == FB_OK && i < o->warmup; i++)
         st = b->iterate(state);
     if (active && st == FB_OK)
@@ -209,14 +222,17 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
     }
 
     fb_watchdog_phase("verify");
+    fb_backend_scope_hook("verify");
     if (active && (st = b->verify(state, &m->wrong)) != FB_OK)
         fb_error("%s %s: verification could not run: %s", b->name, c->name, fb_status_str(st));
     st = fb_world_agree(w, st);
 out:
+    fb_backend_scope_hook("teardown");
     if (b->teardown)
         b->teardown(state);
     be->event_destroy(ev[0]);
     be->event_destroy(ev[1]);
     be->stream_destroy(stream);
+    fb_backend_scope_case(NULL, NULL);
     return st;
 }

@@ -11,7 +11,7 @@
 
 const struct fb_conv_engine *fb_conv_engine_for(const struct fb_backend *be)
 {
-    if (be && strcmp(be->name, fb_conv_engine_host.name) == 0)
+    if (be && be->on_cpu) /* host, and host-strict (its kernels: host_launch) */
         return &fb_conv_engine_host;
     if (be && strcmp(be->name, fb_conv_engine_cuda.name) == 0)
         return &fb_conv_engine_cuda;

@@ -2,7 +2,9 @@
  * im2col into a scratch buffer (skipped for 1x1 stride-1 convolutions, whose input already is
  * the GEMM operand) and one OpenBLAS sgemm per pass and chunk of images; BatchNorm + ReLU,
  * pools and concatenation copies are plain C loops. It is both the CPU measurement and the
- * reference the GPU engine is checked against. */
+ * reference the GPU engine is checked against. Every pass is a kernel of the backend
+ * (host_launch): at once on host, when its stream is waited for on host-strict, where device
+ * memory is reached through fb_device_view. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "conv_engine.h"
 
@@ -20,6 +22,7 @@ enum { COL_CAP_BYTES = 64 << 20 };
 static const float BN_EPS = 1e-5f;
 
 struct fb_conv_ctx {
+    const struct fb_backend *be; /* its host_launch runs each pass as a kernel */
     float *col;
     size_t col_cap; /* floats */
     double *acc;    /* per-channel sums of BatchNorm */
@@ -44,7 +47,6 @@ static fb_status host_open(const struct fb_backend *be, enum fb_conv_prec prec,
     cpu_set_t set;
     int cpus = 1;
 
-    (void)be;
     *out = NULL;
     if (prec != FB_CONV_FP32) {
         snprintf(why, whylen, "%s on host: OpenBLAS has no %s GEMM with fp32 accumulation that "
@@ -52,8 +54,13 @@ static fb_status host_open(const struct fb_backend *be, enum fb_conv_prec prec,
                  fb_conv_prec_name(prec), fb_conv_prec_name(prec));
         return FB_ERR_UNSUPPORTED;
     }
+    if (!be->host_launch) {
+        snprintf(why, whylen, "backend %s runs no host kernels", be->name);
+        return FB_ERR_UNSUPPORTED;
+    }
     if (!(*out = calloc(1, sizeof **out)))
         return FB_ERR_NOMEM;
+    (*out)->be = be;
     /* One BLAS thread per CPU this rank is bound to: more would fight the other ranks of the
      * node for the same cores, fewer would leave ours idle. */
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
@@ -127,7 +134,7 @@ static void col2im(const struct fb_kconv *cv, const float *col, int n0, int nb, 
             }
 }
 
-static fb_status host_conv(struct fb_conv_ctx *ctx, const struct fb_kconv *cv,
+static fb_status run_conv(struct fb_conv_ctx *ctx, const struct fb_kconv *cv,
                            enum fb_conv_pass pass, const void *a, const void *b, void *out,
                            struct fb_stream *s)
 {
@@ -178,7 +185,7 @@ static fb_status host_conv(struct fb_conv_ctx *ctx, const struct fb_kconv *cv,
  * the sums of the gradient g = dy where the ReLU passed it, and of g * (x - mean). */
 enum { BN_BLOCK = 256 };
 
-static fb_status host_bn_relu_fwd(struct fb_conv_ctx *ctx, const void *xv, void *yv, size_t rows,
+static fb_status run_bn_relu_fwd(struct fb_conv_ctx *ctx, const void *xv, void *yv, size_t rows,
                                   int c, const float *gamma, const float *beta, float *mean_var,
                                   struct fb_stream *s)
 {
@@ -232,7 +239,7 @@ static fb_status host_bn_relu_fwd(struct fb_conv_ctx *ctx, const void *xv, void 
     return FB_OK;
 }
 
-static fb_status host_bn_relu_bwd(struct fb_conv_ctx *ctx, const void *xv, const void *yv,
+static fb_status run_bn_relu_bwd(struct fb_conv_ctx *ctx, const void *xv, const void *yv,
                                   const void *dyv, void *dxv, size_t rows, int c,
                                   const float *gamma, const float *mean_var, float *dgamma,
                                   float *dbeta, float *scratch, struct fb_stream *s)
@@ -304,7 +311,7 @@ static void window(const struct fb_kconv *cv, int p, int q, int *y0, int *y1, in
     *x0 = *x0 < 0 ? 0 : *x0;
 }
 
-static fb_status host_pool_fwd(struct fb_conv_ctx *ctx, enum fb_pool kind,
+static fb_status run_pool_fwd(struct fb_conv_ctx *ctx, enum fb_pool kind,
                                const struct fb_kconv *cv, const void *xv, void *yv,
                                struct fb_stream *s)
 {
@@ -336,7 +343,7 @@ static fb_status host_pool_fwd(struct fb_conv_ctx *ctx, enum fb_pool kind,
     return FB_OK;
 }
 
-static fb_status host_pool_bwd(struct fb_conv_ctx *ctx, enum fb_pool kind,
+static fb_status run_pool_bwd(struct fb_conv_ctx *ctx, enum fb_pool kind,
                                const struct fb_kconv *cv, const void *xv, const void *dyv,
                                void *dxv, struct fb_stream *s)
 {
@@ -383,7 +390,7 @@ static fb_status host_pool_bwd(struct fb_conv_ctx *ctx, enum fb_pool kind,
     return FB_OK;
 }
 
-static fb_status host_copy2d(struct fb_conv_ctx *ctx, void *dstv, size_t dst_ld, const void *srcv,
+static fb_status run_copy2d(struct fb_conv_ctx *ctx, void *dstv, size_t dst_ld, const void *srcv,
                              size_t src_ld, size_t rows, size_t width, bool accumulate,
                              struct fb_stream *s)
 {
@@ -403,6 +410,114 @@ static fb_status host_copy2d(struct fb_conv_ctx *ctx, void *dstv, size_t dst_ld,
     return FB_OK;
 }
 
+static fb_status run_gemm_ref(struct fb_conv_ctx *ctx, int m, int n, int k, const void *a,
+                               const void *b, void *c, bool c_fp32, struct fb_stream *s)
+{
+    (void)ctx;
+    (void)c_fp32; /* everything is fp32 on host */
+    (void)s;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+    return FB_OK;
+}
+
+/* A pass as a kernel: its arguments copied, its device addresses translated when it runs. */
+enum kernel { K_CONV, K_BN_FWD, K_BN_BWD, K_POOL_FWD, K_POOL_BWD, K_COPY2D, K_GEMM };
+enum { MAX_PTRS = 9 };
+
+struct call {
+    enum kernel k;
+    struct fb_conv_ctx *ctx;
+    struct fb_kconv cv;
+    int op;           /* the pass, or the pool */
+    int c, m, n, kk;
+    size_t rows, z[2];
+    bool flag;
+    const void *p[MAX_PTRS]; /* device memory */
+};
+
+static fb_status run_call(void *arg)
+{
+    struct call *k = arg;
+    void *p[MAX_PTRS];
+
+    for (int i = 0; i < MAX_PTRS; i++)
+        p[i] = fb_device_view(k->p[i]);
+    switch (k->k) {
+    case K_CONV: return run_conv(k->ctx, &k->cv, (enum fb_conv_pass)k->op, p[0], p[1], p[2], NULL);
+    case K_BN_FWD:
+        return run_bn_relu_fwd(k->ctx, p[0], p[1], k->rows, k->c, p[2], p[3], p[4], NULL);
+    case K_BN_BWD:
+        return run_bn_relu_bwd(k->ctx, p[0], p[1], p[2], p[3], k->rows, k->c, p[4], p[5], p[6],
+                               p[7], p[8], NULL);
+    case K_POOL_FWD: return run_pool_fwd(k->ctx, (enum fb_pool)k->op, &k->cv, p[0], p[1], NULL);
+    case K_POOL_BWD:
+        return run_pool_bwd(k->ctx, (enum fb_pool)k->op, &k->cv, p[0], p[1], p[2], NULL);
+    case K_COPY2D:
+        return run_copy2d(k->ctx, p[0], k->z[0], p[1], k->z[1], k->rows, (size_t)k->c, k->flag,
+                          NULL);
+    case K_GEMM: return run_gemm_ref(k->ctx, k->m, k->n, k->kk, p[0], p[1], p[2], k->flag, NULL);
+    }
+    return FB_ERR_INTERNAL;
+}
+
+static fb_status launch(struct call *k, struct fb_stream *s)
+{
+    return k->ctx->be->host_launch(s, run_call, k, sizeof *k);
+}
+
+static fb_status host_conv(struct fb_conv_ctx *ctx, const struct fb_kconv *cv,
+                           enum fb_conv_pass pass, const void *a, const void *b, void *out,
+                           struct fb_stream *s)
+{
+    struct call k = {.k = K_CONV, .ctx = ctx, .cv = *cv, .op = pass, .p = {a, b, out}};
+    return launch(&k, s);
+}
+
+static fb_status host_bn_relu_fwd(struct fb_conv_ctx *ctx, const void *x, void *y, size_t rows,
+                                  int c, const float *gamma, const float *beta, float *mean_var,
+                                  struct fb_stream *s)
+{
+    struct call k = {.k = K_BN_FWD, .ctx = ctx, .rows = rows, .c = c,
+                     .p = {x, y, gamma, beta, mean_var}};
+    return launch(&k, s);
+}
+
+static fb_status host_bn_relu_bwd(struct fb_conv_ctx *ctx, const void *x, const void *y,
+                                  const void *dy, void *dx, size_t rows, int c,
+                                  const float *gamma, const float *mean_var, float *dgamma,
+                                  float *dbeta, float *scratch, struct fb_stream *s)
+{
+    struct call k = {.k = K_BN_BWD, .ctx = ctx, .rows = rows, .c = c,
+                     .p = {x, y, dy, dx, gamma, mean_var, dgamma, dbeta, scratch}};
+    return launch(&k, s);
+}
+
+static fb_status host_pool_fwd(struct fb_conv_ctx *ctx, enum fb_pool kind,
+                               const struct fb_kconv *cv, const void *x, void *y,
+                               struct fb_stream *s)
+{
+    struct call k = {.k = K_POOL_FWD, .ctx = ctx, .cv = *cv, .op = kind, .p = {x, y}};
+    return launch(&k, s);
+}
+
+static fb_status host_pool_bwd(struct fb_conv_ctx *ctx, enum fb_pool kind,
+                               const struct fb_kconv *cv, const void *x, const void *dy,
+                               void *dx, struct fb_stream *s)
+{
+    struct call k = {.k = K_POOL_BWD, .ctx = ctx, .cv = *cv, .op = kind, .p = {x, dy, dx}};
+    return launch(&k, s);
+}
+
+static fb_status host_copy2d(struct fb_conv_ctx *ctx, void *dst, size_t dst_ld, const void *src,
+                             size_t src_ld, size_t rows, size_t width, bool accumulate,
+                             struct fb_stream *s)
+{
+    struct call k = {.k = K_COPY2D, .ctx = ctx, .z = {dst_ld, src_ld}, .rows = rows,
+                     .c = (int)width, .flag = accumulate, .p = {dst, src}};
+    return launch(&k, s);
+}
+
+/* A layer's concatenation (or its split) as one copy per piece, each a kernel on s. */
 static fb_status host_concat(struct fb_conv_ctx *ctx, bool split, void *cat, size_t cat_ld,
                              void *const *pieces, const size_t *widths, const bool *acc, size_t n,
                              size_t rows, struct fb_stream *s)
@@ -416,12 +531,12 @@ static fb_status host_concat(struct fb_conv_ctx *ctx, bool split, void *cat, siz
     col = 0;
     for (size_t j = 0; j < n; j++) {
         float *slice = (float *)cat + col;
-        if (split)
-            (void)host_copy2d(ctx, pieces[j], widths[j], slice, cat_ld, rows, widths[j],
-                              acc && acc[j], s);
-        else
-            (void)host_copy2d(ctx, slice, cat_ld, pieces[j], widths[j], rows, widths[j], false,
-                              s);
+        fb_status st = split ? host_copy2d(ctx, pieces[j], widths[j], slice, cat_ld, rows,
+                                           widths[j], acc && acc[j], s)
+                             : host_copy2d(ctx, slice, cat_ld, pieces[j], widths[j], rows,
+                                           widths[j], false, s);
+        if (st != FB_OK)
+            return st;
         col += widths[j];
     }
     return FB_OK;
@@ -430,11 +545,9 @@ static fb_status host_concat(struct fb_conv_ctx *ctx, bool split, void *cat, siz
 static fb_status host_gemm_ref(struct fb_conv_ctx *ctx, int m, int n, int k, const void *a,
                                const void *b, void *c, bool c_fp32, struct fb_stream *s)
 {
-    (void)ctx;
-    (void)c_fp32; /* everything is fp32 on host */
-    (void)s;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
-    return FB_OK;
+    struct call kc = {.k = K_GEMM, .ctx = ctx, .m = m, .n = n, .kk = k, .flag = c_fp32,
+                      .p = {a, b, c}};
+    return launch(&kc, s);
 }
 
 const struct fb_conv_engine fb_conv_engine_host = {

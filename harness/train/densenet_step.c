@@ -381,6 +381,26 @@ fail:
     return rc;
 }
 
+fb_status fb_densenet_step_use_stream(struct fb_densenet_step *st, struct fb_stream *s)
+{
+    const struct fb_backend *be = st->be;
+    fb_status rc = FB_OK;
+
+    st->s = s;
+    if (!st->ready)
+        return FB_OK;
+    be->event_destroy(st->bwd_start);
+    st->bwd_start = NULL;
+    for (size_t i = 0; i < st->n; i++)
+        if (st->ready[i]) {
+            be->event_destroy(st->ready[i]);
+            st->ready[i] = NULL;
+            if (rc == FB_OK)
+                rc = be->event_create(&st->ready[i]);
+        }
+    return rc == FB_OK ? be->event_create(&st->bwd_start) : rc;
+}
+
 /* Concatenation layer i in one engine call (one kernel on cuda): its pieces into its output,
  * or (split) its gradient back into the pieces' gradients. */
 static fb_status concat(struct fb_densenet_step *st, size_t i, bool split, size_t rows)

@@ -58,6 +58,13 @@ fb_status fb_densenet_step_create(const struct fb_densenet_layers *d, const stru
                                   struct fb_densenet_step **out);
 void fb_densenet_step_free(struct fb_densenet_step *st); /* accepts NULL */
 
+/* Moves the step to stream s (a caller that keeps the step longer than the stream it was
+ * made with, such as compute from one case to the next): its work goes on s from now, and
+ * its events are made anew, so none outlives the stream or case they belonged to. The old
+ * stream must be synchronised (or gone). FB_ERR_NOMEM / the backend's status on failure (the
+ * step is then unusable: free it). */
+fb_status fb_densenet_step_use_stream(struct fb_densenet_step *st, struct fb_stream *s);
+
 /* Enqueues the layers of `group` (an index into fb_layer_group_names, or FB_STEP_ALL_GROUPS)
  * in `mode`: forward (in order) and/or backward (in reverse), per `passes`. A group alone reads
  * the activations and gradients an earlier whole step left, so run one whole step first.

@@ -16,12 +16,5 @@ rc=$?
 reports=$(sanitizer_reports "$work/stderr")
 [ -z "$reports" ] || { cat "$work/stderr" >&2; fail "sanitizer reports: $(echo "$reports" | head -5)"; }
 [ "$rc" = 0 ] || { tail -n 30 "$work/stderr" >&2; fail "run exited $rc"; finish; }
-csv="$run/results.csv"
-for b in $FB_ALL_BENCHES; do
-    n=$(csv_awk 'v("bench") == b { n++ } END { print n + 0 }' b="$b" "$csv")
-    [ "$n" -gt 0 ] || fail "$b has no rows in results.csv"
-done
-bad=$(csv_awk 'v("wrong") != "" && v("wrong") != "0" { print v("bench") " " v("case") " wrong=" v("wrong") }' "$csv")
-[ -z "$bad" ] || fail "rows with wrong elements: $bad"
-grep -Eq '"run_status":[[:space:]]*"complete"' "$run/env.json" || fail "env.json not marked complete"
+suite_checks "$run"
 finish

@@ -259,6 +259,21 @@ static void test_headline(void)
     }
 }
 
+/* host-strict's rows are no measurements: none makes a headline (docs/strict.md) */
+static void test_headline_strict(void)
+{
+    struct fb_row *r;
+    size_t idx[8], n;
+
+    nrows = 0;
+    r = add("allreduce", "in_place", "busbw", 2, 1 << 20, -1, 9);
+    snprintf(r->backend, sizeof r->backend, "host-strict");
+    r = add("h2d", "pinned_h2d", "bandwidth_total", 2, 1 << 20, -1, 50);
+    snprintf(r->backend, sizeof r->backend, "host");
+    n = fb_headline_select(rows, nrows, idx);
+    CHECK(n == 1 && idx[0] == 1);
+}
+
 int main(void)
 {
     test_empty();
@@ -266,5 +281,6 @@ int main(void)
     test_step();
     test_densenet_and_p2p();
     test_headline();
+    test_headline_strict();
     TEST_DONE();
 }
