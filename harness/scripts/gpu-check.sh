@@ -113,7 +113,7 @@ fi
 must versions 30 "$bin" --version
 must doctor 60 $launch "$bin" doctor --backend "$backend" --json "$out/doctor.json"
 # NCCL's INFO log lands in the run folder by itself (nccl-rank<N>.log).
-must run 120 $launch "$bin" run h2d allreduce densenet_allreduce --backend "$backend" $quick \
+must run 150 $launch "$bin" run h2d allreduce densenet_allreduce --backend "$backend" $quick \
     --out "$out/run" --force --quiet
 keep run
 cp "$out/run/env.json" "$out"/run/nccl-rank*.log "$out/" 2>/dev/null
@@ -159,7 +159,7 @@ fi
 if [ "$backend" = host ]; then
     echo "not measured: host backend" >"$out/torch-copy.txt"
 elif ! $host_python -c "import torch, torchvision" >/dev/null 2>&1; then
-    echo "not measured: torch or torchvision not installed" >"$out/torch-copy.txt"
+    echo "not measured: no python3 with torch and torchvision on this host" >"$out/torch-copy.txt"
 else
     sizes=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         $c["bench"] == "h2d" && $c["case"] == "pinned_h2d" && $c["ranks"] == 1 { print $c["bytes"] }' \
