@@ -10,8 +10,19 @@ top=$1 build=$2 have_cuda=$3
 unshare -m true 2>/dev/null || { echo "unshare -m is refused here" >&2; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Bad use: exit 2 with the reason, nothing written.
+sh "$top/harness/scripts/gpu-bundle.sh" 2>"$work/usage.txt"
+rc=$?
+[ "$rc" = 2 ] && grep -q "usage: sh harness/scripts/gpu-bundle.sh DIR" "$work/usage.txt" ||
+    fail "no DIR: exit $rc, $(cat "$work/usage.txt")"
+FB_BUILD=$work/nowhere sh "$top/harness/scripts/gpu-bundle.sh" "$work/b0" 2>"$work/usage.txt"
+rc=$?
+[ "$rc" = 2 ] && grep -q "no binary at '$work/nowhere/bench/fabricbench'" "$work/usage.txt" ||
+    fail "no build: exit $rc, $(cat "$work/usage.txt")"
+[ ! -e "$work/b0" ] || fail "a failed bundle left '$work/b0' behind"
 # Fast compression here: the bundle's contents are what is tested, not xz's best ratio.
-XZ_OPT=-0 FB_BUILD=$build sh "$top/harness/scripts/gpu-bundle.sh" "$work/bundle" >"$work/bundle.txt" 2>&1
+XZ_OPT=-0 FB_BUILD=$build sh "$top/harness/scripts/gpu-bundle.sh" "$work/bundle" \
+    >"$work/bundle.txt" 2>&1
 rc=$?
 cat "$work/bundle.txt"
 [ "$rc" = 0 ] || { fail "gpu-bundle.sh exited $rc"; finish; }
@@ -29,7 +40,8 @@ fi
 FB_BUILD=$build sh "$top/harness/scripts/gpu-bundle.sh" "$work/bundle" 2>"$work/again.txt"
 rc=$?
 [ "$rc" = 2 ] || fail "a bundle into a folder in use exited $rc, expected 2"
-grep -q "exists and is not empty" "$work/again.txt" || fail "no reason given: $(cat "$work/again.txt")"
+grep -q "exists and is not empty" "$work/again.txt" ||
+    fail "no reason given: $(cat "$work/again.txt")"
 
 # What the GPU host lacks, hidden: each library file bound over by /dev/null, Open MPI's and
 # PMIx's plugin folders and help files covered by empty folders, mpirun's program likewise.
@@ -65,7 +77,8 @@ cat "$steps"
 # Every step ran to its end and passed; without CUDA the GPU tests are missing and the check fails.
 for s in versions doctor run p2p train-fp16 train-bf16 memfit fit; do
     awk -F'\t' -v s="$s" '$1 == s && $4 == "ok" { ok = 1 } END { exit !ok }' "$steps" ||
-        fail "step $s did not pass: $(grep "^$s	" "$steps"): $(tail -n 5 "$work/out/$s.txt" 2>/dev/null)"
+        fail "step $s did not pass: $(grep "^$s	" "$steps"):" \
+            "$(tail -n 5 "$work/out/$s.txt" 2>/dev/null)"
 done
 if [ "$have_cuda" = ON ]; then
     [ "$rc" = 0 ] || fail "the check exited $rc, expected 0: $(cat "$work/check.err")"
@@ -74,14 +87,18 @@ else
     for t in test_conv_gemm test_pool_kernels; do
         grep -q "^$t	-	0	missing: .*tests/gpu/$t (build with CUDA)" "$steps" ||
             fail "$t is not reported missing in steps.tsv"
-        grep -q "gpu-check: $t is missing" "$work/check.err" || fail "$t missing is not said on stderr"
+        grep -q "gpu-check: $t is missing" "$work/check.err" ||
+            fail "$t missing is not said on stderr"
     done
 fi
-grep -q "^fabricbench " "$work/out/versions.txt" || fail "versions.txt: $(cat "$work/out/versions.txt")"
-grep -q '^[^,]*,h2d,pinned_h2d,host,' "$work/out/run-results.csv" || fail "no h2d rows in run-results.csv"
+grep -q "^fabricbench " "$work/out/versions.txt" ||
+    fail "versions.txt: $(cat "$work/out/versions.txt")"
+grep -q '^[^,]*,h2d,pinned_h2d,host,' "$work/out/run-results.csv" ||
+    fail "no h2d rows in run-results.csv"
 grep -qF '| not measured: host backend |' "$work/out/summary.md" ||
     fail "summary.md lacks the GPU rows 'not measured: host backend'"
-grep -q '^| memfit batch | batch_max [0-9]* .*| a step at batch [0-9]* fits' "$work/out/summary.md" ||
+grep -q '^| memfit batch | batch_max [0-9]* .*| a step at batch [0-9]* fits' \
+    "$work/out/summary.md" ||
     fail "memfit's batch is not confirmed in summary.md"
 [ -z "$(ls -A "$work/tmp")" ] || fail "the unpacked bundle was left behind: $(ls "$work/tmp")"
 finish

@@ -38,7 +38,8 @@ for t in tests/gpu/test_conv_gemm tests/gpu/test_pool_kernels tests/test_conv_en
             "the bundle's gpu-check.sh will fail" >&2
     fi
 done
-for s in gpu-check.sh gpu-summary.sh torch_densenet_step.py torch_copy.py; do
+# gpu-check.sh itself sits beside the archive, not in it.
+for s in gpu-summary.sh torch_densenet_step.py torch_copy.py; do
     cp "$top/harness/scripts/$s" "$root/harness/scripts/"
 done
 
@@ -54,7 +55,8 @@ dpkg-query -L $ompi_pkgs | grep -v -e '^/usr/share/doc/' -e '^/usr/share/man/' \
     -e '^/usr/share/lintian/' -e '/include/' -e '\.a$' -e '\.la$' -e '\.pc$' |
     sort -u >"$stage/pkg-files"
 mkdir -p "$root/ompi"
-tar -C / --no-recursion -cf - -T "$stage/pkg-files" 2>"$stage/tar.err" | tar -C "$root/ompi" -xf - ||
+tar -C / --no-recursion -cf - -T "$stage/pkg-files" 2>"$stage/tar.err" |
+    tar -C "$root/ompi" -xf - ||
     die "cannot copy Open MPI's files: $(cat "$stage/tar.err")"
 find "$root/ompi" -type l -lname '/*' -exec rm -f {} +
 cp /etc/openmpi/openmpi-mca-params.conf "$root/ompi/etc/" ||
@@ -65,7 +67,8 @@ cp /etc/openmpi/openmpi-mca-params.conf "$root/ompi/etc/" ||
 # library ldd does not find fails the bundle.
 find "$root" -type f \( -name '*.so*' -o -perm -u+x \) -print | sort >"$stage/candidates"
 xargs ldd <"$stage/candidates" 2>/dev/null | awk -v root="$root/" '
-    /^[^ \t].*:$/ { file = substr($0, 1, length($0) - 1); sub("^" root, "", file); next }
+    /^[^ \t].*:$/ { file = substr($0, 1, length($0) - 1)
+                     if (index(file, root) == 1) file = substr(file, length(root) + 1); next }
     /not a dynamic executable/ { next }
     { elf[file] = 1 }
     $1 ~ /^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread\.so|libdl\.so|librt\.so)/ { next }
@@ -100,10 +103,11 @@ XZ_OPT=${XZ_OPT:--6} tar -C "$stage" -cJf "$out/fabricbench-bundle.tar.xz" fabri
 cp "$top/harness/scripts/gpu-check.sh" "$out/gpu-check.sh"
 cp "$root/MANIFEST.txt" "$out/MANIFEST.txt"
 size=$(du -sb "$out" | cut -f1)
-mib=$(awk -v b="$size" 'BEGIN { printf "%.1f", b / 1048576 }')
+to_mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+mib=$(to_mib "$size")
 if [ "$size" -gt "$limit_bytes" ]; then
     die "the bundle would be $mib MiB, over the 64 MiB limit: nothing written to '$dir'"
 fi
 mkdir -p "$dir"
 cp "$out"/* "$dir/"
-echo "gpu-bundle: $dir: $mib MiB (limit 64 MiB; $(awk -v b="$raw" 'BEGIN { printf "%.1f", b / 1048576 }') MiB unpacked)"
+echo "gpu-bundle: $dir: $mib MiB (limit 64 MiB; $(to_mib "$raw") MiB unpacked)"

@@ -15,7 +15,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 host_ld=${LD_LIBRARY_PATH-}
 if [ -f "$here/fabricbench-bundle.tar.xz" ]; then
     # The bundle: its own Open MPI and libraries, unpacked into a folder of its own.
-    command -v xz >/dev/null 2>&1 || { echo "gpu-check: xz is needed to unpack the bundle" >&2; exit 2; }
+    command -v xz >/dev/null 2>&1 ||
+        { echo "gpu-check: xz is needed to unpack the bundle" >&2; exit 2; }
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/fb-gpu-check.XXXXXX") || exit 2
     trap 'rm -rf "$tmp"' EXIT
     trap 'exit 130' INT TERM
@@ -26,7 +27,8 @@ if [ -f "$here/fabricbench-bundle.tar.xz" ]; then
     export OPAL_PREFIX=$R PMIX_INSTALL_PREFIX=$R/lib/x86_64-linux-gnu/pmix2
     export OMPI_MCA_mca_base_param_files=$top/ompi/etc/openmpi-mca-params.conf
     export OMPI_MCA_plm=isolated OMPI_MCA_ess_singleton_isolated=1
-    export LD_LIBRARY_PATH=$top/lib:$R/lib/x86_64-linux-gnu:$R/lib/x86_64-linux-gnu/openmpi/lib${host_ld:+:$host_ld}
+    lib=$R/lib/x86_64-linux-gnu
+    export LD_LIBRARY_PATH=$top/lib:$lib:$lib/openmpi/lib${host_ld:+:$host_ld}
     MPIRUN=${MPIRUN:-$R/bin/mpiexec.openmpi}
 else
     top=$(cd "$here/../.." && pwd)
@@ -47,7 +49,8 @@ for d in dirs:
             print(f); sys.exit(0)' 2>/dev/null)
 fi
 if [ -n "${FB_NCCL_LIBRARY-}" ]; then
-    export FB_NCCL_LIBRARY LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$(dirname "$FB_NCCL_LIBRARY")
+    nccl_dir=$(dirname "$FB_NCCL_LIBRARY")
+    export FB_NCCL_LIBRARY LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$nccl_dir
 fi
 
 t0=$(date +%s)
@@ -107,7 +110,8 @@ fi
 
 {
     echo "== $(date -u +%FT%TZ) $(hostname) backend $backend"
-    command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current --format=csv
+    command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --format=csv \
+        --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current
     echo "NCCL: ${FB_NCCL_LIBRARY:-not found (set FB_NCCL_LIBRARY)}"
 } >"$out/host.txt" 2>&1
 must versions 30 "$bin" --version
@@ -142,8 +146,8 @@ must memfit 30 $launch "$bin" run memfit --backend "$backend" --precision $fit_p
     --resolution $res --optimizer momentum $fit --out "$out/memfit" --force --quiet
 keep memfit
 fit_batch=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-    $c["bench"] == "memfit" && $c["metric"] == "batch_max" && $c["src"] == "" { print $c["median"] + 0; exit }' \
-    "$out/memfit-results.csv" 2>/dev/null)
+    $c["bench"] == "memfit" && $c["metric"] == "batch_max" && $c["src"] == "" {
+        print $c["median"] + 0; exit }' "$out/memfit-results.csv" 2>/dev/null)
 if [ -n "$fit_batch" ] && [ "$fit_batch" -gt 0 ]; then
     must fit 45 $launch "$bin" run step --backend "$backend" --precision $fit_prec \
         --batch "$fit_batch" --resolution $res --warmup 1 --trials 2 --iters 1 \
@@ -162,9 +166,10 @@ elif ! $host_python -c "import torch, torchvision" >/dev/null 2>&1; then
     echo "not measured: no python3 with torch and torchvision on this host" >"$out/torch-copy.txt"
 else
     sizes=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-        $c["bench"] == "h2d" && $c["case"] == "pinned_h2d" && $c["ranks"] == 1 { print $c["bytes"] }' \
-        "$out/run-results.csv" 2>/dev/null | sort -nu | paste -sd, -)
-    step torch-copy 40 $host_python "$top/harness/scripts/torch_copy.py" --bytes "${sizes:-67108864}"
+        $c["bench"] == "h2d" && $c["case"] == "pinned_h2d" && $c["ranks"] == 1 {
+            print $c["bytes"] }' "$out/run-results.csv" 2>/dev/null | sort -nu | paste -sd, -)
+    step torch-copy 40 $host_python "$top/harness/scripts/torch_copy.py" \
+        --bytes "${sizes:-67108864}"
     # The batch compute measured (its default: 32 on cuda).
     for prec in fp16 bf16; do
         batch=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
