@@ -43,8 +43,8 @@ rc=$?
 grep -q "exists and is not empty" "$work/again.txt" ||
     fail "no reason given: $(cat "$work/again.txt")"
 
-# What the GPU host lacks, hidden: each library file bound over by /dev/null, Open MPI's and
-# PMIx's plugin folders and help files covered by empty folders, mpirun's program likewise.
+# What the GPU host lacks, hidden: each library file bound over by /dev/null; Open MPI's, PMIx's
+# and hwloc's plugin folders and help files covered by empty folders; mpirun's program likewise.
 lib=/usr/lib/x86_64-linux-gnu
 for pat in 'libmpi*' 'libopen-*' 'libpmix*' 'libhwloc*' 'libinih*' 'libopenblas*' 'libcjson*' \
     'libpng*' 'libjpeg*' 'libevent*' 'libgfortran*'; do
@@ -56,10 +56,11 @@ mkdir -p "$work/tmp" "$work/empty"
 cat >"$work/hidden.sh" <<EOF
 set -e
 while read -r f; do mount --bind /dev/null "\$f"; done <"$work/hide.txt"
-for d in $lib/openmpi $lib/pmix2 /usr/share/openmpi /usr/share/pmix /etc/openmpi; do
-    [ -d "\$d" ] && mount --bind "$work/empty" "\$d"
+for d in $lib/openmpi $lib/pmix2 $lib/hwloc /usr/share/openmpi /usr/share/pmix \
+    /etc/openmpi; do
+    if [ -d "\$d" ]; then mount --bind "$work/empty" "\$d"; fi
 done
-[ -e /usr/bin/orterun ] && mount --bind /dev/null /usr/bin/orterun
+if [ -e /usr/bin/orterun ]; then mount --bind /dev/null /usr/bin/orterun; fi
 # the proof that the hiding works: the build's own binary no longer starts
 if "$build/bench/fabricbench" --version >/dev/null 2>&1; then echo "HIDING FAILED"; exit 9; fi
 set +e

@@ -25,8 +25,9 @@ done
 stage=$(mktemp -d "${TMPDIR:-/tmp}/fb-bundle.XXXXXX")
 trap 'rm -rf "$stage"' EXIT INT TERM
 root=$stage/fabricbench-bundle
+# hwloc-plugins/ stays empty: the bundle's hwloc loads no plugins (HWLOC_PLUGINS_PATH).
 mkdir -p "$root/build/bench" "$root/build/tests/gpu" "$root/lib" "$root/ompi/etc" \
-    "$root/harness/scripts"
+    "$root/harness/scripts" "$root/hwloc-plugins"
 
 # The programs, laid out as in a build folder so gpu-check.sh finds them as it does at home.
 cp "$bin" "$root/build/bench/"

@@ -24,10 +24,14 @@ if [ -f "$here/fabricbench-bundle.tar.xz" ]; then
         { echo "gpu-check: cannot unpack $here/fabricbench-bundle.tar.xz" >&2; exit 2; }
     top=$tmp/fabricbench-bundle
     R=$top/ompi/usr
-    export OPAL_PREFIX=$R PMIX_INSTALL_PREFIX=$R/lib/x86_64-linux-gnu/pmix2
+    lib=$R/lib/x86_64-linux-gnu
+    # PMIx 4 reads its folders one by one (its libdir does not follow its prefix); hwloc loads
+    # no plugins (the host's may be another hwloc's).
+    export OPAL_PREFIX=$R PMIX_PREFIX=$lib/pmix2 PMIX_LIBDIR=$lib/pmix2/lib
+    export PMIX_DATAROOTDIR=$lib/pmix2/share PMIX_DATADIR=$lib/pmix2/share
+    export HWLOC_PLUGINS_PATH=$top/hwloc-plugins
     export OMPI_MCA_mca_base_param_files=$top/ompi/etc/openmpi-mca-params.conf
     export OMPI_MCA_plm=isolated OMPI_MCA_ess_singleton_isolated=1
-    lib=$R/lib/x86_64-linux-gnu
     export LD_LIBRARY_PATH=$top/lib:$lib:$lib/openmpi/lib${host_ld:+:$host_ld}
     MPIRUN=${MPIRUN:-$R/bin/mpiexec.openmpi}
 else
