@@ -95,9 +95,10 @@ gpu_test() {
     [ $rc = 77 ] && [ "$backend" = host ] || failed=1
 }
 have_mpirun() { command -v "$mpirun" >/dev/null 2>&1; }
-# One rank under mpirun, unbound so the pipeline gets every core; a singleton without mpirun.
-launch=""
-have_mpirun && launch="$mpirun -np 1 --bind-to none"
+# One rank under mpirun (a singleton without it); unbound for the training pieces, so that the
+# pipeline gets every core (mpirun binds one rank to one core).
+launch="" unbound=""
+if have_mpirun; then launch="$mpirun -np 1" unbound="$mpirun -np 1 --bind-to none"; fi
 # Python runs with the host's libraries, never the bundle's.
 host_python="env LD_LIBRARY_PATH=$host_ld python3"
 # A run's results.csv copied up: one folder deep at most comes back from the device machine.
@@ -138,22 +139,22 @@ gpu_test test_conv_gemm "$tests/gpu/test_conv_gemm" 30
 gpu_test test_pool_kernels "$tests/gpu/test_pool_kernels" 30
 gpu_test test_conv_engine_cuda "$tests/test_conv_engine_cuda" 45
 # The training step's pieces; pipeline runs once, here.
-must train-fp16 100 $launch "$bin" run pipeline compute --backend "$backend" --precision fp16 \
+must train-fp16 100 $unbound "$bin" run pipeline compute --backend "$backend" --precision fp16 \
     --resolution $res $quick_train --out "$out/train-fp16" --force --quiet
 keep train-fp16
-must train-bf16 45 $launch "$bin" run compute --backend "$backend" --precision bf16 \
+must train-bf16 45 $unbound "$bin" run compute --backend "$backend" --precision bf16 \
     --resolution $res $quick_train --out "$out/train-bf16" --force --quiet
 keep train-bf16
 # memfit's batch for the step's optimizer (SGD momentum), then confirmed: a whole training step
 # at that batch runs and is measured.
-must memfit 30 $launch "$bin" run memfit --backend "$backend" --precision $fit_prec \
+must memfit 30 $unbound "$bin" run memfit --backend "$backend" --precision $fit_prec \
     --resolution $res --optimizer momentum $fit --out "$out/memfit" --force --quiet
 keep memfit
 fit_batch=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     $c["bench"] == "memfit" && $c["metric"] == "batch_max" && $c["src"] == "" {
         print $c["median"] + 0; exit }' "$out/memfit-results.csv" 2>/dev/null)
 if [ -n "$fit_batch" ] && [ "$fit_batch" -gt 0 ]; then
-    must fit 45 $launch "$bin" run step --backend "$backend" --precision $fit_prec \
+    must fit 45 $unbound "$bin" run step --backend "$backend" --precision $fit_prec \
         --batch "$fit_batch" --resolution $res --warmup 1 --trials 2 --iters 1 \
         --out "$out/fit" --force --quiet
     keep fit
