@@ -5,7 +5,7 @@
 #                                        relative to the binary, so a relocated tree works)
 #   P/share/doc/fabricbench/             README, docs/, results/SCHEMA.md
 #   P/share/man/man1/fabricbench.1       the man page (help2man over --help and --version)
-#   P/libexec/fabricbench/               the GPU kernel tests and the helper scripts
+#   P/libexec/fabricbench/               the GPU check (gpu-check.sh), its helpers and GPU tests
 include(GNUInstallDirs)
 
 install(TARGETS fabricbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -42,12 +42,19 @@ else()
 endif()
 
 set(fb_libexec ${CMAKE_INSTALL_LIBEXECDIR}/fabricbench)
+# The GPU check runs from there (it finds PREFIX/bin/fabricbench and its tests beside it):
+# PREFIX/libexec/fabricbench/gpu-check.sh, with OUT=DIR.
 foreach(t test_conv_gemm test_pool_kernels)
   if(TARGET ${t})
-    install(TARGETS ${t} RUNTIME DESTINATION ${fb_libexec})
+    install(TARGETS ${t} RUNTIME DESTINATION ${fb_libexec}/gpu)
   endif()
 endforeach()
+if(TARGET test_conv_engine_cuda)
+  install(TARGETS test_conv_engine_cuda RUNTIME DESTINATION ${fb_libexec})
+endif()
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/harness/scripts/gpu-check.sh
+                 ${PROJECT_SOURCE_DIR}/harness/scripts/gpu-summary.sh
+                 ${PROJECT_SOURCE_DIR}/harness/scripts/torch_copy.py
                  ${PROJECT_SOURCE_DIR}/harness/scripts/torch_densenet_step.py
         DESTINATION ${fb_libexec})
 

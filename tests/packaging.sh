@@ -39,7 +39,7 @@ cmake --install "$build" --prefix "$P" >"$tmp/install.log" 2>&1 || fail "cmake -
 for f in bin/fabricbench share/fabricbench/profiles/c4140-m.ini share/fabricbench/profiles/host-ci.ini \
          share/doc/fabricbench/README.md share/doc/fabricbench/SCHEMA.md \
          share/doc/fabricbench/docs/accept.md share/man/man1/fabricbench.1 \
-         libexec/fabricbench/gpu-check.sh; do
+         libexec/fabricbench/gpu-check.sh libexec/fabricbench/gpu-summary.sh; do
     [ -f "$P/$f" ] || fail "install: $f missing"
 done
 grep -q '^\.TH FABRICBENCH "1"' "$P/share/man/man1/fabricbench.1" || fail "man page has no .TH"

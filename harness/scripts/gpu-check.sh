@@ -1,90 +1,204 @@
 #!/bin/sh
-# The prepared GPU check: doctor, then h2d, allreduce and densenet_allreduce on one GPU (NCCL
-# with one rank), then p2p between two processes sharing that GPU (CUDA IPC; MPI send/recv, since
-# NCCL refuses two ranks on one GPU), then the kernels' self-checks (kernels.txt, engine.txt),
-# then the training-step pieces: pipeline (all the node's cores), compute (ours against cuBLAS,
-# fp16 and bf16) and memfit, and PyTorch's own DenseNet-121 step when torch is installed
-# (torch.txt), each result kept under $OUT (or ./gpu-check). Tried first on the host backend (FB_BACKEND=host) where no GPU exists.
-# On a bare GPU host without MPI, unpack Open MPI from Debian packages first and set MPIRUN
-# (docs/gpu-check.md); with no mpirun at all the binary runs as an MPI singleton.
+# The prepared GPU check (docs/gpu-check.md): doctor; h2d, allreduce and densenet_allreduce on one
+# GPU; p2p between two processes sharing it; the kernels' self-checks; pipeline (once), compute
+# (ours against cuBLAS, fp16 and bf16) and memfit, then a step at memfit's batch; PyTorch's copies
+# and DenseNet-121 step as peers; each step under `timeout` within an 8-minute budget, everything
+# under $OUT (or ./gpu-check) and the table of truth in $OUT/summary.md (gpu-summary.sh).
+# Beside fabricbench-bundle.tar.xz (gpu-bundle.sh) it unpacks that and runs from it.
+# Exit: 0 when every step passed; 1 when a step failed, timed out or a test binary is missing.
 set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${FB_BIN:-$top/build/bench/fabricbench}
+here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$PWD/gpu-check}
 backend=${FB_BACKEND:-auto}
-mpirun=${MPIRUN:-mpirun}
+budget_s=${FB_CHECK_BUDGET_S:-480}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mkdir -p "$out"
-have_mpirun() { command -v "$mpirun" >/dev/null 2>&1; }
-launch() { if have_mpirun; then "$mpirun" -np 1 "$@"; else "$@"; fi; }
-{
-    echo "== $(date -u +%FT%TZ) $(hostname)"
-    command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current --format=csv
-    "$bin" --version
-} >"$out/versions.txt" 2>&1
-launch "$bin" doctor --backend "$backend" --json "$out/doctor.json" >"$out/doctor.txt" 2>&1
-echo "doctor exit $?" >>"$out/doctor.txt"
-# NCCL's INFO log lands in the run folder by itself (nccl-rank<N>.log).
-launch "$bin" run h2d allreduce densenet_allreduce --backend "$backend" --out "$out/run" --force \
-    --quiet >"$out/run.txt" 2>&1
-rc=$?
-echo "run exit $rc" >>"$out/run.txt"
-p2p_rc=0
-if have_mpirun; then
-    "$mpirun" -np 2 --oversubscribe "$bin" run p2p --backend "$backend" --coll mpi \
-        --allow-oversubscribe --out "$out/p2p" --force --quiet >"$out/p2p.txt" 2>&1
-    p2p_rc=$?
-    echo "p2p exit $p2p_rc" >>"$out/p2p.txt"
+host_ld=${LD_LIBRARY_PATH-}
+if [ -f "$here/fabricbench-bundle.tar.xz" ]; then
+    # The bundle: its own Open MPI and libraries, unpacked into a folder of its own.
+    command -v xz >/dev/null 2>&1 ||
+        { echo "gpu-check: xz is needed to unpack the bundle" >&2; exit 2; }
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/fb-gpu-check.XXXXXX") || exit 2
+    trap 'rm -rf "$tmp"' EXIT
+    trap 'exit 130' INT TERM
+    tar -C "$tmp" -xJf "$here/fabricbench-bundle.tar.xz" ||
+        { echo "gpu-check: cannot unpack $here/fabricbench-bundle.tar.xz" >&2; exit 2; }
+    top=$tmp/fabricbench-bundle
+    R=$top/ompi/usr
+    lib=$R/lib/x86_64-linux-gnu
+    # PMIx 4 reads its folders one by one (its libdir does not follow its prefix); hwloc loads
+    # no plugins (the host's may be another hwloc's).
+    export OPAL_PREFIX=$R PMIX_PREFIX=$lib/pmix2 PMIX_LIBDIR=$lib/pmix2/lib
+    export PMIX_DATAROOTDIR=$lib/pmix2/share PMIX_DATADIR=$lib/pmix2/share
+    export HWLOC_PLUGINS_PATH=$top/hwloc-plugins
+    export OMPI_MCA_mca_base_param_files=$top/ompi/etc/openmpi-mca-params.conf
+    export OMPI_MCA_plm=isolated OMPI_MCA_ess_singleton_isolated=1
+    export LD_LIBRARY_PATH=$top/lib:$lib:$lib/openmpi/lib${host_ld:+:$host_ld}
+    MPIRUN=${MPIRUN:-$R/bin/mpiexec.openmpi}
+elif [ -x "$here/../../bin/fabricbench" ] && [ "${here##*/}" = fabricbench ]; then
+    # Installed (cmake --install, the .deb): PREFIX/libexec/fabricbench holds this script, its
+    # helpers and the GPU tests; the binary is PREFIX/bin/fabricbench.
+    top=$(cd "$here/../.." && pwd)
+    installed=1
 else
-    echo "p2p skipped: two processes need mpirun" >"$out/p2p.txt"
+    top=$(cd "$here/../.." && pwd)
 fi
-# The conv, BatchNorm and pool kernels against their CPU references (exit 77: no GPU, skipped).
-k_rc=0
-: >"$out/kernels.txt"
-for t in test_conv_gemm test_pool_kernels; do
-    kbin=$(dirname "$bin")/../tests/gpu/$t
-    if [ -x "$kbin" ]; then
-        "$kbin" >>"$out/kernels.txt" 2>&1
-        rc_t=$?
-        echo "$t exit $rc_t" >>"$out/kernels.txt"
-        [ $rc_t = 0 ] || [ $rc_t = 77 ] || k_rc=$rc_t
-    else
-        echo "$t not built: $kbin" >>"$out/kernels.txt"
+if [ "${installed:-0}" = 1 ]; then
+    bin=${FB_BIN:-$top/bin/fabricbench}
+    tests=$here
+    scripts=$here
+else
+    bin=${FB_BIN:-$top/build/bench/fabricbench}
+    tests=$(cd "$(dirname "$bin")/.." 2>/dev/null && pwd)/tests
+    scripts=$top/harness/scripts
+fi
+mpirun=${MPIRUN:-mpirun}
+mkdir -p "$out" || exit 2
+: >"$out/steps.tsv"
+# NCCL is the host's: FB_NCCL_LIBRARY, or the libnccl.so.2 of a Python environment.
+if [ -z "${FB_NCCL_LIBRARY-}" ] && command -v python3 >/dev/null 2>&1; then
+    FB_NCCL_LIBRARY=$(LD_LIBRARY_PATH=$host_ld python3 -c '
+import glob, site, sys
+dirs = site.getsitepackages() + [site.getusersitepackages(), sys.prefix + "/lib"]
+for d in dirs:
+    for p in ("nvidia/nccl/lib/libnccl.so.2", "torch/lib/libnccl.so.2", "libnccl.so.2"):
+        for f in glob.glob(d + "/" + p):
+            print(f); sys.exit(0)' 2>/dev/null)
+fi
+if [ -n "${FB_NCCL_LIBRARY-}" ]; then
+    nccl_dir=$(dirname "$FB_NCCL_LIBRARY")
+    export FB_NCCL_LIBRARY LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$nccl_dir
+fi
+
+t0=$(date +%s)
+failed=0
+# step NAME LIMIT_S CMD...: CMD under timeout, within what is left of the budget; output in
+# NAME.txt, the outcome in steps.tsv (name, exit code, seconds, note).
+step() {
+    name=$1 limit=$2; shift 2
+    left=$((budget_s - ($(date +%s) - t0)))
+    [ "$left" -lt "$limit" ] && limit=$left
+    if [ "$limit" -le 0 ]; then
+        printf '%s\t-\t0\tnot run: the %ss budget is spent\n' "$name" "$budget_s" >>"$out/steps.tsv"
+        failed=1
+        return 1
     fi
-done
-# The compute engine on the GPU against the host engine (exit 77: no GPU, skipped).
-ebin=${FB_ENGINE_TEST:-$(dirname "$bin")/../tests/test_conv_engine_cuda}
-e_rc=0
-if [ -x "$ebin" ]; then
-    "$ebin" >"$out/engine.txt" 2>&1
-    e_rc=$?
-    echo "test_conv_engine_cuda exit $e_rc" >>"$out/engine.txt"
-fi
-# The training step's pieces. The pipeline gets every core (mpirun binds one rank to one core).
-t_rc=0
-for prec in fp16 bf16; do
-    if have_mpirun; then set -- "$mpirun" -np 1 --bind-to none; else set --; fi
-    "$@" "$bin" run pipeline compute memfit --backend "$backend" --precision "$prec" \
-        --out "$out/train-$prec" --force --quiet >"$out/train-$prec.txt" 2>&1 || t_rc=$?
-    cp "$out/train-$prec/results.csv" "$out/train-$prec-results.csv" 2>/dev/null
-done
-# PyTorch's DenseNet-121 training step, the figure compute's stand-in is judged against.
-if python3 -c "import torch, torchvision" >/dev/null 2>&1; then
-    python3 "$top/harness/scripts/torch_densenet_step.py" --batch 32 --resolution 224 >"$out/torch.txt" 2>&1
+    s=$(date +%s)
+    timeout -k 10 "$limit" "$@" >"$out/$name.txt" 2>&1
+    rc=$?
+    note=ok
+    [ $rc = 124 ] || [ $rc = 137 ] && note="timed out after ${limit}s"
+    [ $rc != 0 ] && [ "$note" = ok ] && note="exit $rc"
+    printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$(($(date +%s) - s))" "$note" >>"$out/steps.tsv"
+    echo "$name: $note" >>"$out/$name.txt"
+    return $rc
+}
+# must NAME: the step's failure fails the check.
+must() { step "$@" || failed=1; }
+# gpu_test NAME PATH LIMIT_S: a self-check binary; missing fails, 77 (no GPU) only on host.
+gpu_test() {
+    if [ ! -x "$2" ]; then
+        printf '%s\t-\t0\tmissing: %s (build with CUDA)\n' "$1" "$2" >>"$out/steps.tsv"
+        echo "gpu-check: $1 is missing: $2 (build with CUDA)" >&2
+        failed=1
+        return
+    fi
+    step "$1" "$3" "$2" && return
+    rc=$?
+    [ $rc = 77 ] && [ "$backend" = host ] || failed=1
+}
+have_mpirun() { command -v "$mpirun" >/dev/null 2>&1; }
+# One rank under mpirun (a singleton without it); unbound for the training pieces, so that the
+# pipeline gets every core (mpirun binds one rank to one core).
+launch="" unbound=""
+if have_mpirun; then launch="$mpirun -np 1" unbound="$mpirun -np 1 --bind-to none"; fi
+# Python runs with the host's libraries, never the bundle's.
+host_python="env LD_LIBRARY_PATH=$host_ld python3"
+# A run's results.csv copied up: one folder deep at most comes back from the device machine.
+keep() { cp "$out/$1/results.csv" "$out/$1-results.csv" 2>/dev/null; }
+# The host backend finishes in minutes on a small machine: smaller sweeps and models, short
+# trials, a memory budget for memfit (about 2 images at 64x64).
+if [ "$backend" = host ]; then
+    res=64 fit="--memory-budget 104M" fit_prec=fp32
+    quick="--min-bytes 4K --max-bytes 1M --matrix-bytes 256K --trials 3 --warmup 1 --trial-ms 1"
+    quick_train="--threads 2 --batch 2 --trials 3 --warmup 1 --trial-ms 1"
 else
-    echo "torch or torchvision not installed: no PyTorch comparison" >"$out/torch.txt"
+    res=224 fit="" fit_prec=fp16 quick="" quick_train=""
 fi
-# One folder deep at most comes back from the device machine: copy the runs' files up.
-for f in results.csv env.json; do cp "$out/run/$f" "$out/$f" 2>/dev/null; done
-cp "$out"/run/nccl-rank*.log "$out/" 2>/dev/null
-cp "$out/p2p/results.csv" "$out/p2p-results.csv" 2>/dev/null
-tail -n 25 "$out/run.txt"
-tail -n 40 "$out/p2p.txt"
-tail -n 3 "$out/kernels.txt"
-grep -A14 "^# compute" "$out/train-fp16.txt" | tail -n 14
-tail -n 3 "$out/torch.txt"
-[ $rc = 0 ] || exit $rc
-[ $p2p_rc = 0 ] || exit $p2p_rc
-[ $k_rc = 0 ] || [ $k_rc = 77 ] || exit $k_rc
-[ $e_rc = 0 ] || [ $e_rc = 77 ] || exit $e_rc
-[ $t_rc = 0 ] || exit $t_rc
+
+{
+    echo "== $(date -u +%FT%TZ) $(hostname) backend $backend"
+    command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --format=csv \
+        --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current
+    echo "NCCL: ${FB_NCCL_LIBRARY:-not found (set FB_NCCL_LIBRARY)}"
+} >"$out/host.txt" 2>&1
+must versions 30 "$bin" --version
+must doctor 60 $launch "$bin" doctor --backend "$backend" --json "$out/doctor.json"
+# NCCL's INFO log lands in the run folder by itself (nccl-rank<N>.log).
+must run 150 $launch "$bin" run h2d allreduce densenet_allreduce --backend "$backend" $quick \
+    --out "$out/run" --force --quiet
+keep run
+cp "$out/run/env.json" "$out"/run/nccl-rank*.log "$out/" 2>/dev/null
+if have_mpirun; then
+    must p2p 60 "$mpirun" -np 2 --oversubscribe "$bin" run p2p --backend "$backend" --coll mpi \
+        --allow-oversubscribe $quick --out "$out/p2p" --force --quiet
+    keep p2p
+else
+    printf 'p2p\t-\t0\tnot run: two processes need mpirun\n' >>"$out/steps.tsv"
+    failed=1
+fi
+# The conv, BatchNorm and pool kernels, and the GPU engine, against their CPU references.
+gpu_test test_conv_gemm "$tests/gpu/test_conv_gemm" 30
+gpu_test test_pool_kernels "$tests/gpu/test_pool_kernels" 30
+gpu_test test_conv_engine_cuda "$tests/test_conv_engine_cuda" 45
+# The training step's pieces; pipeline runs once, here.
+must train-fp16 100 $unbound "$bin" run pipeline compute --backend "$backend" --precision fp16 \
+    --resolution $res $quick_train --out "$out/train-fp16" --force --quiet
+keep train-fp16
+must train-bf16 45 $unbound "$bin" run compute --backend "$backend" --precision bf16 \
+    --resolution $res $quick_train --out "$out/train-bf16" --force --quiet
+keep train-bf16
+# memfit's batch for the step's optimizer (SGD momentum), then confirmed: a whole training step
+# at that batch runs and is measured.
+must memfit 30 $unbound "$bin" run memfit --backend "$backend" --precision $fit_prec \
+    --resolution $res --optimizer momentum $fit --out "$out/memfit" --force --quiet
+keep memfit
+fit_batch=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $c["bench"] == "memfit" && $c["metric"] == "batch_max" && $c["src"] == "" {
+        print $c["median"] + 0; exit }' "$out/memfit-results.csv" 2>/dev/null)
+if [ -n "$fit_batch" ] && [ "$fit_batch" -gt 0 ]; then
+    must fit 45 $unbound "$bin" run step --backend "$backend" --precision $fit_prec \
+        --batch "$fit_batch" --resolution $res --warmup 1 --trials 2 --iters 1 \
+        --out "$out/fit" --force --quiet
+    keep fit
+    grep -q '^[^,]*,step,step,.*,images_per_s,' "$out/fit-results.csv" 2>/dev/null ||
+        { echo "gpu-check: the step at memfit's batch $fit_batch measured nothing" >&2; failed=1; }
+else
+    printf 'fit\t-\t0\tnot run: no memfit batch_max above 0\n' >>"$out/steps.tsv"
+    failed=1
+fi
+# The peers: PyTorch's copies at h2d's sizes and its DenseNet-121 step at compute's batch.
+if [ "$backend" = host ]; then
+    echo "not measured: host backend" >"$out/torch-copy.txt"
+elif ! $host_python -c "import torch, torchvision" >/dev/null 2>&1; then
+    echo "not measured: no python3 with torch and torchvision on this host" >"$out/torch-copy.txt"
+else
+    sizes=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $c["bench"] == "h2d" && $c["case"] == "pinned_h2d" && $c["ranks"] == 1 {
+            print $c["bytes"] }' "$out/run-results.csv" 2>/dev/null | sort -nu | paste -sd, -)
+    step torch-copy 40 $host_python "$scripts/torch_copy.py" \
+        --bytes "${sizes:-67108864}"
+    # The batch compute measured (its default: 32 on cuda).
+    for prec in fp16 bf16; do
+        batch=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+            $c["bench"] == "compute" && $c["case"] == "step_ours" { print $c["batch"]; exit }' \
+            "$out/train-$prec-results.csv" 2>/dev/null)
+        step torch-$prec 60 $host_python "$scripts/torch_densenet_step.py" \
+            --batch "${batch:-32}" --resolution 224 --precision $prec
+    done
+fi
+sh "$scripts/gpu-summary.sh" "$out" "$backend" ||
+    { echo "gpu-check: summary.md not written" >&2; failed=1; }
+cat "$out/summary.md" 2>/dev/null
+echo "gpu-check: $(($(date +%s) - t0))s of the ${budget_s}s budget; outcomes in $out/steps.tsv"
+awk -F'\t' '$4 != "ok" { print "gpu-check: " $1 ": " $4 }' "$out/steps.tsv" >&2
+exit $failed

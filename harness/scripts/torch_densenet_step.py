@@ -3,7 +3,8 @@
 is compared with on the same GPU (docs/benchmarks/compute.md). torchvision's densenet121 with
 14 outputs, mixed precision (autocast fp16 or bf16, a GradScaler for fp16), Adam, synthetic
 input; CUDA events around each step after warm-up; the median of the steps. Run by
-harness/scripts/gpu-check.sh when torch and torchvision are installed."""
+harness/scripts/gpu-check.sh when torch and torchvision are installed, at compute's batch and
+precision: its `images_per_s` is the peer of compute's step_ours in the check's summary.md."""
 import argparse
 import statistics
 import sys
@@ -30,7 +31,11 @@ def main():
     model = torchvision.models.densenet121(num_classes=args.classes).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": None}[args.precision]
-    scaler = torch.cuda.amp.GradScaler(enabled=args.precision == "fp16")
+    # torch.amp.GradScaler since torch 2.3; torch.cuda.amp's is deprecated there
+    if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
+        scaler = torch.amp.GradScaler("cuda", enabled=args.precision == "fp16")
+    else:
+        scaler = torch.cuda.amp.GradScaler(enabled=args.precision == "fp16")
     x = torch.randn(args.batch, 3, args.resolution, args.resolution, device=dev)
     y = torch.randint(0, 2, (args.batch, args.classes), device=dev).float()
     loss_fn = torch.nn.BCEWithLogitsLoss()

@@ -1,0 +1,66 @@
+#!/bin/sh
+# gpu-check.sh's own logic in seconds, with a stub in place of fabricbench (FB_BIN): a missing
+# GPU test fails the check (it used to skip and exit 0), pipeline runs once, memfit's batch_max
+# is the batch of the step that confirms it, and a step that outlives the budget is stopped by
+# `timeout` and the steps after it are not run, all said in steps.tsv and summary.md.
+. "$(dirname "$0")/lib.sh"
+script=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/b/bench"
+# The stub logs its arguments; `run ... memfit` and `run ... step` write the rows the check
+# reads; FB_STUB_SLEEP makes `run h2d ...` hang.
+cat >"$work/b/bench/fabricbench" <<'EOF'
+#!/bin/sh
+echo "$*" >>"$FB_STUB_LOG"
+[ "$1" = --version ] && { echo "fabricbench stub"; exit 0; }
+[ "$1 $2" = "run h2d" ] && [ -n "${FB_STUB_SLEEP-}" ] && sleep "$FB_STUB_SLEEP"
+out=; prev=
+for a in "$@"; do [ "$prev" = --out ] && out=$a; prev=$a; done
+h=run_id,bench,case,backend,src,batch,metric,median
+case " $* " in
+    *" memfit "*) mkdir -p "$out" && printf '%s\nr,memfit,fp32_momentum_r64,host,,,batch_max,7\n' \
+        "$h" >"$out/results.csv" ;;
+    *" step "*) mkdir -p "$out" && printf '%s\nr,step,step,host,,7,images_per_s,3.5\n' \
+        "$h" >"$out/results.csv" ;;
+esac
+exit 0
+EOF
+chmod +x "$work/b/bench/fabricbench"
+export FB_BIN=$work/b/bench/fabricbench FB_BACKEND=host MPIRUN=/nonexistent/mpirun
+
+# 1. No GPU tests beside the binary: exit 1, each named, the rest run to the end.
+FB_STUB_LOG=$work/log1 OUT=$work/out1 sh "$script" >"$work/out1.txt" 2>"$work/err1.txt"
+rc=$?
+[ "$rc" = 1 ] || fail "missing GPU tests: exit $rc, expected 1"
+for t in gpu/test_conv_gemm gpu/test_pool_kernels test_conv_engine_cuda; do
+    name=${t#gpu/}
+    grep -q "^$name	-	0	missing: $work/b/tests/$t (build with CUDA)$" "$work/out1/steps.tsv" ||
+        fail "$name is not missing in steps.tsv: $(cat "$work/out1/steps.tsv")"
+    grep -q "gpu-check: $name is missing: $work/b/tests/$t" "$work/err1.txt" ||
+        fail "$name missing is not said on stderr: $(cat "$work/err1.txt")"
+    grep -qF "| self-check $name | FAILED: missing: $work/b/tests/$t" "$work/out1/summary.md" ||
+        fail "summary.md does not fail $name"
+done
+[ "$(grep -c ' pipeline ' "$work/log1")" = 1 ] ||
+    fail "pipeline ran other than once: $(cat "$work/log1")"
+grep -q '^run step .*--batch 7 ' "$work/log1" || fail "the step did not run at memfit's batch 7"
+want='| memfit batch | batch_max 7 (fp32_momentum_r64) |'
+grep -qF "$want a step at batch 7 fits: 3.5 images/s |" "$work/out1/summary.md" ||
+    fail "memfit's batch is not confirmed in summary.md"
+grep -q '^p2p	-	0	not run: two processes need mpirun$' "$work/out1/steps.tsv" ||
+    fail "p2p without mpirun is not said"
+
+# 2. A run that hangs: stopped at the budget (3 s), every later step not run, exit 1, quickly.
+start=$(date +%s)
+FB_STUB_LOG=$work/log2 FB_STUB_SLEEP=60 FB_CHECK_BUDGET_S=3 OUT=$work/out2 sh "$script" \
+    >"$work/out2.txt" 2>&1
+rc=$? took=$(($(date +%s) - start))
+[ "$rc" = 1 ] || fail "a hung run: exit $rc, expected 1"
+[ "$took" -lt 30 ] || fail "the check took ${took}s with a 3 s budget"
+grep -q '^run	124	[0-9]*	timed out after [0-9]s$' "$work/out2/steps.tsv" ||
+    fail "the hung run is not timed out: $(cat "$work/out2/steps.tsv")"
+grep -q '^train-fp16	-	0	not run: the 3s budget is spent$' "$work/out2/steps.tsv" ||
+    fail "a step after the budget ran: $(cat "$work/out2/steps.tsv")"
+[ -s "$work/out2/summary.md" ] || fail "no summary.md after a timeout"
+finish
