@@ -132,7 +132,8 @@ static void check_binding_gpu(const struct fb_rank_facts *all, int n, struct fb_
     default:
         snprintf(fix, sizeof fix,
                  "bind each rank to its GPU's socket (rank %d: NUMA node %s): mpirun --map-by "
-                 "socket --bind-to socket ..., or per rank numactl --cpunodebind=<GPU NUMA node>",
+                 "ppr:<GPUs per socket>:socket --bind-to socket ..., or per rank numactl "
+                 "--cpunodebind=<GPU NUMA node>",
                  f->rank, f->gpu_numa[0] ? f->gpu_numa : "?");
         if (count > 1)
             check_set(c, "binding", worst, fix, "rank %d on %s (and %d more): %.180s", f->rank,
@@ -158,7 +159,8 @@ static void check_binding_host(const struct fb_rank_facts *all, int n, struct fb
     if (loose >= 0) {
         const struct fb_rank_facts *f = &all[loose];
         check_set(c, "binding", FB_WARN,
-                  "mpirun --bind-to core ... (or --map-by socket --bind-to socket ...)",
+                  "mpirun --map-by core --bind-to core ... (no GPU: no socket is nearer; each "
+                  "rank its own core)",
                   "rank %d on %s is not bound to CPUs (%s)%s: the OS may move it between "
                   "sockets mid-run",
                   f->rank, f->host, f->cpus[0] ? f->cpus : "binding unknown",
@@ -180,7 +182,7 @@ static void check_binding_host(const struct fb_rank_facts *all, int n, struct fb
                 continue;
             hwloc_bitmap_list_snprintf(shared, sizeof shared, both);
             check_set(c, "binding", FB_WARN,
-                      "mpirun --bind-to core ... gives each rank CPUs of its own",
+                      "mpirun --map-by core --bind-to core ... gives each rank a core of its own",
                       "ranks %d and %d on %s share CPUs %s: they compete for the same cores",
                       all[i].rank, all[j].rank, all[i].host, shared);
             goto out;

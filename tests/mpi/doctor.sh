@@ -22,7 +22,7 @@ grep -Eq '"run_status"|"ranks"' "$work/fp.json" || fail "--json wrote no fingerp
 mpi 2 --bind-to none "$bin" doctor >"$work/unbound.txt" 2>&1
 rc=$?
 grep -Eq '^WARN +binding ' "$work/unbound.txt" || fail "unbound ranks are not WARN: $(grep binding "$work/unbound.txt")"
-grep -q -- '--map-by socket' "$work/unbound.txt" || fail "the binding fix does not show the mpirun options"
+grep -q -- '--map-by core --bind-to core' "$work/unbound.txt" || fail "the binding fix does not show the mpirun options"
 [ "$rc" = 0 ] || fail "doctor exited $rc with only warnings"
 
 "$bin" doctor --bogus >"$work/bad.txt" 2>&1

@@ -209,7 +209,7 @@ static void binding_gpu(void)
     if (c) {
         CHECK_HAS(c->why, "rank 2");
         CHECK_HAS(c->why, "NUMA node 0");
-        CHECK_HAS(c->fix, "--map-by socket --bind-to socket");
+        CHECK_HAS(c->fix, "--map-by ppr:<GPUs per socket>:socket --bind-to socket");
         CHECK_HAS(c->fix, "NUMA node 2"); /* rank 2's GPU is on node 2 in job_gpu */
     }
 
