@@ -14,6 +14,8 @@
 
 #include <ini.h>
 
+#include "file_read.h"
+
 enum { MAX_SEEN = 128 };
 
 /* What the handler and the line reader share. The reader counts lines, so the handler knows
@@ -396,26 +398,32 @@ fb_status fb_profile_parse(const char *text, const char *name, struct fb_profile
 fb_status fb_profile_load(const char *path, struct fb_profile *p, char *err, size_t errlen)
 {
     struct parse *ps = NULL;
-    FILE *f;
+    char *text = NULL;
+    size_t len;
     fb_status st;
 
     fb_profile_init(p);
     snprintf(p->path, sizeof p->path, "%s", path);
-    if (!(f = fopen(path, "r"))) {
-        snprintf(err, errlen, "cannot open profile '%s': %s", path, strerror(errno));
-        return FB_ERR_IO;
+    /* a regular file of at most 1 MiB (file_read.h): a FIFO or a device never blocks it */
+    st = fb_file_read(path, FB_FILE_PROFILE, false, &text, &len, err, errlen);
+    if (st == FB_ERR_IO && strncmp(err, "cannot open ", 12) == 0) {
+        char why[700];
+        snprintf(why, sizeof why, "%s", err + 12);
+        snprintf(err, errlen, "cannot open profile %s", why);
     }
+    if (st != FB_OK)
+        return st;
     if (!(ps = calloc(1, sizeof *ps))) {
         snprintf(err, errlen, "out of memory");
         st = FB_ERR_NOMEM;
         goto out;
     }
     ps->p = p;
-    ps->f = f;
+    ps->text = text;
     ps->name = path;
     st = parse(ps, p, err, errlen);
 out:
     free(ps);
-    fclose(f);
+    free(text);
     return st;
 }

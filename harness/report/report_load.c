@@ -109,7 +109,7 @@ int fb_report_launches_load(const char *top, const char *path, struct fb_report_
 {
     struct fb_csv_table t;
     char err[700];
-    fb_status st = fb_csv_table_read(path, &t, err, sizeof err);
+    fb_status st = fb_csv_table_read(path, FB_FILE_LAUNCHES_CSV, &t, err, sizeof err);
     struct fb_report_launch *l = NULL;
     int rc = 0;
 
