@@ -53,8 +53,59 @@ static bool p_densenet(const struct fb_row *r, const void *arg)
 /* The per-tensor and flat times of the same ranks and dtype, beside each point (drawn as
  * horizontal lines). */
 static const struct fb_row *g_rows;
-static size_t g_nrows;
+static size_t *g_times, g_ntimes; /* rows of all ranks' times, sorted by cmp_time, file order */
 
+/* A time row of all ranks, the key extra_per_tensor_flat looks one up by: bench, case, ranks,
+ * dtype, transport. */
+static int cmp_time(const struct fb_row *a, const struct fb_row *b)
+{
+    int c;
+
+    if ((c = strcmp(a->bench, b->bench)) || (c = strcmp(a->kase, b->kase)) ||
+        (c = (a->ranks > b->ranks) - (a->ranks < b->ranks)) || (c = strcmp(a->dtype, b->dtype)))
+        return c;
+    return strcmp(a->transport, b->transport);
+}
+
+static int cmp_time_index(const void *x, const void *y)
+{
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+    int c = cmp_time(&g_rows[i], &g_rows[j]);
+
+    return c ? c : (i > j) - (i < j);
+}
+
+/* g_times over rows[0..n): sorted once, so each point's lookup is a binary search. */
+static bool times_index(const struct fb_row *rows, size_t n)
+{
+    g_ntimes = 0;
+    if (!(g_times = malloc((n + 1) * sizeof *g_times)))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (is(rows[i].metric, "time") && rows[i].src < 0)
+            g_times[g_ntimes++] = i;
+    qsort(g_times, g_ntimes, sizeof *g_times, cmp_time_index);
+    return true;
+}
+
+/* The first time row (in file order) with key's bench, case, ranks, dtype and transport. */
+static const struct fb_row *time_find(const struct fb_row *key)
+{
+    size_t lo = 0, hi = g_ntimes;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_time(&g_rows[g_times[mid]], key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g_ntimes && cmp_time(&g_rows[g_times[lo]], key) == 0 ? &g_rows[g_times[lo]]
+                                                                     : NULL;
+}
+
+/* The per-tensor and flat times of the same ranks and dtype, beside each point (drawn as
+ * horizontal lines). */
 static void extra_per_tensor_flat(struct sb *dat, const struct sel *s, size_t i, size_t first)
 {
     static const char *const cases[] = {"per_tensor", "flat"};
@@ -62,15 +113,11 @@ static void extra_per_tensor_flat(struct sb *dat, const struct sel *s, size_t i,
 
     (void)first;
     for (size_t c = 0; c < 2; c++) {
-        const struct fb_row *found = NULL;
-        for (size_t k = 0; k < g_nrows && !found; k++) {
-            const struct fb_row *o = &g_rows[k];
-            if (is(o->bench, r->bench) && is(o->kase, cases[c]) && is(o->metric, "time") &&
-                o->src < 0 && o->ranks == r->ranks && is(o->dtype, r->dtype) &&
-                is(o->transport, r->transport))
-                found = o;
-        }
-        if (found)
+        struct fb_row key = *r;
+        const struct fb_row *found;
+
+        snprintf(key.kase, sizeof key.kase, "%s", cases[c]);
+        if ((found = time_find(&key)))
             fb_report_sb_printf(dat, " %.10g", found->st.median);
         else
             fb_report_sb_printf(dat, " NaN");
@@ -270,7 +317,8 @@ fb_status fb_report_plots(const struct fb_row *rows, size_t n, struct fb_plot_se
 
     memset(out, 0, sizeof *out);
     g_rows = rows;
-    g_nrows = n;
+    if (!times_index(rows, n))
+        b.ok = false;
     fb_report_series_plot(&b, "allreduce_busbw", "allreduce_busbw",
                           "allreduce: bus bandwidth against message size, one line per GPU count "
                           "(median of trials, out of place)",
@@ -313,7 +361,9 @@ fb_status fb_report_plots(const struct fb_row *rows, size_t n, struct fb_plot_se
                           "bytes bandwidth_gbps p05 p95", NULL, NULL);
     step_split(&b);
     g_rows = NULL;
-    g_nrows = 0;
+    free(g_times);
+    g_times = NULL;
+    g_ntimes = 0;
     if (!b.ok) {
         fb_report_plots_release(out);
         return FB_ERR_NOMEM;

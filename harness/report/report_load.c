@@ -82,8 +82,8 @@ int fb_report_run_load(struct fb_report_run *r, const char *dir)
     for (size_t i = 0; i < r->res.nrows; i++)
         r->rows[i] = r->res.rows[i].row;
     r->nrows = r->res.nrows;
-    fb_headline_infer_detail(r->rows, r->nrows);
-    if (fb_report_plots(r->rows, r->nrows, &r->plots) != FB_OK ||
+    if (fb_headline_infer_detail(r->rows, r->nrows) != FB_OK ||
+        fb_report_plots(r->rows, r->nrows, &r->plots) != FB_OK ||
         !(r->state = calloc(r->plots.n + 1, sizeof *r->state))) {
         fb_error("report: out of memory");
         return 1;

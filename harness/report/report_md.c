@@ -1,6 +1,7 @@
 /* `report`'s summary.md: of one run (environment, the doctor's and NCCL's verdicts, the
  * headline, telemetry, the plots with their state) and of a sweep (a table of its launches, then
  * each launch's doctor, headline and plots). Markdown only: the run was read by report_load.c. */
+#define _GNU_SOURCE
 #include "report.h"
 
 #include <errno.h>
@@ -202,7 +203,11 @@ static void write_headline(FILE *f, const struct fb_report_run *r, const char *h
         fprintf(f, "\n(out of memory: no headline)\n");
         return;
     }
-    n = fb_headline_select(r->rows, r->nrows, idx);
+    if (fb_headline_select(r->rows, r->nrows, idx, &n) != FB_OK) {
+        fprintf(f, "\n(out of memory: no headline)\n");
+        free(idx);
+        return;
+    }
     fprintf(f, "\n%s Headline\n\nMedian of trials at the largest size of each case, on the most "
                "ranks of each scaling curve (the table `run` ends with); p05 and p95 over the "
                "trials. GB/s = 1e9 B/s; size bN = a batch of N.\n",
@@ -231,6 +236,64 @@ static void write_headline(FILE *f, const struct fb_report_run *r, const char *h
     free(idx);
 }
 
+/* The telemetry rows of one benchmark and rank: idx[start..end) in file order, the first at
+ * rows[first]. */
+struct tgroup {
+    size_t first, start, end;
+};
+
+static int cmp_telemetry(const void *x, const void *y, void *arg)
+{
+    const struct fb_row *rows = arg;
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+    int c = strcmp(rows[i].bench, rows[j].bench);
+
+    if (!c)
+        c = (rows[i].src > rows[j].src) - (rows[i].src < rows[j].src);
+    return c ? c : (i > j) - (i < j);
+}
+
+static int cmp_tgroup(const void *x, const void *y)
+{
+    const struct tgroup *a = x, *b = y;
+    return (a->first > b->first) - (a->first < b->first);
+}
+
+/* The telemetry rows grouped by benchmark and rank, the groups in the order of their first
+ * row: sorted once, O(n log n) (a 4096-rank run has 8 rows per benchmark and rank). false when
+ * out of memory. */
+static bool telemetry_groups(const struct fb_row *rows, size_t n, size_t **idx,
+                             struct tgroup **groups, size_t *ng)
+{
+    size_t m = 0;
+
+    *ng = 0;
+    *idx = malloc((n + 1) * sizeof **idx);
+    *groups = malloc((n + 1) * sizeof **groups);
+    if (!*idx || !*groups) {
+        free(*idx);
+        free(*groups);
+        *idx = NULL;
+        *groups = NULL;
+        return false;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].kase, "telemetry") == 0)
+            (*idx)[m++] = i;
+    qsort_r(*idx, m, sizeof **idx, cmp_telemetry, (void *)rows);
+    for (size_t k = 0; k < m; k++) {
+        const struct fb_row *a = &rows[(*idx)[k]];
+        if (k == 0 || strcmp(a->bench, rows[(*idx)[k - 1]].bench) != 0 ||
+            a->src != rows[(*idx)[k - 1]].src) {
+            if (*ng)
+                (*groups)[*ng - 1].end = k;
+            (*groups)[(*ng)++] = (struct tgroup){(*idx)[k], k, m};
+        }
+    }
+    qsort(*groups, *ng, sizeof **groups, cmp_tgroup);
+    return true;
+}
+
 /* Telemetry rows (case "telemetry"): one line per benchmark and rank, the median of each metric
  * over the samples (the maximum too for power and temperature). */
 static void write_telemetry(FILE *f, const struct fb_report_run *r, const char *h)
@@ -240,6 +303,8 @@ static void write_telemetry(FILE *f, const struct fb_report_run *r, const char *
                                          "temp_c",        "throttle_reasons"};
     enum { NM = sizeof metric / sizeof metric[0] };
     bool any = false;
+    size_t *idx = NULL, ng = 0;
+    struct tgroup *groups = NULL;
 
     for (size_t i = 0; i < r->nrows && !any; i++)
         any = strcmp(r->rows[i].kase, "telemetry") == 0;
@@ -252,23 +317,16 @@ static void write_telemetry(FILE *f, const struct fb_report_run *r, const char *
                "power (W) | SM clock (MHz) | memory clock (MHz) | temperature (C) | throttle "
                "reasons |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
             h);
-    for (size_t i = 0; i < r->nrows; i++) {
-        const struct fb_row *w = &r->rows[i], *v[NM] = {0};
-        bool first = true;
+    if (!telemetry_groups(r->rows, r->nrows, &idx, &groups, &ng)) {
+        fprintf(f, "(out of memory: no telemetry table)\n");
+        return;
+    }
+    for (size_t g = 0; g < ng; g++) {
+        const struct fb_row *w = &r->rows[groups[g].first], *v[NM] = {0};
         size_t samples = 0;
 
-        if (strcmp(w->kase, "telemetry") != 0)
-            continue;
-        for (size_t j = 0; j < i && first; j++)
-            first = !(strcmp(r->rows[j].kase, "telemetry") == 0 &&
-                      strcmp(r->rows[j].bench, w->bench) == 0 && r->rows[j].src == w->src);
-        if (!first)
-            continue;
-        for (size_t j = i; j < r->nrows; j++) {
-            const struct fb_row *o = &r->rows[j];
-            if (strcmp(o->kase, "telemetry") != 0 || strcmp(o->bench, w->bench) != 0 ||
-                o->src != w->src)
-                continue;
+        for (size_t k = groups[g].start; k < groups[g].end; k++) {
+            const struct fb_row *o = &r->rows[idx[k]];
             for (size_t m = 0; m < NM; m++)
                 if (!v[m] && strcmp(o->metric, metric[m]) == 0) {
                     v[m] = o;
@@ -293,6 +351,8 @@ static void write_telemetry(FILE *f, const struct fb_report_run *r, const char *
         }
         fprintf(f, " |\n");
     }
+    free(idx);
+    free(groups);
 }
 
 /* prefix: the run folder relative to the summary ("" or "<variant>/"). */
@@ -368,9 +428,10 @@ static void launch_figures(FILE *f, const struct fb_report_run *r)
     size_t n, shown = 0;
     const char *bench = "";
 
-    if (!idx)
+    if (!idx || fb_headline_select(r->rows, r->nrows, idx, &n) != FB_OK) {
+        free(idx);
         return;
-    n = fb_headline_select(r->rows, r->nrows, idx);
+    }
     for (size_t k = 0; k < n; k++) {
         const struct fb_row *w = &r->rows[idx[k]];
         char size[24], who[24];
