@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "csv_table.h"
+#include "escape.h"
 #include "headline.h"
 #include "json_file.h"
 #include "log.h"
@@ -53,10 +54,10 @@ int fb_report_run_load(struct fb_report_run *r, const char *dir)
     if ((rc = read_json(path, &r->env, false)) != 0)
         return rc;
     {
-        char why[1200];
+        char why[1200], shown[1300];
         if (r->env && fb_run_state_incomplete(r->env, why, sizeof why))
             fb_warn("report: run folder '%s' is incomplete (%s); the plots and summary.md show "
-                    "its finished points only", dir, why);
+                    "its finished points only", dir, fb_escape_str(why, 0, shown, sizeof shown));
     }
     snprintf(path, sizeof path, "%s/doctor.json", dir);
     if ((rc = read_json(path, &r->doctor, true)) != 0)
@@ -141,7 +142,9 @@ int fb_report_launches_load(const char *top, const char *path, struct fb_report_
         x->line = t.line[i];
         if (!variant[0] || strchr(variant, '/') || strcmp(variant, "..") == 0 ||
             strcmp(variant, ".") == 0) {
-            fb_error("report: %s:%zu: variant '%s' is not a folder name", path, x->line, variant);
+            char shown[200];
+            fb_error("report: %s:%zu: variant '%s' is not a folder name", path, x->line,
+                     fb_escape_str(variant, 60, shown, sizeof shown));
             rc = 2;
             goto out;
         }
@@ -160,7 +163,10 @@ int fb_report_launches_load(const char *top, const char *path, struct fb_report_
         if (stat(csv, &sb) != 0 && status && strcmp(status, "0") != 0 && status[0])
             continue;
         if ((rc = fb_report_run_load(&x->run, folder)) != 0) {
-            fb_error("report: (launch '%s' of %s:%zu)", variant, path, x->line);
+            char shown[200];
+            fb_error("report: (launch '%s' of %s:%zu)", fb_escape_str(variant, 60, shown,
+                                                                      sizeof shown),
+                     path, x->line);
             goto out;
         }
     }
