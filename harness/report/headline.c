@@ -2,66 +2,14 @@
  * and the detail flags of rows read back from a results.csv. Each question about "another row
  * of the same point or series" is a binary search in the rows sorted once by that key, so both
  * are O(n log n): a 4096-rank run has about 550,000 rows. */
-#define _GNU_SOURCE
 #include "headline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "row_index.h"
 #include "units.h"
-
-/* ---- rows sorted by a key: an index array ordered by a comparison, ties in file order ---- */
-
-typedef int (*row_cmp)(const struct fb_row *a, const struct fb_row *b);
-typedef bool (*row_pick)(const struct fb_row *r);
-
-struct order {
-    const struct fb_row *rows;
-    row_cmp cmp;
-};
-
-static int order_cmp(const void *x, const void *y, void *arg)
-{
-    const struct order *o = arg;
-    size_t i = *(const size_t *)x, j = *(const size_t *)y;
-    int c = o->cmp(&o->rows[i], &o->rows[j]);
-
-    return c ? c : (i > j) - (i < j);
-}
-
-/* The indexes of the rows of rows[0..n) that pick (NULL: all) takes, sorted by cmp then file
- * order, into *idx (malloc'ed) and their count into *m. false when out of memory. */
-static bool sorted(const struct fb_row *rows, size_t n, row_pick pick, row_cmp cmp, size_t **idx,
-                   size_t *m)
-{
-    struct order o = {rows, cmp};
-
-    *m = 0;
-    if (!(*idx = malloc((n + 1) * sizeof **idx)))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!pick || pick(&rows[i]))
-            (*idx)[(*m)++] = i;
-    qsort_r(*idx, *m, sizeof **idx, order_cmp, &o);
-    return true;
-}
-
-/* The first of idx[0..m) (sorted by cmp) whose row cmp finds equal to key; NULL when none. */
-static const struct fb_row *first_equal(const struct fb_row *rows, const size_t *idx, size_t m,
-                                        const struct fb_row *key, row_cmp cmp)
-{
-    size_t lo = 0, hi = m;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cmp(&rows[idx[mid]], key) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < m && cmp(&rows[idx[lo]], key) == 0 ? &rows[idx[lo]] : NULL;
-}
 
 static int cmp_int(long long a, long long b) { return (a > b) - (a < b); }
 
@@ -133,19 +81,22 @@ bool fb_headline_metric(const char *metric)
 
 fb_status fb_headline_select(const struct fb_row *rows, size_t n, size_t *idx, size_t *count)
 {
-    size_t *series = NULL, *images = NULL, *whole = NULL, ns, ni, nw, k = 0;
+    struct fb_row_index series = {0}, images = {0}, whole = {0};
+    size_t k = 0;
     bool *largest = calloc(n + 1, sizeof *largest);
     fb_status st = FB_ERR_NOMEM;
 
     *count = 0;
-    if (!largest || !sorted(rows, n, NULL, cmp_series_largest, &series, &ns) ||
-        !sorted(rows, n, is_images, cmp_point, &images, &ni) ||
-        !sorted(rows, n, all_ranks, cmp_bench_most_ranks, &whole, &nw))
+    if (!largest || !fb_row_index_build(&series, rows, n, NULL, cmp_series_largest) ||
+        !fb_row_index_build(&images, rows, n, is_images, cmp_point) ||
+        !fb_row_index_build(&whole, rows, n, all_ranks, cmp_bench_most_ranks))
         goto out;
+    whole.cmp = cmp_bench; /* searched by the bench alone: its first row has the most ranks */
     /* the first of each series in this order is its row at the largest size (the first in the
      * file among equals) */
-    for (size_t j = 0; j < ns; j++)
-        largest[series[j]] = j == 0 || cmp_series(&rows[series[j - 1]], &rows[series[j]]) != 0;
+    for (size_t j = 0; j < series.n; j++)
+        largest[series.at[j]] =
+            j == 0 || cmp_series(&rows[series.at[j - 1]], &rows[series.at[j]]) != 0;
     for (size_t i = 0; i < n; i++) {
         const struct fb_row *w = &rows[i], *most;
 
@@ -153,10 +104,10 @@ fb_status fb_headline_select(const struct fb_row *rows, size_t n, size_t *idx, s
             continue;
         /* a bandwidth row of a point that also counts images: images/s is its headline */
         if (strncmp(w->metric, "bandwidth", 9) == 0 &&
-            first_equal(rows, images, ni, w, cmp_point))
+            fb_row_index_first(&images, w))
             continue;
         /* of a scaling curve, the whole job: the smaller groups are in the run's tables */
-        if (w->src < 0 && (most = first_equal(rows, whole, nw, w, cmp_bench)) &&
+        if (w->src < 0 && (most = fb_row_index_first(&whole, w)) &&
             most->ranks > w->ranks)
             continue;
         idx[k++] = i;
@@ -165,9 +116,9 @@ fb_status fb_headline_select(const struct fb_row *rows, size_t n, size_t *idx, s
     st = FB_OK;
 out:
     free(largest);
-    free(series);
-    free(images);
-    free(whole);
+    fb_row_index_release(&series);
+    fb_row_index_release(&images);
+    fb_row_index_release(&whole);
     return st;
 }
 
@@ -194,9 +145,9 @@ static int cmp_point_all(const struct fb_row *a, const struct fb_row *b)
 
 fb_status fb_headline_infer_detail(struct fb_row *rows, size_t n)
 {
-    size_t *all, nall;
+    struct fb_row_index all;
 
-    if (!sorted(rows, n, about_all_ranks, cmp_point_all, &all, &nall))
+    if (!fb_row_index_build(&all, rows, n, about_all_ranks, cmp_point_all))
         return FB_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
         struct fb_row *w = &rows[i];
@@ -213,10 +164,10 @@ fb_status fb_headline_infer_detail(struct fb_row *rows, size_t n)
                 strcmp(w->metric, "pipeline_vs_h2d") == 0;
         /* a rank's share of a point whose all-ranks row is also there */
         if (!d && w->src >= 0 && w->ranks > 1 && strcmp(w->metric, "bandwidth_total") != 0)
-            d = first_equal(rows, all, nall, w, cmp_point_all) != NULL;
+            d = fb_row_index_first(&all, w) != NULL;
         w->detail = d;
     }
-    free(all);
+    fb_row_index_release(&all);
     return FB_OK;
 }
 

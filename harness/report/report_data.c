@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report_data_impl.h"
+#include "row_index.h"
 #include "units.h"
 
 const char *const fb_report_split_metrics[6] = {"data_wait_us",    "h2d_us",    "compute_us",
@@ -50,10 +51,7 @@ static bool p_densenet(const struct fb_row *r, const void *arg)
            r->ranks > 1 && !isnan(fb_report_x_fusion(r));
 }
 
-/* The per-tensor and flat times of the same ranks and dtype, beside each point (drawn as
- * horizontal lines). */
-static const struct fb_row *g_rows;
-static size_t *g_times, g_ntimes; /* rows of all ranks' times, sorted by cmp_time, file order */
+static struct fb_row_index g_times; /* rows of all ranks' times, by cmp_time */
 
 /* A time row of all ranks, the key extra_per_tensor_flat looks one up by: bench, case, ranks,
  * dtype, transport. */
@@ -67,42 +65,7 @@ static int cmp_time(const struct fb_row *a, const struct fb_row *b)
     return strcmp(a->transport, b->transport);
 }
 
-static int cmp_time_index(const void *x, const void *y)
-{
-    size_t i = *(const size_t *)x, j = *(const size_t *)y;
-    int c = cmp_time(&g_rows[i], &g_rows[j]);
-
-    return c ? c : (i > j) - (i < j);
-}
-
-/* g_times over rows[0..n): sorted once, so each point's lookup is a binary search. */
-static bool times_index(const struct fb_row *rows, size_t n)
-{
-    g_ntimes = 0;
-    if (!(g_times = malloc((n + 1) * sizeof *g_times)))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (is(rows[i].metric, "time") && rows[i].src < 0)
-            g_times[g_ntimes++] = i;
-    qsort(g_times, g_ntimes, sizeof *g_times, cmp_time_index);
-    return true;
-}
-
-/* The first time row (in file order) with key's bench, case, ranks, dtype and transport. */
-static const struct fb_row *time_find(const struct fb_row *key)
-{
-    size_t lo = 0, hi = g_ntimes;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cmp_time(&g_rows[g_times[mid]], key) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < g_ntimes && cmp_time(&g_rows[g_times[lo]], key) == 0 ? &g_rows[g_times[lo]]
-                                                                     : NULL;
-}
+static bool is_all_time(const struct fb_row *r) { return is(r->metric, "time") && r->src < 0; }
 
 /* The per-tensor and flat times of the same ranks and dtype, beside each point (drawn as
  * horizontal lines). */
@@ -117,7 +80,7 @@ static void extra_per_tensor_flat(struct sb *dat, const struct sel *s, size_t i,
         const struct fb_row *found;
 
         snprintf(key.kase, sizeof key.kase, "%s", cases[c]);
-        if ((found = time_find(&key)))
+        if ((found = fb_row_index_first(&g_times, &key)))
             fb_report_sb_printf(dat, " %.10g", found->st.median);
         else
             fb_report_sb_printf(dat, " NaN");
@@ -316,8 +279,7 @@ fb_status fb_report_plots(const struct fb_row *rows, size_t n, struct fb_plot_se
     bool eff_pct = false;
 
     memset(out, 0, sizeof *out);
-    g_rows = rows;
-    if (!times_index(rows, n))
+    if (!fb_row_index_build(&g_times, rows, n, is_all_time, cmp_time))
         b.ok = false;
     fb_report_series_plot(&b, "allreduce_busbw", "allreduce_busbw",
                           "allreduce: bus bandwidth against message size, one line per GPU count "
@@ -360,10 +322,7 @@ fb_status fb_report_plots(const struct fb_row *rows, size_t n, struct fb_plot_se
                           p_h2d, NULL, fb_report_x_bytes, K_CASE | K_TRANSPORT, K_CASE, 1.0,
                           "bytes bandwidth_gbps p05 p95", NULL, NULL);
     step_split(&b);
-    g_rows = NULL;
-    free(g_times);
-    g_times = NULL;
-    g_ntimes = 0;
+    fb_row_index_release(&g_times);
     if (!b.ok) {
         fb_report_plots_release(out);
         return FB_ERR_NOMEM;

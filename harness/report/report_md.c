@@ -1,7 +1,6 @@
 /* `report`'s summary.md: of one run (environment, the doctor's and NCCL's verdicts, the
  * headline, telemetry, the plots with their state) and of a sweep (a table of its launches, then
  * each launch's doctor, headline and plots). Markdown only: the run was read by report_load.c. */
-#define _GNU_SOURCE
 #include "report.h"
 
 #include <errno.h>
@@ -14,6 +13,7 @@
 #include "headline.h"
 #include "log.h"
 #include "nccl_verdict.h"
+#include "row_index.h"
 
 /* A table cell: '|' escaped, line breaks flattened. */
 static void md(FILE *f, const char *s)
@@ -236,22 +236,20 @@ static void write_headline(FILE *f, const struct fb_report_run *r, const char *h
     free(idx);
 }
 
-/* The telemetry rows of one benchmark and rank: idx[start..end) in file order, the first at
- * rows[first]. */
+/* The telemetry rows of one benchmark and rank: at[start..end) of their index, in file order,
+ * the first at rows[first]. */
 struct tgroup {
     size_t first, start, end;
 };
 
-static int cmp_telemetry(const void *x, const void *y, void *arg)
+static int cmp_telemetry(const struct fb_row *a, const struct fb_row *b)
 {
-    const struct fb_row *rows = arg;
-    size_t i = *(const size_t *)x, j = *(const size_t *)y;
-    int c = strcmp(rows[i].bench, rows[j].bench);
+    int c = strcmp(a->bench, b->bench);
 
-    if (!c)
-        c = (rows[i].src > rows[j].src) - (rows[i].src < rows[j].src);
-    return c ? c : (i > j) - (i < j);
+    return c ? c : (a->src > b->src) - (a->src < b->src);
 }
+
+static bool is_telemetry(const struct fb_row *r) { return strcmp(r->kase, "telemetry") == 0; }
 
 static int cmp_tgroup(const void *x, const void *y)
 {
@@ -259,36 +257,25 @@ static int cmp_tgroup(const void *x, const void *y)
     return (a->first > b->first) - (a->first < b->first);
 }
 
-/* The telemetry rows grouped by benchmark and rank, the groups in the order of their first
- * row: sorted once, O(n log n) (a 4096-rank run has 8 rows per benchmark and rank). false when
- * out of memory. */
-static bool telemetry_groups(const struct fb_row *rows, size_t n, size_t **idx,
+/* The telemetry rows grouped by benchmark and rank (ix, sorted once: O(n log n); a 4096-rank
+ * run has 8 rows per benchmark and rank), the groups in the order of their first row. false
+ * when out of memory. */
+static bool telemetry_groups(const struct fb_row *rows, size_t n, struct fb_row_index *ix,
                              struct tgroup **groups, size_t *ng)
 {
-    size_t m = 0;
-
     *ng = 0;
-    *idx = malloc((n + 1) * sizeof **idx);
-    *groups = malloc((n + 1) * sizeof **groups);
-    if (!*idx || !*groups) {
-        free(*idx);
-        free(*groups);
-        *idx = NULL;
-        *groups = NULL;
+    *groups = NULL;
+    if (!fb_row_index_build(ix, rows, n, is_telemetry, cmp_telemetry) ||
+        !(*groups = malloc((ix->n + 1) * sizeof **groups))) {
+        fb_row_index_release(ix);
         return false;
     }
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(rows[i].kase, "telemetry") == 0)
-            (*idx)[m++] = i;
-    qsort_r(*idx, m, sizeof **idx, cmp_telemetry, (void *)rows);
-    for (size_t k = 0; k < m; k++) {
-        const struct fb_row *a = &rows[(*idx)[k]];
-        if (k == 0 || strcmp(a->bench, rows[(*idx)[k - 1]].bench) != 0 ||
-            a->src != rows[(*idx)[k - 1]].src) {
-            if (*ng)
-                (*groups)[*ng - 1].end = k;
-            (*groups)[(*ng)++] = (struct tgroup){(*idx)[k], k, m};
-        }
+    for (size_t k = 0; k < ix->n; k++) {
+        if (k && cmp_telemetry(&rows[ix->at[k - 1]], &rows[ix->at[k]]) == 0)
+            continue;
+        if (*ng)
+            (*groups)[*ng - 1].end = k;
+        (*groups)[(*ng)++] = (struct tgroup){ix->at[k], k, ix->n};
     }
     qsort(*groups, *ng, sizeof **groups, cmp_tgroup);
     return true;
@@ -303,8 +290,9 @@ static void write_telemetry(FILE *f, const struct fb_report_run *r, const char *
                                          "temp_c",        "throttle_reasons"};
     enum { NM = sizeof metric / sizeof metric[0] };
     bool any = false;
-    size_t *idx = NULL, ng = 0;
+    struct fb_row_index ix;
     struct tgroup *groups = NULL;
+    size_t ng = 0;
 
     for (size_t i = 0; i < r->nrows && !any; i++)
         any = strcmp(r->rows[i].kase, "telemetry") == 0;
@@ -317,7 +305,7 @@ static void write_telemetry(FILE *f, const struct fb_report_run *r, const char *
                "power (W) | SM clock (MHz) | memory clock (MHz) | temperature (C) | throttle "
                "reasons |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
             h);
-    if (!telemetry_groups(r->rows, r->nrows, &idx, &groups, &ng)) {
+    if (!telemetry_groups(r->rows, r->nrows, &ix, &groups, &ng)) {
         fprintf(f, "(out of memory: no telemetry table)\n");
         return;
     }
@@ -326,7 +314,7 @@ static void write_telemetry(FILE *f, const struct fb_report_run *r, const char *
         size_t samples = 0;
 
         for (size_t k = groups[g].start; k < groups[g].end; k++) {
-            const struct fb_row *o = &r->rows[idx[k]];
+            const struct fb_row *o = &r->rows[ix.at[k]];
             for (size_t m = 0; m < NM; m++)
                 if (!v[m] && strcmp(o->metric, metric[m]) == 0) {
                     v[m] = o;
@@ -351,7 +339,7 @@ static void write_telemetry(FILE *f, const struct fb_report_run *r, const char *
         }
         fprintf(f, " |\n");
     }
-    free(idx);
+    fb_row_index_release(&ix);
     free(groups);
 }
 
