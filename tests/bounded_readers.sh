@@ -14,18 +14,8 @@ cd "$work" || exit 1
 # OpenBLAS' threads spin when an allocation fails under ulimit -v: one thread, none started
 export OPENBLAS_NUM_THREADS=1
 
-# expect_bad TEXT ARGS...: exit 2 within 20 s, exactly one line on stderr (one "error:"),
-# containing TEXT; nothing on stdout.
-expect_bad() {
-    text=$1; shift
-    timeout 20 "$bin" "$@" >out.txt 2>err.txt
-    rc=$?
-    [ "$rc" = 2 ] || fail "'$*' exited $rc, expected 2: $(cat err.txt)"
-    lines=$(wc -l <err.txt)
-    [ "$lines" = 1 ] || fail "'$*' printed $lines lines on stderr, expected 1: $(cat err.txt)"
-    grep -qF -- "$text" err.txt || fail "'$*': error lacks '$text': $(cat err.txt)"
-    [ ! -s out.txt ] || fail "'$*' printed on stdout: $(head -c 300 out.txt)"
-}
+# expect_bad TEXT ARGS...: fabricbench ARGS exits 2 with one line holding TEXT (lib.sh).
+expect_bad() { text=$1; shift; expect_error "$text" "$bin" "$@"; }
 
 "$bin" run h2d --backend host --sizes 4K --trials 2 --warmup 0 --iters 1 --quiet --out good \
     >run.txt 2>&1 || { cat run.txt; fail "the run to start from failed"; finish; }
