@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "file_read.h"
 
 void fb_csv_reader_fail(struct fb_csv_reader *p, size_t line, const char *fmt, ...)
 {
@@ -114,7 +115,8 @@ fb_status fb_csv_reader_open(struct fb_csv_reader *p, const char *path, const ch
     p->line = 1;
     p->err = err;
     p->errlen = errlen;
-    if (len == 0) {
+    p->pos = p->col = fb_file_bom(buf, len); /* a byte-order mark: skipped */
+    if (len == p->pos) {
         fb_csv_reader_fail(p, 1, "the file is empty (no header)");
         return FB_ERR_USAGE;
     }

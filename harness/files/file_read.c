@@ -166,10 +166,6 @@ fb_status fb_file_read(const char *path, enum fb_file_kind kind, bool optional, 
         }
     }
     data[n] = '\0';
-    if (n >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0) { /* a byte-order mark: skipped */
-        memmove(data, data + 3, n - 2);
-        n -= 3;
-    }
     st = check_lines(shown, data, n, err, errlen);
 out:
     close(fd);

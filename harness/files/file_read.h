@@ -12,6 +12,15 @@
 
 #include "status.h"
 
+/* A UTF-8 byte-order mark, which an editor may put at the start of a file: skipped. */
+#define FB_FILE_BOM "\xef\xbb\xbf"
+
+/* The number of bytes of a byte-order mark at the start of buf[0..len): 3 or 0. */
+static inline size_t fb_file_bom(const char *buf, size_t len)
+{
+    return len >= 3 && buf[0] == '\xef' && buf[1] == '\xbb' && buf[2] == '\xbf' ? 3 : 0;
+}
+
 /* The longest line any file fabricbench reads may have (bytes, the line end not counted). */
 #define FB_FILE_LINE_MAX 65536
 
@@ -35,8 +44,9 @@ const char *fb_file_kind_name(enum fb_file_kind kind);
 fb_status fb_file_open(const char *path, enum fb_file_kind kind, bool optional, int *fd,
                        size_t *size, char *err, size_t errlen);
 
-/* Reads the whole of path into *buf (malloc'ed, NUL-terminated; the caller frees it), its
- * length into *len, a UTF-8 byte-order mark at its start skipped. With `optional`, a missing
+/* Reads the whole of path into *buf (malloc'ed, NUL-terminated; the caller frees it) and its
+ * length into *len, as it is (the parsers skip a UTF-8 byte-order mark at the start:
+ * FB_FILE_BOM, so a file read and its bytes parsed give the same answer). With `optional`, a missing
  * file is FB_OK with *buf NULL and *len 0. One line in err otherwise:
  *   FB_ERR_IO     "cannot open 'PATH': why", "cannot read 'PATH': why"
  *   FB_ERR_USAGE  "PATH: not a regular file", "PATH: N bytes, more than the CAP a KIND may

@@ -107,7 +107,7 @@ fb_status fb_json_file_read(const char *path, bool optional, cJSON **out, char *
                             size_t errlen)
 {
     char *text = NULL, shown[600];
-    size_t len = 0, line = 1;
+    size_t len = 0, line = 1, bom;
     const char *at;
     fb_status st;
 
@@ -118,10 +118,11 @@ fb_status fb_json_file_read(const char *path, bool optional, cJSON **out, char *
     if (st != FB_OK || !text)
         goto out;
     fb_escape_str(path, 0, shown, sizeof shown);
+    bom = fb_file_bom(text, len); /* a byte-order mark: skipped */
     errno = 0;
-    *out = cJSON_ParseWithLength(text, len);
+    *out = cJSON_ParseWithLength(text + bom, len - bom);
     if (*out && cJSON_IsObject(*out)) {
-        if ((st = check_strings(shown, text, len, err, errlen)) != FB_OK) {
+        if ((st = check_strings(shown, text + bom, len - bom, err, errlen)) != FB_OK) {
             cJSON_Delete(*out);
             *out = NULL;
         }
@@ -134,7 +135,7 @@ fb_status fb_json_file_read(const char *path, bool optional, cJSON **out, char *
     }
     /* the line where parsing stopped; line 1 for valid JSON of another type */
     at = cJSON_GetErrorPtr();
-    if (*out || !at || at < text || at > text + len)
+    if (*out || !at || at < text + bom || at > text + len)
         at = text;
     for (const char *c = text; c < at; c++)
         line += *c == '\n';

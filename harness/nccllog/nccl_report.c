@@ -175,6 +175,7 @@ static fb_status read_file(struct fb_nccl_report *r, size_t *cap, const char *pa
     if (st != FB_OK)
         return st;
     fb_escape_str(path, 0, shown, sizeof shown);
+    start = fb_file_bom(text, len); /* a byte-order mark: skipped */
     while (start < len) {
         char *nl = memchr(text + start, '\n', len - start);
         size_t end = nl ? (size_t)(nl - text) : len;
