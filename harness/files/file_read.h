@@ -46,8 +46,8 @@ fb_status fb_file_open(const char *path, enum fb_file_kind kind, bool optional, 
 
 /* Reads the whole of path into *buf (malloc'ed, NUL-terminated; the caller frees it) and its
  * length into *len, as it is (the parsers skip a UTF-8 byte-order mark at the start:
- * FB_FILE_BOM, so a file read and its bytes parsed give the same answer). With `optional`, a missing
- * file is FB_OK with *buf NULL and *len 0. One line in err otherwise:
+ * FB_FILE_BOM, so a file read and its bytes parsed give the same answer). With `optional`, a
+ * missing file is FB_OK with *buf NULL and *len 0. One line in err otherwise:
  *   FB_ERR_IO     "cannot open 'PATH': why", "cannot read 'PATH': why"
  *   FB_ERR_USAGE  "PATH: not a regular file", "PATH: N bytes, more than the CAP a KIND may
  *                 hold", "PATH:LINE: line longer than 65536 bytes"
