@@ -22,7 +22,7 @@ mkrun() { rm -rf "$1"; cp -r good "$1"; }
 mkrun cell; sed -i '3s/^\([^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*\),1,/\1,x,/' cell/results.csv
 mkrun header; sed -i '1s/,median,/,medain,/' header/results.csv
 mkrun fields; sed -i '2s/,[^,]*$//' fields/results.csv
-mkrun quote; printf 'r,h2d,"never closed\n' >>quote/results.csv
+mkrun quote; printf 'r,h2d,"never closed' >>quote/results.csv
 mkrun nul; printf 'r,h2d,x\000y\n' >>nul/results.csv
 mkrun range; sed -i '2s/^\([^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*\),1,/\1,-4,/' range/results.csv
 mkrun num; sed -i '2s/,GB\/s,\([0-9]*\),[^,]*,/,GB\/s,\1,0x10,/; 2s/,us,\([0-9]*\),[^,]*,/,us,\1,0x10,/' num/results.csv
@@ -72,7 +72,7 @@ expect_bad "ranks.log:3: a transport line whose ranks cannot be read" nccl-log r
 expect_bad "nic.log:1: network transport 'NET/IB' lacks its NIC index" nccl-log nic.log
 expect_bad "nul.log:2: a NUL byte" nccl-log nul.log
 expect_bad "no NCCL line in 'nonccl.log'" nccl-log nonccl.log
-expect_bad "cannot read 'nosuch.log'" nccl-log nosuch.log
+expect_bad "cannot open 'nosuch.log'" nccl-log nosuch.log
 # the second of two files is the bad one, and is the one named
 expect_bad "ranks.log:3:" nccl-log "$src/tests/data/nccl/ring_23.log" ranks.log
 

@@ -30,3 +30,15 @@ csv_awk() {
 function v(name) { if (!(name in col)) { print \"no column \" name > \"/dev/stderr\"; exit 3 } return \$(col[name]) }
 $prog" "$@"
 }
+# expect_error TEXT CMD...: CMD exits 2 within 60 s, prints exactly one line on stderr, holding
+# TEXT, and nothing on stdout (left in out.txt and err.txt).
+expect_error() {
+    text=$1; shift
+    timeout 60 "$@" >out.txt 2>err.txt
+    rc=$?
+    [ "$rc" = 2 ] || fail "'$*' exited $rc, expected 2: $(tail -c 300 err.txt)"
+    lines=$(wc -l <err.txt)
+    [ "$lines" = 1 ] || fail "'$*' printed $lines lines on stderr, expected 1: $(tail -c 300 err.txt)"
+    grep -qF -- "$text" err.txt || fail "'$*': error lacks '$text': $(tail -c 300 err.txt)"
+    [ ! -s out.txt ] || fail "'$*' printed on stdout: $(head -c 300 out.txt)"
+}

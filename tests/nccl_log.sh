@@ -47,8 +47,8 @@ printf 'h:1:1 [0] NCCL INFO NCCL version 2.19.3+cuda12.3\nabc\000def\n' >"$work/
 bad "nul.log:2: a NUL byte: not a text log" "$work/nul.log"
 : >"$work/empty.log"
 bad "no NCCL line in '$work/empty.log'" "$work/empty.log"
-bad "cannot read '$work/missing.log': No such file or directory" "$work/missing.log"
-bad "cannot read '$work': Is a directory" "$work"
+bad "cannot open '$work/missing.log': No such file or directory" "$work/missing.log"
+bad "$work: not a regular file" "$work"
 bad "no log file given"
 bad "unknown option '--bogus'" --bogus "$data/shm_single.log"
 # a missing file among good ones is still bad input

@@ -132,7 +132,7 @@ static int cmp_index(const void *x, const void *y, void *ctx)
 fb_status fb_compare_join(const struct fb_read_results *base, const struct fb_read_results *cur,
                           double threshold, struct fb_comparison *out)
 {
-    size_t *order = NULL;
+    size_t *order = NULL, *taken = NULL;
     bool *used = NULL;
     fb_status st = FB_ERR_NOMEM;
 
@@ -140,7 +140,8 @@ fb_status fb_compare_join(const struct fb_read_results *base, const struct fb_re
     out->e = calloc(base->nrows + cur->nrows + 1, sizeof *out->e);
     order = malloc((cur->nrows + 1) * sizeof *order);
     used = calloc(cur->nrows + 1, sizeof *used);
-    if (!out->e || !order || !used)
+    taken = calloc(cur->nrows + 1, sizeof *taken);
+    if (!out->e || !order || !used || !taken)
         goto out;
     for (size_t i = 0; i < cur->nrows; i++)
         order[i] = i;
@@ -159,14 +160,13 @@ fb_status fb_compare_join(const struct fb_read_results *base, const struct fb_re
             else
                 hi = mid;
         }
-        for (; lo < cur->nrows; lo++) {
-            if (fb_compare_key_cmp(&cur->rows[order[lo]].row, &e->base->row) != 0)
-                break;
-            if (!used[order[lo]]) {
-                used[order[lo]] = true;
-                e->cur = &cur->rows[order[lo]];
-                break;
-            }
+        /* Rows of one key are taken in order, so the taken ones are a prefix of the key's run:
+         * taken[lo] counts them, and a key repeated k times costs O(k), not O(k^2). */
+        if (lo + taken[lo] < cur->nrows &&
+            fb_compare_key_cmp(&cur->rows[order[lo + taken[lo]]].row, &e->base->row) == 0) {
+            size_t at = order[lo + taken[lo]++];
+            used[at] = true;
+            e->cur = &cur->rows[at];
         }
         if (e->cur)
             e->verdict = fb_compare_judge(&e->base->row, &e->cur->row, threshold, &e->ratio,
@@ -188,6 +188,7 @@ fb_status fb_compare_join(const struct fb_read_results *base, const struct fb_re
 out:
     free(order);
     free(used);
+    free(taken);
     if (st != FB_OK)
         fb_compare_release(out);
     return st;

@@ -16,6 +16,7 @@
 
 #include <ini.h>
 
+#include "file_read.h"
 #include "units.h"
 
 enum { MAX_SEEN = 128 };
@@ -464,19 +465,32 @@ fb_status fb_profile_load(const char *path, struct fb_profile *p, char *err, siz
 {
     struct parse *ps = NULL;
     struct stat sb;
-    FILE *f;
+    FILE *f = NULL;
+    char *text = NULL;
+    size_t len, bom;
     fb_status st;
 
     fb_profile_init(p);
     snprintf(p->path, sizeof p->path, "%s", path);
-    if (!(f = fopen(path, "r"))) {
-        snprintf(err, errlen, "cannot open profile '%s': %s", path, strerror(errno));
-        return FB_ERR_IO;
-    }
-    /* fopen takes a folder, which then reads as an empty profile ("asks for no check") */
-    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    /* a folder is not a profile (it used to read as one that "asks for no check") */
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         snprintf(err, errlen, "not a profile file: '%s' is a directory", path);
-        st = FB_ERR_USAGE;
+        return FB_ERR_USAGE;
+    }
+    /* a regular file of at most 1 MiB (file_read.h): a FIFO or a device never blocks it */
+    st = fb_file_read(path, FB_FILE_PROFILE, false, &text, &len, err, errlen);
+    if (st == FB_ERR_IO && strncmp(err, "cannot open ", 12) == 0) {
+        char why[700];
+        snprintf(why, sizeof why, "%s", err + 12);
+        snprintf(err, errlen, "cannot open profile %s", why);
+    }
+    if (st != FB_OK)
+        return st;
+    /* read byte by byte, as from a file, so that a NUL byte inside a line is seen */
+    bom = fb_file_bom(text, len); /* a byte-order mark: skipped */
+    if (len > bom && !(f = fmemopen(text + bom, len - bom, "r"))) {
+        snprintf(err, errlen, "out of memory");
+        st = FB_ERR_NOMEM;
         goto out;
     }
     if (!(ps = calloc(1, sizeof *ps))) {
@@ -486,10 +500,13 @@ fb_status fb_profile_load(const char *path, struct fb_profile *p, char *err, siz
     }
     ps->p = p;
     ps->f = f;
+    ps->text = f ? NULL : "";
     ps->name = path;
     st = parse(ps, p, err, errlen);
 out:
     free(ps);
-    fclose(f);
+    if (f)
+        fclose(f);
+    free(text);
     return st;
 }

@@ -193,6 +193,24 @@ static fb_status parse_nonzero_size(const char *text, size_t *bytes, char *why, 
     return st;
 }
 
+/* A buffer's size: not zero, and no more than this machine's memory, so that a size no
+ * allocation can satisfy (18446744073709551615, whose page rounding would wrap) is bad input
+ * before anything is created or allocated. */
+static fb_status parse_buffer_size(const char *text, size_t *bytes, char *why, size_t whylen)
+{
+    fb_status st = parse_nonzero_size(text, bytes, why, whylen);
+    size_t mem = fb_size_machine_memory(), rounded;
+
+    if (st != FB_OK)
+        return st;
+    if (!fb_size_round_up(*bytes, 1 << 16, &rounded) || (mem && *bytes > mem)) {
+        snprintf(why, whylen, "size '%s' is more than this machine's memory (%.1f GiB): it "
+                 "cannot be allocated", text, (double)mem / (1 << 30));
+        return FB_ERR_USAGE;
+    }
+    return FB_OK;
+}
+
 /* One item of a comma-separated list into slot i. */
 typedef fb_status (*item_parser)(const char *item, void *out, size_t i, char *why, size_t whylen);
 
@@ -236,7 +254,7 @@ static fb_status parse_list(const char *text, item_parser parse, void *out, size
 static fb_status size_item(const char *item, void *out, size_t i, char *why, size_t whylen)
 {
     size_t *sizes = out;
-    fb_status st = parse_nonzero_size(item, &sizes[i], why, whylen);
+    fb_status st = parse_buffer_size(item, &sizes[i], why, whylen);
 
     for (size_t j = 0; st == FB_OK && j < i; j++)
         if (sizes[j] == sizes[i]) {
@@ -375,8 +393,8 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
             o->out_dir = optarg;
             break;
         case OPT_FORCE: o->force = true; break;
-        case OPT_MIN: st = parse_nonzero_size(optarg, &o->min_bytes, why, sizeof why); break;
-        case OPT_MAX: st = parse_nonzero_size(optarg, &o->max_bytes, why, sizeof why); break;
+        case OPT_MIN: st = parse_buffer_size(optarg, &o->min_bytes, why, sizeof why); break;
+        case OPT_MAX: st = parse_buffer_size(optarg, &o->max_bytes, why, sizeof why); break;
         case OPT_SIZES: st = parse_list(optarg, size_item, o->sizes, &o->nsizes, why, sizeof why); break;
         case OPT_RANKS: st = parse_list(optarg, ranks_item, o->groups, &o->ngroups, why, sizeof why); break;
         case OPT_PAIRS: st = parse_list(optarg, pair_item, o->pairs, &o->npairs, why, sizeof why); break;

@@ -244,7 +244,8 @@ static void print_checks(const struct fb_check *checks, size_t n)
 }
 
 /* Rank 0: the verdicts on NCCL's log at path, printed as checks. Returns the exit code they
- * call for: 2 when the log cannot be read or is malformed, 1 when a verdict FAILs. A folder
+ * call for: 2 when the log cannot be read or is malformed, 1 when a verdict FAILs or memory
+ * runs out. A folder
  * without logs is a SKIP: a run with MPI collectives keeps none. */
 static int nccl_log_checks(const char *path)
 {
@@ -260,7 +261,7 @@ static int nccl_log_checks(const char *path)
     }
     if (st != FB_OK) {
         fb_error("doctor: --nccl-log: %s", err);
-        return 2;
+        return st == FB_ERR_NOMEM ? 1 : 2; /* never a log cut short taken as read */
     }
     fb_nccl_report_summary(&r, summary, sizeof summary);
     fb_out("%s  %-16s  %s\n", fb_verdict_str(r.nccl_lines ? FB_PASS : FB_SKIP), "nccl_log",

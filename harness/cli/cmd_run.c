@@ -52,7 +52,11 @@ static void print_headline(const struct fb_results *res)
         fb_warn("headline: out of memory");
         return;
     }
-    n = fb_headline_select(res->rows, res->nrows, idx);
+    if (fb_headline_select(res->rows, res->nrows, idx, &n) != FB_OK) {
+        fb_warn("headline: out of memory");
+        free(idx);
+        return;
+    }
     fb_out("\nheadline (median at the largest size of each case; GB/s = 1e9 B/s; size bN = a "
            "batch of N):\n");
     fb_out("  %-18s %-14s %-20s %-8s %5s %6s %8s %-16s %10s\n", "bench", "case", "transport",

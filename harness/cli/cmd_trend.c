@@ -218,7 +218,9 @@ int fb_cmd_trend(int argc, char **argv)
         snprintf(t.id, sizeof t.id, "%s", r->id);
         if (!timed)
             t.time_from = "argument order";
-        size_t m = fb_headline_select(r->rows, r->nrows, idx);
+        size_t m = 0;
+        if (fb_headline_select(r->rows, r->nrows, idx, &m) != FB_OK)
+            goto nomem;
         hl[k] = hrows + used;
         for (size_t j = 0; j < m; j++)
             hrows[used++] = r->rows[idx[j]];

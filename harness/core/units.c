@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 static fb_status bad(char *why, size_t whylen, const char *fmt, const char *text)
 {
@@ -51,6 +52,46 @@ fb_status fb_size_parse(const char *text, size_t *bytes, char *why, size_t whyle
         return bad(why, whylen, "size '%s' is too large", text);
     *bytes = (size_t)(value * mult);
     return FB_OK;
+}
+
+bool fb_size_add(size_t a, size_t b, size_t *out)
+{
+    size_t r;
+
+    if (__builtin_add_overflow(a, b, &r))
+        return false;
+    *out = r;
+    return true;
+}
+
+bool fb_size_mul(size_t a, size_t b, size_t *out)
+{
+    size_t r;
+
+    if (__builtin_mul_overflow(a, b, &r))
+        return false;
+    *out = r;
+    return true;
+}
+
+bool fb_size_round_up(size_t bytes, size_t align, size_t *out)
+{
+    size_t r;
+
+    if (!align || !fb_size_add(bytes, align - 1, &r))
+        return false;
+    *out = r / align * align;
+    return true;
+}
+
+size_t fb_size_machine_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t bytes;
+
+    if (pages <= 0 || page <= 0 || !fb_size_mul((size_t)pages, (size_t)page, &bytes))
+        return 0;
+    return bytes;
 }
 
 fb_status fb_count_parse(const char *text, long min, long max, long *value, char *why, size_t whylen)

@@ -4,6 +4,7 @@
 #ifndef FB_UNITS_H
 #define FB_UNITS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "status.h"
@@ -28,6 +29,18 @@ fb_status fb_decimal_parse(const char *text, size_t len, double *value, char *wh
 /* Parses a decimal floating-point number in [min, max] (fb_decimal_parse over the string). */
 fb_status fb_real_parse(const char *text, double min, double max, double *value, char *why,
                         size_t whylen);
+
+/* Checked size arithmetic: true with the result in *out, false (*out untouched) when it does
+ * not fit in size_t. Every size that comes from the command line goes through these before it
+ * reaches an allocation: suffixes, page rounding, per-rank multiples, buffer counts. */
+bool fb_size_add(size_t a, size_t b, size_t *out);
+bool fb_size_mul(size_t a, size_t b, size_t *out);
+/* bytes rounded up to a multiple of align (> 0); 0 stays 0. */
+bool fb_size_round_up(size_t bytes, size_t align, size_t *out);
+
+/* This machine's physical memory in bytes (sysconf), the most one buffer could be given;
+ * 0 when it cannot be told. */
+size_t fb_size_machine_memory(void);
 
 /* Formats bytes with a binary suffix when exact ("64K", "256M", "1G"), else plain digits. */
 void fb_size_format(size_t bytes, char *buf, size_t len);

@@ -17,6 +17,7 @@
 #include "backend_fault.h"
 #include "clock.h"
 #include "shm.h"
+#include "units.h"
 
 struct fb_stream {
     int unused;
@@ -80,11 +81,14 @@ static void host_close(void) { fb_fault_report(); }
 
 static fb_status alloc_pages(enum fb_mem kind, size_t bytes, void **out)
 {
-    size_t rounded = (bytes + HOST_ALIGN - 1) / HOST_ALIGN * HOST_ALIGN;
+    size_t rounded;
     void *p;
     fb_status st;
 
     *out = NULL;
+    /* a size near SIZE_MAX would wrap to a small buffer, then be written whole */
+    if (!fb_size_round_up(bytes, HOST_ALIGN, &rounded))
+        return FB_ERR_NOMEM;
     if (kind == FB_MEM_SHARED_DEVICE || kind == FB_MEM_SHARED_PINNED) {
         if ((st = fb_shm_alloc(bytes, out)) == FB_OK && kind == FB_MEM_SHARED_PINNED)
             (void)mlock(*out, rounded);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "units.h"
 
 struct mapping {
     void *ptr;
@@ -49,11 +51,18 @@ static fb_status remember(void *ptr, size_t bytes, int fd)
 fb_status fb_shm_alloc(size_t bytes, void **out)
 {
     long page = sysconf(_SC_PAGESIZE);
-    size_t rounded = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
-    int fd = memfd_create("fabricbench", MFD_CLOEXEC);
+    size_t rounded;
+    int fd;
     void *p;
 
     *out = NULL;
+    /* checked: a size near SIZE_MAX would wrap to a page, then be written whole */
+    if (page <= 0 || !fb_size_round_up(bytes, (size_t)page, &rounded) ||
+        rounded > (size_t)INT64_MAX) {
+        fb_error("cannot create %zu bytes of shared memory: more than can be mapped", bytes);
+        return FB_ERR_NOMEM;
+    }
+    fd = memfd_create("fabricbench", MFD_CLOEXEC);
     if (rounded == 0)
         rounded = (size_t)page;
     if (fd < 0 || ftruncate(fd, (off_t)rounded) != 0) {

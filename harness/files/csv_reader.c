@@ -1,5 +1,6 @@
 /* The RFC 4180 record parser (csv_reader.h): records of a CSV file held whole in memory, with
- * line numbers for messages, NUL bytes and overlong lines refused. */
+ * line numbers for messages, NUL bytes, control characters in fields and overlong lines
+ * refused. */
 #include "csv_reader.h"
 
 #include <errno.h>
@@ -8,10 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
+#include "file_read.h"
+
 void fb_csv_reader_fail(struct fb_csv_reader *p, size_t line, const char *fmt, ...)
 {
     va_list ap;
-    int n = snprintf(p->err, p->errlen, "%s:%zu: ", p->path, line);
+    char shown[600];
+    int n;
+
+    fb_escape_str(p->path, 0, shown, sizeof shown);
+    n = line ? snprintf(p->err, p->errlen, "%s:%zu: ", shown, line)
+             : snprintf(p->err, p->errlen, "%s: ", shown);
 
     if (n < 0 || (size_t)n >= p->errlen)
         return;
@@ -45,6 +54,38 @@ static void put(struct fb_csv_reader *p, char c)
     p->scratch[p->used++] = c;
 }
 
+/* Adds byte c to the field being read, refusing a control character (TAB allowed): "path:line:
+ * control character in field 'NAME': \x0a after 'text'", the field named by the header. */
+static int content(struct fb_csv_reader *p, char c)
+{
+    size_t field = p->nfields - 1, start = p->off[field];
+    char name[200], before[120], culprit[8];
+
+    if (c == '\t' || !fb_escape_is_control((unsigned char)c)) {
+        put(p, c);
+        return 0;
+    }
+    if (field < p->nnames)
+        fb_escape_str(p->names + p->name_off[field], 60, name, sizeof name);
+    else
+        snprintf(name, sizeof name, "column %zu%s", field + 1, p->nnames ? "" : " of the header");
+    fb_escape(p->scratch + start, p->used - start, 40, before, sizeof before);
+    fb_escape(&c, 1, 0, culprit, sizeof culprit);
+    /* a line feed has already moved the count on to the next line */
+    fb_csv_reader_fail(p, c == '\n' ? p->line - 1 : p->line,
+                       "control character in field '%s': %s after '%s'", name, culprit, before);
+    return -1;
+}
+
+/* Keeps the header's fields (the first record) to name fields in messages. */
+static void keep_names(struct fb_csv_reader *p)
+{
+    /* one record is one line (no field holds a line break): it fits names' room */
+    memcpy(p->names, p->scratch, p->used);
+    memcpy(p->name_off, p->off, p->nfields * sizeof p->off[0]);
+    p->nnames = p->nfields;
+}
+
 /* Is the input at a line end ("\n" or "\r\n")? Consumes it when so. */
 static int at_line_end(struct fb_csv_reader *p, int *error)
 {
@@ -74,13 +115,17 @@ fb_status fb_csv_reader_open(struct fb_csv_reader *p, const char *path, const ch
     p->line = 1;
     p->err = err;
     p->errlen = errlen;
-    if (len == 0) {
-        snprintf(err, errlen, "%s:1: the file is empty (no header)", path);
+    p->pos = p->col = fb_file_bom(buf, len); /* a byte-order mark: skipped */
+    if (len == p->pos) {
+        fb_csv_reader_fail(p, 1, "the file is empty (no header)");
         return FB_ERR_USAGE;
     }
     /* every byte of input adds at most one byte to a record, and every field one NUL */
-    if (!(p->scratch = malloc(len + FB_CSV_FIELDS_MAX + 1))) {
-        snprintf(err, errlen, "%s: out of memory reading it", path);
+    if (!(p->scratch = malloc(len + FB_CSV_FIELDS_MAX + 1)) ||
+        !(p->names = malloc((len < FB_CSV_LINE_MAX ? len : FB_CSV_LINE_MAX) + FB_CSV_FIELDS_MAX +
+                            1))) {
+        fb_csv_reader_close(p);
+        fb_csv_reader_fail(p, 0, "out of memory reading it");
         return FB_ERR_NOMEM;
     }
     return FB_OK;
@@ -89,12 +134,14 @@ fb_status fb_csv_reader_open(struct fb_csv_reader *p, const char *path, const ch
 void fb_csv_reader_close(struct fb_csv_reader *p)
 {
     free(p->scratch);
+    free(p->names);
     p->scratch = NULL;
+    p->names = NULL;
 }
 
 /* Parses the next record into p->off/p->scratch. Returns 1 with a record, 0 at the end of the
  * input, -1 on a fault (message in p->err). */
-int fb_csv_reader_next(struct fb_csv_reader *p)
+static int next_record(struct fb_csv_reader *p)
 {
     int error;
 
@@ -123,7 +170,8 @@ int fb_csv_reader_next(struct fb_csv_reader *p)
                 if (take(p, &c))
                     return -1;
                 if (c != '"') {
-                    put(p, c);
+                    if (content(p, c))
+                        return -1;
                     continue;
                 }
                 if (p->pos < p->len && p->buf[p->pos] == '"') {
@@ -142,9 +190,10 @@ int fb_csv_reader_next(struct fb_csv_reader *p)
             if (take(p, &c))
                 return -1;
             if (c != ',') {
+                char shown[8];
                 fb_csv_reader_fail(p, p->line,
-                                   "'%c' after a closing quote (expected a comma or a line end)",
-                                   c);
+                                   "'%s' after a closing quote (expected a comma or a line end)",
+                                   fb_escape(&c, 1, 0, shown, sizeof shown));
                 return -1;
             }
             continue;
@@ -170,52 +219,18 @@ int fb_csv_reader_next(struct fb_csv_reader *p)
                 fb_csv_reader_fail(p, p->line, "carriage return not followed by a line feed");
                 return -1;
             }
-            put(p, c);
+            if (content(p, c))
+                return -1;
         }
         put(p, '\0');
     }
 }
 
-fb_status fb_csv_reader_slurp(const char *path, char **buf, size_t *len, char *err, size_t errlen)
+int fb_csv_reader_next(struct fb_csv_reader *p)
 {
-    FILE *f = fopen(path, "rb");
-    char *data = NULL;
-    size_t cap = 0, n = 0;
-    fb_status st = FB_OK;
+    int got = next_record(p);
 
-    if (!f) {
-        snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
-        return FB_ERR_IO;
-    }
-    for (;;) {
-        if (n == cap) {
-            char *grown;
-            cap = cap ? cap * 2 : 65536;
-            grown = realloc(data, cap + 1);
-            if (!grown) {
-                st = FB_ERR_NOMEM;
-                snprintf(err, errlen, "%s: out of memory reading it", path);
-                goto out;
-            }
-            data = grown;
-        }
-        size_t got = fread(data + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                st = FB_ERR_IO;
-                snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
-            }
-            break;
-        }
-    }
-out:
-    fclose(f);
-    if (st != FB_OK) {
-        free(data);
-        return st;
-    }
-    *buf = data;
-    *len = n;
-    return FB_OK;
+    if (got == 1 && !p->nnames)
+        keep_names(p);
+    return got;
 }

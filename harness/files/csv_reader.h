@@ -1,6 +1,8 @@
 /* Reading CSV: an RFC 4180 record parser over a file held whole in memory (results.csv,
- * launches.csv). Quoted fields may hold commas, quotes ("") and line breaks; lines end in LF or
- * CRLF. The first fault ends the read with "path:line: what" in the caller's buffer. */
+ * launches.csv; read with file_read.h). Quoted fields may hold commas and quotes (""); lines end
+ * in LF or CRLF. No field may hold a control character (a byte below 0x20 other than TAB, or
+ * 0x7f), a line break included: fabricbench writes none. The first fault ends the read with
+ * "path:line: what" in the caller's buffer, file text in it escaped (escape.h). */
 #ifndef FB_CSV_READER_H
 #define FB_CSV_READER_H
 
@@ -27,6 +29,9 @@ struct fb_csv_reader {
     size_t off[FB_CSV_FIELDS_MAX];
     char *err;
     size_t errlen;
+    char *names;      /* the header's fields (the first record), to name fields in messages */
+    size_t name_off[FB_CSV_FIELDS_MAX];
+    size_t nnames;
 };
 
 /* Starts reading buf[0..len) (the file `path`, named in messages; buf is borrowed). An empty
@@ -39,7 +44,8 @@ fb_status fb_csv_reader_open(struct fb_csv_reader *p, const char *path, const ch
 void fb_csv_reader_close(struct fb_csv_reader *p);
 
 /* Parses the next record into off/scratch. 1 with a record, 0 at the end of the input, -1 on a
- * fault (the message in err). */
+ * fault (the message in err): among them "path:line: control character in field 'NAME': \x0a
+ * after 'text'" (NAME from the header). */
 int fb_csv_reader_next(struct fb_csv_reader *p);
 
 /* Field i of the record just parsed (i < nfields), NUL-terminated, unquoted. */
@@ -48,13 +54,8 @@ static inline const char *fb_csv_reader_field(const struct fb_csv_reader *p, siz
     return p->scratch + p->off[i];
 }
 
-/* Writes "path:line: " and the message into err. */
+/* Writes "path:line: " (line 0: "path: ") and the message into err, the path escaped. */
 void fb_csv_reader_fail(struct fb_csv_reader *p, size_t line, const char *fmt, ...)
     FB_PRINTF(3, 4);
-
-/* The whole file into *buf (malloc'ed, NUL-terminated; the caller frees it) and its length.
- * FB_ERR_IO when it cannot be opened or read, FB_ERR_NOMEM, each with a message in err. */
-fb_status fb_csv_reader_slurp(const char *path, char **buf, size_t *len, char *err,
-                              size_t errlen);
 
 #endif

@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "csv_reader.h"
+#include "file_read.h"
 
-fb_status fb_csv_table_read(const char *path, struct fb_csv_table *t, char *err, size_t errlen)
+fb_status fb_csv_table_read(const char *path, enum fb_file_kind kind, struct fb_csv_table *t,
+                            char *err, size_t errlen)
 {
     struct fb_csv_reader p;
     char *buf = NULL;
@@ -22,7 +24,7 @@ fb_status fb_csv_table_read(const char *path, struct fb_csv_table *t, char *err,
     memset(&p, 0, sizeof p);
     if (errlen)
         err[0] = '\0';
-    st = fb_csv_reader_slurp(path, &buf, &len, err, errlen);
+    st = fb_file_read(path, kind, false, &buf, &len, err, errlen);
     if (st != FB_OK)
         return st;
     if ((st = fb_csv_reader_open(&p, path, buf, len, err, errlen)) != FB_OK)

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "file_read.h"
 #include "status.h"
 
 /* Any CSV file with a header line (RFC 4180, as results.csv), read whole: a sweep's
@@ -15,10 +16,12 @@ struct fb_csv_table {
     char *store;
 };
 
-/* Reads path into t (release with fb_csv_table_release). FB_ERR_IO when it cannot be opened,
- * FB_ERR_USAGE with "path:line: what" in err when a record is malformed, has another number of
- * fields than the header, or the file is empty. */
-fb_status fb_csv_table_read(const char *path, struct fb_csv_table *t, char *err, size_t errlen);
+/* Reads path, a file of `kind` (file_read.h: its cap), into t (release with
+ * fb_csv_table_release). FB_ERR_IO when it cannot be opened, FB_ERR_USAGE with "path:line:
+ * what" in err when it is not a regular file, is over the cap, or a record is malformed, has
+ * another number of fields than the header, or the file is empty; FB_ERR_NOMEM. */
+fb_status fb_csv_table_read(const char *path, enum fb_file_kind kind, struct fb_csv_table *t,
+                            char *err, size_t errlen);
 
 /* The cell of data row `row` (1..nrows) in the column whose header is `column`; NULL when there
  * is no such column. */

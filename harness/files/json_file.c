@@ -7,35 +7,99 @@
 #include <string.h>
 
 #include "atomic_file.h"
+#include "escape.h"
+#include "file_read.h"
 #include "log.h"
 #include "units.h"
 
-/* The whole file, NUL-terminated, into *text. */
-static fb_status read_all(FILE *f, const char *path, char **text, size_t *len, char *err,
-                          size_t errlen)
+/* The value of hex digit c, -1 when it is none. */
+static int hex(char c)
 {
-    long size = -1;
+    return c >= '0' && c <= '9' ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
 
-    if (fseek(f, 0, SEEK_END) == 0)
-        size = ftell(f);
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
-        return FB_ERR_USAGE;
+/* The character of the escape at s[0..n) (s[0] is the backslash) and its length; -1 for one
+ * that is not a control character's. */
+static int escaped(const char *s, size_t n, size_t *len)
+{
+    *len = 2;
+    if (n < 2)
+        return -1;
+    switch (s[1]) {
+    case 'b': return 0x08;
+    case 'f': return 0x0c;
+    case 'n': return 0x0a;
+    case 'r': return 0x0d;
+    case 't': return 0x09;
+    case 'u': {
+        int v = 0;
+        if (n < 6)
+            return -1;
+        for (size_t k = 2; k < 6; k++) {
+            if (hex(s[k]) < 0)
+                return -1;
+            v = v * 16 + hex(s[k]);
+        }
+        *len = 6;
+        return v;
     }
-    if ((size_t)size > FB_JSON_FILE_MAX) {
-        snprintf(err, errlen, "%s: %ld bytes, more than the %zu MiB a JSON file may hold", path,
-                 size, FB_JSON_FILE_MAX >> 20);
-        return FB_ERR_USAGE;
+    default: return -1;
     }
-    if (!(*text = malloc((size_t)size + 1))) {
-        snprintf(err, errlen, "out of memory reading '%s'", path);
-        return FB_ERR_NOMEM;
-    }
-    *len = fread(*text, 1, (size_t)size, f);
-    (*text)[*len] = '\0';
-    if (*len != (size_t)size) {
-        snprintf(err, errlen, "cannot read '%s'", path);
-        return FB_ERR_USAGE;
+}
+
+/* Refuses a control character (below 0x20 but TAB, or 0x7f), raw or escaped, in any string of
+ * the valid JSON text[0..len): "path:line: control character in field 'KEY': \x0a after
+ * 'text'", KEY the string's own key or the last key before it. */
+static fb_status check_strings(const char *shown, const char *text, size_t len, char *err,
+                               size_t errlen)
+{
+    char key[200] = "(top level)";
+    size_t line = 1;
+
+    for (size_t i = 0; i < len; i++) {
+        size_t j, k, start_line = line, bad_at = 0, bad_line = 0;
+        int bad = -1;
+
+        if (text[i] == '\n')
+            line++;
+        if (text[i] != '"')
+            continue;
+        for (j = i + 1; j < len && text[j] != '"'; j++) {
+            unsigned char c = (unsigned char)text[j];
+            size_t n = 1;
+            int v = c;
+
+            if (c == '\\')
+                v = escaped(text + j, len - j, &n);
+            if (bad < 0 && v >= 0 && v != '\t' && fb_escape_is_control((unsigned char)v) &&
+                v < 0x80) {
+                bad = v;
+                bad_at = j;
+                bad_line = line;
+            }
+            if (c == '\n')
+                line++;
+            j += n - 1;
+        }
+        for (k = j + 1; k < len && (text[k] == ' ' || text[k] == '\t' || text[k] == '\r' ||
+                                    text[k] == '\n');
+             k++)
+            ;
+        if (k < len && text[k] == ':' && bad < 0)
+            fb_escape(text + i + 1, j - i - 1, 60, key, sizeof key);
+        if (bad >= 0) {
+            char c = (char)bad, culprit[8], before[120];
+            fb_escape(&c, 1, 0, culprit, sizeof culprit);
+            fb_escape(text + i + 1, bad_at - i - 1, 40, before, sizeof before);
+            snprintf(err, errlen, "%s:%zu: control character in field '%s': %s after '%s'",
+                     shown, bad_line ? bad_line : start_line,
+                     k < len && text[k] == ':' ? "(a key)" : key, culprit, before);
+            return FB_ERR_USAGE;
+        }
+        i = j;
     }
     return FB_OK;
 }
@@ -89,38 +153,41 @@ static fb_status check_numbers(const char *path, const char *text, size_t len, c
 fb_status fb_json_file_read(const char *path, bool optional, cJSON **out, char *err,
                             size_t errlen)
 {
-    FILE *f;
-    char *text = NULL;
-    size_t len = 0, line = 1;
+    char *text = NULL, shown[600];
+    size_t len = 0, line = 1, bom;
     const char *at;
     fb_status st;
 
     *out = NULL;
-    if (!(f = fopen(path, "rb"))) {
-        if (optional && errno == ENOENT)
-            return FB_OK;
-        snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
-        return FB_ERR_USAGE;
-    }
-    st = read_all(f, path, &text, &len, err, errlen);
-    fclose(f);
-    if (st != FB_OK)
+    st = fb_file_read(path, FB_FILE_JSON, optional, &text, &len, err, errlen);
+    if (st == FB_ERR_IO)
+        st = FB_ERR_USAGE;
+    if (st != FB_OK || !text)
         goto out;
-    *out = cJSON_ParseWithLength(text, len);
+    fb_escape_str(path, 0, shown, sizeof shown);
+    bom = fb_file_bom(text, len); /* a byte-order mark: skipped */
+    errno = 0;
+    *out = cJSON_ParseWithLength(text + bom, len - bom);
     if (*out && cJSON_IsObject(*out)) {
-        if ((st = check_numbers(path, text, len, err, errlen)) != FB_OK) {
+        if ((st = check_strings(shown, text + bom, len - bom, err, errlen)) != FB_OK ||
+            (st = check_numbers(shown, text + bom, len - bom, err, errlen)) != FB_OK) {
             cJSON_Delete(*out);
             *out = NULL;
         }
         goto out;
     }
+    if (!*out && errno == ENOMEM) {
+        snprintf(err, errlen, "%s: out of memory reading it", shown);
+        st = FB_ERR_NOMEM;
+        goto out;
+    }
     /* the line where parsing stopped; line 1 for valid JSON of another type */
     at = cJSON_GetErrorPtr();
-    if (*out || !at || at < text || at > text + len)
+    if (*out || !at || at < text + bom || at > text + len)
         at = text;
     for (const char *c = text; c < at; c++)
         line += *c == '\n';
-    snprintf(err, errlen, "%s:%zu: not a JSON object%s", path, line,
+    snprintf(err, errlen, "%s:%zu: not a JSON object%s", shown, line,
              *out ? "" : " (not valid JSON at this line)");
     cJSON_Delete(*out);
     *out = NULL;

@@ -10,17 +10,17 @@
 
 #include "status.h"
 
-/* The largest JSON file read: a fingerprint of 4096 ranks is a few MiB. */
-#define FB_JSON_FILE_MAX ((size_t)64 << 20)
-
-/* Reads the JSON object in `path` into *out (the caller cJSON_Deletes it). With `optional`, a
- * missing file is FB_OK and *out NULL. A file that cannot be opened or read, is larger than
- * FB_JSON_FILE_MAX, is not valid JSON or holds something other than an object is bad input:
- * FB_ERR_USAGE, *out NULL, and one line in err naming the file, and the line for bad JSON
- * ("run/env.json:2: not a JSON object (not valid JSON at this line)"). A number that is not
- * finite (1e999, which cJSON reads as inf) is bad input too, named with its line and column
- * ("run/env.json:7:19: '1e999' is not a finite number ..."). FB_ERR_NOMEM when memory runs
- * out. */
+/* Reads the JSON object in `path` into *out (the caller cJSON_Deletes it), opened and read as
+ * fb_file_read does (a regular file, at most the 64 MiB of FB_FILE_JSON, a byte-order mark
+ * skipped). With `optional`, a missing file is FB_OK and *out NULL. A file that cannot be
+ * opened or read, is not a regular file, is over the cap, is not valid JSON, holds something
+ * other than an object, or has a control character (below 0x20 but TAB, or 0x7f; raw or
+ * escaped) in a string is bad input: FB_ERR_USAGE, *out NULL, and one line in err naming the
+ * file, and the line where it can ("run/env.json:2: not a JSON object (not valid JSON at this
+ * line)", "run/env.json:7: control character in field 'host': \x0a after 'node'"). A number
+ * that is not finite (1e999, which cJSON reads as inf) is bad input too, named with its line
+ * and column ("run/env.json:7:19: '1e999' is not a finite number ..."). File text in messages
+ * is escaped (escape.h). FB_ERR_NOMEM when memory runs out. */
 fb_status fb_json_file_read(const char *path, bool optional, cJSON **out, char *err,
                             size_t errlen);
 

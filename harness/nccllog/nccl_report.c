@@ -11,6 +11,9 @@
 
 #include "nccl_report.h"
 
+#include "escape.h"
+#include "file_read.h"
+
 void fb_nccl_report_release(struct fb_nccl_report *r)
 {
     if (!r)
@@ -124,9 +127,12 @@ static fb_status take_line(struct fb_nccl_report *r, size_t *cap, const struct f
     if (l->kind != FB_NCCL_LINE_OTHER)
         r->nccl_lines++;
     switch (l->kind) {
-    case FB_NCCL_LINE_BAD:
-        snprintf(err, errlen, "%s:%zu: %s", path, lineno, l->text);
+    case FB_NCCL_LINE_BAD: {
+        char shown[600], why[400];
+        snprintf(err, errlen, "%s:%zu: %s", fb_escape_str(path, 0, shown, sizeof shown), lineno,
+                 fb_escape_str(l->text, 0, why, sizeof why));
         return FB_ERR_USAGE;
+    }
     case FB_NCCL_LINE_CONN:
         return conn_add(r, cap, &l->conn);
     case FB_NCCL_LINE_VERSION: take_version(r, l->version); break;
@@ -155,44 +161,43 @@ static fb_status take_line(struct fb_nccl_report *r, size_t *cap, const struct f
     return FB_OK;
 }
 
+/* One log, read whole through file_read.h (a regular file, at most FB_FILE_NCCL_LOG's cap, no
+ * line over FB_FILE_LINE_MAX): a failed allocation is an error, never the end of the log. */
 static fb_status read_file(struct fb_nccl_report *r, size_t *cap, const char *path, char *err,
                            size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    char *line = NULL;
-    size_t len = 0, lineno = 0;
-    ssize_t n;
-    fb_status st = FB_OK;
+    char *text = NULL, shown[600];
+    size_t len = 0, lineno = 0, start = 0;
+    fb_status st;
     struct fb_nccl_line l;
 
-    if (!f) {
-        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
-        return FB_ERR_IO;
-    }
-    errno = 0;
-    while ((n = getline(&line, &len, f)) >= 0) {
+    st = fb_file_read(path, FB_FILE_NCCL_LOG, false, &text, &len, err, errlen);
+    if (st != FB_OK)
+        return st;
+    fb_escape_str(path, 0, shown, sizeof shown);
+    start = fb_file_bom(text, len); /* a byte-order mark: skipped */
+    while (start < len) {
+        char *nl = memchr(text + start, '\n', len - start);
+        size_t end = nl ? (size_t)(nl - text) : len;
+
         lineno++;
         r->lines++;
-        if (strlen(line) != (size_t)n) {
-            snprintf(err, errlen, "%s:%zu: a NUL byte: not a text log", path, lineno);
+        text[end] = '\0'; /* the line without its line end (the classifier trims it anyway) */
+        if (strlen(text + start) != end - start) {
+            snprintf(err, errlen, "%s:%zu: a NUL byte: not a text log", shown, lineno);
             st = FB_ERR_USAGE;
             goto out;
         }
-        fb_nccl_classify_line(line, &l);
+        fb_nccl_classify_line(text + start, &l);
         if ((st = take_line(r, cap, &l, path, lineno, err, errlen)) != FB_OK) {
             if (st == FB_ERR_NOMEM)
-                snprintf(err, errlen, "out of memory reading '%s'", path);
+                snprintf(err, errlen, "%s: out of memory reading it", shown);
             goto out;
         }
-        errno = 0;
-    }
-    if (ferror(f)) {
-        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno ? errno : EIO));
-        st = FB_ERR_IO;
+        start = end + 1;
     }
 out:
-    free(line);
-    fclose(f);
+    free(text);
     return st;
 }
 
@@ -234,6 +239,7 @@ fb_status fb_nccl_report_dir(const char *run_dir, struct fb_nccl_report *r, char
     char **paths = NULL;
     size_t n = 0, cap = 0;
     fb_status st = FB_OK;
+    bool listed = false;
 
     memset(r, 0, sizeof *r);
     if (!d) {
@@ -264,9 +270,11 @@ fb_status fb_nccl_report_dir(const char *run_dir, struct fb_nccl_report *r, char
     }
     /* a fixed order, so the same folder always names the same first bad file */
     qsort(paths, n, sizeof *paths, str_cmp);
+    /* its own message: out of memory reading a log is not out of memory listing the folder */
     st = fb_nccl_report_files((const char *const *)paths, n, r, err, errlen);
+    listed = true;
 out:
-    if (st == FB_ERR_NOMEM)
+    if (st == FB_ERR_NOMEM && !listed)
         snprintf(err, errlen, "out of memory listing '%s'", run_dir);
     for (size_t i = 0; i < n; i++)
         free(paths[i]);

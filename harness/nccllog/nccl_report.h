@@ -32,7 +32,9 @@ struct fb_nccl_report {
 };
 
 /* Reads NCCL_DEBUG=INFO logs into one report (r is overwritten: release it before reuse). A file
- * that cannot be opened or read: FB_ERR_IO, "cannot read 'file': why" in err. A malformed log:
+ * that cannot be opened or read: FB_ERR_IO, "cannot open|read 'file': why" in err; one that
+ * is not a regular file, is over 256 MiB or has a line over 65536 bytes: FB_ERR_USAGE (read as
+ * file_read.h says); FB_ERR_NOMEM when memory runs out, never a log read in part. A malformed log:
  * FB_ERR_USAGE with "file:line: what" in err, where malformed means a NUL byte (not a text
  * file), or a transport line of NCCL's ("Ring|Channel NN : ... via ...") whose ranks or
  * transport cannot be read. Lines of other programs are counted and skipped; so are NCCL lines

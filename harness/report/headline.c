@@ -1,18 +1,73 @@
 /* The headline's choice of rows, shared by `run` (its closing table) and `report` (summary.md),
- * and the detail flags of rows read back from a results.csv. */
+ * and the detail flags of rows read back from a results.csv. Each question about "another row
+ * of the same point or series" is a binary search in the rows sorted once by that key, so both
+ * are O(n log n): a 4096-rank run has about 550,000 rows. */
 #include "headline.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "row_index.h"
 #include "units.h"
 
-static bool same_series(const struct fb_row *a, const struct fb_row *b)
+static int cmp_int(long long a, long long b) { return (a > b) - (a < b); }
+
+/* ---- the headline ---- */
+
+/* A series: the rows a headline picks one of (bench, case, transport, ranks, src, dst, metric,
+ * dtype). */
+static int cmp_series(const struct fb_row *a, const struct fb_row *b)
 {
-    return strcmp(a->bench, b->bench) == 0 && strcmp(a->kase, b->kase) == 0 &&
-           strcmp(a->transport, b->transport) == 0 && a->ranks == b->ranks && a->src == b->src &&
-           a->dst == b->dst && strcmp(a->metric, b->metric) == 0 && strcmp(a->dtype, b->dtype) == 0;
+    int c;
+
+    if ((c = strcmp(a->bench, b->bench)) || (c = strcmp(a->kase, b->kase)) ||
+        (c = strcmp(a->transport, b->transport)) || (c = cmp_int(a->ranks, b->ranks)) ||
+        (c = cmp_int(a->src, b->src)) || (c = cmp_int(a->dst, b->dst)) ||
+        (c = strcmp(a->metric, b->metric)))
+        return c;
+    return strcmp(a->dtype, b->dtype);
 }
+
+/* Of a series, the largest size first: bytes, then the batch (a batch sweep at one size). */
+static int cmp_series_largest(const struct fb_row *a, const struct fb_row *b)
+{
+    int c = cmp_series(a, b);
+
+    if (c)
+        return c;
+    if ((c = cmp_int(b->bytes, a->bytes)))
+        return c;
+    return cmp_int(b->batch, a->batch);
+}
+
+/* The rows of a point that counts images (bench, case, ranks, src, batch). */
+static int cmp_point(const struct fb_row *a, const struct fb_row *b)
+{
+    int c;
+
+    if ((c = strcmp(a->bench, b->bench)) || (c = strcmp(a->kase, b->kase)) ||
+        (c = cmp_int(a->ranks, b->ranks)) || (c = cmp_int(a->src, b->src)))
+        return c;
+    return cmp_int(a->batch, b->batch);
+}
+
+static bool is_images(const struct fb_row *r) { return strcmp(r->metric, "images_per_s") == 0; }
+
+/* A benchmark's rows about all ranks, the most ranks first. */
+static int cmp_bench_most_ranks(const struct fb_row *a, const struct fb_row *b)
+{
+    int c = strcmp(a->bench, b->bench);
+
+    return c ? c : cmp_int(b->ranks, a->ranks);
+}
+
+static int cmp_bench(const struct fb_row *a, const struct fb_row *b)
+{
+    return strcmp(a->bench, b->bench);
+}
+
+static bool all_ranks(const struct fb_row *r) { return r->src < 0; }
 
 bool fb_headline_metric(const char *metric)
 {
@@ -24,71 +79,77 @@ bool fb_headline_metric(const char *metric)
     return false;
 }
 
-/* A bandwidth row of a point that also counts images: images/s is its headline. */
-static bool counts_images(const struct fb_row *rows, size_t n, const struct fb_row *w)
+fb_status fb_headline_select(const struct fb_row *rows, size_t n, size_t *idx, size_t *count)
 {
-    if (strncmp(w->metric, "bandwidth", 9) != 0)
-        return false;
-    for (size_t j = 0; j < n; j++) {
-        const struct fb_row *o = &rows[j];
-        if (strcmp(o->metric, "images_per_s") == 0 && strcmp(o->bench, w->bench) == 0 &&
-            strcmp(o->kase, w->kase) == 0 && o->ranks == w->ranks && o->src == w->src &&
-            o->batch == w->batch)
-            return true;
-    }
-    return false;
-}
-
-size_t fb_headline_select(const struct fb_row *rows, size_t n, size_t *idx)
-{
+    struct fb_row_index series = {0}, images = {0}, whole = {0};
     size_t k = 0;
+    bool *largest = calloc(n + 1, sizeof *largest);
+    fb_status st = FB_ERR_NOMEM;
 
+    *count = 0;
+    if (!largest || !fb_row_index_build(&series, rows, n, NULL, cmp_series_largest) ||
+        !fb_row_index_build(&images, rows, n, is_images, cmp_point) ||
+        !fb_row_index_build(&whole, rows, n, all_ranks, cmp_bench_most_ranks))
+        goto out;
+    whole.cmp = cmp_bench; /* searched by the bench alone: its first row has the most ranks */
+    /* the first of each series in this order is its row at the largest size (the first in the
+     * file among equals) */
+    for (size_t j = 0; j < series.n; j++)
+        largest[series.at[j]] =
+            j == 0 || cmp_series(&rows[series.at[j - 1]], &rows[series.at[j]]) != 0;
     for (size_t i = 0; i < n; i++) {
-        const struct fb_row *w = &rows[i];
-        bool largest = true;
+        const struct fb_row *w = &rows[i], *most;
 
-        if (w->detail || !fb_headline_metric(w->metric) || counts_images(rows, n, w) ||
+        if (w->detail || !fb_headline_metric(w->metric) || !largest[i] ||
             strcmp(w->backend, "host-strict") == 0) /* its figures are not measurements */
             continue;
-        /* Of a scaling curve, the whole job: the smaller groups are in the run's tables. */
-        for (size_t j = 0; j < n && largest; j++)
-            if (strcmp(rows[j].bench, w->bench) == 0 && rows[j].src < 0 && w->src < 0 &&
-                rows[j].ranks > w->ranks)
-                largest = false;
-        /* the largest size: bytes, then the batch (a batch sweep at one size), then the first */
-        for (size_t j = 0; j < n && largest; j++)
-            if (same_series(&rows[j], w) &&
-                (rows[j].bytes > w->bytes ||
-                 (rows[j].bytes == w->bytes &&
-                  (rows[j].batch > w->batch || (rows[j].batch == w->batch && j < i)))))
-                largest = false;
-        if (largest)
-            idx[k++] = i;
+        /* a bandwidth row of a point that also counts images: images/s is its headline */
+        if (strncmp(w->metric, "bandwidth", 9) == 0 &&
+            fb_row_index_first(&images, w))
+            continue;
+        /* of a scaling curve, the whole job: the smaller groups are in the run's tables */
+        if (w->src < 0 && (most = fb_row_index_first(&whole, w)) &&
+            most->ranks > w->ranks)
+            continue;
+        idx[k++] = i;
     }
-    return k;
+    *count = k;
+    st = FB_OK;
+out:
+    free(largest);
+    fb_row_index_release(&series);
+    fb_row_index_release(&images);
+    fb_row_index_release(&whole);
+    return st;
 }
 
 static bool starts_with(const char *s, const char *head) { return strncmp(s, head, strlen(head)) == 0; }
 
-/* The same point (all its keys but the rank) has a row about all its ranks: one with no rank
- * (src empty), or what all ranks moved together (bandwidth_total: a pair's both ways). */
-static bool has_all_ranks_row(const struct fb_row *rows, size_t n, const struct fb_row *w)
+/* A row about all the ranks of its point: one with no rank (src empty), or what all ranks moved
+ * together (bandwidth_total: a pair's both ways). */
+static bool about_all_ranks(const struct fb_row *r)
 {
-    if (strcmp(w->metric, "bandwidth_total") == 0)
-        return false;
-    for (size_t j = 0; j < n; j++) {
-        const struct fb_row *o = &rows[j];
-        if ((o->src < 0 || strcmp(o->metric, "bandwidth_total") == 0) && o->ranks == w->ranks &&
-            o->bytes == w->bytes && o->batch == w->batch && strcmp(o->bench, w->bench) == 0 &&
-            strcmp(o->kase, w->kase) == 0 && strcmp(o->transport, w->transport) == 0 &&
-            strcmp(o->dtype, w->dtype) == 0)
-            return true;
-    }
-    return false;
+    return r->src < 0 || strcmp(r->metric, "bandwidth_total") == 0;
 }
 
-void fb_headline_infer_detail(struct fb_row *rows, size_t n)
+/* A point, all its keys but the rank: bench, case, transport, dtype, ranks, bytes, batch. */
+static int cmp_point_all(const struct fb_row *a, const struct fb_row *b)
 {
+    int c;
+
+    if ((c = strcmp(a->bench, b->bench)) || (c = strcmp(a->kase, b->kase)) ||
+        (c = strcmp(a->transport, b->transport)) || (c = strcmp(a->dtype, b->dtype)) ||
+        (c = cmp_int(a->ranks, b->ranks)) || (c = cmp_int(a->bytes, b->bytes)))
+        return c;
+    return cmp_int(a->batch, b->batch);
+}
+
+fb_status fb_headline_infer_detail(struct fb_row *rows, size_t n)
+{
+    struct fb_row_index all;
+
+    if (!fb_row_index_build(&all, rows, n, about_all_ranks, cmp_point_all))
+        return FB_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
         struct fb_row *w = &rows[i];
         bool d = false;
@@ -102,10 +163,13 @@ void fb_headline_infer_detail(struct fb_row *rows, size_t n)
         else if (strcmp(w->bench, "pipeline") == 0)
             d = strcmp(w->metric, "cpu_vs_decode") == 0 || strcmp(w->metric, "copy_vs_h2d") == 0 ||
                 strcmp(w->metric, "pipeline_vs_h2d") == 0;
-        if (!d && w->src >= 0 && w->ranks > 1)
-            d = has_all_ranks_row(rows, n, w);
+        /* a rank's share of a point whose all-ranks row is also there */
+        if (!d && w->src >= 0 && w->ranks > 1 && strcmp(w->metric, "bandwidth_total") != 0)
+            d = fb_row_index_first(&all, w) != NULL;
         w->detail = d;
     }
+    fb_row_index_release(&all);
+    return FB_OK;
 }
 
 void fb_headline_cells(const struct fb_row *w, char *size, size_t size_len, char *who,

@@ -9,17 +9,18 @@
 #include <stddef.h>
 
 #include "results.h"
+#include "status.h"
 
 /* Whether a metric is one a headline shows: busbw, bandwidth, bandwidth_total, images_per_s,
  * tflops, batch_max. */
 bool fb_headline_metric(const char *metric);
 
-/* The headline rows of rows[0..n) in file order: their indexes go into idx (room for n), the
- * count is returned. Of each series the row at the largest bytes, then the largest batch. Rows
+/* The headline rows of rows[0..n) in file order: their indexes go into idx (room for n), their
+ * count into *count. Of each series the row at the largest bytes, then the largest batch. Rows
  * marked detail (matrix cells, per-rank shares) are left out, and so are host-strict's (its
- * figures are not measurements). Pure;
- * O(n^2). */
-size_t fb_headline_select(const struct fb_row *rows, size_t n, size_t *idx);
+ * figures are not measurements). O(n log n). FB_ERR_NOMEM (and
+ * *count 0) when its index arrays cannot be had. */
+fb_status fb_headline_select(const struct fb_row *rows, size_t n, size_t *idx, size_t *count);
 
 /* results.csv does not carry the detail flag the benchmarks set: this sets rows[i].detail as
  * they do. p2p's matrix and all-pairs cases, compute's cases other than step_ours/step_ref,
@@ -27,7 +28,7 @@ size_t fb_headline_select(const struct fb_row *rows, size_t n, size_t *idx);
  * rank's share of a point (src set, more than one rank) whose all-ranks row (src empty, or a
  * bandwidth_total row) is also there. A test (tests/report.sh) checks that the headline of a
  * read-back run holds every row `run` printed. */
-void fb_headline_infer_detail(struct fb_row *rows, size_t n);
+fb_status fb_headline_infer_detail(struct fb_row *rows, size_t n); /* O(n log n); FB_ERR_NOMEM */
 
 /* The size and "who" cells of a headline row: "b32" for a batch, "64M" for bytes, "-" for
  * neither; "0>1" for a pair (0<>1 for both ways), "3" for one rank, "all" for the whole job. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report_data_impl.h"
+#include "row_index.h"
 #include "units.h"
 
 const char *const fb_report_split_metrics[6] = {"data_wait_us",    "h2d_us",    "compute_us",
@@ -50,11 +51,24 @@ static bool p_densenet(const struct fb_row *r, const void *arg)
            r->ranks > 1 && !isnan(fb_report_x_fusion(r));
 }
 
+static struct fb_row_index g_times; /* rows of all ranks' times, by cmp_time */
+
+/* A time row of all ranks, the key extra_per_tensor_flat looks one up by: bench, case, ranks,
+ * dtype, transport. */
+static int cmp_time(const struct fb_row *a, const struct fb_row *b)
+{
+    int c;
+
+    if ((c = strcmp(a->bench, b->bench)) || (c = strcmp(a->kase, b->kase)) ||
+        (c = (a->ranks > b->ranks) - (a->ranks < b->ranks)) || (c = strcmp(a->dtype, b->dtype)))
+        return c;
+    return strcmp(a->transport, b->transport);
+}
+
+static bool is_all_time(const struct fb_row *r) { return is(r->metric, "time") && r->src < 0; }
+
 /* The per-tensor and flat times of the same ranks and dtype, beside each point (drawn as
  * horizontal lines). */
-static const struct fb_row *g_rows;
-static size_t g_nrows;
-
 static void extra_per_tensor_flat(struct sb *dat, const struct sel *s, size_t i, size_t first)
 {
     static const char *const cases[] = {"per_tensor", "flat"};
@@ -62,15 +76,11 @@ static void extra_per_tensor_flat(struct sb *dat, const struct sel *s, size_t i,
 
     (void)first;
     for (size_t c = 0; c < 2; c++) {
-        const struct fb_row *found = NULL;
-        for (size_t k = 0; k < g_nrows && !found; k++) {
-            const struct fb_row *o = &g_rows[k];
-            if (is(o->bench, r->bench) && is(o->kase, cases[c]) && is(o->metric, "time") &&
-                o->src < 0 && o->ranks == r->ranks && is(o->dtype, r->dtype) &&
-                is(o->transport, r->transport))
-                found = o;
-        }
-        if (found)
+        struct fb_row key = *r;
+        const struct fb_row *found;
+
+        snprintf(key.kase, sizeof key.kase, "%s", cases[c]);
+        if ((found = fb_row_index_first(&g_times, &key)))
             fb_report_sb_printf(dat, " %.10g", found->st.median);
         else
             fb_report_sb_printf(dat, " NaN");
@@ -272,8 +282,8 @@ fb_status fb_report_plots(const struct fb_row *rows, size_t n, struct fb_plot_se
     bool eff_pct = false;
 
     memset(out, 0, sizeof *out);
-    g_rows = rows;
-    g_nrows = n;
+    if (!fb_row_index_build(&g_times, rows, n, is_all_time, cmp_time))
+        b.ok = false;
     fb_report_series_plot(&b, "allreduce_busbw", "allreduce_busbw",
                           "allreduce: bus bandwidth against message size, one line per GPU count "
                           "(median of trials, out of place)",
@@ -315,8 +325,7 @@ fb_status fb_report_plots(const struct fb_row *rows, size_t n, struct fb_plot_se
                           p_h2d, NULL, fb_report_x_bytes, K_CASE | K_TRANSPORT, K_CASE, 1.0,
                           "bytes bandwidth_gbps p05 p95", NULL, NULL);
     step_split(&b);
-    g_rows = NULL;
-    g_nrows = 0;
+    fb_row_index_release(&g_times);
     if (!b.ok) {
         fb_report_plots_release(out);
         return FB_ERR_NOMEM;

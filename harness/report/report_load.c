@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "csv_table.h"
+#include "escape.h"
 #include "headline.h"
 #include "json_file.h"
 #include "log.h"
@@ -54,10 +55,10 @@ int fb_report_run_load(struct fb_report_run *r, const char *dir)
     if ((rc = read_json(path, &r->env, false)) != 0)
         return rc;
     {
-        char why[1200];
+        char why[1200], shown[1300];
         if (r->env && fb_run_state_incomplete(r->env, why, sizeof why))
             fb_warn("report: run folder '%s' is incomplete (%s); the plots and summary.md show "
-                    "its finished points only", dir, why);
+                    "its finished points only", dir, fb_escape_str(why, 0, shown, sizeof shown));
     }
     snprintf(path, sizeof path, "%s/doctor.json", dir);
     if ((rc = read_json(path, &r->doctor, true)) != 0)
@@ -83,8 +84,8 @@ int fb_report_run_load(struct fb_report_run *r, const char *dir)
     for (size_t i = 0; i < r->res.nrows; i++)
         r->rows[i] = r->res.rows[i].row;
     r->nrows = r->res.nrows;
-    fb_headline_infer_detail(r->rows, r->nrows);
-    if (fb_report_plots(r->rows, r->nrows, &r->plots) != FB_OK ||
+    if (fb_headline_infer_detail(r->rows, r->nrows) != FB_OK ||
+        fb_report_plots(r->rows, r->nrows, &r->plots) != FB_OK ||
         !(r->state = calloc(r->plots.n + 1, sizeof *r->state))) {
         fb_error("report: out of memory");
         return 1;
@@ -110,7 +111,7 @@ int fb_report_launches_load(const char *top, const char *path, struct fb_report_
 {
     struct fb_csv_table t;
     char err[700];
-    fb_status st = fb_csv_table_read(path, &t, err, sizeof err);
+    fb_status st = fb_csv_table_read(path, FB_FILE_LAUNCHES_CSV, &t, err, sizeof err);
     struct fb_report_launch *l = NULL;
     int rc = 0;
 
@@ -142,7 +143,9 @@ int fb_report_launches_load(const char *top, const char *path, struct fb_report_
         x->line = t.line[i];
         if (!variant[0] || strchr(variant, '/') || strcmp(variant, "..") == 0 ||
             strcmp(variant, ".") == 0) {
-            fb_error("report: %s:%zu: variant '%s' is not a folder name", path, x->line, variant);
+            char shown[200];
+            fb_error("report: %s:%zu: variant '%s' is not a folder name", path, x->line,
+                     fb_escape_str(variant, 60, shown, sizeof shown));
             rc = 2;
             goto out;
         }
@@ -168,7 +171,10 @@ int fb_report_launches_load(const char *top, const char *path, struct fb_report_
         if (stat(csv, &sb) != 0 && status && strcmp(status, "0") != 0 && status[0])
             continue;
         if ((rc = fb_report_run_load(&x->run, folder)) != 0) {
-            fb_error("report: (launch '%s' of %s:%zu)", variant, path, x->line);
+            char shown[200];
+            fb_error("report: (launch '%s' of %s:%zu)", fb_escape_str(variant, 60, shown,
+                                                                      sizeof shown),
+                     path, x->line);
             goto out;
         }
     }

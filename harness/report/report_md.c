@@ -14,6 +14,7 @@
 #include "log.h"
 #include "md_text.h"
 #include "nccl_verdict.h"
+#include "row_index.h"
 
 /* Text from the run's files in Markdown: md_text.h escapes it (one line, one cell, no markup). */
 static void md(FILE *f, const char *s) { fb_md_put_text(f, s); }
@@ -203,7 +204,11 @@ static void write_headline(FILE *f, const struct fb_report_run *r, const char *h
         fprintf(f, "\n(out of memory: no headline)\n");
         return;
     }
-    n = fb_headline_select(r->rows, r->nrows, idx);
+    if (fb_headline_select(r->rows, r->nrows, idx, &n) != FB_OK) {
+        fprintf(f, "\n(out of memory: no headline)\n");
+        free(idx);
+        return;
+    }
     fprintf(f, "\n%s Headline\n\nMedian of trials at the largest size of each case, on the most "
                "ranks of each scaling curve (the table `run` ends with); p05 and p95 over the "
                "trials. GB/s = 1e9 B/s; size bN = a batch of N.\n",
@@ -241,6 +246,51 @@ static void write_headline(FILE *f, const struct fb_report_run *r, const char *h
     free(idx);
 }
 
+/* The telemetry rows of one benchmark and rank: at[start..end) of their index, in file order,
+ * the first at rows[first]. */
+struct tgroup {
+    size_t first, start, end;
+};
+
+static int cmp_telemetry(const struct fb_row *a, const struct fb_row *b)
+{
+    int c = strcmp(a->bench, b->bench);
+
+    return c ? c : (a->src > b->src) - (a->src < b->src);
+}
+
+static bool is_telemetry(const struct fb_row *r) { return strcmp(r->kase, "telemetry") == 0; }
+
+static int cmp_tgroup(const void *x, const void *y)
+{
+    const struct tgroup *a = x, *b = y;
+    return (a->first > b->first) - (a->first < b->first);
+}
+
+/* The telemetry rows grouped by benchmark and rank (ix, sorted once: O(n log n); a 4096-rank
+ * run has 8 rows per benchmark and rank), the groups in the order of their first row. false
+ * when out of memory. */
+static bool telemetry_groups(const struct fb_row *rows, size_t n, struct fb_row_index *ix,
+                             struct tgroup **groups, size_t *ng)
+{
+    *ng = 0;
+    *groups = NULL;
+    if (!fb_row_index_build(ix, rows, n, is_telemetry, cmp_telemetry) ||
+        !(*groups = malloc((ix->n + 1) * sizeof **groups))) {
+        fb_row_index_release(ix);
+        return false;
+    }
+    for (size_t k = 0; k < ix->n; k++) {
+        if (k && cmp_telemetry(&rows[ix->at[k - 1]], &rows[ix->at[k]]) == 0)
+            continue;
+        if (*ng)
+            (*groups)[*ng - 1].end = k;
+        (*groups)[(*ng)++] = (struct tgroup){ix->at[k], k, ix->n};
+    }
+    qsort(*groups, *ng, sizeof **groups, cmp_tgroup);
+    return true;
+}
+
 /* Telemetry rows (case "telemetry"): one line per benchmark and rank, the median of each metric
  * over the samples (the maximum too for power and temperature). */
 static void write_telemetry(FILE *f, const struct fb_report_run *r, const char *h)
@@ -250,6 +300,9 @@ static void write_telemetry(FILE *f, const struct fb_report_run *r, const char *
                                          "temp_c",        "throttle_reasons"};
     enum { NM = sizeof metric / sizeof metric[0] };
     bool any = false;
+    struct fb_row_index ix;
+    struct tgroup *groups = NULL;
+    size_t ng = 0;
 
     for (size_t i = 0; i < r->nrows && !any; i++)
         any = strcmp(r->rows[i].kase, "telemetry") == 0;
@@ -262,23 +315,16 @@ static void write_telemetry(FILE *f, const struct fb_report_run *r, const char *
                "power (W) | SM clock (MHz) | memory clock (MHz) | temperature (C) | throttle "
                "reasons |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
             h);
-    for (size_t i = 0; i < r->nrows; i++) {
-        const struct fb_row *w = &r->rows[i], *v[NM] = {0};
-        bool first = true;
+    if (!telemetry_groups(r->rows, r->nrows, &ix, &groups, &ng)) {
+        fprintf(f, "(out of memory: no telemetry table)\n");
+        return;
+    }
+    for (size_t g = 0; g < ng; g++) {
+        const struct fb_row *w = &r->rows[groups[g].first], *v[NM] = {0};
         size_t samples = 0;
 
-        if (strcmp(w->kase, "telemetry") != 0)
-            continue;
-        for (size_t j = 0; j < i && first; j++)
-            first = !(strcmp(r->rows[j].kase, "telemetry") == 0 &&
-                      strcmp(r->rows[j].bench, w->bench) == 0 && r->rows[j].src == w->src);
-        if (!first)
-            continue;
-        for (size_t j = i; j < r->nrows; j++) {
-            const struct fb_row *o = &r->rows[j];
-            if (strcmp(o->kase, "telemetry") != 0 || strcmp(o->bench, w->bench) != 0 ||
-                o->src != w->src)
-                continue;
+        for (size_t k = groups[g].start; k < groups[g].end; k++) {
+            const struct fb_row *o = &r->rows[ix.at[k]];
             for (size_t m = 0; m < NM; m++)
                 if (!v[m] && strcmp(o->metric, metric[m]) == 0) {
                     v[m] = o;
@@ -305,6 +351,8 @@ static void write_telemetry(FILE *f, const struct fb_report_run *r, const char *
         }
         fprintf(f, " |\n");
     }
+    fb_row_index_release(&ix);
+    free(groups);
 }
 
 /* A link's destination to one of a plot's files: PREFIXplots/NAME.EXT. */
@@ -400,9 +448,10 @@ static void launch_figures(FILE *f, const struct fb_report_run *r)
     size_t n, shown = 0;
     const char *bench = "";
 
-    if (!idx)
+    if (!idx || fb_headline_select(r->rows, r->nrows, idx, &n) != FB_OK) {
+        free(idx);
         return;
-    n = fb_headline_select(r->rows, r->nrows, idx);
+    }
     for (size_t k = 0; k < n; k++) {
         const struct fb_row *w = &r->rows[idx[k]];
         char size[24], who[24];

@@ -12,7 +12,12 @@
 #include <string.h>
 
 #include "csv_reader.h"
+#include "escape.h"
+#include "file_read.h"
 #include "units.h"
+
+/* A cell as messages show it: at most 40 bytes, escaped. */
+#define SHOWN(v) fb_escape_str((v), 40, (char[200]){0}, 200)
 
 static int read_text(struct fb_csv_reader *p, size_t line, size_t col, char *dst, size_t size)
 {
@@ -20,8 +25,8 @@ static int read_text(struct fb_csv_reader *p, size_t line, size_t col, char *dst
     size_t n = strlen(v);
 
     if (n >= size) {
-        fb_csv_reader_fail(p, line, "column '%s': '%.40s%s' is longer than %zu characters",
-                           fb_results_columns[col], v, n > 40 ? "..." : "", size - 1);
+        fb_csv_reader_fail(p, line, "column '%s': '%s' is longer than %zu characters",
+                           fb_results_columns[col], SHOWN(v), size - 1);
         return -1;
     }
     memcpy(dst, v, n + 1);
@@ -48,8 +53,8 @@ static int read_int(struct fb_csv_reader *p, size_t line, size_t col, long long 
     errno = 0;
     x = strtoll(v, &end, 10);
     if (*v == ' ' || *v == '\t' || *v == '+' || *end || errno == ERANGE) {
-        fb_csv_reader_fail(p, line, "column '%s': '%.40s' is not an integer",
-                           fb_results_columns[col], v);
+        fb_csv_reader_fail(p, line, "column '%s': '%s' is not an integer",
+                           fb_results_columns[col], SHOWN(v));
         return -1;
     }
     if (x < lo || x > hi) {
@@ -146,7 +151,7 @@ fb_status fb_results_read(const char *path, struct fb_read_results *out, char *e
         snprintf(err, errlen, "path is too long: '%.60s...'", path);
         return FB_ERR_USAGE;
     }
-    st = fb_csv_reader_slurp(path, &buf, &len, err, errlen);
+    st = fb_file_read(path, FB_FILE_RESULTS_CSV, false, &buf, &len, err, errlen);
     if (st != FB_OK)
         return st;
     st = fb_results_parse(path, buf, len, out, err, errlen);
@@ -182,8 +187,8 @@ fb_status fb_results_parse(const char *path, const char *buf, size_t len,
     }
     for (size_t i = 0; i < fb_results_ncolumns; i++) {
         if (strcmp(fb_csv_reader_field(&p, i), fb_results_columns[i]) != 0) {
-            fb_csv_reader_fail(&p, 1, "header column %zu is '%.40s', expected '%s'", i + 1,
-                               fb_csv_reader_field(&p, i), fb_results_columns[i]);
+            fb_csv_reader_fail(&p, 1, "header column %zu is '%s', expected '%s'", i + 1,
+                               SHOWN(fb_csv_reader_field(&p, i)), fb_results_columns[i]);
             goto out;
         }
     }

@@ -153,6 +153,31 @@ int main(void)
         fb_compare_release(&cmp);
     }
 
+    /* A key repeated: base's k-th row of it meets cur's k-th (file order), one each; a cur
+     * row left over is only in the new run. (The join takes them in O(k), not O(k^2).) */
+    {
+        struct fb_read_row brows[3], crows[4];
+        struct fb_read_results b = {.rows = brows, .nrows = 3}, c = {.rows = crows, .nrows = 4};
+        struct fb_comparison cmp;
+
+        memset(brows, 0, sizeof brows);
+        memset(crows, 0, sizeof crows);
+        for (size_t i = 0; i < 3; i++)
+            brows[i].row = row("bandwidth", 10 + (double)i, 0.01, 10);
+        for (size_t i = 0; i < 4; i++)
+            crows[i].row = row("bandwidth", 10 + (double)i, 0.01, 10);
+        CHECK(fb_compare_join(&b, &c, 0.05, &cmp) == FB_OK);
+        CHECK(cmp.n == 4);
+        if (cmp.n == 4) {
+            for (size_t i = 0; i < 3; i++)
+                CHECK(cmp.e[i].base == &brows[i] && cmp.e[i].cur == &crows[i] &&
+                      cmp.e[i].verdict == FB_CMP_SAME);
+            CHECK(!cmp.e[3].base && cmp.e[3].cur == &crows[3] &&
+                  cmp.e[3].verdict == FB_CMP_ONLY_NEW);
+        }
+        fb_compare_release(&cmp);
+    }
+
     /* Fingerprints: versions before environment before host; equal leaves left out. */
     {
         char dir[] = "/tmp/fb_test_compare.XXXXXX", bp[64], cp[64], err[256];

@@ -300,7 +300,7 @@ static void test_logs(const char *dir)
     CHECK_HAS(err, "malformed.log:4: unknown transport");
     CHECK(r.conns == NULL && r.nconns == 0);
     CHECK(load(dir, "no-such.log", &r, v, err, sizeof err) == FB_ERR_IO);
-    CHECK_HAS(err, "cannot read '");
+    CHECK_HAS(err, "cannot open '");
     CHECK_HAS(err, "no-such.log': No such file or directory");
     fb_nccl_report_release(&r);
 }

@@ -246,12 +246,12 @@ static void test_headline(void)
     /* a batch sweep at one size: the largest batch */
     add("step", "step", "images_per_s", 2, 26214400, 64, 300);
     add("step", "step", "images_per_s", 2, 26214400, 128, 340);
-    fb_headline_infer_detail(rows, nrows);
+    CHECK(fb_headline_infer_detail(rows, nrows) == FB_OK);
     CHECK(!rows[0].detail && rows[1].detail && rows[2].detail && !rows[3].detail);
     CHECK(rows[4].detail);
     CHECK(!rows[5].detail && rows[6].detail && !rows[7].detail);
     CHECK(rows[8].detail && !rows[9].detail);
-    n = fb_headline_select(rows, nrows, idx);
+    CHECK(fb_headline_select(rows, nrows, idx, &n) == FB_OK);
     CHECK(n == 6);
     if (n == 6) {
         CHECK(idx[0] == 0 && idx[1] == 3 && idx[2] == 5 && idx[3] == 7 && idx[4] == 9);
@@ -270,7 +270,7 @@ static void test_headline_strict(void)
     snprintf(r->backend, sizeof r->backend, "host-strict");
     r = add("h2d", "pinned_h2d", "bandwidth_total", 2, 1 << 20, -1, 50);
     snprintf(r->backend, sizeof r->backend, "host");
-    n = fb_headline_select(rows, nrows, idx);
+    CHECK(fb_headline_select(rows, nrows, idx, &n) == FB_OK);
     CHECK(n == 1 && idx[0] == 1);
 }
 

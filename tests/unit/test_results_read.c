@@ -102,7 +102,7 @@ int main(void)
     rows[0].st = (struct fb_stats){3, 1.5, 1.1, 1.9, 1, 2, 1.5, 0.5};
     rows[0].wrong = 0;
     rows[1] = rows[0];
-    strcpy(rows[1].kase, "odd,\"name\nwith a line break");
+    strcpy(rows[1].kase, "odd,\"name\"");
     strcpy(rows[1].link, "cross-socket");
     rows[1].src = 0;
     rows[1].dst = 3;
@@ -131,11 +131,25 @@ int main(void)
         CHECK(rows_equal(&r.rows[i].row, &rows[i]));
         CHECK_STR(r.rows[i].run_id, "20240101-000000-node1");
     }
-    /* The quoted line break moves the third row to line 5. */
-    CHECK(r.nrows == 3 && r.rows[0].line == 2 && r.rows[1].line == 3 && r.rows[2].line == 5);
+    CHECK(r.nrows == 3 && r.rows[0].line == 2 && r.rows[1].line == 3 && r.rows[2].line == 4);
     CHECK_STR(r.path, path);
     fb_results_read_release(&r);
     fb_results_read_release(&r); /* twice is harmless */
+
+    /* A line break (or any control character) inside a field is refused, named and escaped:
+     * no fabricbench writes one, and a message must stay one line. */
+    {
+        static const char *const hdr = "run_id,bench,case,backend,transport,link,nodes,ranks,"
+                                       "src,dst,batch,bytes,count,dtype,redop,iters,metric,"
+                                       "unit,samples,median,p05,p95,min,max,mean,stddev,wrong\n";
+        char text[1024];
+        int n = snprintf(text, sizeof text, "%sr,h2d,\"two\nlines\",host,,,1,1,,,,4096,,,,1,"
+                         "bandwidth,GB/s,3,1,1,1,1,1,1,0,\n", hdr);
+        const char *p = write_file("linebreak.csv", text, (size_t)n);
+        CHECK(fb_results_read(p, &r, err, sizeof err) == FB_ERR_USAGE);
+        CHECK_HAS(err, "linebreak.csv:2: control character in field 'case': \\x0a after 'two'");
+        CHECK(!strchr(err, '\n'));
+    }
 
     /* A header alone is an empty, valid run; CRLF line ends and a missing final line end are
      * accepted (RFC 4180 allows both). */
@@ -215,7 +229,10 @@ int main(void)
         HEADER "r1,h2d,pinned_h2d,host,memcpy,,1,1,,,,1048576,,,,10,bandwidth,GB/s,5,2,1,3,1,3,2,0.5,0,extra\n",
         ":2: 28 fields, expected 27", NULL);
     BAD("blank_line.csv", HEADER GOOD "\n" GOOD, ":3: 1 field, expected 27", NULL);
-    BAD("unclosed_quote.csv", HEADER GOOD GOOD "r1,\"h2d,pinned\n", ":4: ", "not closed");
+    BAD("unclosed_quote.csv", HEADER GOOD GOOD "r1,\"h2d,pinned", ":4: ", "not closed");
+    /* a quote left open over a line end meets the line break first: a control character */
+    BAD("open_quote_lf.csv", HEADER GOOD GOOD "r1,\"h2d,pinned\n", ":4: ",
+        "control character in field 'bench': \\x0a after 'h2d,pinned'");
     BAD("stray_quote.csv",
         HEADER "r1,h2\"d,pinned_h2d,host,memcpy,,1,1,,,,1048576,,,,10,bandwidth,GB/s,5,2,1,3,1,3,2,0.5,0\n",
         ":2: quote inside an unquoted field", NULL);

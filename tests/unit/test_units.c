@@ -1,4 +1,5 @@
 /* Size, count and number parsing: suffixes are binary, junk and negatives are refused. */
+#include <stdint.h>
 #include <string.h>
 
 #include "test.h"
@@ -143,5 +144,22 @@ int main(void)
     CHECK(strcmp(buf, "27872824") == 0);
     fb_size_format(8, buf, sizeof buf);
     CHECK(strcmp(buf, "8") == 0);
+
+    /* checked size arithmetic: overflow is reported, never wrapped */
+    {
+        size_t r = 7;
+        CHECK(fb_size_round_up(4097, 4096, &r) && r == 8192);
+        CHECK(fb_size_round_up(0, 4096, &r) && r == 0);
+        CHECK(fb_size_round_up(SIZE_MAX - 4095, 4096, &r) && r == SIZE_MAX - 4095);
+        r = 7;
+        CHECK(!fb_size_round_up(SIZE_MAX, 4096, &r) && r == 7);
+        CHECK(!fb_size_round_up(SIZE_MAX - 4094, 4096, &r) && r == 7);
+        CHECK(!fb_size_round_up(1, 0, &r));
+        CHECK(fb_size_mul((size_t)1 << 31, (size_t)1 << 32, &r) && r == (size_t)1 << 63);
+        CHECK(!fb_size_mul((size_t)1 << 32, (size_t)1 << 32, &r));
+        CHECK(fb_size_add(SIZE_MAX - 1, 1, &r) && r == SIZE_MAX);
+        CHECK(!fb_size_add(SIZE_MAX, 1, &r));
+        CHECK(fb_size_machine_memory() > ((size_t)1 << 20));
+    }
     TEST_DONE();
 }
