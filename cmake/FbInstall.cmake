@@ -59,7 +59,7 @@ install(PROGRAMS ${PROJECT_SOURCE_DIR}/harness/scripts/gpu-check.sh
         DESTINATION ${fb_libexec})
 
 # The Debian package: its dependencies are Debian 12's runtime packages of what the binary links
-# (tests/package.sh checks every NEEDED library against them); NCCL and the CUDA driver come from
+# (tests/packaging.sh checks every NEEDED library against them); NCCL and the CUDA driver come from
 # NVIDIA, not Debian, and are loaded at run time.
 set(CPACK_PACKAGE_NAME fabricbench)
 set(CPACK_PACKAGE_VENDOR "fabricbench")

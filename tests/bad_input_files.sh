@@ -60,6 +60,8 @@ expect_bad "nothing.ini: the profile asks for no check" accept --profile nothing
 expect_bad "cannot open profile 'nosuch.ini'" accept --profile nosuch.ini good
 mkrun env; printf '{"host": \n' >env/env.json
 expect_bad "env/env.json:1: not a JSON object" accept --profile "$profile" env
+mkrun envtail; printf '{"host": "a"}\n{"x": 1}\n' >envtail/env.json
+expect_bad "envtail/env.json:2: not a JSON object (text after its end)" accept --profile "$profile" envtail
 [ ! -e good/accept.xml ] || fail "accept wrote JUnit for bad input"
 
 # ---- NCCL logs, given to nccl-log ----

@@ -44,6 +44,12 @@ ls compare-base-vs-new/*.tmp >/dev/null 2>&1 && fail "temporary files left behin
 "$bin" compare --out new/sub base new >/dev/null 2>inside.err
 [ $? = 2 ] && grep -q "inside run 'new'" inside.err && [ ! -e new/sub ] ||
     fail "--out inside NEW: $(cat inside.err)"
+"$bin" compare --out no-such/../new/sub2 base new >/dev/null 2>inside.err
+[ $? = 2 ] && grep -q "inside run 'new'" inside.err && [ ! -e new/sub2 ] ||
+    fail "--out reaching NEW through a '..' after a new folder: $(cat inside.err)"
+# Trailing slashes name the same folder: compare-base-vs-new, not compare--vs-.
+"$bin" compare base/ new/ >/dev/null 2>&1
+[ -d compare-base-vs-new ] && [ ! -e compare--vs- ] || fail "trailing slashes changed the default folder"
 
 # 1b. The same for timed figures: two runs of the CPU side of the ImageNet-like pipeline on one
 # thread (decode, augmentation, copies, a consumer's stall; 10 trials of 20 ms). A change must

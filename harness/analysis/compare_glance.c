@@ -32,7 +32,7 @@ static void print_rows(const struct fb_comparison *c, enum fb_cmp_verdict v, boo
         return;
     }
     for (size_t i = 0; i < c->n; i++)
-        if (c->e[i].verdict == v && isfinite(c->e[i].ratio) && c->e[i].ratio > 0)
+        if (c->e[i].verdict == v && !isnan(c->e[i].ratio) && c->e[i].ratio >= 0)
             e[n++] = &c->e[i];
     qsort(e, n, sizeof *e, by_size);
     fb_out("%s (%zu, largest first):\n", v == FB_CMP_REGRESSION

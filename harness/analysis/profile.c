@@ -453,7 +453,7 @@ fb_status fb_profile_parse(const char *text, const char *name, struct fb_profile
         return FB_ERR_NOMEM;
     }
     ps->p = p;
-    ps->text = text;
+    ps->text = text + fb_file_bom(text, strlen(text)); /* as fb_profile_load skips it */
     ps->name = name;
     snprintf(p->path, sizeof p->path, "%s", name);
     st = parse(ps, p, err, errlen);

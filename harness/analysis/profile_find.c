@@ -81,14 +81,16 @@ fb_status fb_profile_find(const char *arg, const char *exe_dir, const char *env,
         char *slash = strrchr(self, '/');
         if (slash)
             *slash = '\0';
-        exe_dir = self;
+        exe_dir = slash ? self : NULL; /* unknown: no installed folder to look in */
     }
-    if (snprintf(installed, sizeof installed, "%.*s/%s", (int)(sizeof installed - 64), exe_dir,
-                 FB_PROFILE_REL_DIR) >= (int)sizeof installed)
+    if (!exe_dir || snprintf(installed, sizeof installed, "%.*s/%s",
+                             (int)(sizeof installed - 64), exe_dir, FB_PROFILE_REL_DIR) >=
+                        (int)sizeof installed)
         installed[0] = '\0';
     if (*installed && try_dir(installed, strlen(installed), arg, path, cap))
         return FB_OK;
-    list_names(installed, strlen(installed), names, sizeof names);
+    if (*installed)
+        list_names(installed, strlen(installed), names, sizeof names);
     for (const char *d = env ? env : ""; *d;) {
         size_t n = strcspn(d, ":");
         if (n && try_dir(d, n, arg, path, cap))
@@ -102,7 +104,8 @@ fb_status fb_profile_find(const char *arg, const char *exe_dir, const char *env,
         snprintf(path, cap, "%s", arg);
         return FB_OK;
     }
-    snprintf(err, errlen, "no profile named '%s' in %s%s%s (profiles there: %s)", arg, installed,
+    snprintf(err, errlen, "no profile named '%s' in %s%s%s (profiles there: %s)", arg,
+             *installed ? installed : "(no installed folder: the binary's is unknown)",
              env && *env ? " or FB_PROFILE_PATH=" : "", env && *env ? env : "",
              *names ? names : "none");
     return FB_ERR_USAGE;

@@ -324,7 +324,15 @@ static fb_status pair_item(const char *item, void *out, size_t i, char *why, siz
 
 static fb_status batch_item(const char *item, void *out, size_t i, char *why, size_t whylen)
 {
-    return fb_count_parse(item, 1, 1 << 20, &((long *)out)[i], why, whylen);
+    long *batches = out;
+    fb_status st = fb_count_parse(item, 1, 1 << 20, &batches[i], why, whylen);
+
+    for (size_t j = 0; st == FB_OK && j < i; j++)
+        if (batches[j] == batches[i]) {
+            snprintf(why, whylen, "batch '%s' is given twice; each batch is measured once", item);
+            st = FB_ERR_USAGE;
+        }
+    return st;
 }
 
 static fb_status rate_item(const char *item, void *out, size_t i, char *why, size_t whylen)

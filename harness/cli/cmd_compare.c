@@ -44,10 +44,25 @@ static void usage(void)
 /* compare-<BASE>-vs-<NEW>, from the two run folders' last components (a run's own id when it
  * was made with the default name): bytes outside [A-Za-z0-9._-] as '_', so that no text becomes
  * a path (no '/', no "..": one component starting with "compare-"). */
+static void last_component(const char *path, const char **at, int *n)
+{
+    size_t end = strlen(path);
+    while (end > 1 && path[end - 1] == '/')
+        end--;
+    size_t start = end;
+    while (start > 0 && path[start - 1] != '/')
+        start--;
+    *at = path + start;
+    *n = (int)(end - start < 60 ? end - start : 60);
+}
+
 static void safe_folder_name(char *dst, size_t len, const char *bdir, const char *ndir)
 {
-    const char *bs = strrchr(bdir, '/'), *ns = strrchr(ndir, '/');
-    int w = snprintf(dst, len, "compare-%.60s-vs-%.60s", bs ? bs + 1 : bdir, ns ? ns + 1 : ndir);
+    const char *b, *n;
+    int bn, nn;
+    last_component(bdir, &b, &bn);
+    last_component(ndir, &n, &nn);
+    int w = snprintf(dst, len, "compare-%.*s-vs-%.*s", bn, b, nn, n);
 
     for (char *c = dst + 8; w > 0 && *c; c++)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||

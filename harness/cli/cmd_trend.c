@@ -54,17 +54,28 @@ static bool is_run(const char *dir)
     return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-/* The run folders inside `top`, sorted by name, into list (cap entries). */
-static size_t runs_inside(const char *top, char (*list)[4096], size_t cap)
+/* The run folders inside `top`, sorted by name, into list (cap entries): their count, or -1
+ * with one line printed when top cannot be read or holds more than cap runs. */
+static long runs_inside(const char *top, char (*list)[4096], size_t cap)
 {
     struct dirent **e = NULL;
     int ne = scandir(top, &e, NULL, alphasort);
-    size_t n = 0;
+    long n = 0;
+    if (ne < 0) {
+        fb_error("trend: cannot read folder '%s': %s", top, strerror(errno));
+        return -1;
+    }
     for (int i = 0; i < ne; i++) {
-        if (e[i]->d_name[0] != '.' && n < cap &&
-            snprintf(list[n], sizeof list[n], "%s/%s", top, e[i]->d_name) < (int)sizeof list[n] &&
-            is_run(list[n]))
-            n++;
+        if (n >= 0 && e[i]->d_name[0] != '.') {
+            if ((size_t)n == cap) {
+                fb_error("trend: '%s' holds more than %zu runs; give the runs to compare", top,
+                         cap);
+                n = -1;
+            } else if (snprintf(list[n], sizeof list[n], "%s/%s", top, e[i]->d_name) <
+                           (int)sizeof list[n] && is_run(list[n])) {
+                n++;
+            }
+        }
         free(e[i]);
     }
     free(e);
@@ -87,9 +98,16 @@ static double run_time(const struct fb_report_run *r, struct fb_trend_run *t)
     }
     memset(&tm, 0, sizeof tm);
     if ((end = strptime(r->id, "%Y%m%d-%H%M%S", &tm)) && (!*end || *end == '-')) {
-        strftime(t->started, sizeof t->started, "%Y-%m-%dT%H:%M:%S", &tm);
-        t->time_from = "run id";
-        return (double)timegm(&tm);
+        /* a default run id is the local time of the run's host (results.c), taken as this
+         * host's zone */
+        tm.tm_isdst = -1;
+        time_t t0 = mktime(&tm);
+        struct tm utc;
+        if (t0 != (time_t)-1 && gmtime_r(&t0, &utc)) {
+            strftime(t->started, sizeof t->started, "%Y-%m-%dT%H:%M:%SZ", &utc);
+            t->time_from = "run id";
+            return (double)t0;
+        }
     }
     t->time_from = "argument order";
     return NAN;
@@ -171,7 +189,10 @@ int fb_cmd_trend(int argc, char **argv)
     if (!(dirs = calloc(TREND_MAX_RUNS, sizeof *dirs)))
         goto nomem;
     if (argc - optind == 1 && !is_run(argv[optind])) {
-        n = runs_inside(argv[optind], dirs, TREND_MAX_RUNS);
+        long found = runs_inside(argv[optind], dirs, TREND_MAX_RUNS);
+        if (found < 0)
+            goto out;
+        n = (size_t)found;
     } else {
         for (int i = optind; i < argc; i++) {
             if (n == TREND_MAX_RUNS || snprintf(dirs[n], sizeof dirs[n], "%s", argv[i]) >=

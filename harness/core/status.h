@@ -5,7 +5,8 @@
 #define FB_STATUS_H
 
 /* Each status: its code, its severity (fb_status_severity: which status wins when the ranks
- * agree, docs/timeouts.md) and its message. The order of the codes decides nothing. */
+ * agree, docs/timeouts.md) and its message. The order of the codes decides only between two
+ * statuses of one severity (the later code wins), never across severities. */
 #define FB_STATUS_TABLE(X)                                                                \
     X(FB_OK, FB_SEV_OK, "success")                                                        \
     X(FB_ERR_USAGE, FB_SEV_FAILED, "invalid usage")                                       \
@@ -24,11 +25,11 @@
     X(FB_ERR_TIMEOUT, FB_SEV_TIMEOUT, "timed out (--timeout)")                            \
     X(FB_ERR_INTERRUPTED, FB_SEV_INTERRUPTED, "interrupted (SIGINT or SIGTERM)")
 
-/* How bad a status is, lowest first. When ranks disagree the most severe wins (the lowest rank
- * among equals): a point one rank cannot measure (waived) never hides another rank's failure; a
- * transport error, often only the echo of a peer's failure, yields to the peer's own cause; a
- * rank short of memory, storage or its GPU is the root cause of the others' failures; a timeout
- * and a signal stop every rank whatever else was seen. */
+/* How bad a status is, lowest first. When ranks disagree the most severe wins (then the later
+ * code, then the lowest rank): a point one rank cannot measure (waived) never hides another rank's
+ * failure; a transport error, often only the echo of a peer's failure, yields to the peer's own
+ * cause; a rank short of memory, storage or its GPU is the root cause of the others' failures; a
+ * timeout and a signal stop every rank whatever else was seen. */
 enum fb_severity {
     FB_SEV_OK,          /* success */
     FB_SEV_WAIVED,      /* UNSUPPORTED: the point is skipped with a reason, the run goes on */

@@ -167,7 +167,20 @@ fb_status fb_json_file_read(const char *path, bool optional, cJSON **out, char *
     fb_escape_str(path, 0, shown, sizeof shown);
     bom = fb_file_bom(text, len); /* a byte-order mark: skipped */
     errno = 0;
-    *out = cJSON_ParseWithLength(text + bom, len - bom);
+    const char *end = NULL;
+    *out = cJSON_ParseWithLengthOpts(text + bom, len - bom, &end, false);
+    if (*out && end && end[strspn(end, " \t\r\n")] != '\0' && end < text + len) {
+        /* text after the object ("{...} junk", "{...}{...}"): not one JSON object */
+        size_t at_line = 1;
+        const char *extra = end + strspn(end, " \t\r\n");
+        for (const char *c = text; c < extra; c++)
+            at_line += *c == '\n';
+        snprintf(err, errlen, "%s:%zu: not a JSON object (text after its end)", shown, at_line);
+        cJSON_Delete(*out);
+        *out = NULL;
+        st = FB_ERR_USAGE;
+        goto out;
+    }
     if (*out && cJSON_IsObject(*out)) {
         if ((st = check_strings(shown, text + bom, len - bom, err, errlen)) != FB_OK ||
             (st = check_numbers(shown, text + bom, len - bom, err, errlen)) != FB_OK) {

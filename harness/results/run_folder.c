@@ -186,7 +186,9 @@ fb_status fb_run_folder_output(const char *opt, const char *path, bool dir, char
     return FB_OK;
 }
 
-/* realpath of the longest existing prefix of path, with the rest appended as written. */
+/* realpath of the longest existing prefix of path, then the rest (which does not exist yet, so
+ * holds no link) resolved by hand: "." dropped, ".." takes off the last component, as mkdir -p
+ * would walk it. */
 static bool resolve_prefix(const char *path, char *out, size_t len)
 {
     char head[PATH_MAX], real[PATH_MAX];
@@ -195,8 +197,30 @@ static bool resolve_prefix(const char *path, char *out, size_t len)
     for (;;) {
         if (realpath(*head ? head : ".", real)) {
             const char *rest = path + strlen(head);
-            return snprintf(out, len, "%s%s%s", real, *rest && *rest != '/' ? "/" : "", rest) <
-                   (int)len;
+            size_t used = strlen(real);
+            if (used >= len)
+                return false;
+            memcpy(out, real, used + 1);
+            while (*rest) {
+                size_t n;
+                rest += strspn(rest, "/");
+                n = strcspn(rest, "/");
+                if (n == 2 && rest[0] == '.' && rest[1] == '.') {
+                    char *slash = strrchr(out, '/');
+                    used = slash && slash != out ? (size_t)(slash - out) : 1;
+                    out[used] = '\0';
+                } else if (n && !(n == 1 && rest[0] == '.')) {
+                    if (used + n + 2 > len)
+                        return false;
+                    if (out[used - 1] != '/')
+                        out[used++] = '/';
+                    memcpy(out + used, rest, n);
+                    used += n;
+                    out[used] = '\0';
+                }
+                rest += n;
+            }
+            return true;
         }
         char *slash = strrchr(head, '/');
         if (!slash)
@@ -287,6 +311,8 @@ fb_status fb_run_folder_lock(const char *dir, char *note, size_t notelen, char *
     long pid, pid2;
 
     note[0] = '\0';
+    if (errlen)
+        err[0] = '\0';
     snprintf(lock, sizeof lock, "%s/.lock", dir);
     snprintf(tmp, sizeof tmp, "%s/.lock.%ld.tmp", dir, (long)getpid());
     snprintf(guard, sizeof guard, "%s/.lock.takeover", dir);

@@ -41,8 +41,9 @@ fb_status fb_world_init(struct fb_world *w);
 void fb_world_release(struct fb_world *w);
 
 /* Collective: every rank passes its status and all return the worst one, so all ranks take the
- * same branch after a phase. Worst is the highest severity (fb_status_severity, status.h), and
- * among equals the lowest rank: one MPI_Allreduce of (severity, rank) with MPI_MAXLOC. A signal
+ * same branch after a phase. Worst is the highest severity (fb_status_severity, status.h), then
+ * the later code, then the lowest rank: one MPI_Allreduce of (severity x 256 + code, rank) with
+ * MPI_MAXLOC. A signal
  * (SIGINT/SIGTERM) counts as FB_ERR_INTERRUPTED. *rank (may be NULL) gets the rank that reported
  * the winner, -1 when every rank passed FB_OK. */
 fb_status fb_world_agree_who(const struct fb_world *w, fb_status mine, int *rank);

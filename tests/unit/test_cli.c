@@ -71,6 +71,7 @@ int main(void)
     bad("--sizes", "1K,4K,1024", NULL, "size '1024' (1024 bytes) is given twice");
     bad("--pairs", "0:1,0:1", NULL, "bad value for --pairs: pair '0:1' is given twice");
     bad("--ranks", "2,2", NULL, "bad value for --ranks: rank count '2' is given twice");
+    bad("--batch", "32,16,32", NULL, "bad value for --batch: batch '32' is given twice");
     CHECK(parse(&o, err, "--pairs", "0:1,1:0", NULL) == FB_OK); /* two directions: two pairs */
     CHECK(o.npairs == 2);
     CHECK(parse(&o, err, "--sizes", "1K,1025", NULL) == FB_OK);
