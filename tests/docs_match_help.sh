@@ -2,8 +2,9 @@
 # README.md's Commands table and `run` options table against the binary's --help: every command
 # is in `fabricbench --help`; every option a row names is in that command's --help, and every
 # option a --help lists is in its row (both ways), with the same values (a|b|c); each exit code
-# README gives is in --help's exit line and every non-zero one of --help's is in README's; each default of the run options table
-# (its numbers, its `quoted` values, the choice it names) is in the option's own --help text.
+# README gives is in --help's exit line and every non-zero one of --help's is in README's; each
+# default of the run options table (its numbers, its `quoted` values, the choice it names) is
+# in the option's own --help text.
 # One line per mismatch, naming the command or option.
 . "$(dirname "$0")/lib.sh"
 readme=$1 bin=$2
