@@ -18,7 +18,9 @@ csv=$out/run/results.csv
 header=$(head -n 1 "$csv")
 [ -n "$header" ] || fail "no header written"
 # the tables of SCHEMA.md: rows of the table whose header row starts with "| $1 |"
-table() { awk -v h="| $1 |" 'index($0, h) == 1 { on = 1; next } on && !/^\|/ { exit } on' "$schema"; }
+table() {
+    awk -v h="| $1 |" 'index($0, h) == 1 { on = 1; next } on && !/^\|/ { exit } on' "$schema"
+}
 table file >"$out/files"
 table column >"$out/columns"
 table metric >"$out/metrics"
@@ -28,7 +30,8 @@ table metric >"$out/metrics"
 # files, both ways (nccl-rank<N>.log stands for each rank's NCCL log)
 for f in $(ls -A "$out/run"); do
     name=$(echo "$f" | sed 's/^nccl-rank[0-9]*\.log$/nccl-rank<N>.log/')
-    grep -qF "| \`$name\` |" "$out/files" || fail "file '$f' of the run is not in SCHEMA.md's files table"
+    grep -qF "| \`$name\` |" "$out/files" ||
+        fail "file '$f' of the run is not in SCHEMA.md's files table"
 done
 for f in $(sed -n 's/^| `\([^`]*\)` |.*/\1/p' "$out/files"); do
     case $f in *'<N>'*) continue ;; esac # only where NCCL runs
@@ -41,7 +44,8 @@ for col in $(echo "$header" | tr ',' ' '); do
     grep -q "^| \`$col\` |" "$out/columns" || fail "column '$col' is not documented in SCHEMA.md"
 done
 for col in $(sed -n 's/^| `\([^`]*\)` |.*/\1/p' "$out/columns"); do
-    echo ",$header," | grep -q ",$col," || fail "SCHEMA.md documents column '$col', which results.csv lacks"
+    echo ",$header," | grep -q ",$col," ||
+        fail "SCHEMA.md documents column '$col', which results.csv lacks"
 done
 
 # metrics with their units; units; transports
@@ -63,7 +67,9 @@ for t in $(csv_awk '{ print v("transport") }' "$csv" | sort -u); do
 done
 for metric in $(sed -n 's/^| \(`[^|]*\) |.*/\1/p' "$out/metrics" | tr -d '`,'); do
     if [ -z "$fake" ]; then
-        case $metric in *_pct | *_bytes | power_w | *_mhz | temp_c | throttle_reasons) continue ;; esac
+        case $metric in
+        *_pct | *_bytes | power_w | *_mhz | temp_c | throttle_reasons) continue ;; # telemetry
+        esac
     fi
     cut -f1 "$out/written" | grep -qx "$metric" ||
         fail "SCHEMA.md documents metric '$metric', which the run did not write"
