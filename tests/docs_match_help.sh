@@ -1,0 +1,158 @@
+#!/bin/sh
+# README.md's Commands table and `run` options table against the binary's --help: every command
+# is in `fabricbench --help`; every option a row names is in that command's --help, and every
+# option a --help lists is in its row (both ways), with the same values (a|b|c); each exit code
+# README gives is in --help's exit line and every non-zero one of --help's is in README's; each
+# default of the run options table (its numbers, its `quoted` values, the choice it names) is
+# in the option's own --help text.
+# One line per mismatch, naming the command or option.
+. "$(dirname "$0")/lib.sh"
+readme=$1 bin=$2
+[ -r "$readme" ] || { echo "usage: docs_match_help.sh README.md FABRICBENCH" >&2; exit 2; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$bin" --help >"$out/main.txt" || fail "fabricbench --help exited $?"
+for c in run sweep report list doctor nccl-log densenet compare trend accept; do
+    "$bin" "$c" --help >"$out/$c.txt" 2>&1 || fail "fabricbench $c --help exited $?"
+done
+python3 - "$readme" "$out" <<'PY' >"$out/mismatch.txt" || fail "the docs checker itself failed"
+import os, re, sys
+
+readme, helps = sys.argv[1], sys.argv[2]
+text = open(readme).read()
+def help_of(cmd):
+    p = os.path.join(helps, cmd + ".txt")
+    return open(p).read() if os.path.exists(p) else ""
+
+def cells(line):
+    # split a Markdown table row on '|' outside backslash escapes, then unescape
+    parts = re.split(r"(?<!\\)\|", line.strip())[1:-1]
+    return [p.strip().replace("\\|", "|") for p in parts]
+
+def section(title):
+    m = re.search(r"^" + re.escape(title) + r".*?$(.*?)(?=^[^|\s]|\Z)", text, re.M | re.S)
+    return m.group(1) if m else ""
+
+def opts(s):
+    return set(re.findall(r"--[a-z0-9][a-z0-9-]*", s))
+
+def listed(helptext):
+    # options a --help lists: those that start a line (indented), --help aside
+    return set(re.findall(r"^ {1,4}(--[a-z0-9][a-z0-9-]*)", helptext, re.M)) - {"--help"}
+
+def exit_codes(s, helptext):
+    if helptext:
+        ms = list(re.finditer(r"[Ee]xit(?: status| code)?:", s))
+        if not ms:
+            return None
+        s = s[ms[-1].end():]
+    else:
+        i = s.rfind("exit ")
+        if i < 0:
+            return None
+        s = s[i + 5:]
+    s = " ".join(s.split())
+    return set(re.findall(r"(?:^|, )\s*([0-9])\b", s))
+
+def values_of(s):
+    # --opt a|b|c: the values an option takes, by option
+    found = {}
+    for o, c in re.findall(r"(--[a-z0-9][a-z0-9-]*)[ =]([a-z0-9-]+(?:\|[a-z0-9-]+)+)", s):
+        found.setdefault(o, set()).update(c.split("|"))
+    return found
+
+def same_choices(where, mine, theirs):
+    for o, vals in sorted(mine.items()):
+        if o in theirs and vals != theirs[o]:
+            bad.append(f"README: {where} {o} takes {'|'.join(sorted(vals))}, its --help "
+                       f"{'|'.join(sorted(theirs[o]))}")
+
+bad = []
+main = help_of("main")
+commands = section("## Commands")
+rows = [cells(l) for l in commands.splitlines() if l.startswith("| `fabricbench ")]
+if not rows:
+    bad.append("README: no Commands table rows found")
+for row in rows:
+    synopsis = row[0].strip("`")
+    words = synopsis.split()
+    cmd = words[1]
+    if cmd.startswith("<") or cmd in ("--version",):
+        if cmd == "--version" and not re.search(r"^\s+--version\b", main, re.M):
+            bad.append("README: --version is not in fabricbench --help")
+        continue
+    if not re.search(r"^\s+" + re.escape(cmd) + r"\b", main, re.M):
+        bad.append(f"README: command '{cmd}' is not in fabricbench --help")
+    h = help_of(cmd)
+    if cmd == "run":
+        continue  # its options have their own table, checked below
+    for o in sorted(opts(synopsis) - opts(h)):
+        bad.append(f"README: '{cmd} {o}' is not in fabricbench {cmd} --help")
+    same_choices(cmd, values_of(synopsis), values_of(h))
+    for o in sorted(listed(h) - opts(synopsis)):
+        bad.append(f"README: fabricbench {cmd} --help lists {o}, README's {cmd} row does not")
+    rc_readme, rc_help = exit_codes(row[1], False), exit_codes(h, True)
+    if rc_readme is not None:
+        if rc_help is None:
+            bad.append(f"README: '{cmd}' gives exit codes, fabricbench {cmd} --help none")
+        else:
+            for c in sorted(rc_readme - rc_help):
+                bad.append(f"README: '{cmd}' exit {c} is not in fabricbench {cmd} --help")
+            for c in sorted(rc_help - rc_readme - {"0"}):
+                bad.append(f"README: fabricbench {cmd} --help gives exit {c}, "
+                           "README's row does not")
+
+# run's options table: the rows after "`run` options"
+run_help = help_of("run")
+blocks, cur = {}, None
+for line in run_help.splitlines():
+    m = re.match(r"^ {1,4}(--[a-z0-9][a-z0-9-]*)(.*)$", line)
+    if m:
+        cur = m.group(1)
+        blocks[cur] = m.group(2)
+    elif cur and line.startswith("    "):
+        blocks[cur] += " " + line.strip()
+    else:
+        cur = None
+m = re.search(r"^`run` options.*?\n\n(.*?)(?:\n\n|\Z)", text, re.M | re.S)
+table = m.group(1) if m else ""
+seen = set()
+run_rows = [cells(l) for l in table.splitlines() if l.startswith("| `--")]
+if not run_rows:
+    bad.append("README: no run options table found")
+for row in run_rows:
+    names = opts(row[0])
+    seen |= names
+    for o in sorted(names):
+        if o not in blocks:
+            bad.append(f"README: run option {o} is not in fabricbench run --help")
+    same_choices("run", values_of(row[0]), values_of(run_help))
+    own = " ".join(blocks.get(o, "") for o in names)
+    dflt = row[1]
+    quoted = re.findall(r"`([^`]+)`", dflt)
+    plain = re.sub(r"`[^`]*`", " ", dflt)
+    for q in quoted:
+        if not q.startswith("--") and q not in own:
+            bad.append(f"README: run {'/'.join(sorted(names))}: default '{q}' "
+                       "is not in its --help text")
+    for n in re.findall(r"(?<![\w.-])([0-9]+(?::[0-9]+)?[KMG]?)(?![\w.])", plain):
+        if not re.search(r"(?<![\w.])" + re.escape(n) + r"(?![\w.])", own):
+            bad.append(f"README: run {'/'.join(sorted(names))}: default {n} "
+                       "is not in its --help text")
+    choices = set()
+    for c in re.findall(r"--[a-z0-9-]+ ([a-z0-9]+(?:\|[a-z0-9]+)+)", row[0]):
+        choices |= set(c.split("|"))
+    for w in re.findall(r"[a-z0-9]+", plain):
+        named = " ".join(re.findall(r"default[^)]*", own))
+        if w in choices and not (re.search(r"\b" + w + r"\b", named)
+                                 or re.search(r"\(" + w + r"[:,]", own)):
+            bad.append(f"README: run {'/'.join(sorted(names))}: default '{w}' "
+                       "is not the default its --help names")
+for o in sorted(set(blocks) - seen - {"--help"}):
+    bad.append(f"README: fabricbench run --help lists {o}, README's run options table does not")
+print("\n".join(bad))
+PY
+while IFS= read -r line; do
+    [ -n "$line" ] && fail "$line"
+done <"$out/mismatch.txt"
+finish
