@@ -74,7 +74,9 @@ echo "$out" | grep -q "run folder" || fail "unpacked accept --profile hgx-h200-8
 depends=$(dpkg-deb -f "$deb" Depends)
 # Every library the binary links comes from a Debian package the .deb depends on.
 for lib in $(readelf -d "$root/usr/bin/fabricbench" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p'); do
-    path=$(ldd "$root/usr/bin/fabricbench" | awk -v l="$lib" '$1 == l { print $3 }')
+    # ldd prints "name => path (address)", or "path (address)" for the dynamic loader
+    path=$(ldd "$root/usr/bin/fabricbench" |
+        awk -v l="$lib" '$1 == l { print $3 } $2 != "=>" && $1 ~ ("/" l "$") { print $1 }')
     [ -n "$path" ] && [ "$path" != "not" ] || { fail "$lib: not found by ldd"; continue; }
     real=$(readlink -f "$path")
     pkg=$(dpkg -S "$path" 2>/dev/null || dpkg -S "$real" 2>/dev/null)

@@ -49,6 +49,7 @@ static void print_rows(const struct fb_comparison *c, enum fb_cmp_verdict v, boo
     }
     if (n > limit)
         fb_out("  ... and %zu more (compare.md)\n", n - limit);
+    free(e);
 }
 
 /* OMPI_ARGV without the run's own folder (--out DIR, --out=DIR) and --force: the options. */
