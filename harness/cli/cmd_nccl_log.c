@@ -19,7 +19,9 @@ static void usage(void)
     printf("usage: fabricbench nccl-log [--json] [--brief] FILE...\n"
            "Reads NCCL_DEBUG=INFO logs (NCCL 2.3 on; launcher prefixes and other programs'\n"
            "lines are fine) and prints which transport carried each connection, the NCCL\n"
-           "version, the NICs NCCL chose, and verdicts on them (see docs/nccl-log.md).\n\n"
+           "version, the NICs NCCL chose, the InfiniBand faults it reported (port errors, a\n"
+           "device failed over from, its recovery: 2.26-2.30), and verdicts on them (see\n"
+           "docs/nccl-log.md).\n\n"
            "  --json    the report and verdicts as one JSON object on stdout\n"
            "  --brief   no table of connections: counts and verdicts only\n"
            "  --help    this text\n\n"
@@ -54,6 +56,13 @@ static void print_text(const struct fb_nccl_report *r, const struct fb_nccl_verd
            r->nics[0] ? r->nics : "(none named)");
     if (r->env[0])
         printf("# environment: %s\n", r->env);
+    if (r->dmabuf[0])
+        printf("# DMA-BUF: available on GPU device(s) %s\n", r->dmabuf);
+    for (int e = 1; e < FB_NCCL_EVENTS; e++)
+        if (r->events[e])
+            printf("# network event: %s, %zu line(s)%s%s\n",
+                   fb_nccl_event_str((enum fb_nccl_event)e), r->events[e],
+                   r->event_nics[e][0] ? ": " : "", r->event_nics[e]);
     if (!brief && r->nconns) {
         printf("# %7s %6s %6s %-7s %-5s %s\n", "channel", "src", "dst", "path", "node", "transport");
         for (size_t i = 0; i < r->nconns; i++) {
@@ -78,6 +87,26 @@ static cJSON *counts_json(const size_t *counts)
     return o;
 }
 
+/* "events": {"port error": {"lines": 2, "devices": "mlx5_0:1"}, ...} for the events seen, and
+ * "first_fault". Returns 0, or 1 when out of memory. */
+static int add_events(cJSON *o, const struct fb_nccl_report *r)
+{
+    cJSON *events = cJSON_AddObjectToObject(o, "events");
+
+    if (!events || !cJSON_AddStringToObject(o, "first_fault", r->first_fault))
+        return 1;
+    for (int e = 1; e < FB_NCCL_EVENTS; e++) {
+        cJSON *one;
+        if (!r->events[e])
+            continue;
+        if (!(one = cJSON_AddObjectToObject(events, fb_nccl_event_str((enum fb_nccl_event)e))) ||
+            !cJSON_AddNumberToObject(one, "lines", (double)r->events[e]) ||
+            !cJSON_AddStringToObject(one, "devices", r->event_nics[e]))
+            return 1;
+    }
+    return 0;
+}
+
 /* Returns 0, or 1 when out of memory. */
 static int print_json(const struct fb_nccl_report *r, const struct fb_nccl_verdict *v)
 {
@@ -97,6 +126,9 @@ static int print_json(const struct fb_nccl_report *r, const struct fb_nccl_verdi
     cJSON_AddStringToObject(o, "network", r->network);
     cJSON_AddStringToObject(o, "nics", r->nics);
     cJSON_AddStringToObject(o, "env", r->env);
+    cJSON_AddStringToObject(o, "dmabuf", r->dmabuf);
+    if (add_events(o, r))
+        goto out;
     cJSON_AddItemToObject(o, "intra", counts_json(r->intra));
     cJSON_AddItemToObject(o, "inter", counts_json(r->inter));
     for (size_t i = 0; i < r->nconns; i++) {

@@ -1,7 +1,9 @@
-/* The classifier of one NCCL_DEBUG=INFO line: which of NCCL's messages it is, and for a
- * transport line which ranks, channel and transport. The formats are those of NCCL 2.3 to
- * today (see docs/nccl-log.md); the message is found after "NCCL INFO", so any prefix a
- * launcher or NCCL itself puts before it is skipped without having to be known. */
+/* The classifier of one NCCL_DEBUG=INFO line: which of NCCL's messages it is, for a transport
+ * line which ranks, channel and transport, and for a line on a network fault (an InfiniBand
+ * port error, 2.29's failover, 2.30's recovery) what happened to which device. The formats are
+ * those of NCCL 2.3 to 2.30 (see docs/nccl-log.md); the message is found after "NCCL INFO" or
+ * "NCCL WARN", so any prefix a launcher or NCCL itself puts before it (2.26's timestamp too) is
+ * skipped without having to be known. */
 #define _POSIX_C_SOURCE 200809L
 #include "nccl_line.h"
 
@@ -15,6 +17,14 @@ const char *fb_nccl_path_str(enum fb_nccl_path p)
     static const char *const names[FB_NCCL_PATHS] = {"P2P",    "SHM", "IB",     "IB+GDR",
                                                      "Socket", "net", "unknown"};
     return (unsigned)p < FB_NCCL_PATHS ? names[p] : "unknown";
+}
+
+const char *fb_nccl_event_str(enum fb_nccl_event e)
+{
+    static const char *const names[FB_NCCL_EVENTS] = {
+        "",          "port error",      "fatal event", "device failed", "failover",
+        "recovered", "recovery failed", "port active", "speed change"};
+    return (unsigned)e < FB_NCCL_EVENTS ? names[e] : "";
 }
 
 static bool starts(const char *s, const char *prefix)
@@ -223,8 +233,95 @@ static bool read_env(const char *msg, char *text, size_t size)
     return true;
 }
 
+/* The timestamp NCCL 2.26 on puts before a WARN line (NCCL_DEBUG_TIMESTAMP_FORMAT's default
+ * "[%F %T] ", with subseconds when the format asks): "[2026-03-04 10:11:12] host:pid:tid ...".
+ * Only that form is read, anywhere before `end`; another format is skipped like any prefix. */
+static void read_when(const char *line, const char *end, char *when, size_t size)
+{
+    static const char shape[] = "dddd-dd-dd dd:dd:dd";
+
+    for (const char *p = line; p < end && (p = memchr(p, '[', (size_t)(end - p))); p++) {
+        const char *close;
+        size_t i = 0;
+        for (; shape[i] && p + 1 + i < end; i++)
+            if (shape[i] == 'd' ? !isdigit((unsigned char)p[1 + i]) : p[1 + i] != shape[i])
+                break;
+        if (shape[i] || !(close = memchr(p + 1, ']', (size_t)(end - p - 1))))
+            continue;
+        copy_n(when, size, p + 1, (size_t)(close - p - 1));
+        return;
+    }
+}
+
+/* The device a network line names: "mlx5_0:1" from "NET/IB : mlx5_0:1 Got ..." (2.20.3 on;
+ * before, none is named), "device 0" from "Device 0 marked ...", "devIndex=0". */
+static void read_nic(const char *msg, char *nic, size_t size)
+{
+    const char *p;
+
+    if (starts(msg, "NET/IB : ")) {
+        size_t n = strcspn(msg + 9, " ");
+        const char *colon = memchr(msg + 9, ':', n);
+        if (colon && colon > msg + 9 && isdigit((unsigned char)colon[1])) {
+            copy_n(nic, size, msg + 9, n);
+            return;
+        }
+    }
+    if ((p = strstr(msg, "Device ")) && isdigit((unsigned char)p[7]))
+        snprintf(nic, size, "device %d", atoi(p + 7));
+    else if ((p = strstr(msg, "devIndex=")) && isdigit((unsigned char)p[9]))
+        snprintf(nic, size, "device %d", atoi(p + 9));
+}
+
+/* What an InfiniBand line of NCCL's says happened, in the wordings of each release:
+ * "Got async event : port error" (up to 2.22.3), "Got async error event: port error" (2.23 to
+ * 2.28.3), "Got non-fatal async event: port error(10)" (2.28.7 on), "async fatal event: ..."
+ * (2.23 on), "Device N marked as failed" (2.29.7 on), "Replacing QP: ..." (its failover),
+ * "Device N has been recovered" and "... will not be attempted to be recovered any more" (2.30
+ * port recovery), "speed change detected" (2.30). */
+static enum fb_nccl_event read_event(const char *msg, char *nic, size_t size)
+{
+    enum fb_nccl_event e = FB_NCCL_EV_NONE;
+
+    if (!starts(msg, "NET/IB"))
+        return e;
+    if (strstr(msg, "async fatal event"))
+        e = FB_NCCL_EV_FATAL;
+    else if (strstr(msg, "async") && strstr(msg, "event") && strstr(msg, ": port error"))
+        e = FB_NCCL_EV_PORT_ERROR;
+    else if (strstr(msg, "async") && strstr(msg, "event") && strstr(msg, ": port active"))
+        e = FB_NCCL_EV_PORT_ACTIVE;
+    else if (strstr(msg, " marked as failed") && !strstr(msg, "already marked"))
+        e = FB_NCCL_EV_DEV_FAILED;
+    else if (strstr(msg, "Replacing QP:"))
+        e = FB_NCCL_EV_FAILOVER;
+    else if (strstr(msg, " has been recovered"))
+        e = FB_NCCL_EV_RECOVERED;
+    else if (strstr(msg, "will not be attempted to be recovered"))
+        e = FB_NCCL_EV_RECOVERY_FAILED;
+    else if (strstr(msg, "speed change detected"))
+        e = FB_NCCL_EV_SPEED_CHANGE;
+    if (e != FB_NCCL_EV_NONE)
+        read_nic(msg, nic, size);
+    return e;
+}
+
+/* A WARN line: counted, and read for a network fault. */
+static enum fb_nccl_kind classify_warn(const char *line, const char *warn,
+                                       struct fb_nccl_line *out)
+{
+    const char *msg = skip_spaces(warn + strlen("NCCL WARN "));
+
+    out->kind = FB_NCCL_LINE_WARN;
+    copy_n(out->text, sizeof out->text, msg, trimmed_len(msg));
+    read_when(line, warn, out->when, sizeof out->when);
+    out->event = read_event(out->text, out->nic, sizeof out->nic);
+    return out->kind;
+}
+
 enum fb_nccl_kind fb_nccl_classify_line(const char *line, struct fb_nccl_line *out)
 {
+    const char *warn;
     const char *msg = strstr(line, "NCCL INFO ");
 
     memset(out, 0, sizeof *out);
@@ -233,9 +330,9 @@ enum fb_nccl_kind fb_nccl_classify_line(const char *line, struct fb_nccl_line *o
     if (!msg)
         msg = strstr(line, "NCCL TRACE ");
     if (!msg) {
-        if (strstr(line, "NCCL WARN "))
-            out->kind = FB_NCCL_LINE_WARN;
-        else if (read_version(line, out->version, sizeof out->version))
+        if ((warn = strstr(line, "NCCL WARN ")))
+            return classify_warn(line, warn, out);
+        if (read_version(line, out->version, sizeof out->version))
             out->kind = FB_NCCL_LINE_VERSION;
         else
             out->kind = FB_NCCL_LINE_OTHER;
@@ -269,6 +366,17 @@ enum fb_nccl_kind fb_nccl_classify_line(const char *line, struct fb_nccl_line *o
     } else if (starts(msg, "Using network ")) {
         out->kind = FB_NCCL_LINE_NETWORK;
         copy_n(out->text, sizeof out->text, msg + 14, trimmed_len(msg + 14));
+    } else if (starts(msg, "Assigned NET plugin ")) { /* 2.27.3 on: "... IB to comm" */
+        const char *name = msg + 20, *to = strstr(name, " to comm");
+        out->kind = FB_NCCL_LINE_NETWORK;
+        copy_n(out->text, sizeof out->text, name, to ? (size_t)(to - name) : trimmed_len(name));
+    } else if (starts(msg, "DMA-BUF is available on GPU device ")) {
+        out->kind = FB_NCCL_LINE_DMABUF;
+        copy_n(out->text, sizeof out->text, msg + 35, trimmed_len(msg + 35));
+    } else if ((out->event = read_event(msg, out->nic, sizeof out->nic)) != FB_NCCL_EV_NONE) {
+        out->kind = FB_NCCL_LINE_NET_EVENT;
+        copy_n(out->text, sizeof out->text, msg, trimmed_len(msg));
+        read_when(line, msg, out->when, sizeof out->when); /* NCCL_DEBUG_TIMESTAMP_LEVELS=ALL */
     } else if (starts(msg, "NET/Plugin") || strstr(msg, "plugin")) {
         out->kind = FB_NCCL_LINE_NET_PLUGIN;
     }

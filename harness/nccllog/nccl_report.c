@@ -117,6 +117,22 @@ static void take_version(struct fb_nccl_report *r, const char *v)
         snprintf(r->version_other, sizeof r->version_other, "%s", v);
 }
 
+/* A network event (a port error, a failed device, its failover or recovery): counted, its
+ * device listed, and the first fault kept as NCCL wrote it. */
+static void take_event(struct fb_nccl_report *r, const struct fb_nccl_line *l)
+{
+    bool fault = l->event == FB_NCCL_EV_PORT_ERROR || l->event == FB_NCCL_EV_FATAL ||
+                 l->event == FB_NCCL_EV_DEV_FAILED;
+
+    if (l->event == FB_NCCL_EV_NONE || (unsigned)l->event >= FB_NCCL_EVENTS)
+        return;
+    r->events[l->event]++;
+    list_add(r->event_nics[l->event], sizeof r->event_nics[l->event], l->nic);
+    if (fault && !r->first_fault[0])
+        snprintf(r->first_fault, sizeof r->first_fault, "%s%s%s%.160s", l->when[0] ? "[" : "",
+                 l->when, l->when[0] ? "] " : "", l->text);
+}
+
 /* Applies one classified line to the report; FB_ERR_USAGE with "path:lineno: why" on a
  * malformed line. */
 static fb_status take_line(struct fb_nccl_report *r, size_t *cap, const struct fb_nccl_line *l,
@@ -155,7 +171,11 @@ static fb_status take_line(struct fb_nccl_report *r, size_t *cap, const struct f
             r->ib_available = true;
         break;
     case FB_NCCL_LINE_ENV: list_add(r->env, sizeof r->env, l->text); break;
-    case FB_NCCL_LINE_WARN: r->warns++; break;
+    case FB_NCCL_LINE_DMABUF: list_add(r->dmabuf, sizeof r->dmabuf, l->text); break;
+    case FB_NCCL_LINE_WARN:
+        r->warns++;
+        /* fall through - a WARN may report a network event */
+    case FB_NCCL_LINE_NET_EVENT: take_event(r, l); break;
     default: break;
     }
     return FB_OK;

@@ -29,6 +29,12 @@ struct fb_nccl_report {
     size_t warns;                 /* NCCL WARN lines */
     struct fb_nccl_conn *conns;   /* the distinct connections, sorted by channel, src, dst; */
     size_t nconns;                /* owned by the report: fb_nccl_report_release frees them */
+    /* added for NCCL 2.26-2.30: */
+    size_t events[FB_NCCL_EVENTS];       /* lines per network event (nccl_line.h) */
+    char event_nics[FB_NCCL_EVENTS][96]; /* the devices each named, "mlx5_0:1,device 0" */
+    char first_fault[200];        /* the first port error, fatal event or failed device: its
+                                     message, after its time when NCCL gave one; "" if none */
+    char dmabuf[64];              /* GPU devices NCCL found DMA-BUF on, "0,1"; "" if none */
 };
 
 /* Reads NCCL_DEBUG=INFO logs into one report (r is overwritten: release it before reuse). A file

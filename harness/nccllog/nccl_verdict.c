@@ -129,6 +129,13 @@ static void verdict_gdr(const struct fb_nccl_report *r, struct fb_nccl_verdict *
     if (!off && !on) {
         set(v, "nccl_gdr", FB_SKIP);
         snprintf(v->text, sizeof v->text, "no InfiniBand connections in the log");
+    } else if (off && r->dmabuf[0]) {
+        /* DMA-BUF gives GPUDirect RDMA without nvidia-peermem: the cause is elsewhere */
+        set(v, "nccl_gdr", FB_WARN);
+        snprintf(v->text, sizeof v->text, "GPUDirect RDMA off on %zu of %zu InfiniBand "
+                 "connections: data is staged through host memory, although DMA-BUF is "
+                 "available (GPU device %.40s) (NCCL_DMABUF_ENABLE=0? NCCL_NET_GDR_LEVEL? GPU "
+                 "and NIC far apart in PCIe?)", off, off + on, r->dmabuf);
     } else if (off) {
         set(v, "nccl_gdr", FB_WARN);
         snprintf(v->text, sizeof v->text, "GPUDirect RDMA off on %zu of %zu InfiniBand "
@@ -136,8 +143,68 @@ static void verdict_gdr(const struct fb_nccl_report *r, struct fb_nccl_verdict *
                  "loaded? NCCL_NET_GDR_LEVEL? GPU and NIC far apart in PCIe?)", off, off + on);
     } else {
         set(v, "nccl_gdr", FB_PASS);
-        snprintf(v->text, sizeof v->text, "GPUDirect RDMA on all %zu InfiniBand connections",
-                 on);
+        snprintf(v->text, sizeof v->text, "GPUDirect RDMA on all %zu InfiniBand connections%s",
+                 on, r->dmabuf[0] ? " (DMA-BUF available)" : "");
+    }
+}
+
+/* Appends ", N what (devices)" for event e when the log has it. */
+static size_t event_add(char *buf, size_t len, size_t used, const struct fb_nccl_report *r,
+                        enum fb_nccl_event e, const char *what)
+{
+    if (!r->events[e] || used >= len)
+        return used;
+    used += (size_t)snprintf(buf + used, len - used, "%s%zu %s%s%.60s%s", used ? ", " : "",
+                             r->events[e], what, r->event_nics[e][0] ? " (" : "",
+                             r->event_nics[e], r->event_nics[e][0] ? ")" : "");
+    return used < len ? used : len;
+}
+
+/* InfiniBand faults NCCL reported: a port error or a fatal event (any release), a device
+ * marked as failed (2.29.7 on, when NCCL fails its traffic over to the other devices and the
+ * run goes on with less bandwidth). Recovery (2.30) is said, not forgiven: the run measured a
+ * degraded fabric for a while. */
+static void verdict_faults(const struct fb_nccl_report *r, struct fb_nccl_verdict *v)
+{
+    const size_t *e = r->events;
+    size_t faults = e[FB_NCCL_EV_PORT_ERROR] + e[FB_NCCL_EV_FATAL] + e[FB_NCCL_EV_DEV_FAILED];
+    bool ib = r->ib_available || r->inter[FB_NCCL_IB] || r->inter[FB_NCCL_IB_GDR] ||
+              strncmp(r->network, "IB", 2) == 0;
+    char what[320] = "";
+    size_t used = 0;
+
+    used = event_add(what, sizeof what, used, r, FB_NCCL_EV_PORT_ERROR, "port error(s)");
+    used = event_add(what, sizeof what, used, r, FB_NCCL_EV_FATAL, "fatal event(s)");
+    used = event_add(what, sizeof what, used, r, FB_NCCL_EV_DEV_FAILED, "device(s) marked as "
+                     "failed");
+    used = event_add(what, sizeof what, used, r, FB_NCCL_EV_FAILOVER, "failover(s) of a "
+                     "connection to another device");
+    used = event_add(what, sizeof what, used, r, FB_NCCL_EV_SPEED_CHANGE, "speed change(s)");
+    used = event_add(what, sizeof what, used, r, FB_NCCL_EV_RECOVERY_FAILED, "recovery "
+                     "given up");
+    used = event_add(what, sizeof what, used, r, FB_NCCL_EV_RECOVERED, "recovered");
+    used = event_add(what, sizeof what, used, r, FB_NCCL_EV_PORT_ACTIVE, "port(s) active again");
+    if (faults) {
+        set(v, "nccl_faults", FB_FAIL);
+        snprintf(v->text, sizeof v->text, "InfiniBand faults during the run: %s%s; first: "
+                 "%.150s", what, e[FB_NCCL_EV_FAILOVER] || e[FB_NCCL_EV_DEV_FAILED]
+                     ? " (NCCL failed over to its other ports: the run went on with less "
+                       "bandwidth)" : " (a port went down: check ibstat and the cable)",
+                 r->first_fault);
+    } else if (e[FB_NCCL_EV_FAILOVER] || e[FB_NCCL_EV_RECOVERY_FAILED] ||
+               e[FB_NCCL_EV_SPEED_CHANGE]) {
+        /* the failover or a slower port without the fault that caused it (WARN lines cut?) */
+        set(v, "nccl_faults", FB_WARN);
+        snprintf(v->text, sizeof v->text, "the network changed during the run: %s (no port "
+                 "error in the log; was it cut?)", what);
+    } else if (!ib && !used) {
+        set(v, "nccl_faults", FB_SKIP);
+        snprintf(v->text, sizeof v->text, "no InfiniBand in the log");
+    } else {
+        set(v, "nccl_faults", FB_PASS);
+        snprintf(v->text, sizeof v->text, "no InfiniBand port error, fatal event or failed "
+                 "device in the log (%zu NCCL WARN line(s))%s%s", r->warns, used ? ": " : "",
+                 what);
     }
 }
 
@@ -150,6 +217,7 @@ enum fb_verdict fb_nccl_verdicts(const struct fb_nccl_report *r,
     verdict_intra(r, &out[1]);
     verdict_inter(r, &out[2]);
     verdict_gdr(r, &out[3]);
+    verdict_faults(r, &out[4]);
     for (int i = 0; i < FB_NCCL_VERDICTS; i++)
         worst = fb_verdict_worst(worst, out[i].verdict);
     return worst;

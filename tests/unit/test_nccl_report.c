@@ -1,6 +1,7 @@
 /* The NCCL log classifier on real lines: every line of the fixture nccl-log-lines.tsv (lines
  * from public bug reports, NCCL 2.3 to 2.30, each labelled with what it shows) must be
- * classified as labelled; then whole logs of tests/data/nccl read into reports and verdicts.
+ * classified as labelled; the wordings of 2.26-2.30's network faults, failover and recovery
+ * line by line; then whole logs of tests/data/nccl read into reports and verdicts.
  * argv[1]: the fixture folder; argv[2]: tests/data/nccl. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -50,6 +51,7 @@ static const struct expect expects[] = {
     {"version", FB_NCCL_LINE_VERSION, 0, NULL},
     {"warn", FB_NCCL_LINE_WARN, 0, NULL},
     {"warn_no_ibverbs", FB_NCCL_LINE_WARN, 0, NULL},
+    {"dmabuf", FB_NCCL_LINE_DMABUF, 0, NULL},
     /* NCCL's bookkeeping: read as NCCL's and otherwise left alone (ring lists and ring graphs
      * look like transport lines but have no "via") */
     {"affinity", FB_NCCL_LINE_INFO, 0, NULL},
@@ -108,7 +110,7 @@ static int fixture_line_ok(const char *version_field, const char *category, cons
         }
     }
     if ((e->kind == FB_NCCL_LINE_NET_IB || e->kind == FB_NCCL_LINE_NETWORK ||
-         e->kind == FB_NCCL_LINE_ENV) && !l.text[0]) {
+         e->kind == FB_NCCL_LINE_ENV || e->kind == FB_NCCL_LINE_DMABUF) && !l.text[0]) {
         fprintf(stderr, "fixture line %zu (%s): nothing read: %s\n", lineno, category, line);
         return 0;
     }
@@ -216,6 +218,94 @@ static void test_lines(void)
           FB_NCCL_LINE_BAD);
 }
 
+/* Hand-made lines in the wordings of NCCL 2.26-2.30 (github.com/NVIDIA/nccl at the tag named;
+ * event names from libibverbs' ibv_event_type_str): the timestamp before WARN lines, the port
+ * error of every release, the failed device, its failover and recovery, the plugin and DMA-BUF
+ * lines. */
+static void test_lines_226_230(void)
+{
+    struct fb_nccl_line l;
+
+    /* v2.18.1-1 transport/net_ib.cc:95, up to 2.19.4: no device named */
+    CHECK(fb_nccl_classify_line("h:1:2 [0] transport/net_ib.cc:95 NCCL WARN NET/IB : Got async "
+                                "event : port error", &l) == FB_NCCL_LINE_WARN);
+    CHECK(l.event == FB_NCCL_EV_PORT_ERROR && l.nic[0] == '\0' && l.when[0] == '\0');
+    /* v2.22.3-1 transport/net_ib.cc:103 (2.20.3 on), the old prefix's blank line aside */
+    CHECK(fb_nccl_classify_line("h:1:2 [3] transport/net_ib.cc:103 NCCL WARN NET/IB : mlx5_2:1 "
+                                "Got async event : port error\n", &l) == FB_NCCL_LINE_WARN);
+    CHECK(l.event == FB_NCCL_EV_PORT_ERROR);
+    CHECK_STR(l.nic, "mlx5_2:1");
+    /* v2.26.2-1 transport/net_ib.cc:179 (2.23.4 to 2.28.3), with 2.26's timestamp and srun's
+     * prefix before it */
+    CHECK(fb_nccl_classify_line("3: [2026-03-04 10:11:12] h:1:2 [0] transport/net_ib.cc:179 "
+                                "NCCL WARN NET/IB : mlx5_0:1 Got async error event: port error",
+                                &l) == FB_NCCL_LINE_WARN);
+    CHECK(l.event == FB_NCCL_EV_PORT_ERROR);
+    CHECK_STR(l.when, "2026-03-04 10:11:12");
+    CHECK_STR(l.text, "NET/IB : mlx5_0:1 Got async error event: port error");
+    /* v2.30.7-1 transport/net_ib/common.cc:179 (2.28.7 on), 2.30's "(function)" and
+     * NCCL_DEBUG_TIMESTAMP_FORMAT with subseconds ("[%F %T.%3f] ") */
+    CHECK(fb_nccl_classify_line("[2026-03-04 10:11:12.345] h:1:2 [0] transport/net_ib/common.cc"
+                                ":179 (ncclIbAsyncThreadMain) NCCL WARN NET/IB : mlx5_1:1 Got "
+                                "non-fatal async event: port error(10)", &l) == FB_NCCL_LINE_WARN);
+    CHECK(l.event == FB_NCCL_EV_PORT_ERROR);
+    CHECK_STR(l.nic, "mlx5_1:1");
+    CHECK_STR(l.when, "2026-03-04 10:11:12.345");
+    CHECK(fb_nccl_classify_line("h:1:2 [0] transport/net_ib/common.cc:179 NCCL WARN NET/IB : "
+                                "mlx5_1:1 Got non-fatal async event: port active(9)", &l) ==
+              FB_NCCL_LINE_WARN && l.event == FB_NCCL_EV_PORT_ACTIVE);
+    /* v2.30.7-1 transport/net_ib/common.cc:123 (2.23.4 on): libibverbs' DEVICE_FATAL */
+    CHECK(fb_nccl_classify_line("h:1:2 [0] transport/net_ib/common.cc:123 NCCL WARN NET/IB : "
+                                "mlx5_0:1 async fatal event: local catastrophic error", &l) ==
+              FB_NCCL_LINE_WARN && l.event == FB_NCCL_EV_FATAL);
+    /* v2.29.7-1 transport/net_ib/p2p_resiliency.cc:312 and v2.30.7-1 ...:376 */
+    CHECK(fb_nccl_classify_line("h:1:2 [0] transport/net_ib/p2p_resiliency.cc:312 NCCL WARN "
+                                "NET/IB: ncclIbResiliencyHandleDeviceFailure: Device 1 marked as "
+                                "failed. (recv comm=0x5)", &l) == FB_NCCL_LINE_WARN);
+    CHECK(l.event == FB_NCCL_EV_DEV_FAILED);
+    CHECK_STR(l.nic, "device 1");
+    CHECK(fb_nccl_classify_line("h:1:2 [0] transport/net_ib/p2p_resiliency.cc:376 (ncclIbResilie"
+                                "ncyHandleDeviceFailure) NCCL WARN NET/IB: Device 0 marked as "
+                                "failed. Initiating recovery? No (send comm=0x5, "
+                                "outstandingRecovery=0)", &l) == FB_NCCL_LINE_WARN &&
+          l.event == FB_NCCL_EV_DEV_FAILED);
+    /* INFO: already failed (no new failure), the failover, recovery and its end, the speed */
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO NET/IB: f: Device 0 was already marked as "
+                                "failed.", &l) == FB_NCCL_LINE_INFO && l.event == FB_NCCL_EV_NONE);
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO NET/IB: ncclIbResiliencyReplaceQps: "
+                                "Replacing QP: qpIndex=0 (qp_num=9, devIndex=0) to qpIndex=1 "
+                                "(qp_num=8, devIndex=1) on send communicator (comm=0x5)", &l) ==
+          FB_NCCL_LINE_NET_EVENT);
+    CHECK(l.event == FB_NCCL_EV_FAILOVER);
+    CHECK_STR(l.nic, "device 0");
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO NET/IB: ncclIbResiliencyProgress: Device 0 "
+                                "has been recovered for resiliency context (send comm=0x5, "
+                                "outstandingRecovery=0)", &l) == FB_NCCL_LINE_NET_EVENT &&
+          l.event == FB_NCCL_EV_RECOVERED);
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO NET/IB: ncclIbResiliencyProgress: Device 0 "
+                                "will not be attempted to be recovered any more (send comm=0x5, "
+                                "outstandingRecovery=0).", &l) == FB_NCCL_LINE_NET_EVENT &&
+          l.event == FB_NCCL_EV_RECOVERY_FAILED);
+    /* v2.30.7-1 transport/net_ib/common.cc:163 */
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO NET/IB : mlx5_0:1 speed change detected: "
+                                "400000 -> 200000 Mbps", &l) == FB_NCCL_LINE_NET_EVENT);
+    CHECK(l.event == FB_NCCL_EV_SPEED_CHANGE);
+    CHECK_STR(l.nic, "mlx5_0:1");
+    /* other WARN lines: counted, no event */
+    CHECK(fb_nccl_classify_line("[2026-03-04 10:11:12] h:1:2 [0] graph/tuning.cc:187 NCCL WARN "
+                                "CollNet is not supported", &l) == FB_NCCL_LINE_WARN &&
+          l.event == FB_NCCL_EV_NONE);
+    /* v2.29.7-1 plugin/net.cc:211 (2.27.3 on) and init.cc:394 */
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO Assigned NET plugin IBext_v10 to comm", &l)
+          == FB_NCCL_LINE_NETWORK);
+    CHECK_STR(l.text, "IBext_v10");
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO Initialized NET plugin IB", &l) ==
+          FB_NCCL_LINE_NET_PLUGIN);
+    CHECK(fb_nccl_classify_line("h:1:2 [1] NCCL INFO DMA-BUF is available on GPU device 1", &l) ==
+          FB_NCCL_LINE_DMABUF);
+    CHECK_STR(l.text, "1");
+}
+
 static enum fb_verdict verdict_of(const struct fb_nccl_verdict *v, const char *check)
 {
     for (int i = 0; i < FB_NCCL_VERDICTS; i++)
@@ -295,6 +385,53 @@ static void test_logs(const char *dir)
           verdict_of(v, "nccl_inter") == FB_PASS);
     fb_nccl_report_release(&r);
 
+    /* NCCL 2.26: a port error, its WARN line timestamped */
+    CHECK(load(dir, "port_error_226.log", &r, v, err, sizeof err) == FB_OK);
+    CHECK_STR(r.version, "2.26.2");
+    CHECK(r.inter[FB_NCCL_IB_GDR] == 2 && r.nconns == 2 && r.warns == 1);
+    CHECK(r.events[FB_NCCL_EV_PORT_ERROR] == 1 && r.events[FB_NCCL_EV_DEV_FAILED] == 0);
+    CHECK_STR(r.event_nics[FB_NCCL_EV_PORT_ERROR], "mlx5_0:1");
+    CHECK_STR(r.first_fault, "[2026-03-04 10:11:12] NET/IB : mlx5_0:1 Got async error event: "
+                             "port error");
+    CHECK(fb_nccl_verdicts(&r, v) == FB_FAIL && verdict_of(v, "nccl_faults") == FB_FAIL &&
+          verdict_of(v, "nccl_inter") == FB_PASS && verdict_of(v, "nccl_gdr") == FB_PASS);
+    CHECK_HAS(v[4].text, "1 port error(s) (mlx5_0:1)");
+    CHECK_HAS(v[4].text, "a port went down");
+    fb_nccl_report_release(&r);
+
+    /* NCCL 2.29: the port error, device 0 marked as failed and its failover */
+    CHECK(load(dir, "failover_229.log", &r, v, err, sizeof err) == FB_OK);
+    CHECK_STR(r.version, "2.29.7");
+    CHECK_STR(r.network, "IB");
+    CHECK_STR(r.dmabuf, "0");
+    CHECK(r.warns == 2 && r.events[FB_NCCL_EV_PORT_ERROR] == 1 &&
+          r.events[FB_NCCL_EV_DEV_FAILED] == 1 && r.events[FB_NCCL_EV_FAILOVER] == 1);
+    CHECK_STR(r.event_nics[FB_NCCL_EV_DEV_FAILED], "device 0");
+    CHECK(verdict_of(v, "nccl_faults") == FB_FAIL && verdict_of(v, "nccl_gdr") == FB_PASS);
+    CHECK_HAS(v[4].text, "1 device(s) marked as failed (device 0)");
+    CHECK_HAS(v[4].text, "NCCL failed over to its other ports: the run went on with less "
+                         "bandwidth");
+    CHECK_HAS(v[4].text, "first: [2026-03-04 10:20:00] NET/IB : mlx5_0:1 Got non-fatal async "
+                         "event: port error(10)");
+    CHECK_HAS(v[3].text, "(DMA-BUF available)");
+    fb_nccl_report_release(&r);
+
+    /* NCCL 2.30: failed, failed over, recovered: still a FAIL, the recovery said */
+    CHECK(load(dir, "recovery_230.log", &r, v, err, sizeof err) == FB_OK);
+    CHECK_STR(r.network, "IB"); /* from "Assigned NET plugin IB to comm" alone */
+    CHECK(r.events[FB_NCCL_EV_RECOVERED] == 1 && r.events[FB_NCCL_EV_PORT_ACTIVE] == 1);
+    CHECK(verdict_of(v, "nccl_faults") == FB_FAIL);
+    CHECK_HAS(v[4].text, "1 recovered (device 0), 1 port(s) active again (mlx5_0:1)");
+    fb_nccl_report_release(&r);
+
+    /* the logs of healthy runs: no fault, and IB in use is a PASS */
+    CHECK(load(dir, "ib_gdr_2node.log", &r, v, err, sizeof err) == FB_OK);
+    CHECK(verdict_of(v, "nccl_faults") == FB_PASS);
+    fb_nccl_report_release(&r);
+    CHECK(load(dir, "shm_single.log", &r, v, err, sizeof err) == FB_OK);
+    CHECK(verdict_of(v, "nccl_faults") == FB_SKIP);
+    fb_nccl_report_release(&r);
+
     /* malformed: the error names the file and the line */
     CHECK(load(dir, "malformed.log", &r, v, err, sizeof err) == FB_ERR_USAGE);
     CHECK_HAS(err, "malformed.log:4: unknown transport");
@@ -335,6 +472,14 @@ static void test_verdicts(void)
     CHECK_HAS(v[3].text, "off on 1 of 4");
     r.inter[FB_NCCL_IB] = 0;
     CHECK(fb_nccl_verdicts(&r, v) == FB_PASS);
+    /* a failover or a slower port without the fault that caused it: a WARN */
+    r.events[FB_NCCL_EV_SPEED_CHANGE] = 1;
+    snprintf(r.event_nics[FB_NCCL_EV_SPEED_CHANGE], sizeof r.event_nics[0], "mlx5_3:1");
+    CHECK(fb_nccl_verdicts(&r, v) == FB_WARN && v[4].verdict == FB_WARN);
+    CHECK_HAS(v[4].text, "1 speed change(s) (mlx5_3:1)");
+    r.events[FB_NCCL_EV_FATAL] = 1;
+    CHECK(fb_nccl_verdicts(&r, v) == FB_FAIL && v[4].verdict == FB_FAIL);
+    CHECK_HAS(v[4].text, "1 fatal event(s)");
 }
 
 int main(int argc, char **argv)
@@ -345,6 +490,7 @@ int main(int argc, char **argv)
     }
     test_fixture(argv[1]);
     test_lines();
+    test_lines_226_230();
     test_logs(argv[2]);
     test_verdicts();
     TEST_DONE();
