@@ -1,7 +1,8 @@
 /* Fuzzes the classifier of one NCCL_DEBUG=INFO line (harness/nccllog/nccl_line.c), the part of the
  * log reader that picks lines apart. Whatever the line, the result must be one of the kinds,
  * with its strings terminated; a connection has its ranks and channel, a transport NCCL would
- * write, and a path that matches it; a malformed transport line says why. */
+ * write, and a path that matches it; a malformed transport line says why; a network event is
+ * one of the events, only on WARN and network-event lines. */
 #include "fuzz.h"
 
 #include "nccl_line.h"
@@ -12,8 +13,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct fb_nccl_line l;
     enum fb_nccl_kind k = fb_nccl_classify_line(line, &l);
 
-    FUZZ_CHECK(k == l.kind && k >= FB_NCCL_LINE_OTHER && k <= FB_NCCL_LINE_BAD);
+    FUZZ_CHECK(k == l.kind && k >= FB_NCCL_LINE_OTHER && k <= FB_NCCL_LINE_NET_EVENT);
     FUZZ_CHECK(memchr(l.version, '\0', sizeof l.version) && memchr(l.text, '\0', sizeof l.text));
+    FUZZ_CHECK(memchr(l.nic, '\0', sizeof l.nic) && memchr(l.when, '\0', sizeof l.when));
+    FUZZ_CHECK(l.event >= FB_NCCL_EV_NONE && l.event < FB_NCCL_EVENTS);
+    FUZZ_CHECK(l.event == FB_NCCL_EV_NONE || k == FB_NCCL_LINE_WARN ||
+               k == FB_NCCL_LINE_NET_EVENT);
+    if (k == FB_NCCL_LINE_NET_EVENT)
+        FUZZ_CHECK(l.event != FB_NCCL_EV_NONE);
     FUZZ_CHECK(memchr(l.conn.transport, '\0', sizeof l.conn.transport));
     FUZZ_CHECK(strcmp(fb_nccl_path_str(l.conn.path), "") != 0);
     if (k == FB_NCCL_LINE_CONN) {
