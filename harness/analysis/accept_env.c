@@ -1,6 +1,6 @@
 /* accept's checks on what the run recorded besides its figures: env.json (the run complete, the
- * GPUs, the InfiniBand ports, and the binding: doctor's rule replayed over the facts env.json
- * kept of every rank) and the NCCL logs of the run folder (fb_nccl_report_dir: the transports
+ * GPUs and InfiniBand ports of every node, through accept_nodes.c, and the binding: doctor's
+ * rule replayed over the facts env.json kept of every rank) and the NCCL logs of the run folder (fb_nccl_report_dir: the transports
  * NCCL chose inside and between nodes, GPUDirect RDMA). */
 #define _GNU_SOURCE
 #include "accept.h"
@@ -56,6 +56,10 @@ struct jfield {
 static const struct jfield top_fields[] = {
     {"run_status", J_STRING}, {"run_stop", J_OBJECT}, {"ranks", J_ARRAY},
     {"gpus", J_ARRAY},        {"backend", J_OBJECT},  {"infiniband", J_ARRAY_OR_STRING},
+    {"hosts", J_ARRAY},
+};
+static const struct jfield host_fields[] = {
+    {"host", J_STRING}, {"node", J_INT}, {"gpus", J_INT}, {"infiniband", J_ARRAY_OR_STRING},
 };
 static const struct jfield stop_fields[] = {{"state", J_STRING}, {"detail", J_STRING}};
 static const struct jfield backend_fields[] = {{"name", J_STRING}};
@@ -145,6 +149,29 @@ static bool items_ok(const cJSON *o, const char *key, const struct jfield *f, si
     return true;
 }
 
+/* The ports of one node of "hosts": each an object with port_fields. */
+static bool ports_ok(const cJSON *host, const char *where, const char *path, char *err,
+                     size_t errlen)
+{
+    const cJSON *ib = cJSON_GetObjectItemCaseSensitive(host, "infiniband"), *e;
+    char at[96];
+    int i = 0;
+
+    if (!cJSON_IsArray(ib))
+        return true;
+    cJSON_ArrayForEach(e, ib) {
+        snprintf(at, sizeof at, "%s.infiniband[%d]", where, i++);
+        if (!cJSON_IsObject(e)) {
+            snprintf(err, errlen, "%s: field '%s' is %s, expected an object", path, at,
+                     json_kind(e));
+            return false;
+        }
+        if (!fields_ok(e, at, port_fields, NFIELDS(port_fields), path, err, errlen))
+            return false;
+    }
+    return true;
+}
+
 fb_status fb_accept_env_check(const cJSON *env, const char *path, char *err, size_t errlen)
 {
     const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(env, "ranks"), *r;
@@ -158,8 +185,15 @@ fb_status fb_accept_env_check(const cJSON *env, const char *path, char *err, siz
                    NFIELDS(backend_fields), path, err, errlen) ||
         !items_ok(env, "ranks", rank_fields, NFIELDS(rank_fields), path, err, errlen) ||
         !items_ok(env, "gpus", gpu_fields, NFIELDS(gpu_fields), path, err, errlen) ||
-        !items_ok(env, "infiniband", port_fields, NFIELDS(port_fields), path, err, errlen))
+        !items_ok(env, "infiniband", port_fields, NFIELDS(port_fields), path, err, errlen) ||
+        !items_ok(env, "hosts", host_fields, NFIELDS(host_fields), path, err, errlen))
         return FB_ERR_USAGE;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(env, "hosts")) {
+        snprintf(where, sizeof where, "hosts[%d]", i++);
+        if (!ports_ok(r, where, path, err, errlen))
+            return FB_ERR_USAGE;
+    }
+    i = 0;
     cJSON_ArrayForEach(r, ranks) {
         snprintf(where, sizeof where, "ranks[%d].gpu", i);
         if (!fields_ok(cJSON_GetObjectItemCaseSensitive(r, "gpu"), where, rank_gpu_fields,
@@ -207,7 +241,9 @@ void fb_accept_check_node(struct ctx *c)
 
     if (p->gpus >= 0 && (k = fb_accept_add(c, "gpu_count"))) {
         SET(k->expected, "== %d", p->gpus);
-        if (need_env(c, k)) {
+        if (need_env(c, k) && fb_accept_hosts(c)) {
+            fb_accept_nodes_gpus(c, k, fb_accept_hosts(c));
+        } else if (c->env) { /* an env.json without "hosts": judged by its ranks, as before */
             const cJSON *r;
             int lo = -1, at = -1;
             ranks = cJSON_GetObjectItemCaseSensitive(c->env, "ranks");
@@ -223,7 +259,8 @@ void fb_accept_check_node(struct ctx *c)
             } else {
                 SET(k->measured, "%d", lo);
                 k->margin_pct = p->gpus ? ((double)lo / p->gpus - 1) * 100 : NAN;
-                SET(k->from, "env.json ranks[].visible_gpus (the fewest: rank %d)", at);
+                SET(k->from, "env.json ranks[].visible_gpus (the fewest: rank %d; no per-node "
+                    "block: an older env.json)", at);
                 k->verdict = lo == p->gpus ? FB_PASS : FB_FAIL;
                 if (k->verdict == FB_FAIL)
                     SET(k->why, "rank %d sees %d GPU(s), the profile expects %d", at, lo, p->gpus);
@@ -272,6 +309,11 @@ void fb_accept_check_infiniband(struct ctx *c)
     SET(k->expected, ">= %d ACTIVE port(s) at >= %.4g Gb/s", want, rate);
     if (!need_env(c, k))
         return;
+    if (fb_accept_hosts(c)) {
+        fb_accept_nodes_ib(k, fb_accept_hosts(c), want, rate);
+        return;
+    }
+    /* an env.json without "hosts" (an older fabricbench): rank 0's host alone, as before */
     ib = cJSON_GetObjectItemCaseSensitive(c->env, "infiniband");
     list = cJSON_IsArray(ib) ? ib : NULL; /* "none" when the host had no port */
     cJSON_ArrayForEach(port, list) {
@@ -280,7 +322,8 @@ void fb_accept_check_infiniband(struct ctx *c)
             up++;
     }
     SET(k->measured, "%d of %d", up, total);
-    SET(k->from, "env.json infiniband (the ports of rank 0's host)");
+    SET(k->from, "env.json infiniband (the ports of rank 0's host alone: no per-node block, "
+        "an older env.json)");
     if (want > 0)
         k->margin_pct = ((double)up / want - 1) * 100;
     if (up >= want) {

@@ -1,6 +1,6 @@
 /* accept's private header, for its own files only (accept.c: the context and the run;
  * accept_results.c: the checks on results.csv's figures; accept_env.c: the checks on env.json
- * and the NCCL logs): what every check reads, how a check is added, and the checks fb_accept_run
+ * and the NCCL logs; accept_nodes.c: every node's GPUs and ports from env.json's "hosts"): what every check reads, how a check is added, and the checks fb_accept_run
  * calls. The commands use accept.h. */
 #ifndef FB_ACCEPT_IMPL_H
 #define FB_ACCEPT_IMPL_H
@@ -65,6 +65,15 @@ void fb_accept_check_complete(struct ctx *c);
 void fb_accept_check_node(struct ctx *c);
 void fb_accept_check_infiniband(struct ctx *c);
 void fb_accept_check_binding(struct ctx *c);
+
+/* accept_nodes.c: every node judged from env.json's per-node block ("hosts", written since
+ * fabricbench records it). fb_accept_hosts: that block, NULL when env.json has none (or an
+ * empty one): the caller then judges the older fields, with a note. fb_accept_nodes_gpus:
+ * every node's gpus == the profile's; fb_accept_nodes_ib: every node has `want` ports ACTIVE at
+ * >= `rate` Gb/s. Both fill k (verdict, measured, from, margin, why naming the failing hosts). */
+const cJSON *fb_accept_hosts(const struct ctx *c);
+void fb_accept_nodes_gpus(struct ctx *c, struct fb_accept_check *k, const cJSON *hosts);
+void fb_accept_nodes_ib(struct fb_accept_check *k, const cJSON *hosts, int want, double rate);
 
 /* accept_env.c: the transports NCCL's logs in the run folder say it used. FB_OK, also when the
  * run kept no log (the checks are SKIPs); FB_ERR_USAGE with a message in err for a log that

@@ -7,9 +7,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ib.h"
 #include "verdict.h"
 
 enum { FB_CPULIST_LEN = 512, FB_NUMALIST_LEN = 64 };
+
+/* The InfiniBand ports a node's facts keep: the first FB_FACTS_PORTS of fb_ib_ports(). */
+enum { FB_FACTS_PORTS = 16 };
 
 /* What one rank saw, measured on that rank with its own node's topology. Plain fixed-size data:
  * gathered as MPI_BYTE, so every rank must run the same binary. Strings are always
@@ -36,6 +40,14 @@ struct fb_rank_facts {
 
     bool mpi_cuda_aware;           /* fb_mpi_cuda_aware on this rank */
     char mpi_cuda_aware_why[128];
+
+    /* The node's own facts, read by its local rank 0 alone (node_read true there), so that
+     * env.json holds every node's InfiniBand ports, not only rank 0's host's. */
+    bool node_read;
+    int nports;                    /* ports this node has (may exceed FB_FACTS_PORTS); -1 when
+                                      they could not be read (ib_why says why) */
+    struct fb_ib_port ports[FB_FACTS_PORTS];
+    char ib_why[96];               /* "" or why the ports are not known */
 };
 
 /* Whether two ranks drive the same physical GPU: the same node and PCI bus id (compared without

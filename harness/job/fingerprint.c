@@ -1,9 +1,10 @@
-/* Per-rank facts (collected on each rank, gathered to rank 0) and the fingerprint JSON built
- * from them on rank 0, with the versions and launcher environment that decide how a run
- * behaves. */
+/* Per-rank facts (collected on each rank, gathered to rank 0; each node's InfiniBand ports read
+ * by its local rank 0) and the fingerprint JSON built from them on rank 0, with the versions
+ * and launcher environment that decide how a run behaves. */
 #define _GNU_SOURCE
 #include "fingerprint.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,29 @@
 #include "versions.h"
 
 extern char **environ;
+
+/* This node's InfiniBand ports, read by its local rank 0 for env.json's per-node block. */
+static void collect_node(struct fb_rank_facts *mine)
+{
+    struct fb_ib_port *ports = NULL;
+    size_t n = 0;
+    fb_status st = fb_ib_ports(&ports, &n);
+
+    mine->node_read = true;
+    if (st != FB_OK) {
+        mine->nports = -1;
+        snprintf(mine->ib_why, sizeof mine->ib_why, "unknown (the ports could not be read: %s)",
+                 fb_status_str(st));
+    } else {
+        mine->nports = n > INT_MAX ? INT_MAX : (int)n;
+        for (size_t i = 0; i < n && i < FB_FACTS_PORTS; i++)
+            mine->ports[i] = ports[i];
+        if (!n)
+            snprintf(mine->ib_why, sizeof mine->ib_why, "%s",
+                     fb_ib_built() ? "none" : "none (built without libibverbs)");
+    }
+    free(ports);
+}
 
 fb_status fb_fingerprint_collect(const struct fb_session *s, struct fb_topo *topo,
                                  struct fb_rank_facts *mine)
@@ -71,6 +95,8 @@ fb_status fb_fingerprint_collect(const struct fb_session *s, struct fb_topo *top
     }
     mine->mpi_cuda_aware = fb_mpi_cuda_aware(mine->mpi_cuda_aware_why,
                                              sizeof mine->mpi_cuda_aware_why);
+    if (mine->local_rank == 0)
+        collect_node(mine);
     return FB_OK;
 }
 
@@ -316,6 +342,19 @@ static void add_versions(struct jb *b, cJSON *root, const struct fb_rank_facts *
     j_str(b, o, "api_version", text);
 }
 
+static void add_port(struct jb *b, cJSON *arr, const struct fb_ib_port *port)
+{
+    cJSON *p = j_item(b, arr);
+
+    j_str(b, p, "device", port->device);
+    j_num(b, p, "port", port->port);
+    j_str(b, p, "state", port->state);
+    j_str(b, p, "link_layer", port->link_layer);
+    j_num(b, p, "rate_gbps", port->rate_gbps);
+    j_num(b, p, "width", port->width);
+    j_str(b, p, "speed", port->speed);
+}
+
 static void add_infiniband(struct jb *b, cJSON *root)
 {
     struct fb_ib_port *ports = NULL;
@@ -327,18 +366,54 @@ static void add_infiniband(struct jb *b, cJSON *root)
         goto out;
     }
     arr = j_arr(b, root, "infiniband");
-    for (size_t i = 0; i < n; i++) {
-        cJSON *p = j_item(b, arr);
-        j_str(b, p, "device", ports[i].device);
-        j_num(b, p, "port", ports[i].port);
-        j_str(b, p, "state", ports[i].state);
-        j_str(b, p, "link_layer", ports[i].link_layer);
-        j_num(b, p, "rate_gbps", ports[i].rate_gbps);
-        j_num(b, p, "width", ports[i].width);
-        j_str(b, p, "speed", ports[i].speed);
-    }
+    for (size_t i = 0; i < n; i++)
+        add_port(b, arr, &ports[i]);
 out:
     free(ports);
+}
+
+/* Every node once, in the order of its first rank: its host, how many ranks ran there, its
+ * GPUs (the most any of its ranks sees: CUDA_VISIBLE_DEVICES may narrow a rank's view) and its
+ * InfiniBand ports as its local rank 0 read them. accept judges every node from this block. */
+static void add_hosts(struct jb *b, cJSON *root, const struct fb_rank_facts *all, int n)
+{
+    cJSON *hosts = j_arr(b, root, "hosts");
+
+    for (int r = 0; r < n; r++) {
+        const struct fb_rank_facts *lead = NULL;
+        cJSON *h, *arr;
+        int gpus = 0, nranks = 0;
+        bool seen = false;
+
+        for (int q = 0; q < r && !seen; q++)
+            seen = all[q].node == all[r].node;
+        if (seen)
+            continue;
+        for (int q = r; q < n; q++) {
+            if (all[q].node != all[r].node)
+                continue;
+            nranks++;
+            gpus = all[q].visible_gpus > gpus ? all[q].visible_gpus : gpus;
+            if (!lead && all[q].node_read)
+                lead = &all[q];
+        }
+        h = j_item(b, hosts);
+        j_num(b, h, "node", all[r].node);
+        j_str(b, h, "host", all[r].host);
+        j_num(b, h, "ranks", nranks);
+        j_num(b, h, "gpus", gpus);
+        if (!lead) {
+            j_str(b, h, "infiniband", "unknown (no local rank 0 read this node's ports)");
+        } else if (lead->nports <= 0) {
+            j_str(b, h, "infiniband", lead->ib_why);
+        } else {
+            arr = j_arr(b, h, "infiniband");
+            for (int i = 0; i < lead->nports && i < FB_FACTS_PORTS; i++)
+                add_port(b, arr, &lead->ports[i]);
+            if (lead->nports > FB_FACTS_PORTS) /* the rest not kept: say how many there were */
+                j_num(b, h, "infiniband_ports", lead->nports);
+        }
+    }
 }
 
 static bool env_wanted(const char *entry)
@@ -436,6 +511,7 @@ cJSON *fb_fingerprint_json(const struct fb_session *s, struct fb_topo *topo,
     add_gpus(&b, root, all, s->world.size);
     add_versions(&b, root, all, &sum);
     add_infiniband(&b, root);
+    add_hosts(&b, root, all, s->world.size);
     add_environment(&b, root);
     if (b.ok)
         return root;

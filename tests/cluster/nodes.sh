@@ -4,7 +4,8 @@
 # launcher's own variables lie (fabricbench must not read them: Slurm sets others); with 2 ranks
 # per host bound to a core each, local ranks 0 1 0 1 and doctor's binding PASS (one core number
 # on two hosts is two cores); with 2 ranks per host the p2p rows label exactly the inter-node pairs "network", and the allreduce scaling
-# curve counts 1, 1 and 2 nodes for its 1, 2 and 4 ranks.
+# curve counts 1, 1 and 2 nodes for its 1, 2 and 4 ranks; the fingerprint has one per-node
+# entry (host, GPUs, InfiniBand ports) for each host.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
 bin=$1
@@ -27,6 +28,16 @@ tr -d ' \t' <"$w/fp.json" | grep -q '^"nodes":2,' || fail "env.json of doctor do
 facts=$(tr -d ' \t\n' <"$w/fp.json" | grep -o '"local_rank":[0-9]*,"node":[0-9]*,"host":"[^"]*"' | tr '\n' ' ')
 [ "$facts" = "\"local_rank\":0,\"node\":0,\"host\":\"$CL_HOST_A\" \"local_rank\":0,\"node\":1,\"host\":\"$CL_HOST_B\" " ] ||
     fail "per-rank facts in the fingerprint are wrong: $facts"
+
+# the per-node block accept judges every node from: both hosts once, each with its ports
+python3 - "$w/fp.json" "$CL_HOST_A" "$CL_HOST_B" >"$w/hosts.txt" 2>&1 <<'PY' ||
+import json, sys
+hosts = json.load(open(sys.argv[1]))["hosts"]
+got = [(h["node"], h["host"], h["ranks"]) for h in hosts]
+assert got == [(0, sys.argv[2], 1), (1, sys.argv[3], 1)], got
+assert all("gpus" in h and "infiniband" in h for h in hosts), hosts
+PY
+    fail "env.json of doctor on 2 hosts lacks a per-node entry for each: $(cat "$w/hosts.txt")"
 
 # --- the same with the launchers' variables lying: the answer must not change ---
 cluster_mpi 1 2 env OMPI_COMM_WORLD_LOCAL_RANK=5 OMPI_COMM_WORLD_LOCAL_SIZE=9 \

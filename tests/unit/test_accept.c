@@ -1,6 +1,7 @@
 /* accept's JUnit XML: escaping, and counts that match the checks. A run folder written here
  * judged whole: numbers that are not finite and env.json fields of the wrong type are bad
- * input (issue 15), and a SKIP names only what its check set. */
+ * input (issue 15), a SKIP names only what its check set, and every node's GPUs and InfiniBand
+ * ports are judged from env.json's per-node block, the failing host named (issue 18). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +22,20 @@
 #define ENV(status, gpus)                                                                     \
     "{\n  \"run_status\": " status ",\n  \"backend\": {\"name\": \"host\"},\n"                  \
     "  \"ranks\": [{\"rank\": 0, \"node\": 0, \"visible_gpus\": " gpus "}]\n}\n"
+
+/* env.json of a run on two nodes with the per-node block: node 2 (host "nodeb") has GPUS_B
+ * GPUs and its port mlx5_0:1 in STATE_B at RATE_B Gb/s */
+#define PORT(state, rate)                                                                     \
+    "{\"device\": \"mlx5_0\", \"port\": 1, \"state\": \"" state "\", \"rate_gbps\": " rate "}"
+#define ENV2(gpus_b, state_b, rate_b)                                                         \
+    "{\"run_status\": \"complete\", \"backend\": {\"name\": \"host\"},\n"                 \
+    " \"ranks\": [{\"rank\": 0, \"node\": 0, \"visible_gpus\": 4},\n"                      \
+    "           {\"rank\": 1, \"node\": 1, \"visible_gpus\": 4}],\n"                      \
+    " \"infiniband\": [" PORT("ACTIVE", "100") "],\n"                                         \
+    " \"hosts\": [{\"node\": 0, \"host\": \"nodea\", \"ranks\": 1, \"gpus\": 4,\n"          \
+    "            \"infiniband\": [" PORT("ACTIVE", "100") "]},\n"                           \
+    "           {\"node\": 1, \"host\": \"nodeb\", \"ranks\": 1, \"gpus\": " gpus_b ",\n"  \
+    "            \"infiniband\": [" PORT(state_b, rate_b) "]}]}\n"
 
 static char dir[64];
 
@@ -147,6 +162,64 @@ static void run_folder(void)
     refused(gpus_ini, HEADER,
             "{\"run_status\": \"timeout\", \"run_stop\": {\"detail\": 5}}\n",
             "field 'run_stop.detail' is a number, expected a string", "");
+
+    /* every node judged (env.json's "hosts"), the failing host named; rank 0's host good */
+    {
+        static const char node_ini[] = "[node]\ngpus = 4\n[infiniband]\nports = 1\n"
+                                       "rate_gbps = 100\n";
+        CHECK(judge(node_ini, HEADER, ENV2("4", "ACTIVE", "100"), &a, err, sizeof err) == FB_OK);
+        k = find(&a, "infiniband");
+        CHECK(k && k->verdict == FB_PASS);
+        if (k)
+            CHECK_HAS(k->from, "every node's ports, 2 node(s)");
+        k = find(&a, "gpu_count");
+        CHECK(k && k->verdict == FB_PASS);
+        fb_accept_release(&a);
+        /* node 2's port down */
+        CHECK(judge(node_ini, HEADER, ENV2("4", "DOWN", "100"), &a, err, sizeof err) == FB_OK);
+        k = find(&a, "infiniband");
+        CHECK(k && k->verdict == FB_FAIL);
+        if (k) {
+            CHECK_STR(k->measured, "0 of 1");
+            CHECK_STR(k->why, "1 of 2 node(s) with fewer than 1 port(s) ACTIVE at >= 100 Gb/s: "
+                              "nodeb 0 of 1 up (mlx5_0:1 DOWN 100 Gb/s)");
+        }
+        k = find(&a, "gpu_count");
+        CHECK(k && k->verdict == FB_PASS);
+        fb_accept_release(&a);
+        /* node 2's port at a lower rate */
+        CHECK(judge(node_ini, HEADER, ENV2("4", "ACTIVE", "50"), &a, err, sizeof err) == FB_OK);
+        k = find(&a, "infiniband");
+        CHECK(k && k->verdict == FB_FAIL);
+        if (k)
+            CHECK_HAS(k->why, "nodeb 0 of 1 up (mlx5_0:1 ACTIVE 50 Gb/s)");
+        fb_accept_release(&a);
+        /* node 2 with fewer GPUs, although every rank sees 4 */
+        CHECK(judge(node_ini, HEADER, ENV2("3", "ACTIVE", "100"), &a, err, sizeof err) == FB_OK);
+        k = find(&a, "gpu_count");
+        CHECK(k && k->verdict == FB_FAIL);
+        if (k) {
+            CHECK_STR(k->measured, "3");
+            CHECK_STR(k->why, "1 of 2 node(s) without 4 GPU(s): nodeb has 3");
+        }
+        CHECK(find(&a, "infiniband") && find(&a, "infiniband")->verdict == FB_PASS);
+        fb_accept_release(&a);
+        /* an env.json without the block is judged as before, on rank 0's host, with a note */
+        CHECK(judge(node_ini, HEADER, ENV("\"complete\"", "4"), &a, err, sizeof err) == FB_OK);
+        k = find(&a, "gpu_count");
+        CHECK(k && k->verdict == FB_PASS);
+        if (k)
+            CHECK_HAS(k->from, "no per-node block: an older env.json");
+        fb_accept_release(&a);
+        /* the block's fields have their types too */
+        refused(node_ini, HEADER, "{\"hosts\": [{\"host\": \"a\", \"gpus\": \"4\"}]}\n",
+                "field 'hosts[0].gpus' is a string ('4'), expected an integer", "");
+        refused(node_ini, HEADER,
+                "{\"hosts\": [{\"infiniband\": [{\"state\": \"ACTIVE\", \"rate_gbps\": "
+                "\"100\"}]}]}\n",
+                "field 'hosts[0].infiniband[0].rate_gbps' is a string ('100'), expected a number",
+                "");
+    }
 
     /* a SKIP names only what its check set: no h2d row, so no rank count and no size */
     CHECK(judge(h2d_ini, HEADER, ENV("\"complete\"", "1"), &a, err, sizeof err) == FB_OK);
