@@ -1,7 +1,8 @@
 /* accept's checks on what the run recorded besides its figures: env.json (the run complete, the
  * GPUs and InfiniBand ports of every node, through accept_nodes.c, and the binding: doctor's
- * rule replayed over the facts env.json kept of every rank) and the NCCL logs of the run folder (fb_nccl_report_dir: the transports
- * NCCL chose inside and between nodes, GPUDirect RDMA). */
+ * rule replayed over the facts env.json kept of every rank) and the NCCL logs of the run
+ * folder (fb_nccl_report_dir: the transports NCCL chose inside and between nodes, GPUDirect
+ * RDMA). */
 #define _GNU_SOURCE
 #include "accept.h"
 
@@ -20,13 +21,13 @@
 
 /* ---- env.json's checks ----------------------------------------------------------------- */
 
-static const char *jstr(const cJSON *o, const char *key)
+const char *fb_accept_jstr(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-static double jnum(const cJSON *o, const char *key, double dflt)
+double fb_accept_jnum(const cJSON *o, const char *key, double dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
@@ -126,47 +127,26 @@ static bool fields_ok(const cJSON *o, const char *where, const struct jfield *f,
     return true;
 }
 
-/* Each element of array `key` of o must be an object with fields f. */
-static bool items_ok(const cJSON *o, const char *key, const struct jfield *f, size_t n,
-                     const char *path, char *err, size_t errlen)
+/* Each element of array `key` of o (o called `within`, "" at the top) must be an object with
+ * fields f. */
+static bool items_ok(const cJSON *o, const char *within, const char *key,
+                     const struct jfield *f, size_t n, const char *path, char *err,
+                     size_t errlen)
 {
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, key), *e;
-    char where[64];
+    char where[96];
     int i = 0;
 
     if (!cJSON_IsArray(arr))
         return true;
     cJSON_ArrayForEach(e, arr) {
-        snprintf(where, sizeof where, "%s[%d]", key, i++);
+        snprintf(where, sizeof where, "%s%s%s[%d]", within, *within ? "." : "", key, i++);
         if (!cJSON_IsObject(e)) {
             snprintf(err, errlen, "%s: field '%s' is %s, expected an object", path, where,
                      json_kind(e));
             return false;
         }
         if (!fields_ok(e, where, f, n, path, err, errlen))
-            return false;
-    }
-    return true;
-}
-
-/* The ports of one node of "hosts": each an object with port_fields. */
-static bool ports_ok(const cJSON *host, const char *where, const char *path, char *err,
-                     size_t errlen)
-{
-    const cJSON *ib = cJSON_GetObjectItemCaseSensitive(host, "infiniband"), *e;
-    char at[96];
-    int i = 0;
-
-    if (!cJSON_IsArray(ib))
-        return true;
-    cJSON_ArrayForEach(e, ib) {
-        snprintf(at, sizeof at, "%s.infiniband[%d]", where, i++);
-        if (!cJSON_IsObject(e)) {
-            snprintf(err, errlen, "%s: field '%s' is %s, expected an object", path, at,
-                     json_kind(e));
-            return false;
-        }
-        if (!fields_ok(e, at, port_fields, NFIELDS(port_fields), path, err, errlen))
             return false;
     }
     return true;
@@ -183,14 +163,15 @@ fb_status fb_accept_env_check(const cJSON *env, const char *path, char *err, siz
                    NFIELDS(stop_fields), path, err, errlen) ||
         !fields_ok(cJSON_GetObjectItemCaseSensitive(env, "backend"), "backend", backend_fields,
                    NFIELDS(backend_fields), path, err, errlen) ||
-        !items_ok(env, "ranks", rank_fields, NFIELDS(rank_fields), path, err, errlen) ||
-        !items_ok(env, "gpus", gpu_fields, NFIELDS(gpu_fields), path, err, errlen) ||
-        !items_ok(env, "infiniband", port_fields, NFIELDS(port_fields), path, err, errlen) ||
-        !items_ok(env, "hosts", host_fields, NFIELDS(host_fields), path, err, errlen))
+        !items_ok(env, "", "ranks", rank_fields, NFIELDS(rank_fields), path, err, errlen) ||
+        !items_ok(env, "", "gpus", gpu_fields, NFIELDS(gpu_fields), path, err, errlen) ||
+        !items_ok(env, "", "infiniband", port_fields, NFIELDS(port_fields), path, err, errlen) ||
+        !items_ok(env, "", "hosts", host_fields, NFIELDS(host_fields), path, err, errlen))
         return FB_ERR_USAGE;
     cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(env, "hosts")) {
         snprintf(where, sizeof where, "hosts[%d]", i++);
-        if (!ports_ok(r, where, path, err, errlen))
+        if (!items_ok(r, where, "infiniband", port_fields, NFIELDS(port_fields), path, err,
+                      errlen))
             return FB_ERR_USAGE;
     }
     i = 0;
@@ -225,7 +206,7 @@ void fb_accept_check_complete(struct ctx *c)
         k->verdict = FB_FAIL;
         SET(k->measured, "%s", cJSON_IsString(st) ? st->valuestring : "?");
         SET(k->why, "the run is incomplete: %s", why);
-    } else if (!*jstr(c->env, "run_status")) {
+    } else if (!*fb_accept_jstr(c->env, "run_status")) {
         SET(k->why, "env.json records no run_status");
     } else {
         k->verdict = FB_PASS;
@@ -248,10 +229,10 @@ void fb_accept_check_node(struct ctx *c)
             int lo = -1, at = -1;
             ranks = cJSON_GetObjectItemCaseSensitive(c->env, "ranks");
             cJSON_ArrayForEach(r, ranks) {
-                int v = (int)jnum(r, "visible_gpus", -1);
+                int v = (int)fb_accept_jnum(r, "visible_gpus", -1);
                 if (lo < 0 || v < lo) {
                     lo = v;
-                    at = (int)jnum(r, "rank", -1);
+                    at = (int)fb_accept_jnum(r, "rank", -1);
                 }
             }
             if (lo < 0) {
@@ -275,16 +256,16 @@ void fb_accept_check_node(struct ctx *c)
             gpus = cJSON_GetObjectItemCaseSensitive(c->env, "gpus");
             cJSON_ArrayForEach(g, gpus) {
                 n++;
-                if (!bad && !strcasestr(jstr(g, "name"), p->gpu_model))
-                    bad = jstr(g, "name");
+                if (!bad && !strcasestr(fb_accept_jstr(g, "name"), p->gpu_model))
+                    bad = fb_accept_jstr(g, "name");
                 if (n == 1)
-                    SET(k->measured, "%.60s", jstr(g, "name"));
+                    SET(k->measured, "%.60s", fb_accept_jstr(g, "name"));
             }
             SET(k->from, "env.json gpus[].name (%zu GPU(s))", n);
             if (n == 0) {
                 k->verdict = FB_FAIL;
                 SET(k->why, "the run used no GPU (backend %s)",
-                    jstr(cJSON_GetObjectItemCaseSensitive(c->env, "backend"), "name"));
+                    fb_accept_jstr(cJSON_GetObjectItemCaseSensitive(c->env, "backend"), "name"));
             } else if (bad) {
                 k->verdict = FB_FAIL;
                 SET(k->measured, "%.60s", bad);
@@ -318,7 +299,8 @@ void fb_accept_check_infiniband(struct ctx *c)
     list = cJSON_IsArray(ib) ? ib : NULL; /* "none" when the host had no port */
     cJSON_ArrayForEach(port, list) {
         total++;
-        if (strcmp(jstr(port, "state"), "ACTIVE") == 0 && jnum(port, "rate_gbps", 0) >= rate)
+        if (strcmp(fb_accept_jstr(port, "state"), "ACTIVE") == 0 &&
+            fb_accept_jnum(port, "rate_gbps", 0) >= rate)
             up++;
     }
     SET(k->measured, "%d of %d", up, total);
@@ -366,25 +348,25 @@ void fb_accept_check_binding(struct ctx *c)
         struct fb_rank_facts *f = &facts[i++];
         const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(r, "gpu");
         const cJSON *bind = cJSON_GetObjectItemCaseSensitive(r, "binding");
-        const char *v = jstr(bind, "verdict");
-        f->rank = (int)jnum(r, "rank", i - 1);
-        f->node = (int)jnum(r, "node", 0);
-        snprintf(f->host, sizeof f->host, "%s", jstr(r, "host"));
-        snprintf(f->cpus, sizeof f->cpus, "%s", jstr(r, "cpus"));
+        const char *v = fb_accept_jstr(bind, "verdict");
+        f->rank = (int)fb_accept_jnum(r, "rank", i - 1);
+        f->node = (int)fb_accept_jnum(r, "node", 0);
+        snprintf(f->host, sizeof f->host, "%s", fb_accept_jstr(r, "host"));
+        snprintf(f->cpus, sizeof f->cpus, "%s", fb_accept_jstr(r, "cpus"));
         f->bound = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "bound"));
-        f->gpu_index = cJSON_IsObject(gpu) ? (int)jnum(gpu, "index", 0) : -1;
-        snprintf(f->gpu_numa, sizeof f->gpu_numa, "%s", jstr(gpu, "numa"));
+        f->gpu_index = cJSON_IsObject(gpu) ? (int)fb_accept_jnum(gpu, "index", 0) : -1;
+        snprintf(f->gpu_numa, sizeof f->gpu_numa, "%s", fb_accept_jstr(gpu, "numa"));
         f->binding = strcmp(v, "PASS") == 0   ? FB_PASS
                      : strcmp(v, "WARN") == 0 ? FB_WARN
                      : strcmp(v, "FAIL") == 0 ? FB_FAIL
                                               : FB_SKIP;
-        snprintf(f->binding_why, sizeof f->binding_why, "%s", jstr(bind, "why"));
+        snprintf(f->binding_why, sizeof f->binding_why, "%s", fb_accept_jstr(bind, "why"));
         f->mpi_cuda_aware = true;
     }
-    job.backend =
-        strcmp(jstr(cJSON_GetObjectItemCaseSensitive(c->env, "backend"), "name"), "cuda") == 0
-            ? "cuda"
-            : "host";
+    job.backend = strcmp(fb_accept_jstr(cJSON_GetObjectItemCaseSensitive(c->env, "backend"),
+                                        "name"), "cuda") == 0
+                      ? "cuda"
+                      : "host";
     nd = fb_doctor_checks(&job, facts, n, NULL, 0, dc, FB_DOCTOR_MAX_CHECKS);
     for (size_t j = 0; j < nd; j++) {
         if (strcmp(dc[j].name, "binding") != 0)

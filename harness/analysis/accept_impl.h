@@ -1,7 +1,8 @@
 /* accept's private header, for its own files only (accept.c: the context and the run;
  * accept_results.c: the checks on results.csv's figures; accept_env.c: the checks on env.json
- * and the NCCL logs; accept_nodes.c: every node's GPUs and ports from env.json's "hosts"): what every check reads, how a check is added, and the checks fb_accept_run
- * calls. The commands use accept.h. */
+ * and the NCCL logs; accept_nodes.c: every node's GPUs and ports from env.json's "hosts"):
+ * what every check reads, how a check is added, and the checks fb_accept_run calls. The
+ * commands use accept.h. */
 #ifndef FB_ACCEPT_IMPL_H
 #define FB_ACCEPT_IMPL_H
 
@@ -53,6 +54,11 @@ void fb_accept_check_allreduce(struct ctx *c);
 void fb_accept_check_compute(struct ctx *c);
 /* The spread between trials of every row the checks above judged: call it after them. */
 void fb_accept_check_spread(struct ctx *c);
+
+/* accept_env.c: env.json's string field `key` of o ("" when absent or not a string), and its
+ * number field (dflt when absent or not a number). */
+const char *fb_accept_jstr(const cJSON *o, const char *key);
+double fb_accept_jnum(const cJSON *o, const char *key, double dflt);
 
 /* accept_env.c: the type of every field of env.json that the checks below read, where it is
  * there (run_status a string, ranks[].visible_gpus an integer, ...). FB_OK, or FB_ERR_USAGE

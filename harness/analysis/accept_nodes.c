@@ -12,18 +12,6 @@
 
 #include "accept_impl.h"
 
-static const char *jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static double jnum(const cJSON *o, const char *key, double dflt)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
 const cJSON *fb_accept_hosts(const struct ctx *c)
 {
     const cJSON *hosts = c->env ? cJSON_GetObjectItemCaseSensitive(c->env, "hosts") : NULL;
@@ -62,17 +50,17 @@ void fb_accept_nodes_gpus(struct ctx *c, struct fb_accept_check *k, const cJSON 
     const char *at = "";
 
     cJSON_ArrayForEach(h, hosts) {
-        int g = (int)jnum(h, "gpus", -1);
+        int g = (int)fb_accept_jnum(h, "gpus", -1);
         n++;
         if (g < 0)
             continue;
         if (lo < 0 || g < lo) {
             lo = g;
-            at = jstr(h, "host");
+            at = fb_accept_jstr(h, "host");
         }
         if (g != c->p->gpus) {
             nbad++;
-            list_host(bad, sizeof bad, "%.60s has %d", jstr(h, "host"), g);
+            list_host(bad, sizeof bad, "%.60s has %d", fb_accept_jstr(h, "host"), g);
         }
     }
     if (lo < 0) {
@@ -94,16 +82,16 @@ static int ports_up(const cJSON *ib, double rate, char *down, size_t size)
     int up = 0;
 
     cJSON_ArrayForEach(port, ib) {
-        const char *state = jstr(port, "state");
-        double gbps = jnum(port, "rate_gbps", 0);
+        const char *state = fb_accept_jstr(port, "state");
+        double gbps = fb_accept_jnum(port, "rate_gbps", 0);
         if (strcmp(state, "ACTIVE") == 0 && gbps >= rate) {
             up++;
             continue;
         }
         if (strlen(down) + 40 < size)
             snprintf(down + strlen(down), size - strlen(down), "%s%.24s:%d %.12s %.4g Gb/s",
-                     down[0] ? ", " : "", jstr(port, "device"), (int)jnum(port, "port", 0),
-                     state[0] ? state : "?", gbps);
+                     down[0] ? ", " : "", fb_accept_jstr(port, "device"),
+                     (int)fb_accept_jnum(port, "port", 0), state[0] ? state : "?", gbps);
     }
     return up;
 }
@@ -128,8 +116,8 @@ void fb_accept_nodes_ib(struct fb_accept_check *k, const cJSON *hosts, int want,
         if (up >= want)
             continue;
         nbad++;
-        list_host(bad, sizeof bad, "%.60s %d of %d up (%.80s)", jstr(h, "host"), up, total,
-                  cJSON_IsString(ib) ? ib->valuestring : down[0] ? down : "no port");
+        list_host(bad, sizeof bad, "%.60s %d of %d up (%.80s)", fb_accept_jstr(h, "host"), up,
+                  total, cJSON_IsString(ib) ? ib->valuestring : down[0] ? down : "no port");
     }
     SET(k->measured, "%d of %d", lo, lo_total);
     SET(k->from, "env.json hosts[].infiniband (every node's ports, %d node(s); the fewest up)",
