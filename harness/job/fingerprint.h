@@ -19,8 +19,8 @@
 
 /* Fills *mine from the open session and this node's topology (topo may be NULL when it could
  * not be loaded: binding and locality are then ""); a node's local rank 0 also reads its
- * InfiniBand ports (node_read). Not collective; never fails for want of a
- * fact (an unknown is recorded as ""), so it returns FB_OK unless an argument is wrong. */
+ * InfiniBand ports (node_read). Not collective; never fails for want of a fact (an unknown is
+ * recorded as ""), so it returns FB_OK unless an argument is wrong. */
 fb_status fb_fingerprint_collect(const struct fb_session *s, struct fb_topo *topo,
                                  struct fb_rank_facts *mine);
 
@@ -33,8 +33,8 @@ fb_status fb_fingerprint_gather(const struct fb_session *s, const struct fb_rank
 /* Builds the fingerprint object from rank 0's view: this host (via `topo`, may be NULL), the
  * session, every rank's facts (`all`, world.size of them), versions, the InfiniBand ports of
  * this host, every node's host, ranks, GPUs and InfiniBand ports ("hosts", from the facts of
- * each node's local rank 0) and the launcher environment. `run_status` is a free word ("ok", "failed",
- * "doctor"). Not collective: call it on rank 0 only. Returns a new object owned by the caller
+ * each node's local rank 0) and the launcher environment. `run_status` is a free word ("ok",
+ * "failed", "doctor"). Not collective: call it on rank 0 only. Returns a new object owned by the caller
  * (cJSON_Delete), NULL when out of memory. */
 cJSON *fb_fingerprint_json(const struct fb_session *s, struct fb_topo *topo,
                            const struct fb_rank_facts *all, const char *run_status);

@@ -1,9 +1,10 @@
 /* What NCCL said about a run: its NCCL_DEBUG=INFO log lines (any version from 2.3 on, launcher
  * prefixes and other programs' lines mixed in) read into which transport carried each
- * connection, the NCCL version and the NICs it chose. Lines are classified by nccl_line.h and
- * judged by nccl_verdict.h. `fabricbench nccl-log` prints it with verdicts; `run` and `doctor`
- * apply it to the logs of a run; `accept` checks the transports a hardware profile requires
- * against it. */
+ * connection, the NCCL version and the NICs it chose, and the InfiniBand faults it reported
+ * (port errors, a device failed over from, its recovery). Lines are classified by
+ * nccl_line.h and judged by nccl_verdict.h. `fabricbench nccl-log` prints it with verdicts;
+ * `run` and `doctor` apply it to the logs of a run; `accept` checks the transports a hardware
+ * profile requires against it. */
 #ifndef FB_NCCL_REPORT_H
 #define FB_NCCL_REPORT_H
 
