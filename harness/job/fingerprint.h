@@ -34,8 +34,8 @@ fb_status fb_fingerprint_gather(const struct fb_session *s, const struct fb_rank
  * session, every rank's facts (`all`, world.size of them), versions, the InfiniBand ports of
  * this host, every node's host, ranks, GPUs and InfiniBand ports ("hosts", from the facts of
  * each node's local rank 0) and the launcher environment. `run_status` is a free word ("ok",
- * "failed", "doctor"). Not collective: call it on rank 0 only. Returns a new object owned by the caller
- * (cJSON_Delete), NULL when out of memory. */
+ * "failed", "doctor"). Not collective: call it on rank 0 only. Returns a new object owned by
+ * the caller (cJSON_Delete), NULL when out of memory. */
 cJSON *fb_fingerprint_json(const struct fb_session *s, struct fb_topo *topo,
                            const struct fb_rank_facts *all, const char *run_status);
 
