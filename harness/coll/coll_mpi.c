@@ -381,7 +381,8 @@ static fb_status mpi_broadcast(struct fb_coll_comm *c, const void *send, void *r
     if (c->staged)
         return mpi_run(c, k, send, rank == root ? blk : 0, recv, blk, s);
     /* MPI_Bcast has one buffer: out of place, the root's data is copied into it first. */
-    if (rank == root && send != recv && (st = c->be->copy(recv, send, blk, FB_COPY_D2D, s)) != FB_OK)
+    if (rank == root && send != recv &&
+        (st = c->be->copy(recv, send, blk, FB_COPY_D2D, s)) != FB_OK)
         return st;
     return mpi_run(c, k, NULL, 0, NULL, 0, s);
 }
