@@ -4,7 +4,10 @@
 #include "replay_ops.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+
+#include "log.h"
 
 static bool sharded(enum fb_mix_coll c)
 {
@@ -26,6 +29,14 @@ fb_status fb_replay_ops_plan(const struct fb_mix *m, double scale, double comput
         size_t esize = fb_dtype_size(mo->dtype);
         double el = floor((double)(mo->bytes / esize) * scale);
         size_t elements = el < 1.0 ? 1 : (size_t)el;
+
+        /* 2^50 elements: far beyond any memory, and far from size_t's end after the padding */
+        if (el > 1125899906842624.0) {
+            fb_error("replay: op %zu (%s) at --scale %g is %.3g elements, more than any memory",
+                     i, mo->name, scale, el);
+            free(ops);
+            return FB_ERR_USAGE;
+        }
 
         o->coll = mo->coll;
         o->dtype = mo->dtype;

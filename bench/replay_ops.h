@@ -22,7 +22,8 @@ struct fb_replay_op {
 };
 
 /* The mix's ops for `ranks` ranks, each op's bytes times `scale` (at least one element), the
- * compute stand-in `compute_us` where the mix gives none. *out is malloc'ed. FB_ERR_NOMEM. */
+ * compute stand-in `compute_us` where the mix gives none. *out is malloc'ed. FB_ERR_NOMEM;
+ * FB_ERR_USAGE (with a message) for an op scaled past 2^50 elements. */
 fb_status fb_replay_ops_plan(const struct fb_mix *m, double scale, double compute_us, int ranks,
                              struct fb_replay_op **out);
 

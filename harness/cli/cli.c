@@ -386,7 +386,14 @@ static fb_status check_mix(const struct fb_options *o, char *err, size_t errlen)
 {
     struct fb_mix m;
     fb_status st = fb_mix_read(o->mix, o->dtype, &m, err, errlen);
+    double largest = (double)fb_mix_max_bytes(&m) * o->mix_scale;
 
+    /* 2^50 bytes: far beyond any memory (replay's own limit is 2^50 elements) */
+    if (st == FB_OK && largest > 1125899906842624.0) {
+        snprintf(err, errlen, "bad value for --scale: the mix's largest op would be %.3g bytes",
+                 largest);
+        st = FB_ERR_USAGE;
+    }
     fb_mix_free(&m);
     return st == FB_ERR_IO ? FB_ERR_USAGE : st;
 }

@@ -28,14 +28,21 @@ const char *fb_mix_coll_name(enum fb_mix_coll c)
     return (unsigned)c < FB_MIX_COLLS ? coll_names[c] : "?";
 }
 
+/* The index of name in names[0..n), -1 when it is none. */
+static int index_of(const char *const *names, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
+
 bool fb_mix_coll_parse(const char *name, enum fb_mix_coll *out)
 {
-    for (int i = 0; i < FB_MIX_COLLS; i++)
-        if (strcmp(name, coll_names[i]) == 0) {
-            *out = (enum fb_mix_coll)i;
-            return true;
-        }
-    return false;
+    int i = index_of(coll_names, FB_MIX_COLLS, name);
+    if (i >= 0)
+        *out = (enum fb_mix_coll)i;
+    return i >= 0;
 }
 
 const char *fb_mix_dtype_name(enum fb_dtype t)
@@ -45,12 +52,10 @@ const char *fb_mix_dtype_name(enum fb_dtype t)
 
 bool fb_mix_dtype_parse(const char *name, enum fb_dtype *out)
 {
-    for (int i = 0; i < FB_DTYPE_COUNT; i++)
-        if (strcmp(name, dtype_names[i]) == 0) {
-            *out = (enum fb_dtype)i;
-            return true;
-        }
-    return false;
+    int i = index_of(dtype_names, FB_DTYPE_COUNT, name);
+    if (i >= 0)
+        *out = (enum fb_dtype)i;
+    return i >= 0;
 }
 
 fb_status fb_mix_add(struct fb_mix *m, const struct fb_mix_op *op)
