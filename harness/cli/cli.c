@@ -530,6 +530,11 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
             return FB_ERR_USAGE;
         }
         o->bench[o->nbench++] = argv[i];
+        if (strcmp(argv[i], "replay") == 0 && !o->mix) {
+            snprintf(err, errlen, "benchmark 'replay' needs --mix FILE (profiles/mixes/*.mix, "
+                     "or NCCL Inspector's JSON)");
+            return FB_ERR_USAGE;
+        }
     }
     return FB_OK;
 }

@@ -57,6 +57,7 @@ replay "$data/inspector-v4.jsonl" 0.25 4 1048576 --dtype float16
 printf 'allreduce 4M float32\nallreduse 4M float32\n' >bad.mix
 expect_bad "bad.mix:2: unknown collective 'allreduse'" run replay --mix bad.mix
 expect_bad "cannot open 'nosuch.mix'" run replay --mix nosuch.mix
+expect_bad "benchmark 'replay' needs --mix FILE" run replay
 printf 'allreduce 2G float32\n' >huge.mix
 expect_bad "bad value for --scale: the mix's largest op would be 2.15e+15 bytes" \
     run replay --mix huge.mix --scale 1000000
