@@ -28,7 +28,7 @@ replay() {
         [ "$n" = 1 ] || fail "$mix $c: $n comm_exposed_us rows, expected 1"
         for m in op_time op_exposed; do
             n=$(csv_awk 'index(v("case"), c ":") == 1 && v("metric") == m &&
-                                        v("median") >= 0 { n++ } END { print n + 0 }' c=$c m=$m "$csv")
+                         v("median") >= 0 { n++ } END { print n + 0 }' c=$c m=$m "$csv")
             [ "$n" = "$nops" ] || fail "$mix $c: $n $m rows, expected $nops"
         done
         b=$(csv_awk 'v("case") ~ "^" c ":0:" && v("metric") == "op_time" {
