@@ -53,6 +53,10 @@ replay "$mixes/mixtral-8x7b-moe.mix" 0.000244140625 128 16384
 # NCCL Inspector's output (tests/data/mix): 4 collectives of one communicator and rank, float16
 replay "$data/inspector-v4.jsonl" 0.25 4 1048576 --dtype float16
 
+# every collective and type of the parser's test mix under host-strict (CUDA's stream rules
+# enforced: a missing wait between the compute and communication streams fails); 4M: 10 floats
+replay "$data/good.mix" 0.00001 6 40 --backend host-strict
+
 # bad mixes: one line naming the file and line, exit 2, nothing written
 printf 'allreduce 4M float32\nallreduse 4M float32\n' >bad.mix
 expect_bad "bad.mix:2: unknown collective 'allreduse'" run replay --mix bad.mix
