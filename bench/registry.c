@@ -12,6 +12,7 @@ const struct fb_bench *const fb_benches[] = {
     &fb_bench_compute,
     &fb_bench_memfit,
     &fb_bench_step,
+    &fb_bench_replay,
     NULL,
 };
 

@@ -13,6 +13,7 @@ extern const struct fb_bench fb_bench_pipeline;
 extern const struct fb_bench fb_bench_memfit;
 extern const struct fb_bench fb_bench_compute;
 extern const struct fb_bench fb_bench_step;
+extern const struct fb_bench fb_bench_replay;
 
 /* Every benchmark, NULL-terminated, in the default run order. */
 extern const struct fb_bench *const fb_benches[];

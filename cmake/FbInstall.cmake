@@ -3,6 +3,7 @@
 #   P/bin/fabricbench                    the binary
 #   P/share/fabricbench/profiles/*.ini   hardware profiles (`accept --profile c4140-m` finds them
 #                                        relative to the binary, so a relocated tree works)
+#   P/share/fabricbench/profiles/mixes/  replay's mixes (`run replay --mix PATH`)
 #   P/share/doc/fabricbench/             README, docs/, results/SCHEMA.md
 #   P/share/man/man1/fabricbench.1       the man page (help2man over --help and --version)
 #   P/libexec/fabricbench/               the GPU check (gpu-check.sh), its helpers and GPU tests
@@ -19,6 +20,10 @@ foreach(f ${fb_profiles})
   get_filename_component(n ${f} NAME)
   configure_file(${f} ${CMAKE_BINARY_DIR}/share/fabricbench/profiles/${n} COPYONLY)
 endforeach()
+
+# replay's shipped mixes (issue 18): P/share/fabricbench/profiles/mixes/*.mix
+file(GLOB fb_mixes CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/profiles/mixes/*.mix)
+install(FILES ${fb_mixes} DESTINATION ${CMAKE_INSTALL_DATADIR}/fabricbench/profiles/mixes)
 
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/results/SCHEMA.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})

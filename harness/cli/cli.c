@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mix.h"
 #include "registry.h"
 #include "units.h"
 
@@ -16,7 +17,8 @@ enum {
     OPT_RANKS, OPT_PAIRS, OPT_MATRIX_BYTES, OPT_LATENCY_BYTES, OPT_FUSION, OPT_NO_NCCL_LOG,
     OPT_CLASSES, OPT_BATCH, OPT_RESOLUTION, OPT_THREADS, OPT_PREFETCH, OPT_DATASET,
     OPT_HOST_MEMORY, OPT_WIRE, OPT_RATE, OPT_PRECISION, OPT_MEMORY_BUDGET, OPT_OPTIMIZER,
-    OPT_TELEMETRY_MS, OPT_FP16_ALLREDUCE, OPT_OVERLAP, OPT_TIMEOUT, OPT_MATRIX
+    OPT_TELEMETRY_MS, OPT_FP16_ALLREDUCE, OPT_OVERLAP, OPT_TIMEOUT, OPT_MATRIX,
+    OPT_MIX, OPT_SEQUENCE, OPT_SCALE, OPT_COMPUTE_US /* replay */
 };
 
 static const struct option run_options[] = {
@@ -59,6 +61,10 @@ static const struct option run_options[] = {
     {"overlap", required_argument, NULL, OPT_OVERLAP},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"matrix", required_argument, NULL, OPT_MATRIX},
+    {"mix", required_argument, NULL, OPT_MIX},
+    {"sequence", no_argument, NULL, OPT_SEQUENCE},
+    {"scale", required_argument, NULL, OPT_SCALE},
+    {"compute-us", required_argument, NULL, OPT_COMPUTE_US},
     {NULL, 0, NULL, 0},
 };
 
@@ -98,7 +104,14 @@ void fb_cli_run_usage(void)
            "                            step: its buckets (default 25M, PyTorch DDP's)\n"
            "  --fp16-allreduce          step: gradients on the wire as float16 (Horovod's\n"
            "                            Compression.fp16)\n"
-           "  --overlap on|off|both     step: all-reduce buckets during backward (default on)\n"
+           "  --overlap on|off|both     step: all-reduce buckets during backward (default on);\n"
+           "                            replay: ops overlapped with the compute stand-in\n"
+           "  --mix FILE                replay: the step's collectives (profiles/mixes/*.mix, or\n"
+           "                            NCCL Inspector's JSON, whose type is --dtype's)\n"
+           "  --sequence                replay: ops in sequence after the compute (--overlap off)\n"
+           "  --scale F                 replay: each op's bytes times F (default 1)\n"
+           "  --compute-us US           replay: compute stand-in before each op the mix gives\n"
+           "                            none (default 0)\n"
            "  --classes N               densenet_allreduce, compute, memfit, step: classifier\n"
            "                            outputs (default 14, CheXNet's findings)\n"
            "  --batch N[,N...]          pipeline, compute, step: images per batch per rank (default:\n"
@@ -368,6 +381,23 @@ static fb_status parse_choice(const char *text, const char *const *choices, char
     return st;
 }
 
+/* --mix is read before anything is created: bad input names its file and line. */
+static fb_status check_mix(const struct fb_options *o, char *err, size_t errlen)
+{
+    struct fb_mix m;
+    fb_status st = fb_mix_read(o->mix, o->dtype, &m, err, errlen);
+    double largest = (double)fb_mix_max_bytes(&m) * o->mix_scale;
+
+    /* 2^50 bytes: far beyond any memory (replay's own limit is 2^50 elements) */
+    if (st == FB_OK && largest > 1125899906842624.0) {
+        snprintf(err, errlen, "bad value for --scale: the mix's largest op would be %.3g bytes",
+                 largest);
+        st = FB_ERR_USAGE;
+    }
+    fb_mix_free(&m);
+    return st == FB_ERR_IO ? FB_ERR_USAGE : st;
+}
+
 fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *help, char *err,
                            size_t errlen)
 {
@@ -439,6 +469,16 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
         case OPT_OVERLAP: st = parse_choice(optarg, overlaps, o->overlap, sizeof o->overlap, why, sizeof why); break;
         case OPT_TIMEOUT: st = fb_cli_timeout_parse(optarg, &o->timeout_s, why, sizeof why); break;
         case OPT_MATRIX: st = parse_choice(optarg, matrices, o->matrix, sizeof o->matrix, why, sizeof why); break;
+        case OPT_MIX:
+            if (!*optarg) {
+                snprintf(why, sizeof why, "empty path");
+                st = FB_ERR_USAGE;
+            }
+            o->mix = optarg;
+            break;
+        case OPT_SEQUENCE: snprintf(o->overlap, sizeof o->overlap, "off"); break;
+        case OPT_SCALE: st = fb_real_parse(optarg, 1e-12, 1e6, &o->mix_scale, why, sizeof why); break;
+        case OPT_COMPUTE_US: st = fb_real_parse(optarg, 0.0, 1e9, &o->compute_us, why, sizeof why); break;
         case OPT_MEMORY_BUDGET: st = parse_nonzero_size(optarg, &o->memory_budget, why, sizeof why); break;
         case OPT_FACTOR:
             st = fb_count_parse(optarg, 2, 1024, &o->factor, why, sizeof why);
@@ -472,6 +512,8 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
         snprintf(err, errlen, "--min-bytes is larger than --max-bytes");
         return FB_ERR_USAGE;
     }
+    if (o->mix && (st = check_mix(o, err, errlen)) != FB_OK)
+        return st;
     for (int i = optind; i < argc; i++) {
         if (!fb_bench_find(argv[i])) {
             snprintf(err, errlen, "unknown benchmark '%s' (see `fabricbench list`)", argv[i]);
@@ -488,6 +530,11 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
             return FB_ERR_USAGE;
         }
         o->bench[o->nbench++] = argv[i];
+        if (strcmp(argv[i], "replay") == 0 && !o->mix) {
+            snprintf(err, errlen, "benchmark 'replay' needs --mix FILE (profiles/mixes/*.mix, "
+                     "or NCCL Inspector's JSON)");
+            return FB_ERR_USAGE;
+        }
     }
     return FB_OK;
 }

@@ -45,6 +45,33 @@ struct fb_coll {
      * where the library is (NCCL); MPI completes before returning. */
     fb_status (*sendrecv)(struct fb_coll_comm *c, const void *send, int to, void *recv, int from,
                           size_t bytes, struct fb_stream *s);
+    /* The number of ranks of the communicator. */
+    int (*size)(const struct fb_coll_comm *c);
+
+    /* The other collectives of nccl-tests, with the allreduce's rules: stream-ordered where the
+     * library is (NCCL), done on return with MPI; counts in elements; a block is `count`
+     * elements; ranks are this communicator's. In place is send == recv, where stated. */
+    /* recv holds nranks blocks of `count` elements, block r from rank r. In place: this rank's
+     * block is already at block `rank` of recv. */
+    fb_status (*allgather)(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                           enum fb_dtype dtype, struct fb_stream *s);
+    /* send holds nranks blocks of `count`; recv gets this rank's block reduced over the ranks.
+     * In place: the input is recv's nranks blocks, the result lands in block `rank` of it (as
+     * NCCL's in place does; the other blocks are then undefined). */
+    fb_status (*reduce_scatter)(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                                enum fb_dtype dtype, enum fb_redop op, struct fb_stream *s);
+    /* send and recv hold nranks blocks of `count`: block r of send goes to rank r, and block r
+     * of recv comes from rank r. Out of place only: send == recv is FB_ERR_USAGE. */
+    fb_status (*alltoall)(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                          enum fb_dtype dtype, struct fb_stream *s);
+    /* `count` elements of root's send arrive in every rank's recv (send is read at root only;
+     * in place: send == recv). */
+    fb_status (*broadcast)(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                           enum fb_dtype dtype, int root, struct fb_stream *s);
+    /* The element-wise reduction of every rank's send arrives in root's recv (recv is unused
+     * elsewhere and may be NULL there; in place: send == recv). */
+    fb_status (*reduce)(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                        enum fb_dtype dtype, enum fb_redop op, int root, struct fb_stream *s);
 };
 
 extern const struct fb_coll fb_coll_mpi;

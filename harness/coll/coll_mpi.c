@@ -6,6 +6,7 @@
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h>
 #endif
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,200 @@ static fb_status mpi_sendrecv(struct fb_coll_comm *c, const void *send, int to, 
     return st;
 }
 
+static int mpi_size(const struct fb_coll_comm *c)
+{
+    int n = 0;
+    MPI_Comm_size(c->comm, &n);
+    return n;
+}
+
+/* The other collectives. One call of MPI with its arguments, over host-readable buffers. */
+enum mpi_kind { K_ALLGATHER, K_REDUCE_SCATTER, K_ALLTOALL, K_BCAST, K_REDUCE };
+
+struct mpi_call {
+    enum mpi_kind kind;
+    const void *send; /* MPI_IN_PLACE where the call is in place */
+    void *recv;
+    int count, root;
+    MPI_Datatype type;
+    MPI_Op op;
+};
+
+static const char *const kind_names[] = {"MPI_Allgather", "MPI_Reduce_scatter_block",
+                                         "MPI_Alltoall", "MPI_Bcast", "MPI_Reduce"};
+
+static fb_status mpi_call(MPI_Comm comm, const struct mpi_call *k)
+{
+    int rc = MPI_ERR_OTHER;
+
+    fb_watchdog_wait_begin(); /* a collective wait, as allreduce's */
+    switch (k->kind) {
+    case K_ALLGATHER:
+        rc = MPI_Allgather(k->send, k->count, k->type, k->recv, k->count, k->type, comm);
+        break;
+    case K_REDUCE_SCATTER:
+        rc = MPI_Reduce_scatter_block(k->send, k->recv, k->count, k->type, k->op, comm);
+        break;
+    case K_ALLTOALL:
+        rc = MPI_Alltoall(k->send, k->count, k->type, k->recv, k->count, k->type, comm);
+        break;
+    case K_BCAST:
+        rc = MPI_Bcast(k->recv, k->count, k->type, k->root, comm);
+        break;
+    case K_REDUCE:
+        rc = MPI_Reduce(k->send, k->recv, k->count, k->type, k->op, k->root, comm);
+        break;
+    }
+    fb_watchdog_wait_end();
+    return mpi_check(rc, kind_names[k->kind]);
+}
+
+/* One collective of this rank: `in` (inb bytes) is its input, `out` (outb bytes, 0 for none)
+ * where its result goes, both backend buffers; k says the call on buffers MPI can read (the
+ * in-place form included). Staged: the input is copied to the staging buffer's first inb
+ * bytes, MPI runs out of place into the bytes after them, and the result is copied out. */
+static fb_status mpi_run(struct fb_coll_comm *c, struct mpi_call k, const void *in, size_t inb,
+                         void *out, size_t outb, struct fb_stream *s)
+{
+    fb_status st;
+    char *stage;
+
+    if (!c->staged) {
+        /* MPI reads backend memory itself: wait for the producer on the stream first. */
+        if ((st = c->be->stream_sync(s)) != FB_OK)
+            return st;
+        return mpi_call(c->comm, &k);
+    }
+    if ((st = stage_reserve(c, inb + outb)) != FB_OK)
+        return st;
+    stage = c->stage;
+    if (inb && (st = c->be->copy(stage, in, inb, FB_COPY_D2H, s)) != FB_OK)
+        return st;
+    if ((st = c->be->stream_sync(s)) != FB_OK)
+        return st;
+    k.send = stage;
+    k.recv = k.kind == K_BCAST ? stage : stage + inb;
+    if ((st = mpi_call(c->comm, &k)) != FB_OK || !outb)
+        return st;
+    if ((st = c->be->copy(out, k.recv, outb, FB_COPY_H2D, s)) != FB_OK)
+        return st;
+    return c->be->stream_sync(s);
+}
+
+/* The MPI call's common arguments; FB_ERR_UNSUPPORTED where a count passes MPI's int. */
+static fb_status mpi_prepare(size_t count, size_t blocks, enum fb_dtype dtype, enum mpi_kind kind,
+                             struct mpi_call *k)
+{
+    if (count > (size_t)INT32_MAX || (blocks && count > SIZE_MAX / blocks / 8))
+        return FB_ERR_UNSUPPORTED;
+    *k = (struct mpi_call){.kind = kind, .count = (int)count, .type = fb_dtype_mpi(dtype),
+                           .op = dtype == FB_DTYPE_FLOAT16 ? fb_mpi_half_sum() : MPI_SUM};
+    return FB_OK;
+}
+
+static fb_status mpi_allgather(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                               enum fb_dtype dtype, struct fb_stream *s)
+{
+    size_t blk = count * fb_dtype_size(dtype);
+    int n = mpi_size(c), rank = 0;
+    struct mpi_call k;
+    fb_status st;
+
+    if ((st = mpi_prepare(count, (size_t)n, dtype, K_ALLGATHER, &k)) != FB_OK)
+        return st;
+    MPI_Comm_rank(c->comm, &rank);
+    k.send = send == recv ? MPI_IN_PLACE : send;
+    k.recv = recv;
+    if (send == recv)
+        send = (char *)recv + (size_t)rank * blk;
+    return mpi_run(c, k, send, blk, recv, (size_t)n * blk, s);
+}
+
+static fb_status mpi_reduce_scatter(struct fb_coll_comm *c, const void *send, void *recv,
+                                    size_t count, enum fb_dtype dtype, enum fb_redop op,
+                                    struct fb_stream *s)
+{
+    size_t blk = count * fb_dtype_size(dtype);
+    int n = mpi_size(c), rank = 0;
+    bool in_place = send == recv;
+    struct mpi_call k;
+    fb_status st;
+    char *mine;
+
+    (void)op; /* only FB_REDOP_SUM exists so far */
+    if ((st = mpi_prepare(count, (size_t)n, dtype, K_REDUCE_SCATTER, &k)) != FB_OK)
+        return st;
+    MPI_Comm_rank(c->comm, &rank);
+    mine = (char *)recv + (in_place ? (size_t)rank * blk : 0);
+    k.send = in_place ? MPI_IN_PLACE : send;
+    k.recv = recv;
+    if (c->staged || !in_place)
+        return mpi_run(c, k, send, (size_t)n * blk, mine, blk, s);
+    /* MPI's in place leaves the result in block 0; NCCL's (and ours) in block `rank`. */
+    if ((st = mpi_run(c, k, send, 0, NULL, 0, s)) != FB_OK || rank == 0)
+        return st;
+    if ((st = c->be->copy(mine, recv, blk, FB_COPY_D2D, s)) != FB_OK)
+        return st;
+    return c->be->stream_sync(s);
+}
+
+static fb_status mpi_alltoall(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                              enum fb_dtype dtype, struct fb_stream *s)
+{
+    size_t blk = count * fb_dtype_size(dtype);
+    int n = mpi_size(c);
+    struct mpi_call k;
+    fb_status st;
+
+    if (send == recv)
+        return FB_ERR_USAGE; /* NCCL has no in-place all-to-all: neither table offers one */
+    if ((st = mpi_prepare(count, (size_t)n, dtype, K_ALLTOALL, &k)) != FB_OK)
+        return st;
+    k.send = send;
+    k.recv = recv;
+    return mpi_run(c, k, send, (size_t)n * blk, recv, (size_t)n * blk, s);
+}
+
+static fb_status mpi_broadcast(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                               enum fb_dtype dtype, int root, struct fb_stream *s)
+{
+    size_t blk = count * fb_dtype_size(dtype);
+    int rank = 0;
+    struct mpi_call k;
+    fb_status st;
+
+    if ((st = mpi_prepare(count, 1, dtype, K_BCAST, &k)) != FB_OK)
+        return st;
+    MPI_Comm_rank(c->comm, &rank);
+    k.root = root;
+    k.recv = recv;
+    if (c->staged)
+        return mpi_run(c, k, send, rank == root ? blk : 0, recv, blk, s);
+    /* MPI_Bcast has one buffer: out of place, the root's data is copied into it first. */
+    if (rank == root && send != recv &&
+        (st = c->be->copy(recv, send, blk, FB_COPY_D2D, s)) != FB_OK)
+        return st;
+    return mpi_run(c, k, NULL, 0, NULL, 0, s);
+}
+
+static fb_status mpi_reduce(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                            enum fb_dtype dtype, enum fb_redop op, int root, struct fb_stream *s)
+{
+    size_t blk = count * fb_dtype_size(dtype);
+    int rank = 0;
+    struct mpi_call k;
+    fb_status st;
+
+    (void)op;
+    if ((st = mpi_prepare(count, 1, dtype, K_REDUCE, &k)) != FB_OK)
+        return st;
+    MPI_Comm_rank(c->comm, &rank);
+    k.root = root;
+    k.send = rank == root && send == recv ? MPI_IN_PLACE : send;
+    k.recv = rank == root ? recv : NULL;
+    return mpi_run(c, k, send, blk, rank == root ? recv : NULL, rank == root ? blk : 0, s);
+}
+
 const struct fb_coll fb_coll_mpi = {
     .name = "mpi",
     .built = true,
@@ -221,4 +416,10 @@ const struct fb_coll fb_coll_mpi = {
     .transport = mpi_transport,
     .allreduce = mpi_allreduce,
     .sendrecv = mpi_sendrecv,
+    .size = mpi_size,
+    .allgather = mpi_allgather,
+    .reduce_scatter = mpi_reduce_scatter,
+    .alltoall = mpi_alltoall,
+    .broadcast = mpi_broadcast,
+    .reduce = mpi_reduce,
 };

@@ -19,7 +19,7 @@
 struct fb_coll_comm {
     const struct fb_nccl_lib *nccl;
     ncclComm_t comm;
-    int rank;
+    int rank, nranks;
     atomic_flag ended; /* set by the first of the watchdog's abort and comm_destroy */
 };
 
@@ -75,7 +75,7 @@ static void guard_abort(void *arg)
 }
 
 /* A communicator of ours around `comm` (owned from here on, aborted if this fails). */
-static fb_status wrap(const struct fb_nccl_lib *lib, ncclComm_t comm, int rank,
+static fb_status wrap(const struct fb_nccl_lib *lib, ncclComm_t comm, int rank, int nranks,
                       struct fb_coll_comm **out)
 {
     struct fb_coll_comm *c = calloc(1, sizeof *c);
@@ -87,6 +87,7 @@ static fb_status wrap(const struct fb_nccl_lib *lib, ncclComm_t comm, int rank,
     c->nccl = lib;
     c->comm = comm;
     c->rank = rank;
+    c->nranks = nranks;
     atomic_flag_clear(&c->ended);
     if (!fb_watchdog_guard(guard_abort, guard_failed, c))
         fb_warn("NCCL communicator of rank %d not watched (too many); --timeout still stops "
@@ -145,7 +146,7 @@ static fb_status nccl_comm_create(MPI_Comm comm, const struct fb_backend *be,
             (void)lib->comm_abort(nc);
         return st;
     }
-    return wrap(lib, nc, rank, out);
+    return wrap(lib, nc, rank, size, out);
 }
 
 static fb_status nccl_comm_split(struct fb_coll_comm *parent, MPI_Comm sub,
@@ -154,7 +155,7 @@ static fb_status nccl_comm_split(struct fb_coll_comm *parent, MPI_Comm sub,
     const struct fb_nccl_lib *lib = parent->nccl;
     ncclComm_t child = NULL;
     fb_status st;
-    int rank;
+    int rank, size;
 
     *out = NULL;
     if (!lib->comm_split) /* NCCL before 2.18: a fresh communicator for the members */
@@ -173,7 +174,8 @@ static fb_status nccl_comm_split(struct fb_coll_comm *parent, MPI_Comm sub,
         return st;
     }
     MPI_Comm_rank(sub, &rank);
-    return wrap(lib, child, rank, out);
+    MPI_Comm_size(sub, &size);
+    return wrap(lib, child, rank, size, out);
 }
 
 static void nccl_comm_destroy(struct fb_coll_comm *c)
@@ -248,6 +250,82 @@ static fb_status nccl_sendrecv(struct fb_coll_comm *c, const void *send, int to,
     return st != FB_OK ? st : end;
 }
 
+static int nccl_size(const struct fb_coll_comm *c)
+{
+    return c->nranks;
+}
+
+static fb_status nccl_allgather(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                                enum fb_dtype dtype, struct fb_stream *s)
+{
+    /* NCCL's in place is send == recv + rank's block, which is where ours keeps it. */
+    if (send == recv)
+        send = (char *)recv + (size_t)c->rank * count * fb_dtype_size(dtype);
+    return nccl_check(c->nccl,
+                      c->nccl->all_gather(send, recv, count, nccl_type(dtype), c->comm, native(s)),
+                      "ncclAllGather");
+}
+
+static fb_status nccl_reduce_scatter(struct fb_coll_comm *c, const void *send, void *recv,
+                                     size_t count, enum fb_dtype dtype, enum fb_redop op,
+                                     struct fb_stream *s)
+{
+    (void)op;
+    if (send == recv) /* the result in this rank's block: NCCL's in place */
+        recv = (char *)recv + (size_t)c->rank * count * fb_dtype_size(dtype);
+    return nccl_check(c->nccl,
+                      c->nccl->reduce_scatter(send, recv, count, nccl_type(dtype), ncclSum,
+                                              c->comm, native(s)),
+                      "ncclReduceScatter");
+}
+
+static fb_status nccl_alltoall(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                               enum fb_dtype dtype, struct fb_stream *s)
+{
+    const struct fb_nccl_lib *lib = c->nccl;
+    size_t blk = count * fb_dtype_size(dtype);
+    cudaStream_t stream = native(s);
+    fb_status st = FB_OK, end;
+
+    if (send == recv)
+        return FB_ERR_USAGE;
+    if (lib->all_to_all)
+        return nccl_check(lib, lib->all_to_all(send, recv, count, nccl_type(dtype), c->comm,
+                                               stream),
+                          "ncclAlltoAll");
+    /* Before NCCL 2.28: one group of a send and a receive per peer (nccl-tests' own way). */
+    if ((st = nccl_check(lib, lib->group_start(), "ncclGroupStart")) != FB_OK)
+        return st;
+    for (int r = 0; r < c->nranks && st == FB_OK; r++) {
+        st = nccl_check(lib, lib->send((const char *)send + (size_t)r * blk, count,
+                                       nccl_type(dtype), r, c->comm, stream), "ncclSend");
+        if (st == FB_OK)
+            st = nccl_check(lib, lib->recv((char *)recv + (size_t)r * blk, count,
+                                           nccl_type(dtype), r, c->comm, stream), "ncclRecv");
+    }
+    end = nccl_check(lib, lib->group_end(), "ncclGroupEnd");
+    return st != FB_OK ? st : end;
+}
+
+static fb_status nccl_broadcast(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                                enum fb_dtype dtype, int root, struct fb_stream *s)
+{
+    return nccl_check(c->nccl,
+                      c->nccl->broadcast(send, recv, count, nccl_type(dtype), root, c->comm,
+                                         native(s)),
+                      "ncclBroadcast");
+}
+
+static fb_status nccl_reduce(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
+                             enum fb_dtype dtype, enum fb_redop op, int root, struct fb_stream *s)
+{
+    (void)op;
+    return nccl_check(c->nccl,
+                      c->nccl->reduce(send, recv, count, nccl_type(dtype), ncclSum, root,
+                                      c->comm, native(s)),
+                      "ncclReduce");
+}
+
 const struct fb_coll fb_coll_nccl = {
     .name = "nccl",
     .built = true,
@@ -259,4 +337,10 @@ const struct fb_coll fb_coll_nccl = {
     .transport = nccl_transport,
     .allreduce = nccl_allreduce,
     .sendrecv = nccl_sendrecv,
+    .size = nccl_size,
+    .allgather = nccl_allgather,
+    .reduce_scatter = nccl_reduce_scatter,
+    .alltoall = nccl_alltoall,
+    .broadcast = nccl_broadcast,
+    .reduce = nccl_reduce,
 };

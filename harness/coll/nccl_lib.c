@@ -66,6 +66,11 @@ static void load(void)
     REQUIRE(recv, "ncclRecv");
     REQUIRE(group_start, "ncclGroupStart");
     REQUIRE(group_end, "ncclGroupEnd");
+    REQUIRE(all_gather, "ncclAllGather");
+    REQUIRE(reduce_scatter, "ncclReduceScatter");
+    REQUIRE(broadcast, "ncclBroadcast");
+    REQUIRE(reduce, "ncclReduce");
+    (void)resolve(lib, "ncclAlltoAll", &g_lib.all_to_all, sizeof g_lib.all_to_all);
     (void)resolve(lib, "ncclCommFinalize", &g_lib.comm_finalize, sizeof g_lib.comm_finalize);
     (void)resolve(lib, "ncclCommSplit", &g_lib.comm_split, sizeof g_lib.comm_split);
     if (!resolve(lib, "ncclGetVersion", &get_version, sizeof get_version) ||

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The entry points fabricbench calls, with NCCL's own signatures. `comm_finalize` (NCCL 2.14)
- * and `comm_split` (2.18) may be NULL: an older library lacks them. */
+/* The entry points fabricbench calls, with NCCL's own signatures. `comm_finalize` (NCCL 2.14),
+ * `comm_split` (2.18) and `all_to_all` (2.28) may be NULL: an older library lacks them. */
 struct fb_nccl_lib {
     char path[256]; /* the library loaded, as given to dlopen */
     int version;    /* ncclGetVersion's answer (22809 = 2.28.9) */
@@ -29,6 +29,17 @@ struct fb_nccl_lib {
     ncclResult_t (*recv)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
     ncclResult_t (*group_start)(void);
     ncclResult_t (*group_end)(void);
+    ncclResult_t (*all_gather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t,
+                               cudaStream_t);
+    ncclResult_t (*reduce_scatter)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
+                                   ncclComm_t, cudaStream_t);
+    ncclResult_t (*broadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t,
+                              cudaStream_t);
+    ncclResult_t (*reduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int,
+                           ncclComm_t, cudaStream_t);
+    /* ncclAlltoAll (NCCL 2.28); NULL before it: all-to-all is a group of sends and receives. */
+    ncclResult_t (*all_to_all)(const void *, void *, size_t, ncclDataType_t, ncclComm_t,
+                               cudaStream_t);
 };
 
 /* The library fabricbench loads: $FB_NCCL_LIBRARY when set and non-empty, else

@@ -23,6 +23,7 @@ static const struct {
     [FB_FILE_NCCL_LOG] = {"NCCL log", (size_t)256 << 20},
     [FB_FILE_LAUNCHES_CSV] = {"launches.csv", (size_t)16 << 20},
     [FB_FILE_PROFILE] = {"profile", (size_t)1 << 20},
+    [FB_FILE_MIX] = {"mix", (size_t)64 << 20},
 };
 
 size_t fb_file_cap(enum fb_file_kind kind) { return kinds[kind].cap; }

@@ -31,6 +31,7 @@ enum fb_file_kind {
     FB_FILE_NCCL_LOG,     /* one nccl-rank*.log, or a log given to nccl-log: 256 MiB */
     FB_FILE_LAUNCHES_CSV, /* a sweep's launches.csv: 16 MiB */
     FB_FILE_PROFILE,      /* a hardware profile (.ini): 1 MiB */
+    FB_FILE_MIX,          /* a replay mix (.mix, or NCCL Inspector's JSON): 64 MiB */
     FB_FILE_KINDS
 };
 

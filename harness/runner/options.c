@@ -21,6 +21,7 @@ void fb_options_defaults(struct fb_options *o)
     strcpy(o->dataset, "chestxray");
     strcpy(o->optimizer, "adam"); /* CheXNet trained with Adam */
     strcpy(o->overlap, "on");
+    o->mix_scale = 1.0;
 }
 
 double fb_options_timeout_default(double trial_ms)

@@ -54,7 +54,12 @@ struct fb_options {
     size_t memory_budget;     /* --memory-budget: memfit's budget in bytes (host); 0 = default */
     char optimizer[12];       /* --optimizer: "sgd", "momentum", "adam" (memfit's state) */
     bool fp16_allreduce;      /* --fp16-allreduce: step's gradients on the wire as float16 */
-    char overlap[8];          /* --overlap: step's all-reduce during backward: "on", "off", "both" */
+    char overlap[8];          /* --overlap: step's all-reduce during backward: "on", "off", "both"
+                                 (replay: its ops overlapped, in sequence, both; --sequence: off) */
+    /* replay (issue 18): the mix it replays, its sizes' scale, the compute stand-in per op. */
+    const char *mix;          /* --mix FILE; NULL = replay has nothing to run */
+    double mix_scale;         /* --scale: each op's bytes times this (default 1) */
+    double compute_us;        /* --compute-us: before each op the mix gives none (default 0) */
     bool allow_oversubscribe;
     bool force;               /* reuse an --out folder that already holds a run */
     bool quiet;

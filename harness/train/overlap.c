@@ -22,6 +22,7 @@ struct fb_overlap {
     size_t *bucket_end;  /* elements before the end of bucket i (cumulative) */
     size_t *tensor_end;  /* elements before the end of tensor i (cumulative) */
     size_t esize;
+    size_t ntensors, parameters; /* the model's, or the given buckets' */
     bool stream_ordered, threaded;
     struct fb_stream *comm;
     /* this step */
@@ -74,6 +75,8 @@ static fb_status reduce(struct fb_overlap *ov, size_t i)
 
     if ((long)i == ov->cfg.skip_bucket)
         return FB_OK;
+    if (ov->cfg.issue)
+        return ov->cfg.issue(ov->cfg.issue_arg, i, ov->comm);
     return ov->cfg.coll->allreduce(ov->cfg.comm, (const char *)ov->cfg.send + off,
                                    (char *)ov->cfg.recv + off, ov->buckets[i].elements,
                                    ov->cfg.dtype, FB_REDOP_SUM, ov->comm);
@@ -179,6 +182,23 @@ void fb_overlap_free(struct fb_overlap *ov)
     free(ov);
 }
 
+/* The buckets given by cfg->elements, one tensor each. */
+static fb_status given_buckets(struct fb_overlap *ov, const struct fb_overlap_config *cfg)
+{
+    if (!cfg->issue || !cfg->elements || cfg->nelements == 0)
+        return FB_ERR_INTERNAL;
+    if (!(ov->buckets = calloc(cfg->nelements, sizeof *ov->buckets)))
+        return FB_ERR_NOMEM;
+    for (size_t i = 0; i < cfg->nelements; i++) {
+        if (cfg->elements[i] == 0)
+            return FB_ERR_INTERNAL;
+        ov->buckets[i] = (struct fb_bucket){i, 1, cfg->elements[i]};
+        ov->parameters += cfg->elements[i];
+    }
+    ov->nbuckets = ov->ntensors = cfg->nelements;
+    return FB_OK;
+}
+
 fb_status fb_overlap_create(const struct fb_overlap_config *cfg, struct fb_overlap **out)
 {
     struct fb_overlap *ov = calloc(1, sizeof *ov);
@@ -194,11 +214,18 @@ fb_status fb_overlap_create(const struct fb_overlap_config *cfg, struct fb_overl
     ov->esize = fb_dtype_size(cfg->dtype);
     ov->stream_ordered = cfg->coll->stream_ordered;
     ov->threaded = cfg->overlap && !ov->stream_ordered;
-    if ((st = fb_fusion_plan(m, ov->esize, cfg->threshold, &ov->buckets, &ov->nbuckets)) != FB_OK)
+    if (m) {
+        st = fb_fusion_plan(m, ov->esize, cfg->threshold, &ov->buckets, &ov->nbuckets);
+        ov->ntensors = m->ntensors;
+        ov->parameters = m->parameters;
+    } else {
+        st = given_buckets(ov, cfg);
+    }
+    if (st != FB_OK)
         goto fail;
     nb = ov->nbuckets ? ov->nbuckets : 1;
     st = FB_ERR_NOMEM;
-    if (!(ov->tensor_end = calloc(m->ntensors ? m->ntensors : 1, sizeof *ov->tensor_end)) ||
+    if (!(ov->tensor_end = calloc(ov->ntensors ? ov->ntensors : 1, sizeof *ov->tensor_end)) ||
         !(ov->bucket_end = calloc(nb, sizeof *ov->bucket_end)) ||
         !(ov->ready_of = calloc(nb, sizeof *ov->ready_of)) ||
         !(ov->ev_start = calloc(nb, sizeof *ov->ev_start)) ||
@@ -206,8 +233,8 @@ fb_status fb_overlap_create(const struct fb_overlap_config *cfg, struct fb_overl
         !(ov->t_start = calloc(nb, sizeof *ov->t_start)) ||
         !(ov->t_end = calloc(nb, sizeof *ov->t_end)))
         goto fail;
-    for (size_t i = 0; i < m->ntensors; i++)
-        ov->tensor_end[i] = sum += m->tensors[i].elements;
+    for (size_t i = 0; i < ov->ntensors; i++)
+        ov->tensor_end[i] = sum += m ? m->tensors[i].elements : cfg->elements[i];
     sum = 0;
     for (size_t i = 0; i < ov->nbuckets; i++)
         ov->bucket_end[i] = sum += ov->buckets[i].elements;
@@ -261,13 +288,13 @@ fb_status fb_overlap_ready(struct fb_overlap *ov, size_t elements, struct fb_eve
     fb_status st = FB_OK;
 
     ov->done += elements;
-    while (ov->tensors < m->ntensors && ov->tensor_end[ov->tensors] < ov->done)
+    while (ov->tensors < ov->ntensors && ov->tensor_end[ov->tensors] < ov->done)
         ov->tensors++;
-    if (ov->tensors >= m->ntensors || ov->tensor_end[ov->tensors] != ov->done) {
+    if (ov->tensors >= ov->ntensors || ov->tensor_end[ov->tensors] != ov->done) {
+        size_t t = ov->tensors < ov->ntensors ? ov->tensors : ov->ntensors - 1;
         fb_error("overlap: gradients of %zu parameters ready, which ends inside tensor %zu "
                  "('%s'): the step's gradient-ready order does not match the model's tensors",
-                 ov->done, ov->tensors < m->ntensors ? ov->tensors : m->ntensors - 1,
-                 m->tensors[ov->tensors < m->ntensors ? ov->tensors : m->ntensors - 1].name);
+                 ov->done, t, m ? m->tensors[t].name : "a given bucket");
         return FB_ERR_INTERNAL;
     }
     ov->tensors++;
@@ -288,9 +315,9 @@ fb_status fb_overlap_finish(struct fb_overlap *ov)
     const struct fb_backend *be = ov->cfg.be;
     fb_status st = FB_OK;
 
-    if (ov->done != ov->cfg.model->parameters || ov->completed != ov->nbuckets) {
+    if (ov->done != ov->parameters || ov->completed != ov->nbuckets) {
         fb_error("overlap: the gradients of %zu of %zu parameters were made ready", ov->done,
-                 ov->cfg.model->parameters);
+                 ov->parameters);
         st = FB_ERR_INTERNAL;
         /* what was handed over still has to finish before anything is freed */
         if (!ov->threaded)

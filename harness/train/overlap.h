@@ -1,4 +1,5 @@
-/* Gradient all-reduce overlapped with the backward pass, as Horovod and PyTorch DDP run it:
+/* Gradient all-reduce overlapped with the backward pass, as Horovod and PyTorch DDP run it
+ * (and, with given buckets and an `issue` hook, any collectives: replay's mixes):
  * the gradients are grouped into fusion buckets (fb_fusion_plan, greedy in gradient-ready
  * order) and each bucket is all-reduced as soon as the last of its tensors is ready, while
  * backward goes on. A stream-ordered collective (NCCL) gets a communication stream that waits
@@ -31,6 +32,15 @@ struct fb_overlap_config {
     /* Tests only: the bucket whose all-reduce is skipped (its sums never arrive, so a check
      * of recv must fail); -1 for none. */
     long skip_bucket;
+    /* Instead of a model (model NULL, threshold unused): the buckets are given, bucket i of
+     * elements[i] (> 0) parameters, each a "tensor" of its own, and its work is
+     * issue(issue_arg, i, stream) instead of an all-reduce of send into recv (replay's mixed
+     * collectives; send and recv unused). issue is called on the communication stream
+     * (stream-ordered) or thread (blocking), in bucket order. */
+    const size_t *elements;
+    size_t nelements;
+    fb_status (*issue)(void *arg, size_t bucket, struct fb_stream *stream);
+    void *issue_arg;
 };
 
 struct fb_overlap;

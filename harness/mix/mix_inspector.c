@@ -1,0 +1,192 @@
+/* NCCL Inspector's JSON output read as a mix (mix.h): the profiler plugin of nccl's
+ * ext-profiler/inspector writes one JSON object per collective per communicator (format
+ * "v4.0": header {id, rank, n_ranks, nnodes}, metadata {...}, coll_perf {coll, coll_sn,
+ * coll_msg_size_bytes, coll_exec_time_us, ...}), pretty-printed or one a line. Objects are read
+ * one after another with cJSON; the line of each is counted for messages. */
+#include "mix.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+struct rec {
+    unsigned long long sn;
+    struct fb_mix_op op;
+};
+
+static int by_sn(const void *a, const void *b)
+{
+    const struct rec *x = a, *y = b;
+    return x->sn < y->sn ? -1 : x->sn > y->sn;
+}
+
+/* A whole number >= 0 in field `key` of obj, or false. */
+static bool whole(const cJSON *obj, const char *key, double max, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
+        v->valuedouble > max || v->valuedouble != floor(v->valuedouble))
+        return false;
+    *out = v->valuedouble;
+    return true;
+}
+
+/* NCCL's function names (ncclFuncToString) to a mix's collective; *skip for point-to-point. */
+static bool coll_of(const char *name, enum fb_mix_coll *c, bool *skip, int *pieces)
+{
+    static const struct {
+        const char *nccl;
+        enum fb_mix_coll coll;
+        int pieces; /* 1: the op's bytes are the record's; 0: n_ranks times them */
+    } map[] = {
+        {"AllReduce", FB_MIX_ALLREDUCE, 1}, {"AllGather", FB_MIX_ALLGATHER, 0},
+        {"ReduceScatter", FB_MIX_REDUCE_SCATTER, 0}, {"Broadcast", FB_MIX_BROADCAST, 1},
+        {"Reduce", FB_MIX_REDUCE, 1},
+    };
+    *skip = strcmp(name, "Send") == 0 || strcmp(name, "Recv") == 0 ||
+            strcmp(name, "SendRecv") == 0;
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(name, map[i].nccl) == 0) {
+            *c = map[i].coll;
+            *pieces = map[i].pieces;
+            return true;
+        }
+    return false;
+}
+
+/* One record into *r; false with why. *take is false for a record to leave out (another
+ * communicator or rank than the first, point-to-point). */
+static bool read_record(const cJSON *o, char *comm, size_t commlen, int *rank0,
+                        enum fb_dtype dtype, struct rec *r, bool *take, char *why,
+                        size_t whylen)
+{
+    const cJSON *hdr = cJSON_GetObjectItemCaseSensitive(o, "header"),
+                *perf = cJSON_GetObjectItemCaseSensitive(o, "coll_perf"),
+                *id = cJSON_GetObjectItemCaseSensitive(hdr, "id"),
+                *coll = cJSON_GetObjectItemCaseSensitive(perf, "coll");
+    double rank, nranks, sn, bytes;
+    int pieces = 1;
+    bool skip = false;
+
+    *take = false;
+    if (!cJSON_IsObject(hdr) || !cJSON_IsObject(perf)) {
+        snprintf(why, whylen, "not an NCCL Inspector record (no 'header' and 'coll_perf' "
+                 "objects)");
+        return false;
+    }
+    if (!cJSON_IsString(id) || !whole(hdr, "rank", 1e9, &rank) ||
+        !whole(hdr, "n_ranks", 1e9, &nranks) || nranks < 1) {
+        snprintf(why, whylen, "'header' needs 'id' (a string), 'rank' and 'n_ranks' (whole "
+                 "numbers, n_ranks >= 1)");
+        return false;
+    }
+    if (!cJSON_IsString(coll) || !whole(perf, "coll_sn", 1.8e19, &sn) ||
+        !whole(perf, "coll_msg_size_bytes", 1e18, &bytes)) {
+        snprintf(why, whylen, "'coll_perf' needs 'coll' (a string), 'coll_sn' and "
+                 "'coll_msg_size_bytes' (whole numbers)");
+        return false;
+    }
+    if (!comm[0]) {
+        snprintf(comm, commlen, "%s", id->valuestring);
+        *rank0 = (int)rank;
+    }
+    if (strcmp(comm, id->valuestring) != 0 || (int)rank != *rank0)
+        return true;
+    if (!coll_of(coll->valuestring, &r->op.coll, &skip, &pieces)) {
+        if (skip)
+            return true;
+        snprintf(why, whylen, "unknown collective '%.40s' in 'coll' (AllReduce, AllGather, "
+                 "ReduceScatter, Broadcast, Reduce; Send, Recv and SendRecv are skipped)",
+                 coll->valuestring);
+        return false;
+    }
+    r->sn = (unsigned long long)sn;
+    r->op.dtype = dtype;
+    r->op.bytes = (size_t)bytes * (pieces ? 1 : (size_t)nranks);
+    snprintf(r->op.name, sizeof r->op.name, "sn%llu", r->sn);
+    if (r->op.bytes == 0 || r->op.bytes % fb_dtype_size(dtype) != 0) {
+        snprintf(why, whylen, "coll_sn %llu: %zu bytes is not a whole number (above 0) of %s "
+                 "elements", r->sn, r->op.bytes, fb_mix_dtype_name(dtype));
+        return false;
+    }
+    *take = true;
+    return true;
+}
+
+fb_status fb_mix_inspector_parse(const char *text, size_t len, const char *shown,
+                                 enum fb_dtype dtype, struct fb_mix *out, char *err,
+                                 size_t errlen)
+{
+    struct rec *recs = NULL;
+    size_t nrec = 0, cap = 0, pos = 0, line = 1, counted = 0;
+    char comm[128] = "", why[300];
+    int rank0 = -1;
+    fb_status st = FB_OK;
+
+    *out = (struct fb_mix){0};
+    if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+        pos = 3;
+    for (;;) {
+        const char *end = NULL;
+        cJSON *o;
+        struct rec r = {0};
+        bool take;
+
+        while (pos < len && (text[pos] == ' ' || text[pos] == '\t' || text[pos] == '\n' ||
+                             text[pos] == '\r'))
+            pos++;
+        for (; counted < pos; counted++)
+            line += text[counted] == '\n';
+        if (pos >= len)
+            break;
+        o = cJSON_ParseWithLengthOpts(text + pos, len - pos, &end, false);
+        if (!o || !cJSON_IsObject(o)) {
+            snprintf(err, errlen, "%s:%zu: not a JSON object (NCCL Inspector writes one per "
+                     "collective)", shown, line);
+            cJSON_Delete(o);
+            st = FB_ERR_USAGE;
+            goto out;
+        }
+        if (!read_record(o, comm, sizeof comm, &rank0, dtype, &r, &take, why, sizeof why)) {
+            snprintf(err, errlen, "%s:%zu: %s", shown, line, why);
+            cJSON_Delete(o);
+            st = FB_ERR_USAGE;
+            goto out;
+        }
+        cJSON_Delete(o);
+        pos = (size_t)(end - text);
+        if (!take)
+            continue;
+        if (nrec == cap) {
+            size_t nc = cap ? 2 * cap : 256;
+            struct rec *nr = realloc(recs, nc * sizeof *nr);
+            if (!nr) {
+                snprintf(err, errlen, "%s: out of memory reading it", shown);
+                st = FB_ERR_NOMEM;
+                goto out;
+            }
+            recs = nr;
+            cap = nc;
+        }
+        recs[nrec++] = r;
+    }
+    if (nrec == 0) {
+        snprintf(err, errlen, "%s:%zu: no collectives in the NCCL Inspector output", shown, line);
+        st = FB_ERR_USAGE;
+        goto out;
+    }
+    /* the dump thread may write records out of order: the communicator's sequence decides */
+    qsort(recs, nrec, sizeof *recs, by_sn);
+    for (size_t i = 0; i < nrec && st == FB_OK; i++)
+        st = fb_mix_add(out, &recs[i].op);
+    if (st != FB_OK)
+        snprintf(err, errlen, "%s: out of memory reading it", shown);
+out:
+    free(recs);
+    if (st != FB_OK)
+        fb_mix_free(out);
+    return st;
+}

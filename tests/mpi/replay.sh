@@ -1,0 +1,69 @@
+#!/bin/sh
+# replay --mix at 2 ranks on the host backend: each shipped mix (scaled down) overlapped and in
+# sequence, verified (wrong = 0), with its rows: time per step, the step's exposed time, and each
+# op's time and exposed time at the sizes the mix and --scale give; an NCCL Inspector file as
+# the mix; and bad mixes refused before anything is written (exit 2, file:line).
+# Arguments: the fabricbench binary, profiles/mixes, tests/data/mix.
+. "$(dirname "$0")/../lib.sh"
+bin=$1 mixes=$2 data=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+# replay MIX SCALE NOPS OP0_BYTES [ARGS...]: one run, and its rows checked
+replay() {
+    mix=$1 scale=$2 nops=$3 op0=$4; shift 4
+    out=run-$(basename "$mix")
+    mpi 2 "$bin" run replay --mix "$mix" --scale "$scale" --overlap both --compute-us 20 \
+        --trials 2 --warmup 1 --trial-ms 2 --out "$out" "$@" >"$out.txt" 2>&1 ||
+        { fail "replay $mix exited $?: $(tail -5 "$out.txt")"; return; }
+    csv=$out/results.csv
+    for c in overlap sequence; do
+        n=$(csv_awk '$0 != "" && v("bench") == "replay" && v("case") == c &&
+                            v("metric") == "time" && v("wrong") == 0 && v("samples") == 2 &&
+                            v("ranks") == 2 { n++ } END { print n + 0 }' c=$c "$csv")
+        [ "$n" = 1 ] || fail "$mix $c: $n verified time rows, expected 1"
+        n=$(csv_awk 'v("case") == c && v("metric") == "comm_exposed_us" { n++ }
+                            END { print n + 0 }' c=$c "$csv")
+        [ "$n" = 1 ] || fail "$mix $c: $n comm_exposed_us rows, expected 1"
+        for m in op_time op_exposed; do
+            n=$(csv_awk 'index(v("case"), c ":") == 1 && v("metric") == m &&
+                         v("median") >= 0 { n++ } END { print n + 0 }' c=$c m=$m "$csv")
+            [ "$n" = "$nops" ] || fail "$mix $c: $n $m rows, expected $nops"
+        done
+        b=$(csv_awk 'v("case") ~ "^" c ":0:" && v("metric") == "op_time" {
+                             print v("bytes") }' c=$c "$csv")
+        [ "$b" = "$op0" ] || fail "$mix $c: the first op moves '$b' bytes, expected $op0"
+        # an op is exposed at least as long as it runs (it starts after its data is ready)
+        bad=$(csv_awk 'index(v("case"), c ":") == 1 && v("metric") == "op_time" {
+                                   t[v("case")] = v("median") }
+                               index(v("case"), c ":") == 1 && v("metric") == "op_exposed" {
+                                   e[v("case")] = v("median") }
+                               END { for (k in t) if (e[k] + 1e-6 < t[k]) print k }' c=$c "$csv")
+        [ -z "$bad" ] || fail "$mix $c: exposed shorter than the op itself: $bad"
+    done
+}
+
+# DenseNet-121 under Horovod's fusion: 7 all-reduces; bucket0 is 987598 floats, 5% of it
+replay "$mixes/densenet121-horovod.mix" 0.05 7 197516
+# GPT-2 FSDP: 13 units x 3; the root unit's 39385344 halves / 1000 = 39385, two pieces of 19693
+replay "$mixes/gpt2-124m-fsdp.mix" 0.001 39 78772
+# Mixtral MoE: 32 layers x 4 all-to-alls of 64 MiB; / 4096: 8192 halves in two blocks of 4096
+replay "$mixes/mixtral-8x7b-moe.mix" 0.000244140625 128 16384
+# NCCL Inspector's output (tests/data/mix): 4 collectives of one communicator and rank, float16
+replay "$data/inspector-v4.jsonl" 0.25 4 1048576 --dtype float16
+
+# every collective and type of the parser's test mix under host-strict (CUDA's stream rules
+# enforced: a missing wait between the compute and communication streams fails); 4M: 10 floats
+replay "$data/good.mix" 0.00001 6 40 --backend host-strict
+
+# bad mixes: one line naming the file and line, exit 2, nothing written
+printf 'allreduce 4M float32\nallreduse 4M float32\n' >bad.mix
+expect_bad "bad.mix:2: unknown collective 'allreduse'" run replay --mix bad.mix
+expect_bad "cannot open 'nosuch.mix'" run replay --mix nosuch.mix
+expect_bad "benchmark 'replay' needs --mix FILE" run replay
+printf 'allreduce 2G float32\n' >huge.mix
+expect_bad "bad value for --scale: the mix's largest op would be 2.15e+15 bytes" \
+    run replay --mix huge.mix --scale 1000000
+[ ! -e results ] || fail "a bad mix wrote results/"
+finish

@@ -1,0 +1,197 @@
+/* The MPI collectives table's all-gather, reduce-scatter, all-to-all, broadcast and reduce
+ * (harness/coll/coll.h) under mpirun -np N: every element of every result checked, out of place
+ * and in place, at two roots, in int32 and float16, on the host backend (MPI reads the buffers
+ * directly) and on host-strict (staged through pinned memory, as device buffers without a
+ * CUDA-aware MPI are). */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "backend.h"
+#include "coll.h"
+#include "half.h"
+#include "mpi_half.h"
+#include "test.h"
+
+enum { COUNT = 5 };
+
+static const struct fb_backend *be;
+static struct fb_stream *stream;
+static struct fb_coll_comm *comm;
+static int rank, nranks;
+
+/* What rank r puts in element i of its block b: distinct everywhere, and small enough that
+ * every sum is exact in a half (|sum| < 2048 for up to 8 ranks). */
+static int value(int r, int b, int i)
+{
+    return r * 40 + b * 5 + i + 1;
+}
+
+static void put(void *dev, const void *host, size_t bytes)
+{
+    CHECK(be->copy(dev, host, bytes, FB_COPY_H2D, stream) == FB_OK);
+    CHECK(be->stream_sync(stream) == FB_OK);
+}
+
+static void get(void *host, const void *dev, size_t bytes)
+{
+    CHECK(be->copy(host, dev, bytes, FB_COPY_D2H, stream) == FB_OK);
+    CHECK(be->stream_sync(stream) == FB_OK);
+}
+
+/* Element i of a host buffer of dtype as an int, and back. */
+static int elem(const void *buf, enum fb_dtype dt, size_t i)
+{
+    if (dt == FB_DTYPE_FLOAT16)
+        return (int)fb_half_to_float(((const uint16_t *)buf)[i]);
+    return ((const int32_t *)buf)[i];
+}
+
+static void set_elem(void *buf, enum fb_dtype dt, size_t i, int v)
+{
+    if (dt == FB_DTYPE_FLOAT16)
+        ((uint16_t *)buf)[i] = fb_half_from_float((float)v);
+    else
+        ((int32_t *)buf)[i] = v;
+}
+
+/* Fills nblocks blocks of this rank's values into the device buffer dev (block b of the
+ * values starting at block `first`). */
+static void load(void *dev, enum fb_dtype dt, int first, int nblocks)
+{
+    size_t es = fb_dtype_size(dt), n = (size_t)nblocks * COUNT;
+    unsigned char *h = malloc(n * es);
+
+    for (size_t k = 0; k < n; k++)
+        set_elem(h, dt, k, value(rank, first + (int)(k / COUNT), (int)(k % COUNT)));
+    put(dev, h, n * es);
+    free(h);
+}
+
+/* Checks block `at` of dev against want(b, i) for block b = `blk`; names what failed. */
+static void expect(const char *what, const void *dev, enum fb_dtype dt, int at, int blk,
+                   int (*want)(int b, int i))
+{
+    size_t es = fb_dtype_size(dt);
+    unsigned char *h = malloc(COUNT * es);
+
+    get(h, (const char *)dev + (size_t)at * COUNT * es, COUNT * es);
+    for (int i = 0; i < COUNT; i++) {
+        if (elem(h, dt, (size_t)i) != want(blk, i))
+            fprintf(stderr, "rank %d, %s on %s, %s: block %d element %d is %d, expected %d\n",
+                    rank, be->name, dt == FB_DTYPE_FLOAT16 ? "float16" : "int32", what, at, i,
+                    elem(h, dt, (size_t)i), want(blk, i));
+        CHECK(elem(h, dt, (size_t)i) == want(blk, i));
+    }
+    free(h);
+}
+
+static int g_root;
+static int from_block_rank(int b, int i) { return value(b, b, i); }     /* all-gather */
+static int to_me(int b, int i) { return value(b, rank, i); }            /* all-to-all */
+static int from_root(int b, int i) { (void)b; return value(g_root, 0, i); }
+static int sum_block(int b, int i)
+{
+    int s = 0;
+    for (int r = 0; r < nranks; r++)
+        s += value(r, b, i);
+    return s;
+}
+
+static void run_ops(const struct fb_coll *coll, enum fb_dtype dt, bool in_place)
+{
+    size_t blk = COUNT * fb_dtype_size(dt), all = blk * (size_t)nranks;
+    void *send = NULL, *recv = NULL, *s;
+    const char *how = in_place ? "in place" : "out of place";
+    char what[64];
+
+    CHECK(be->alloc(FB_MEM_DEVICE, all, &send) == FB_OK);
+    CHECK(be->alloc(FB_MEM_DEVICE, all, &recv) == FB_OK);
+    s = in_place ? recv : send;
+
+    /* all-gather: in place, this rank's block is already at block `rank` */
+    if (in_place)
+        load((char *)recv + (size_t)rank * blk, dt, rank, 1);
+    else
+        load(send, dt, rank, 1);
+    CHECK(coll->allgather(comm, s, recv, COUNT, dt, stream) == FB_OK);
+    for (int b = 0; b < nranks; b++) {
+        snprintf(what, sizeof what, "allgather %s", how);
+        expect(what, recv, dt, b, b, from_block_rank);
+    }
+
+    /* reduce-scatter: in place, the result lands in block `rank` */
+    load(s, dt, 0, nranks);
+    CHECK(coll->reduce_scatter(comm, s, recv, COUNT, dt, FB_REDOP_SUM, stream) == FB_OK);
+    snprintf(what, sizeof what, "reduce_scatter %s", how);
+    expect(what, recv, dt, in_place ? rank : 0, rank, sum_block);
+
+    /* all-to-all: out of place only */
+    if (!in_place) {
+        load(send, dt, 0, nranks);
+        CHECK(coll->alltoall(comm, send, recv, COUNT, dt, stream) == FB_OK);
+        for (int b = 0; b < nranks; b++)
+            expect("alltoall", recv, dt, b, b, to_me);
+    } else {
+        CHECK(coll->alltoall(comm, recv, recv, COUNT, dt, stream) == FB_ERR_USAGE);
+    }
+
+    for (int root = 0; root < nranks; root += nranks > 1 ? nranks - 1 : 1) {
+        g_root = root;
+        load(s, dt, 0, 1);
+        if (!in_place)
+            load(recv, dt, 3, 1); /* stale values that must go */
+        CHECK(coll->broadcast(comm, s, recv, COUNT, dt, root, stream) == FB_OK);
+        snprintf(what, sizeof what, "broadcast root %d %s", root, how);
+        expect(what, recv, dt, 0, 0, from_root);
+
+        load(s, dt, 0, 1);
+        CHECK(coll->reduce(comm, s, recv, COUNT, dt, FB_REDOP_SUM, root, stream) == FB_OK);
+        snprintf(what, sizeof what, "reduce root %d %s", root, how);
+        if (rank == root)
+            expect(what, recv, dt, 0, 0, sum_block);
+        if (nranks == 1)
+            break;
+    }
+    be->free(FB_MEM_DEVICE, send);
+    be->free(FB_MEM_DEVICE, recv);
+}
+
+static void run_backend(const char *name)
+{
+    struct fb_device_info info;
+
+    be = fb_backend_find(name);
+    CHECK(be != NULL);
+    if (!be)
+        return;
+    fb_backend_scope_case("test_coll_mpi", name);
+    CHECK(be->open(-1, &info) == FB_OK);
+    CHECK(be->stream_create(&stream) == FB_OK);
+    CHECK(fb_coll_mpi.comm_create(MPI_COMM_WORLD, be, &comm) == FB_OK);
+    CHECK(fb_coll_mpi.size(comm) == nranks);
+    CHECK_STR(fb_coll_mpi.transport(comm), be->host_memory ? "mpi" : "mpi-staged");
+    for (int in_place = 0; in_place < 2; in_place++) {
+        run_ops(&fb_coll_mpi, FB_DTYPE_INT32, in_place);
+        run_ops(&fb_coll_mpi, FB_DTYPE_FLOAT16, in_place);
+    }
+    fb_coll_mpi.comm_destroy(comm);
+    be->stream_destroy(stream);
+    be->close();
+    fb_backend_scope_case(NULL, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    int failed = 0;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    run_backend("host");
+    run_backend("host-strict");
+    fb_mpi_half_free();
+    MPI_Allreduce(&fb_test_failures, &failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,214 @@
+/* The mix readers (harness/mix): the text format, good and bad (each message with its file and
+ * line), its writer read back, and NCCL Inspector's JSON (tests/data/mix). Argument: the folder
+ * tests/data/mix. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mix.h"
+#include "mix_gen.h"
+#include "test.h"
+
+static void check_good_file(const char *dir)
+{
+    char path[1024], err[512] = "";
+    struct fb_mix m;
+
+    snprintf(path, sizeof path, "%s/good.mix", dir);
+    CHECK(fb_mix_read(path, FB_DTYPE_FLOAT32, &m, err, sizeof err) == FB_OK);
+    CHECK_STR(err, "");
+    CHECK(m.nops == 6);
+    if (m.nops != 6)
+        return;
+    CHECK(m.ops[0].coll == FB_MIX_ALLREDUCE && m.ops[0].bytes == 4u << 20 &&
+          m.ops[0].dtype == FB_DTYPE_FLOAT32);
+    CHECK_STR(m.ops[0].name, "bucket0");
+    CHECK(m.ops[1].coll == FB_MIX_ALLGATHER && m.ops[1].bytes == 3u << 19 &&
+          m.ops[1].dtype == FB_DTYPE_FLOAT16);
+    CHECK_STR(m.ops[1].name, "fwd.h0");
+    CHECK_NEAR(m.ops[1].compute_us, 12.5, 0);
+    CHECK(m.ops[2].coll == FB_MIX_REDUCE_SCATTER && m.ops[2].bytes == 3072);
+    CHECK(m.ops[3].coll == FB_MIX_ALLTOALL && m.ops[3].bytes == 2048 &&
+          m.ops[3].dtype == FB_DTYPE_INT8);
+    CHECK_STR(m.ops[3].name, "");
+    CHECK(m.ops[4].coll == FB_MIX_BROADCAST && m.ops[4].bytes == 1u << 30 &&
+          m.ops[4].dtype == FB_DTYPE_FLOAT64);
+    CHECK_STR(m.ops[4].name, "root:bcast");
+    CHECK(m.ops[5].coll == FB_MIX_REDUCE && m.ops[5].bytes == 8 &&
+          m.ops[5].dtype == FB_DTYPE_INT32);
+    CHECK(fb_mix_total_bytes(&m) == (4u << 20) + (3u << 19) + 3072 + 2048 + (1u << 30) + 8);
+    CHECK(fb_mix_max_bytes(&m) == 1u << 30);
+    fb_mix_free(&m);
+}
+
+/* Each bad text gives FB_ERR_USAGE and exactly this message. */
+static void check_bad(const char *text, const char *expect)
+{
+    char err[512] = "";
+    struct fb_mix m = {0};
+    fb_status st = fb_mix_parse(text, strlen(text), "bad.mix", &m, err, sizeof err);
+
+    CHECK(st == FB_ERR_USAGE);
+    CHECK_STR(err, expect);
+    CHECK(m.nops == 0 && m.ops == NULL);
+}
+
+static void check_bad_texts(void)
+{
+    check_bad("allreduce 4M float32\nallreduse 4M float32\n",
+              "bad.mix:2: unknown collective 'allreduse' (allreduce, allgather, reduce_scatter, "
+              "alltoall, broadcast, reduce)");
+    check_bad("# c\n\nallgather 4MB float32\n",
+              "bad.mix:3: size '4MB' has an unknown unit (B, K, KiB, M, MiB, G, GiB: binary; "
+              "KB, MB and GB are refused as ambiguous)");
+    check_bad("allgather four float32\n",
+              "bad.mix:1: size 'four' is not a number with a unit (4096, 64K, 1.5MiB)");
+    check_bad("allgather 0 float32\n", "bad.mix:1: size '0' is out of range (1 byte to 2^60)");
+    check_bad("allgather 1.5 float32\n", "bad.mix:1: size '1.5' is not a whole number of bytes");
+    check_bad("allgather 1..5K float32\n",
+              "bad.mix:1: size '1..5K': '1..5' is not a number (decimal only: no hex, inf or "
+              "nan)");
+    check_bad("allreduce 6 float32\n",
+              "bad.mix:1: 6 bytes is not a whole number of float32 elements (4 bytes each)");
+    check_bad("allreduce 4K bfloat16\n",
+              "bad.mix:1: unknown type 'bfloat16' (float32, float64, int32, float16, int8)");
+    check_bad("allreduce 4K\n",
+              "bad.mix:1: 2 fields, expected COLL SIZE DTYPE [NAME] [compute_us=US]");
+    check_bad("allreduce 4K float32 a b\n",
+              "bad.mix:1: a field too many: 'b' (COLL SIZE DTYPE [NAME] [compute_us=US])");
+    check_bad("allreduce 4K float32 a compute_us=1 x y\n",
+              "bad.mix:1: a field too many: 'x y' (COLL SIZE DTYPE [NAME] [compute_us=US])");
+    check_bad("allreduce 4K float32 a compute_us=-1\n",
+              "bad.mix:1: 'compute_us=-1': compute_us must be a number of microseconds from 0 "
+              "to 1e9");
+    check_bad("allreduce 4K float32 a$b\n",
+              "bad.mix:1: name 'a$b' has a character other than letters, digits and _ . - / : "
+              "[ ]");
+    check_bad("allreduce 4K float32 "
+              "n123456789012345678901234567890123456789012345678\n",
+              "bad.mix:1: name 'n123456789012345678901234567890123456789...' is longer than 47 "
+              "bytes");
+    check_bad("# nothing\n\n", "bad.mix:2: no ops in the mix (one line per collective: COLL "
+              "SIZE DTYPE [NAME])");
+    check_bad("", "bad.mix:1: no ops in the mix (one line per collective: COLL SIZE DTYPE "
+              "[NAME])");
+    {
+        static const char nul[] = "allreduce 4K float32\nall\0reduce 4K float32\n";
+        char err[256] = "";
+        struct fb_mix m;
+        CHECK(fb_mix_parse(nul, sizeof nul - 1, "bad.mix", &m, err, sizeof err) == FB_ERR_USAGE);
+        CHECK_STR(err, "bad.mix:2: a NUL byte in the line");
+    }
+}
+
+/* The writer's text parses back to the same ops. */
+static void check_round_trip(void)
+{
+    struct fb_mix a = {0}, b;
+    struct fb_mix_op ops[] = {
+        {.coll = FB_MIX_ALLREDUCE, .bytes = 3u << 20, .dtype = FB_DTYPE_FLOAT32, .name = "b0"},
+        {.coll = FB_MIX_ALLTOALL, .bytes = 1000, .dtype = FB_DTYPE_FLOAT16, .compute_us = 2.25},
+        {.coll = FB_MIX_REDUCE, .bytes = 2u << 30, .dtype = FB_DTYPE_FLOAT64, .name = "r"},
+        {.coll = FB_MIX_BROADCAST, .bytes = 5120, .dtype = FB_DTYPE_INT8, .name = "x"},
+    };
+    char *text = NULL, err[256] = "";
+
+    for (size_t i = 0; i < 4; i++)
+        CHECK(fb_mix_add(&a, &ops[i]) == FB_OK);
+    CHECK(fb_mix_format(&a, "line one\n\nline three", &text) == FB_OK);
+    CHECK_HAS(text, "# line one\n#\n# line three\n");
+    CHECK_HAS(text, "allreduce              3MiB float32  b0\n");
+    CHECK_HAS(text, "alltoall               1000 float16  compute_us=2.25\n");
+    CHECK_HAS(text, "reduce                 2GiB float64  r\n");
+    CHECK_HAS(text, "broadcast              5KiB int8     x\n");
+    CHECK(fb_mix_parse(text, strlen(text), "rt.mix", &b, err, sizeof err) == FB_OK);
+    CHECK(b.nops == 4);
+    for (size_t i = 0; i < b.nops && i < 4; i++) {
+        CHECK(b.ops[i].coll == ops[i].coll && b.ops[i].bytes == ops[i].bytes &&
+              b.ops[i].dtype == ops[i].dtype && b.ops[i].compute_us == ops[i].compute_us);
+        CHECK_STR(b.ops[i].name, ops[i].name);
+    }
+    free(text);
+    fb_mix_free(&a);
+    fb_mix_free(&b);
+}
+
+static void check_inspector(const char *dir)
+{
+    char path[1024], err[512] = "";
+    struct fb_mix m;
+
+    snprintf(path, sizeof path, "%s/inspector-v4.jsonl", dir);
+    CHECK(fb_mix_read(path, FB_DTYPE_FLOAT16, &m, err, sizeof err) == FB_OK);
+    CHECK_STR(err, "");
+    /* comm 0x7f8c..., rank 0 only, in coll_sn order, SendRecv skipped */
+    CHECK(m.nops == 4);
+    if (m.nops == 4) {
+        CHECK(m.ops[0].coll == FB_MIX_ALLREDUCE && m.ops[0].bytes == 4194304);
+        CHECK_STR(m.ops[0].name, "sn1");
+        /* an all-gather's record is one rank's piece: 4 ranks gather 4 MiB */
+        CHECK(m.ops[1].coll == FB_MIX_ALLGATHER && m.ops[1].bytes == 4194304);
+        CHECK_STR(m.ops[1].name, "sn2");
+        CHECK(m.ops[2].coll == FB_MIX_REDUCE_SCATTER && m.ops[2].bytes == 1048576);
+        CHECK_STR(m.ops[2].name, "sn4");
+        CHECK(m.ops[3].coll == FB_MIX_BROADCAST && m.ops[3].bytes == 4096);
+        for (size_t i = 0; i < 4; i++)
+            CHECK(m.ops[i].dtype == FB_DTYPE_FLOAT16);
+    }
+    fb_mix_free(&m);
+}
+
+static void check_inspector_bad(const char *text, const char *expect)
+{
+    char err[512] = "";
+    struct fb_mix m;
+
+    CHECK(fb_mix_inspector_parse(text, strlen(text), "ins.json", FB_DTYPE_FLOAT32, &m, err,
+                                 sizeof err) == FB_ERR_USAGE);
+    CHECK_STR(err, expect);
+}
+
+static void check_inspector_bad_texts(void)
+{
+    static const char ok[] = "{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},"
+                             "\"coll_perf\":{\"coll\":\"AllReduce\",\"coll_sn\":1,"
+                             "\"coll_msg_size_bytes\":64}}\n";
+    char text[1024];
+
+    snprintf(text, sizeof text, "%s\n{\"header\": 1", ok);
+    check_inspector_bad(text, "ins.json:3: not a JSON object (NCCL Inspector writes one per "
+                              "collective)");
+    snprintf(text, sizeof text, "%s{\"a\":1}\n", ok);
+    check_inspector_bad(text, "ins.json:2: not an NCCL Inspector record (no 'header' and "
+                              "'coll_perf' objects)");
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
+                        "{\"coll\":\"AllToAll\",\"coll_sn\":1,\"coll_msg_size_bytes\":64}}",
+                        "ins.json:1: unknown collective 'AllToAll' in 'coll' (AllReduce, "
+                        "AllGather, ReduceScatter, Broadcast, Reduce; Send, Recv and SendRecv "
+                        "are skipped)");
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
+                        "{\"coll\":\"AllReduce\",\"coll_sn\":1,\"coll_msg_size_bytes\":6}}",
+                        "ins.json:1: coll_sn 1: 6 bytes is not a whole number (above 0) of "
+                        "float32 elements");
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
+                        "{\"coll\":\"AllReduce\",\"coll_sn\":1.5,\"coll_msg_size_bytes\":8}}",
+                        "ins.json:1: 'coll_perf' needs 'coll' (a string), 'coll_sn' and "
+                        "'coll_msg_size_bytes' (whole numbers)");
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
+                        "{\"coll\":\"Send\",\"coll_sn\":1,\"coll_msg_size_bytes\":8}}\n\n",
+                        "ins.json:3: no collectives in the NCCL Inspector output");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_mix tests/data/mix\n");
+        return 2;
+    }
+    check_good_file(argv[1]);
+    check_bad_texts();
+    check_round_trip();
+    check_inspector(argv[1]);
+    check_inspector_bad_texts();
+    TEST_DONE();
+}

@@ -1,0 +1,104 @@
+/* The shipped mixes (profiles/mixes/NAME.mix) are what their generators compute (mix_gen.c): each
+ * file equals fb_mix_shipped's text byte for byte and parses back. FB_UPDATE_GOLDEN=1 rewrites
+ * the files instead. Argument: the folder profiles/mixes. Also checks what the generators
+ * compute against the models' own figures. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "densenet.h"
+#include "file_read.h"
+#include "mix.h"
+#include "mix_gen.h"
+#include "test.h"
+
+static void check_file(const char *dir, const char *name)
+{
+    char path[1024], err[512] = "", *want = NULL, *have = NULL;
+    size_t len = 0;
+    struct fb_mix m;
+    const char *golden = getenv("FB_UPDATE_GOLDEN");
+
+    snprintf(path, sizeof path, "%s/%s.mix", dir, name);
+    CHECK(fb_mix_shipped(name, &want) == FB_OK);
+    if (!want)
+        return;
+    if (golden && strcmp(golden, "1") == 0) {
+        FILE *f = fopen(path, "w");
+        CHECK(f && fputs(want, f) >= 0 && fclose(f) == 0);
+        fprintf(stderr, "rewrote %s\n", path);
+    }
+    CHECK(fb_file_read(path, FB_FILE_MIX, false, &have, &len, err, sizeof err) == FB_OK);
+    if (have && strcmp(have, want) != 0) {
+        fprintf(stderr, "%s differs from what its generator computes (FB_UPDATE_GOLDEN=1 "
+                "rewrites it); it should be:\n%s", path, want);
+        fb_test_failures++;
+    }
+    CHECK(fb_mix_read(path, FB_DTYPE_FLOAT32, &m, err, sizeof err) == FB_OK);
+    fb_mix_free(&m);
+    free(have);
+    free(want);
+}
+
+/* The generators against the models' own figures. */
+static void check_generators(void)
+{
+    struct fb_mix m;
+    struct fb_densenet d;
+    size_t sum = 0, el[3] = {10, 20, 30};
+    const char *names[3] = {"a", NULL, "c"};
+    static const char *const order[] = {"fwd.a", "fwd.unit1", "fwd.c", "bwd.c", "grad.c",
+                                        "bwd.unit1", "grad.unit1", "bwd.a", "grad.a"};
+
+    CHECK(fb_densenet121(14, &d) == FB_OK);
+    CHECK(fb_mix_densenet_horovod(14, FB_DTYPE_FLOAT32, (size_t)4 << 20, &m) == FB_OK);
+    for (size_t i = 0; i < m.nops; i++) {
+        CHECK(m.ops[i].coll == FB_MIX_ALLREDUCE && m.ops[i].bytes <= (size_t)4 << 20);
+        sum += m.ops[i].bytes;
+    }
+    CHECK(sum == d.parameters * 4);
+    CHECK(m.nops > 1);
+    fb_mix_free(&m);
+    CHECK(fb_mix_densenet_horovod(14, FB_DTYPE_FLOAT16, (size_t)128 << 20, &m) == FB_OK);
+    CHECK(m.nops == 1 && m.ops[0].bytes == d.parameters * 2);
+    fb_mix_free(&m);
+    fb_densenet_free(&d);
+
+    CHECK(fb_mix_fsdp(el, names, 3, FB_DTYPE_FLOAT16, &m) == FB_OK);
+    CHECK(m.nops == 9);
+    for (size_t i = 0; i < m.nops && i < 9; i++) {
+        CHECK_STR(m.ops[i].name, order[i]);
+        CHECK(m.ops[i].coll == (strncmp(order[i], "grad", 4) == 0 ? FB_MIX_REDUCE_SCATTER
+                                                                   : FB_MIX_ALLGATHER));
+    }
+    CHECK(m.ops[0].bytes == 20 && m.ops[3].bytes == 60 && m.ops[8].bytes == 20);
+    fb_mix_free(&m);
+    el[1] = 0;
+    CHECK(fb_mix_fsdp(el, names, 3, FB_DTYPE_FLOAT16, &m) == FB_ERR_USAGE && m.nops == 0);
+
+    CHECK(fb_mix_moe(2, 8, 4, 2, FB_DTYPE_FLOAT32, &m) == FB_OK);
+    CHECK(m.nops == 8);
+    if (m.nops == 8) {
+        static const char *const moe[] = {"fwd0.dispatch", "fwd0.combine", "fwd1.dispatch",
+                                          "fwd1.combine", "bwd1.combine", "bwd1.dispatch",
+                                          "bwd0.combine", "bwd0.dispatch"};
+        for (size_t i = 0; i < 8; i++) {
+            CHECK_STR(m.ops[i].name, moe[i]);
+            CHECK(m.ops[i].coll == FB_MIX_ALLTOALL && m.ops[i].bytes == 8 * 4 * 2 * 4);
+        }
+    }
+    fb_mix_free(&m);
+    CHECK(fb_mix_moe(0, 8, 4, 2, FB_DTYPE_FLOAT32, &m) == FB_ERR_USAGE);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_mix_shipped profiles/mixes\n");
+        return 2;
+    }
+    for (size_t i = 0; fb_mix_shipped_names[i]; i++)
+        check_file(argv[1], fb_mix_shipped_names[i]);
+    check_generators();
+    TEST_DONE();
+}
