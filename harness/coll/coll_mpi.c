@@ -189,9 +189,10 @@ static fb_status mpi_sendrecv(struct fb_coll_comm *c, const void *send, int to, 
     if (st == FB_OK && to >= 0)
         st = c->be->stream_sync(s);
     /* One way only (a ping-pong's legs, a one-way stream): MPI's blocking call, as osu_latency
-     * makes it. Its eager path sends or matches at once; a nonblocking call allocates a request,
-     * then completes it in MPI_Waitall: about 10% more at 8 bytes on shared memory. Sent even
-     * after a failed copy, so the peer is not left waiting. */
+     * makes it. Its eager path sends or matches at once, where a nonblocking call allocates a
+     * request and completes it in MPI_Waitall, a cost paid per leg at 8 bytes (not measured
+     * apart on the loaded CI VM: docs/methodology.md). Sent even after a failed copy, so the
+     * peer is not left waiting. */
     if ((to >= 0) != (from >= 0)) {
         fb_watchdog_wait_begin();
         mpi = to >= 0 ? mpi_check(MPI_Send(out, (int)bytes, MPI_BYTE, to, 0, c->comm), "MPI_Send")
