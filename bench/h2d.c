@@ -26,13 +26,30 @@ struct h2d_state {
     struct fb_pattern src;
 };
 
+/* --beyond-llc: the size past the last-level cache (fb_sweep_beyond_llc), or 0 when the sweep
+ * already reaches it or the cache is unknown (run says so). The same on every rank: the job's
+ * largest cache (struct fb_session). Measured in the last mode only (all ranks at once, the
+ * headline's; one rank: its only mode): a VM may report a whole socket's L3 (508 MiB on an
+ * EPYC guest), and a 1 GiB copy in every mode would double the quick run. */
+static size_t beyond_llc(const struct fb_ctx *ctx, const size_t *sizes, size_t nsizes)
+{
+    size_t big = ctx->opt->beyond_llc ? fb_sweep_beyond_llc(ctx->s->llc_bytes) : 0;
+
+    if (!big)
+        return 0;
+    for (size_t i = 0; i < nsizes; i++)
+        if (sizes[i] >= big)
+            return 0;
+    return big;
+}
+
 static fb_status h2d_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t *n)
 {
     size_t nsizes = fb_sweep_sizes(ctx->opt, h2d_defaults, NULL), k = 0;
     int size = ctx->s->world.size;
     int modes = size > 1 ? size + 1 : 1; /* each rank alone, then all at once */
-    size_t *sizes = malloc(nsizes * sizeof *sizes);
-    struct fb_case *cases = calloc((size_t)V_COUNT * (size_t)modes * nsizes, sizeof *cases);
+    size_t *sizes = malloc((nsizes + 1) * sizeof *sizes);
+    struct fb_case *cases = calloc((size_t)V_COUNT * (size_t)modes * (nsizes + 1), sizeof *cases);
 
     if (!sizes || !cases) {
         free(sizes);
@@ -40,9 +57,10 @@ static fb_status h2d_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t
         return FB_ERR_NOMEM;
     }
     fb_sweep_sizes(ctx->opt, h2d_defaults, sizes);
+    sizes[nsizes] = beyond_llc(ctx, sizes, nsizes);
     for (int v = 0; v < V_COUNT; v++)
         for (int mode = 0; mode < modes; mode++)
-            for (size_t i = 0; i < nsizes; i++) {
+            for (size_t i = 0; i < nsizes + (sizes[nsizes] && mode == modes - 1); i++) {
                 struct fb_case *c = &cases[k++];
                 snprintf(c->name, sizeof c->name, "%s", variant_name[v]);
                 snprintf(c->transport, sizeof c->transport, "%s",

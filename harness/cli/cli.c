@@ -18,7 +18,8 @@ enum {
     OPT_CLASSES, OPT_BATCH, OPT_RESOLUTION, OPT_THREADS, OPT_PREFETCH, OPT_DATASET,
     OPT_HOST_MEMORY, OPT_WIRE, OPT_RATE, OPT_PRECISION, OPT_MEMORY_BUDGET, OPT_OPTIMIZER,
     OPT_TELEMETRY_MS, OPT_FP16_ALLREDUCE, OPT_OVERLAP, OPT_TIMEOUT, OPT_MATRIX,
-    OPT_MIX, OPT_SEQUENCE, OPT_SCALE, OPT_COMPUTE_US /* replay */
+    OPT_MIX, OPT_SEQUENCE, OPT_SCALE, OPT_COMPUTE_US, /* replay */
+    OPT_BEYOND_LLC
 };
 
 static const struct option run_options[] = {
@@ -65,6 +66,7 @@ static const struct option run_options[] = {
     {"sequence", no_argument, NULL, OPT_SEQUENCE},
     {"scale", required_argument, NULL, OPT_SCALE},
     {"compute-us", required_argument, NULL, OPT_COMPUTE_US},
+    {"beyond-llc", no_argument, NULL, OPT_BEYOND_LLC},
     {NULL, 0, NULL, 0},
 };
 
@@ -99,6 +101,9 @@ void fb_cli_run_usage(void)
            "  --latency-bytes SIZE      p2p: message size of the latency matrix (default 8)\n"
            "  --matrix auto|all|sampled p2p: every pair, or a sample (inside nodes, a ring, random\n"
            "                            pairs) above 64 ranks with auto (default auto)\n"
+           "  --beyond-llc              h2d: add one size above the last-level cache (the next\n"
+           "                            power of two at least 2x it, hwloc) to the all-ranks\n"
+           "                            case, so a host copy is also measured from memory\n"
            "  --fusion SIZE|off[,...]   densenet_allreduce: fusion thresholds (default off, 1M,\n"
            "                            4M, 16M, 25M, 64M, 128M; plus one flat buffer always);\n"
            "                            step: its buckets (default 25M, PyTorch DDP's)\n"
@@ -442,6 +447,7 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
         case OPT_MATRIX_BYTES: st = parse_nonzero_size(optarg, &o->matrix_bytes, why, sizeof why); break;
         case OPT_LATENCY_BYTES: st = parse_nonzero_size(optarg, &o->latency_bytes, why, sizeof why); break;
         case OPT_NO_NCCL_LOG: o->no_nccl_log = true; break;
+        case OPT_BEYOND_LLC: o->beyond_llc = true; break;
         case OPT_CLASSES: {
             long v;
             st = fb_count_parse(optarg, 1, 1000000, &v, why, sizeof why);

@@ -42,11 +42,13 @@ struct run {
 };
 
 /* The headline (harness/report/headline.c chooses the rows; `report` writes the same into
- * summary.md). Matrix cells and per-rank shares are left to their own tables. */
-static void print_headline(const struct fb_results *res)
+ * summary.md). Matrix cells and per-rank shares are left to their own tables. A host figure
+ * from a buffer inside the last-level cache (llc_bytes, 0 = unknown) is marked as one. */
+static void print_headline(const struct fb_results *res, unsigned long long llc_bytes)
 {
     size_t *idx = malloc((res->nrows + 1) * sizeof *idx);
-    size_t n;
+    size_t n, cached = 0;
+    char note[160];
 
     if (!idx) {
         fb_warn("headline: out of memory");
@@ -64,11 +66,17 @@ static void print_headline(const struct fb_results *res)
     for (size_t k = 0; k < n; k++) {
         const struct fb_row *w = &res->rows[idx[k]];
         char size[24], who[24];
+        bool in_cache = fb_headline_in_cache(w, llc_bytes);
 
+        cached += in_cache;
         fb_headline_cells(w, size, sizeof size, who, sizeof who);
-        fb_out("  %-18s %-14s %-20s %-8s %5d %6s %8s %-16s %10.3f %s\n", w->bench, w->kase,
+        fb_out("  %-18s %-14s %-20s %-8s %5d %6s %8s %-16s %10.3f %s%s%s\n", w->bench, w->kase,
                w->transport, w->dtype[0] ? w->dtype : "-", w->ranks, who, size, w->metric,
-               w->st.median, w->unit);
+               w->st.median, w->unit, in_cache ? " " : "", in_cache ? FB_HEADLINE_CACHE_MARK : "");
+    }
+    if (cached) {
+        fb_headline_cache_note(llc_bytes, note, sizeof note);
+        fb_out("  %s\n", note);
     }
     free(idx);
 }
@@ -78,8 +86,18 @@ static fb_status record_fingerprint(struct run *r)
 {
     struct fb_topo *topo = NULL;
     struct fb_rank_facts mine, *all = NULL;
+    struct fb_topo_summary sum = {0};
+    unsigned long long llc;
     fb_status st = fb_topo_load(&topo, NULL);
 
+    if (st == FB_OK)
+        fb_topo_summary(topo, &sum);
+    /* every rank plans h2d's sizes from it (--beyond-llc): the largest of the nodes' */
+    llc = sum.llc_bytes;
+    MPI_Allreduce(&llc, &r->s.llc_bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, r->s.world.comm);
+    if (r->opt.beyond_llc && !r->s.llc_bytes && r->s.world.rank == 0)
+        fb_warn("--beyond-llc: the last-level cache size is unknown (hwloc sees no cache on "
+                "this machine): h2d adds no size");
     if (st == FB_OK)
         st = fb_fingerprint_collect(&r->s, topo, &mine);
     if ((st = fb_world_agree(&r->s.world, st)) != FB_OK)
@@ -227,7 +245,7 @@ static int run_benchmarks(struct run *r)
             fb_out("\n%s (CUDA's rules enforced on a CPU, for tests): no headline\n",
                    FB_STRICT_NOTE);
         else
-            print_headline(&r->res);
+            print_headline(&r->res, r->s.llc_bytes);
         fb_out("\nresults: %s/results.csv (%zu rows), env.json, fabricbench.log\n", r->res.dir,
                r->res.nrows);
         if (verify_failed)

@@ -85,6 +85,25 @@ static int count_type(hwloc_topology_t topo, hwloc_obj_type_t type)
     return n > 0 ? n : 0;
 }
 
+/* The largest data or unified cache object: the one a buffer must outgrow before a copy reads
+ * memory rather than cache. One object's size, not the machine's total: a rank's buffer lives
+ * in its own package's L3. Instruction caches are left out. */
+static unsigned long long largest_cache(hwloc_topology_t topo)
+{
+    unsigned long long most = 0;
+
+    for (hwloc_obj_type_t type = HWLOC_OBJ_L1CACHE; type <= HWLOC_OBJ_L5CACHE; type++) {
+        int n = hwloc_get_nbobjs_by_type(topo, type);
+        for (int i = 0; i < n; i++) {
+            hwloc_obj_t c = hwloc_get_obj_by_type(topo, type, (unsigned)i);
+            if (c && c->attr && c->attr->cache.type != HWLOC_OBJ_CACHE_INSTRUCTION &&
+                c->attr->cache.size > most)
+                most = (unsigned long long)c->attr->cache.size;
+        }
+    }
+    return most;
+}
+
 void fb_topo_summary(struct fb_topo *t, struct fb_topo_summary *out)
 {
     hwloc_obj_t pkg, root = hwloc_get_root_obj(t->topo);
@@ -97,6 +116,7 @@ void fb_topo_summary(struct fb_topo *t, struct fb_topo_summary *out)
     out->cores = count_type(t->topo, HWLOC_OBJ_CORE);
     out->pus = count_type(t->topo, HWLOC_OBJ_PU);
     out->memory_bytes = (unsigned long long)root->total_memory;
+    out->llc_bytes = largest_cache(t->topo);
     pkg = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_PACKAGE, 0);
     model = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUModel") : NULL;
     snprintf(out->cpu_model, sizeof out->cpu_model, "%s", model ? model : "");

@@ -20,6 +20,9 @@ struct fb_topo_summary {
     int cores;
     int pus;             /* hardware threads */
     unsigned long long memory_bytes; /* all NUMA nodes' memory, bytes (binary units when shown) */
+    unsigned long long llc_bytes; /* the last-level cache: the largest data or unified cache
+                                     object (one L3 of one package, not their sum), bytes; 0
+                                     when hwloc sees no cache (some VMs, some XML exports) */
     char cpu_model[128]; /* hwloc's CPUModel of the first package, "" when hwloc does not say */
     char hwloc_version[64]; /* release of the hwloc that discovered it: for this machine the
                                library loaded at run time, for XML the one that wrote it */

@@ -222,6 +222,8 @@ static void add_host(struct jb *b, cJSON *root, const struct fb_session *s,
         j_num(b, h, "cores", sum->cores);
         j_num(b, h, "pus", sum->pus);
         j_num(b, h, "memory_bytes", (double)sum->memory_bytes);
+        /* 0 where hwloc sees no cache; the headline's "fits in the cache" note reads it */
+        j_num(b, h, "llc_bytes", (double)sum->llc_bytes);
     } else {
         j_str(b, h, "topology", "hwloc could not load this machine's topology");
     }

@@ -22,6 +22,10 @@ struct fb_session {
     bool oversubscribed;       /* some node has more ranks than GPUs (cuda only) */
     struct fb_device_info dev; /* what this rank opened */
     bool opened;
+    /* The largest last-level cache of the job's nodes (hwloc, fb_topo_summary), bytes; 0 when
+     * unknown. Set by `run` with the fingerprint (agreed across ranks), read by h2d's
+     * --beyond-llc and the headline's "fits in the cache" note. */
+    unsigned long long llc_bytes;
 };
 
 /* Collective over MPI_COMM_WORLD (MPI initialised). backend and coll are "auto" or a name.

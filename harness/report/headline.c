@@ -172,6 +172,23 @@ fb_status fb_headline_infer_detail(struct fb_row *rows, size_t n)
     return FB_OK;
 }
 
+bool fb_headline_in_cache(const struct fb_row *w, unsigned long long llc_bytes)
+{
+    return llc_bytes > 0 && strcmp(w->backend, "host") == 0 && w->batch <= 0 && w->bytes > 0 &&
+           (unsigned long long)w->bytes <= llc_bytes &&
+           (starts_with(w->metric, "bandwidth") || strcmp(w->metric, "busbw") == 0);
+}
+
+void fb_headline_cache_note(unsigned long long llc_bytes, char *buf, size_t len)
+{
+    char llc[24];
+
+    fb_size_format((size_t)llc_bytes, llc, sizeof llc);
+    snprintf(buf, len,
+             "%s: the buffer fits in the %s last-level cache (hwloc): a cache figure, not memory",
+             FB_HEADLINE_CACHE_MARK, llc);
+}
+
 void fb_headline_cells(const struct fb_row *w, char *size, size_t size_len, char *who,
                        size_t who_len)
 {

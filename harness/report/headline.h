@@ -30,6 +30,19 @@ fb_status fb_headline_select(const struct fb_row *rows, size_t n, size_t *idx, s
  * read-back run holds every row `run` printed. */
 fb_status fb_headline_infer_detail(struct fb_row *rows, size_t n); /* O(n log n); FB_ERR_NOMEM */
 
+/* Whether a headline row's figure comes from a buffer that fits in a last-level cache of
+ * llc_bytes, so it measures the cache rather than memory: a bandwidth or busbw row of the host
+ * backend (CPU memory) at a size of at most llc_bytes. False when llc_bytes is 0 (unknown),
+ * for batches, rows without a size and every other backend (a GPU's copies do not go through
+ * the CPU's cache). */
+bool fb_headline_in_cache(const struct fb_row *w, unsigned long long llc_bytes);
+
+/* The mark `run` puts after such a row, and the line that explains it:
+ * "(in cache): the buffer fits in the 32M last-level cache (hwloc): a cache figure, not
+ * memory". */
+#define FB_HEADLINE_CACHE_MARK "(in cache)"
+void fb_headline_cache_note(unsigned long long llc_bytes, char *buf, size_t len);
+
 /* The size and "who" cells of a headline row: "b32" for a batch, "64M" for bytes, "-" for
  * neither; "0>1" for a pair (0<>1 for both ways), "3" for one rank, "all" for the whole job. */
 void fb_headline_cells(const struct fb_row *w, char *size, size_t size_len, char *who,

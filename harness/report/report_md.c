@@ -15,6 +15,7 @@
 #include "md_text.h"
 #include "nccl_verdict.h"
 #include "row_index.h"
+#include "units.h"
 
 /* Text from the run's files in Markdown: md_text.h escapes it (one line, one cell, no markup). */
 static void md(FILE *f, const char *s) { fb_md_put_text(f, s); }
@@ -48,6 +49,15 @@ static double jnum(const cJSON *o, const char *a, const char *b)
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+/* env.json's host.llc_bytes (the last-level cache, hwloc); 0 when absent: runs before it was
+ * recorded, or hwloc saw no cache. */
+static unsigned long long env_llc_bytes(const cJSON *env)
+{
+    double llc = jnum(env, "host", "llc_bytes");
+
+    return isfinite(llc) && llc > 0 && llc < 1e18 ? (unsigned long long)llc : 0;
+}
+
 static void env_row(FILE *f, const char *what, const char *value)
 {
     fprintf(f, "| %s | ", what);
@@ -74,6 +84,12 @@ static void write_environment(FILE *f, const cJSON *env, const char *h)
              jstr(env, "host.cpu_model") ? jstr(env, "host.cpu_model") : "?",
              jnum(env, "host", "sockets"), jnum(env, "host", "cores"), jnum(env, "host", "pus"),
              jnum(env, "host", "numa_nodes"), mem / (1 << 30));
+    if (env_llc_bytes(env)) {
+        char llc[24];
+        size_t used = strlen(buf);
+        fb_size_format((size_t)env_llc_bytes(env), llc, sizeof llc);
+        snprintf(buf + used, sizeof buf - used, "; %s last-level cache", llc);
+    }
     env_row(f, "CPU", buf);
     buf[0] = '\0';
     cJSON_ArrayForEach(x, gpus) {
@@ -197,7 +213,9 @@ static void write_nccl(FILE *f, const struct fb_report_run *r, const char *h)
 static void write_headline(FILE *f, const struct fb_report_run *r, const char *h)
 {
     size_t *idx = malloc((r->nrows + 1) * sizeof *idx);
-    size_t n;
+    size_t n, cached = 0;
+    unsigned long long llc = env_llc_bytes(r->env);
+    char note[160];
     const char *bench = "";
 
     if (!idx) {
@@ -241,7 +259,15 @@ static void write_headline(FILE *f, const struct fb_report_run *r, const char *h
         md(f, w->metric);
         fprintf(f, " | %.3f | ", w->st.median);
         md(f, w->unit);
+        if (fb_headline_in_cache(w, llc)) {
+            fprintf(f, " %s", FB_HEADLINE_CACHE_MARK);
+            cached++;
+        }
         fprintf(f, " | %.3f | %.3f |\n", w->st.p05, w->st.p95);
+    }
+    if (cached) {
+        fb_headline_cache_note(llc, note, sizeof note);
+        fprintf(f, "\n%s.\n", note);
     }
     free(idx);
 }

@@ -284,6 +284,8 @@ void fb_report_vars_start(struct sb *v, const char *name)
                         FB_PLOT_HEIGHT);
 }
 
+enum { MAX_EXTRA = 4 }; /* extra columns a series may carry: 5 .. 4 + MAX_EXTRA */
+
 static void vars_titles(struct sb *v, const char *array, char (*titles)[160], size_t n)
 {
     fb_report_sb_printf(v, "n%s = %zu\narray %s[%zu]\n", array, n, array, n ? n : 1);
@@ -294,10 +296,63 @@ static void vars_titles(struct sb *v, const char *array, char (*titles)[160], si
     }
 }
 
+/* has<C>[i] = 1 when extra column C of series i holds data, else 0: a template titles a line
+ * from that column only where it has points (gnuplot would list an empty one in the key). */
+static void vars_present(struct sb *v, const unsigned *present, size_t n, size_t nextra)
+{
+    for (size_t c = 0; c < nextra && c < MAX_EXTRA; c++) {
+        fb_report_sb_printf(v, "array has%zu[%zu]\n", c + 5, n ? n : 1);
+        for (size_t i = 0; i < n; i++)
+            fb_report_sb_printf(v, "has%zu[%zu] = %d\n", c + 5, i + 1,
+                                (present[i] >> c) & 1u ? 1 : 0);
+    }
+}
+
+/* The extra columns named in `columns` (its words past the first four). */
+static size_t count_extra(const char *columns)
+{
+    size_t words = 0;
+
+    for (const char *c = columns; *c;) {
+        while (*c == ' ')
+            c++;
+        if (*c)
+            words++;
+        while (*c && *c != ' ')
+            c++;
+    }
+    return words > 4 ? words - 4 : 0;
+}
+
+/* Which of the extra columns just appended to dat (from `from` on) hold a number rather than
+ * NaN: bit c for column 5 + c. */
+static unsigned extra_present(const struct sb *dat, size_t from)
+{
+    unsigned bits = 0;
+    size_t c = 0;
+
+    for (size_t i = from; dat->p && i < dat->len && c < MAX_EXTRA;) {
+        size_t j;
+        while (i < dat->len && dat->p[i] == ' ')
+            i++;
+        for (j = i; j < dat->len && dat->p[j] != ' '; j++)
+            ;
+        if (j > i && !(j - i == 3 && strncmp(dat->p + i, "NaN", 3) == 0))
+            bits |= 1u << c;
+        if (j > i)
+            c++;
+        i = j;
+    }
+    return bits;
+}
+
 /* Writes s as series blocks: a "# title" comment, then per point the x value and the row's
- * median, p05 and p95 scaled by `scale`, and `extra` columns when given. Returns the titles. */
+ * median, p05 and p95 scaled by `scale`, and `extra` columns when given. Returns the titles;
+ * present[k] says which extra columns of series k hold a number at some point (extra_present's
+ * bits), so a template gives a line without data no key entry. */
 static char (*write_series(struct sb *dat, const struct sel *s, unsigned show, double scale,
-                           const char *columns, extra_fn extra, size_t *nseries))[160]
+                           const char *columns, extra_fn extra, size_t *nseries,
+                           unsigned *present))[160]
 {
     char (*titles)[160] = calloc(s->n + 1, sizeof *titles);
     size_t ns = 0;
@@ -312,12 +367,16 @@ static char (*write_series(struct sb *dat, const struct sel *s, unsigned show, d
         fb_report_sb_printf(dat, "%s# ", ns ? "\n\n" : "");
         fb_report_sb_comment(dat, titles[ns]);
         fb_report_sb_printf(dat, "\n# %s\n", columns);
+        present[ns] = 0;
         for (size_t k = i; k < j; k++) {
             const struct fb_row *r = s->r[k];
             fb_report_sb_printf(dat, "%.10g %.10g %.10g %.10g", s->x[k], r->st.median * scale,
                                 r->st.p05 * scale, r->st.p95 * scale);
-            if (extra)
+            if (extra) {
+                size_t from = dat->len;
                 extra(dat, s, k, i);
+                present[ns] |= extra_present(dat, from);
+            }
             fb_report_sb_printf(dat, "\n");
         }
         ns++;
@@ -369,6 +428,7 @@ void fb_report_series_plot(struct build *b, const char *name, const char *tmpl,
     struct sel s;
     struct sb dat = {.ok = true}, vars = {.ok = true};
     char (*titles)[160] = NULL;
+    unsigned *present = NULL;
     size_t ns = 0;
     struct fb_plot *p;
 
@@ -393,13 +453,16 @@ void fb_report_series_plot(struct build *b, const char *name, const char *tmpl,
     fb_report_sb_printf(&dat, "# %s: %s\n# written by `fabricbench report`; one block per "
                               "series (gnuplot: index i-1 is series[i])\n\n",
                         name, caption);
-    titles = write_series(&dat, &s, always | fb_report_varying(&s, mask), scale, columns, extra,
-                          &ns);
+    if ((present = calloc(s.n + 1, sizeof *present)))
+        titles = write_series(&dat, &s, always | fb_report_varying(&s, mask), scale, columns,
+                              extra, &ns, present);
     if (!titles)
         dat.ok = false;
     fb_report_vars_start(&vars, name);
     if (titles)
         vars_titles(&vars, "series", titles, ns);
+    if (titles && extra)
+        vars_present(&vars, present, ns, count_extra(columns));
     if (more_vars)
         fb_report_sb_printf(&vars, "%s", more_vars);
     {
@@ -417,5 +480,6 @@ void fb_report_series_plot(struct build *b, const char *name, const char *tmpl,
     }
     fb_report_plot_finish(b, p, &dat, &vars, s.n);
     free(titles);
+    free(present);
     fb_report_sel_free(&s);
 }

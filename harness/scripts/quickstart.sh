@@ -17,11 +17,12 @@ sh "$top/harness/scripts/build.sh"
 bin=${FB_BUILD_DIR:-$top/build}/bench/fabricbench
 
 # What the quick run measures. GPUs: the whole default suite. Host: sized to take a minute or two
-# on two ranks (about 50 s on an idle 2-core VM): sizes up to 4 MiB, 5 trials, three fusion
+# on two ranks (about 50 s on an idle 2-core VM): sizes up to 4 MiB and, for h2d, one past the
+# last-level cache (--beyond-llc: 4 MiB fits in it, a cache figure), 5 trials, three fusion
 # thresholds (1M, 4M, 25M: DenseNet-121's gradients in 27, 7 and 2 buckets, for the exchange
 # against the threshold and for `step`'s overlap), and `step` on GPU counts 1, 2 at batches 2, 4.
 : "${FB_QUICK_GPU:=}"
-: "${FB_QUICK_HOST:=h2d p2p allreduce densenet_allreduce step --backend host --max-bytes 4M --matrix-bytes 4M --fusion 1M,4M,25M --batch 2,4 --trials 5}"
+: "${FB_QUICK_HOST:=h2d p2p allreduce densenet_allreduce step --backend host --max-bytes 4M --beyond-llc --matrix-bytes 4M --fusion 1M,4M,25M --batch 2,4 --trials 5}"
 : "${FB_SWEEP_ARGS:=}"
 
 gpus=0

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "headline.h"
+#include "plot_templates.h"
 #include "report_data.h"
 #include "test.h"
 
@@ -204,6 +205,9 @@ static void test_densenet_and_p2p(void)
         CHECK_STR(l[0], "1048576 1000 900 1100 5000 800");
         CHECK_STR(l[1], "4194304 900 810 990 5000 800");
         CHECK(strstr(p->vars, "series[1] = '2 GPUs, fp32'") != NULL);
+        /* both the per-tensor and the flat lines have data: both get a key entry */
+        CHECK(strstr(p->vars, "has5[1] = 1") != NULL);
+        CHECK(strstr(p->vars, "has6[1] = 1") != NULL);
     }
     CHECK((p = find(&s, "p2p_matrix_nccl")) != NULL);
     if (p) {
@@ -216,6 +220,62 @@ static void test_densenet_and_p2p(void)
         CHECK(strstr(p->vars, "nranks = 3") != NULL);
     }
     fb_report_plots_release(&s);
+}
+
+/* A run without --fusion off (the quick run: --fusion 1M,4M,25M) has no per-tensor time: its
+ * line has no point, so the template must not give it a key entry (has5 = 0); flat has one. */
+static void test_densenet_without_per_tensor(void)
+{
+    struct fb_plot_set s;
+    const struct fb_plot *p;
+    char l[64][160];
+
+    nrows = 0;
+    strcpy(add("densenet_allreduce", "fusion_1M", "time", 2, 27872824, -1, 1000)->dtype, "float32");
+    strcpy(add("densenet_allreduce", "fusion_4M", "time", 2, 27872824, -1, 900)->dtype, "float32");
+    strcpy(add("densenet_allreduce", "flat", "time", 2, 27872824, -1, 800)->dtype, "float32");
+    CHECK(fb_report_plots(rows, nrows, &s) == FB_OK);
+    CHECK((p = find(&s, "densenet_fusion")) != NULL);
+    if (p) {
+        data_lines(p->dat, l, 64);
+        CHECK_STR(l[0], "1048576 1000 900 1100 NaN 800");
+        CHECK(strstr(p->vars, "has5[1] = 0") != NULL);
+        CHECK(strstr(p->vars, "has6[1] = 1") != NULL);
+    }
+    /* and the template titles those lines by them */
+    {
+        const char *gp = fb_plot_template_find("densenet_fusion");
+        CHECK(gp && strstr(gp, "title (has5[i] ? series[i] . ', per tensor' : '')"));
+        CHECK(gp && strstr(gp, "title (has6[i] ? series[i] . ', flat' : '')"));
+    }
+    fb_report_plots_release(&s);
+}
+
+/* The headline's cache note: host rows at or below the last-level cache, bandwidths only. */
+static void test_in_cache(void)
+{
+    struct fb_row *r;
+    char note[160];
+
+    nrows = 0;
+    r = add("h2d", "pinned_h2d", "bandwidth_total", 2, 4 << 20, -1, 47.0);
+    strcpy(r->backend, "host");
+    CHECK(fb_headline_in_cache(r, 32u << 20));
+    CHECK(!fb_headline_in_cache(r, 0));                       /* unknown cache: no claim */
+    r->bytes = 64 << 20;
+    CHECK(!fb_headline_in_cache(r, 32u << 20));               /* from memory */
+    r->bytes = 4 << 20;
+    strcpy(r->backend, "cuda");
+    CHECK(!fb_headline_in_cache(r, 32u << 20));               /* a GPU's copy */
+    r = add("allreduce", "out_of_place", "busbw", 2, 4 << 20, -1, 3.0);
+    strcpy(r->backend, "host");
+    CHECK(fb_headline_in_cache(r, 32u << 20));
+    r = add("allreduce", "out_of_place", "time", 2, 4 << 20, -1, 3.0);
+    strcpy(r->backend, "host");
+    CHECK(!fb_headline_in_cache(r, 32u << 20));               /* not a bandwidth */
+    fb_headline_cache_note(32u << 20, note, sizeof note);
+    CHECK_STR(note, "(in cache): the buffer fits in the 32M last-level cache (hwloc): a cache "
+                    "figure, not memory");
 }
 
 static void test_headline(void)
@@ -280,6 +340,8 @@ int main(void)
     test_allreduce_and_h2d();
     test_step();
     test_densenet_and_p2p();
+    test_densenet_without_per_tensor();
+    test_in_cache();
     test_headline();
     test_headline_strict();
     TEST_DONE();

@@ -1,6 +1,10 @@
 /* The runner's cross-rank reduction: each trial lasts as long as its slowest taking-part rank;
- * idle ranks do not count; and GB/s is 1e9 B/s. */
+ * idle ranks do not count; GB/s is 1e9 B/s; and h2d's size past the last-level cache. */
 #include "runner.h"
+
+#include <stdint.h>
+
+#include "sweep.h"
 #include "test.h"
 
 int main(void)
@@ -22,5 +26,13 @@ int main(void)
     CHECK_NEAR(fb_gbps(1e9, 1e6), 1.0, 1e-12);     /* 1e9 bytes in one second */
     CHECK_NEAR(fb_gbps(27872824, 8465.57), 3.2925, 1e-4);
     CHECK(fb_gbps(100, 0.0) == 0.0);
+
+    /* --beyond-llc: the next power of two at least twice the last-level cache */
+    CHECK(fb_sweep_beyond_llc(32u << 20) == 64u << 20);
+    CHECK(fb_sweep_beyond_llc(20u << 20) == 64u << 20);   /* Xeon E5-2650 (tests/data/topology) */
+    CHECK(fb_sweep_beyond_llc(33u << 20) == 128u << 20);  /* DGX-2's Xeon 8174 */
+    CHECK(fb_sweep_beyond_llc(532676608) == 1u << 30);    /* an EPYC guest's whole-socket L3 */
+    CHECK(fb_sweep_beyond_llc(0) == 0);                   /* unknown: nothing added */
+    CHECK(fb_sweep_beyond_llc(SIZE_MAX / 4) == 0);        /* past what can be allocated */
     TEST_DONE();
 }

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <hwloc.h>
 
@@ -64,6 +65,7 @@ static void xeon_k40m(void)
     CHECK(sum.pus == 32);
     /* 33525560 KiB + 33554432 KiB on the two NUMA nodes. */
     CHECK(sum.memory_bytes == 67079992ULL * 1024);
+    CHECK(sum.llc_bytes == 20ULL << 20); /* one socket's 20 MiB L3, not the two together */
     CHECK_STR(sum.cpu_model, "Intel(R) Xeon(R) CPU E5-2650 0 @ 2.00GHz");
     CHECK_STR(sum.hwloc_version, ""); /* this export does not record one */
     CHECK(!fb_topo_is_this_system(t));
@@ -145,6 +147,7 @@ static void dgx2(void)
     CHECK(sum.pus == 4);
     /* The release that wrote the XML, as the root object records it. */
     CHECK_STR(sum.hwloc_version, "PR-436-20201209.1647.gitfc946998");
+    CHECK(sum.llc_bytes == 33ULL << 20); /* each Xeon Platinum 8174's 33 MiB L3 */
     for (size_t i = 0; i < 8; i++) {
         check_gpu(t, sock0[i], "0-1", "0");
         check_gpu(t, sock1[i], "24-25", "1");
@@ -174,6 +177,7 @@ static void power8(void)
     CHECK(sum.cores == 8);
     CHECK(sum.pus == 16);
     CHECK_STR(sum.hwloc_version, "2.5.0a1-git");
+    CHECK(sum.llc_bytes == 8ULL << 20); /* POWER8's 8 MiB L3 per core */
     check_gpu(t, "0002:01:00.0", "0-1,8-9,16-17,24-25", "0");
     check_gpu(t, "0003:01:00.0", "0-1,8-9,16-17,24-25", "0");
     check_gpu(t, "000a:01:00.0", "80-81,88-89,96-97,104-105", "1");
@@ -205,6 +209,13 @@ static void this_machine(void)
     fb_topo_summary(t, &sum);
     CHECK(sum.pus >= 1);
     CHECK(sum.hwloc_version[0] != '\0');
+    /* The last-level cache is at least the L2 glibc reads from CPUID (0 where it cannot). */
+    printf("this machine: last-level cache %llu bytes\n", sum.llc_bytes);
+    {
+        long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        if (l2 > 0)
+            CHECK(sum.llc_bytes >= (unsigned long long)l2);
+    }
     CHECK(fb_topo_my_binding(t, cpus, sizeof cpus, numa, sizeof numa, &bound) == FB_OK);
     CHECK(cpus[0] != '\0');
 

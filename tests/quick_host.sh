@@ -1,0 +1,59 @@
+#!/bin/sh
+# The README's main job on the host backend passes its own profile with nothing skipped, and its
+# h2d reaches past the last-level cache. The quick run's own arguments (FB_QUICK_HOST, read from
+# harness/scripts/quickstart.sh) and launch (sweep: 2 ranks, bound to cores), for the benchmarks
+# profiles/host-ci.ini judges (h2d, allreduce); then:
+# - accept with host-ci: every check PASS, no SKIP line;
+# - h2d has a size past env.json's host.llc_bytes (the next power of two >= 2x) in the all-ranks
+#   case, and the headline marks the host bandwidths from buffers inside the cache, not that one.
+. "$(dirname "$0")/lib.sh"
+bin=$1 src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+quick=$(sed -n 's/^: "\${FB_QUICK_HOST:=\(.*\)}"$/\1/p' "$src/harness/scripts/quickstart.sh")
+case "$quick" in
+*" --"*) ;;
+*) fail "no FB_QUICK_HOST in quickstart.sh: '$quick'"; finish ;;
+esac
+opts="--${quick#* --}" # the quick run's options, without its list of benchmarks
+# FB_QUICK_OUT=DIR keeps the sweep's folder there (it must not exist), to look at afterwards
+out=${FB_QUICK_OUT:-$work/q}
+# shellcheck disable=SC2086
+"$bin" sweep --np 2 --binding core --mpirun-arg --oversubscribe --no-report --out "$out" -- \
+    h2d allreduce $opts >"$work/sweep.log" 2>&1 ||
+    { tail -n 30 "$work/sweep.log" >&2; fail "the quick run's sweep failed"; finish; }
+run=$(dirname "$(ls "$out"/*/results.csv "$out"/results.csv 2>/dev/null | head -n 1)")
+[ -f "$run/results.csv" ] || { fail "no results.csv under $work/q: $(ls -R "$work/q" | head)"; finish; }
+
+# 1. host-ci judges every check, nothing skipped; the floors pass (the spread check may FAIL on
+# a loaded machine: that is a verdict, not a skip)
+"$bin" accept --profile "$src/profiles/host-ci.ini" "$run" >"$work/acc.out" 2>&1
+rc=$?
+cat "$work/acc.out"
+[ "$rc" = 0 ] || [ "$rc" = 1 ] || fail "accept --profile host-ci exited $rc"
+grep -q "^summary: .* 0 SKIP of 4 checks" "$work/acc.out" || fail "accept's summary: $(grep summary "$work/acc.out")"
+grep -Eq '^[a-z_0-9.]+ +SKIP' "$work/acc.out" && fail "a check was skipped: $(grep -E ' SKIP ' "$work/acc.out")"
+for c in run_complete h2d_pinned_all 'allreduce_busbw\.4194304\.2'; do
+    grep -Eq "^$c +PASS" "$work/acc.out" || fail "$c did not PASS"
+done
+
+# 2. a size past the last-level cache, and the headline's cache marks
+llc=$(sed -n 's/.*"llc_bytes":[[:space:]]*\([0-9.e+]*\).*/\1/p' "$run/env.json" | head -n 1)
+[ -n "$llc" ] || fail "env.json records no host.llc_bytes"
+if [ -n "$llc" ] && [ "$(printf '%.0f' "$llc")" -gt 0 ]; then
+    big=$(awk -v l="$llc" 'BEGIN { s = 1; while (s < 2 * l) s *= 2; printf "%.0f", s }')
+    n=$(csv_awk 'v("bench") == "h2d" && v("bytes") == big && v("src") == "" && v("metric") == "bandwidth_total" { n++ } END { print n + 0 }' big="$big" "$run/results.csv")
+    [ "$n" = 4 ] || fail "h2d at $big bytes (past the $llc-byte cache), all ranks: $n rows, expected 4 (one per case)"
+    log=$run/fabricbench.log
+    sed -n '/^headline/,/^$/p' "$log" >"$work/headline"
+    cat "$work/headline"
+    grep -q "^  (in cache): the buffer fits in the .* last-level cache (hwloc): a cache figure, not memory" \
+        "$work/headline" || fail "the headline has no cache note"
+    grep -Eq '^  allreduce .* 4M busbw .*GB/s \(in cache\)$' "$work/headline" ||
+        fail "the 4M all-reduce busbw is not marked as in cache"
+    grep -E '^  h2d .* all +[0-9]+[KMG] bandwidth_total' "$work/headline" | grep -q "(in cache)" &&
+        fail "an h2d row past the cache is marked in cache"
+else
+    echo "hwloc sees no cache here: the size past it and the marks are not checked"
+fi
+finish
