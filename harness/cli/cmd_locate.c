@@ -52,8 +52,9 @@ static const char *const locate_colls[] = {"auto", "mpi", "nccl", NULL};
 static void usage(void)
 {
     printf("usage: mpirun -np N fabricbench locate [--out DIR] [--tolerance PCT] [--timeout S]\n"
-           "         [--backend host|host-strict|cuda] [--coll mpi|nccl] [--bytes SIZE]\n"
-           "         [--trials N] [--quiet]\n\n"
+           "         [--backend auto|host|host-strict|cuda] [--coll auto|mpi|nccl]\n"
+           "         [--bytes SIZE]"
+ " [--trials N] [--quiet]\n\n"
            "Names the slow node, link or rank of this job (docs/locate.md). Launch it like\n"
            "`run`: one rank per GPU, or per core on the host backend.\n"
            "  phase 1: every node alone, at once: h2d, p2p and all-reduce inside the node\n"
@@ -68,8 +69,9 @@ static void usage(void)
            "                     it must also be 3 scaled MADs away\n"
            "  --timeout SECONDS  limit of every phase; a node that hangs is named, exit 3\n"
            "                     (default 300; 0 = none)\n"
-           "  --backend B        auto, host, host-strict or cuda (default auto)\n"
-           "  --coll C           auto, mpi or nccl (default auto)\n"
+           "  --backend auto|host|host-strict|cuda\n"
+           "                     device backend (default auto)\n"
+           "  --coll auto|mpi|nccl  collectives (default auto)\n"
            "  --bytes SIZE       message size of every transfer (default 4M)\n"
            "  --trials N         timed trials per point, 3 to 1000 (default 5)\n"
            "  --quiet            no progress lines\n"
