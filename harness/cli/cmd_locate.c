@@ -411,7 +411,8 @@ static fb_status phase_stragglers(struct loc *l, struct fb_runner *r)
             goto out;
         if (w->rank == 0) {
             for (int k = 0; k < w->size; k++)
-                (pass ? t : t1)[k] = loc_rank_figure(&l->res, first, "locate_arrive", "loop", "time", k);
+                (pass ? t : t1)[k] = loc_rank_figure(&l->res, first, "locate_arrive", "loop",
+                                                     "time", k);
             any = fb_locate_stragglers(pass ? t : t1, w->size, l->tolerance, pass ? f : f1,
                                        pass ? &med : &med1) > 0;
         }

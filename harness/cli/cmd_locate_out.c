@@ -126,7 +126,8 @@ static fb_status write_md(const struct loc *l)
  * missing gnuplot is a warning: the figures are in results.csv). */
 static fb_status write_heat(const struct loc *l)
 {
-    const char *tmpl = fb_plot_template_find("locate_heat"), *common = fb_plot_template_find("common");
+    const char *tmpl = fb_plot_template_find("locate_heat");
+    const char *common = fb_plot_template_find("common");
     struct fb_atomic_file af;
     char path[4200], gp[512], err[4500], q[200];
     size_t n = (size_t)l->nodes;

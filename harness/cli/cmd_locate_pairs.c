@@ -191,7 +191,8 @@ static fb_status decide_pairs(struct loc *l, size_t first, const struct fb_locat
         case FB_LOCATE_LINK:
             snprintf(ev, sizeof ev, "%.3g GB/s in the tournament, %.3g alone, against a typical "
                      "pair of %.3g; %s with %s, %s with %s: not slow", p[k].value, alone,
-                     l->phase2_typical, l->name[a], ta ? wa : "untested", l->name[b], tb ? wb : "untested");
+                     l->phase2_typical, l->name[a], ta ? wa : "untested", l->name[b],
+                     tb ? wb : "untested");
             ok = ok && add_verdict(l, "link", a, b, alone, ev);
             break;
         case FB_LOCATE_NODE:
