@@ -97,8 +97,11 @@ fb_status fb_locate_classify(int nodes, const struct fb_locate_pair *p, size_t n
     if ((st = fb_locate_typical(fig, m, median, mad)) != FB_OK)
         goto out;
     for (size_t k = 0; k < n; k++) {
-        /* one pair between two nodes: nothing to compare it with */
-        slow[k] = m > 2 && fb_locate_is_suspect(p[k].value, *median, *mad, tol_pct, true);
+        /* one pair between two nodes: nothing to compare it with; below FB_LOCATE_MAD_NODES
+         * nodes a slow node's own figure is among the few that make the MAD */
+        slow[k] = m > 2 && fb_locate_is_suspect(p[k].value, *median,
+                                                m >= FB_LOCATE_MAD_NODES ? *mad : 0.0, tol_pct,
+                                                true);
         seen[p[k].a]++;
         seen[p[k].b]++;
         if (slow[k]) {

@@ -14,6 +14,10 @@
  * this many such deviations away, besides past the tolerance, to be suspect. */
 #define FB_LOCATE_MAD_K 3.0
 
+/* The nodes a tournament needs before the MAD of their figures counts (below, the tolerance
+ * alone, and the retests): with 4 nodes one slow node's figure is one of the two that set it. */
+enum { FB_LOCATE_MAD_NODES = 8 };
+
 /* The median and the median absolute deviation (unscaled) of v[0..n); v is not modified.
  * FB_ERR_USAGE for n == 0, FB_ERR_NOMEM. */
 fb_status fb_locate_typical(const double *v, size_t n, double *median, double *mad);
@@ -34,8 +38,8 @@ struct fb_locate_pair {
 
 /* After the tournament: the typical pair (*median) is the median over the nodes of each node's
  * median pair, so the pairs of one slow node cannot set it, and *mad the MAD of those node
- * figures; slow[k] says whether pair k is suspect against them (tolerance tol_pct; never with
- * fewer than 3 nodes: nothing to compare with). A node is a node candidate (node_cand[i]) when
+ * figures; slow[k] says whether pair k is suspect against them (tolerance tol_pct, and the MAD
+ * from FB_LOCATE_MAD_NODES nodes on; never with fewer than 3 nodes: nothing to compare with). A node is a node candidate (node_cand[i]) when
  * at least half of its measured pairs, and at least 2 of them, are slow. slow[] has n entries,
  * node_cand[] `nodes`; FB_ERR_USAGE for n == 0, FB_ERR_NOMEM. */
 fb_status fb_locate_classify(int nodes, const struct fb_locate_pair *p, size_t n, double tol_pct,

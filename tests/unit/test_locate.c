@@ -155,6 +155,16 @@ static void check_decisions(void)
         for (size_t k = 0; k < np; k++)
             CHECK(!slow[k]);
     }
+    /* 4 nodes with spread-out healthy figures and a slow node: the slow node's own figure
+     * must not widen the spread until it hides (the MAD counts from 8 nodes on) */
+    {
+        /* node figures (median pairs) 1, 2, 1 and 0.01: a MAD of 0.5 would hide node 3 */
+        const struct fb_locate_pair q[6] = {{0, 1, 2.0}, {0, 2, 1.0}, {1, 2, 4.0},
+                                            {0, 3, 0.01}, {1, 3, 0.01}, {2, 3, 0.01}};
+        CHECK(fb_locate_classify(4, q, 6, 75.0, slow, cand, &med, &mad) == FB_OK);
+        CHECK(mad > 0.4);
+        CHECK(cand[3] && !cand[0] && !cand[1] && !cand[2]);
+    }
     /* two nodes: one pair, nothing to compare with */
     p[0] = (struct fb_locate_pair){0, 1, 1.0};
     CHECK(fb_locate_classify(2, p, 1, 25.0, slow, cand, &med, &mad) == FB_OK);
