@@ -10,6 +10,13 @@
 
 enum { FB_MAX_BENCHES = 32, FB_MAX_SIZES = 64 };
 
+/* A set of disjoint pairs of ranks measured at once (a round of `locate`'s tournament):
+ * partner[k] is world rank k's partner, -1 when k sits it out; symmetric. */
+struct fb_pairing {
+    char name[48];      /* the CSV `case` column: "round3", "retest1" */
+    const int *partner; /* one entry per world rank, owned by whoever fills the options */
+};
+
 struct fb_options {
     char backend[16];         /* "auto", "host", "cuda" */
     char coll[16];            /* "auto", "nccl", "mpi" */
@@ -61,6 +68,9 @@ struct fb_options {
     const char *mix;          /* --mix FILE; NULL = replay has nothing to run */
     double mix_scale;         /* --scale: each op's bytes times this (default 1) */
     double compute_us;        /* --compute-us: before each op the mix gives none (default 0) */
+    /* locate (harness/cli/cmd_locate.c): the rounds of pairs bench/locate.c measures. */
+    const struct fb_pairing *pairings;
+    size_t npairings;
     bool allow_oversubscribe;
     bool force;               /* reuse an --out folder that already holds a run */
     bool quiet;
