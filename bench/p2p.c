@@ -45,6 +45,11 @@ static void roles(const struct fb_case *c, int rank, int *to, int *from, bool *p
 
     *to = *from = -1;
     *ping_first = false;
+    /* Disjoint pairs at once (locate's rounds): both ways with this rank's partner. */
+    if (c->partners) {
+        *to = *from = c->partners[rank];
+        return;
+    }
     /* A pair repeated on every node (p2p_sample.h): this rank's pair is its own node's. */
     if (c->pair && c->stride > 0) {
         int base = rank - rank % c->stride;

@@ -6,6 +6,10 @@
 /* Initialises and finalises MPI itself (after checking the options). */
 int fb_cmd_run(int argc, char **argv);
 
+/* `locate`: initialises and finalises MPI itself (after checking the options); exit 0 no
+ * suspect, 1 suspects named, 2 bad input, 3 timeout (docs/locate.md). */
+int fb_cmd_locate(int argc, char **argv);
+
 /* Called between MPI_Init and MPI_Finalize. */
 int fb_cmd_doctor(int argc, char **argv);
 

@@ -27,6 +27,8 @@ static void usage(FILE *f)
             "  compare BASE NEW regression report between two runs (or two machines)\n"
             "  trend RUN_DIR... regression tracking over many runs: steps and what changed\n"
             "  report RUN_DIR   plots (gnuplot) and summary.md of a run folder\n"
+            "  locate           name the slow node, link or rank of this job (see\n"
+            "                   `locate --help`; launch it like `run`)\n"
             "  accept           judge a run folder against a hardware profile (profiles/)\n"
             "  nccl-log FILE... read NCCL_DEBUG=INFO logs: transports, version, NICs, verdicts\n"
             "  --version        print the version and what this binary was built with\n"
@@ -76,6 +78,8 @@ int main(int argc, char **argv)
         return fb_cmd_nccl_log(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return fb_cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "locate") == 0)
+        return fb_cmd_locate(argc - 1, argv + 1);
     if (strcmp(cmd, "sweep") == 0)
         return fb_cmd_sweep(argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0) {

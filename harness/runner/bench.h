@@ -58,6 +58,9 @@ struct fb_case {
                             stride with peer + j * stride, active and peer below stride), all at
                             once, each with its own rows; 0: once */
     int shift;           /* all ranks at once, per_rank: rank k's partner is (k + shift) % ranks */
+    const int *partners; /* with active == FB_ALL_RANKS, non-NULL: disjoint pairs at once, rank
+                            k with partners[k] (symmetric; -1: k sits the case out). Owned by
+                            the benchmark's options (fb_options.pairings), never freed here */
     bool per_rank;       /* also report each rank's own figures (concurrent copies) */
     bool detail;         /* a cell of a matrix the benchmark summarizes: not a headline */
     enum fb_report report;

@@ -10,6 +10,13 @@
 
 enum { FB_MAX_BENCHES = 32, FB_MAX_SIZES = 64 };
 
+/* A set of disjoint pairs of ranks measured at once (a round of `locate`'s tournament):
+ * partner[k] is world rank k's partner, -1 when k sits it out; symmetric. */
+struct fb_pairing {
+    char name[48];      /* the CSV `case` column: "round3", "retest1" */
+    const int *partner; /* one entry per world rank, owned by whoever fills the options */
+};
+
 struct fb_options {
     char backend[16];         /* "auto", "host", "cuda" */
     char coll[16];            /* "auto", "nccl", "mpi" */
@@ -55,6 +62,9 @@ struct fb_options {
     char optimizer[12];       /* --optimizer: "sgd", "momentum", "adam" (memfit's state) */
     bool fp16_allreduce;      /* --fp16-allreduce: step's gradients on the wire as float16 */
     char overlap[8];          /* --overlap: step's all-reduce during backward: "on", "off", "both" */
+    /* locate (harness/cli/cmd_locate.c): the rounds of pairs bench/locate.c measures. */
+    const struct fb_pairing *pairings;
+    size_t npairings;
     bool allow_oversubscribe;
     bool force;               /* reuse an --out folder that already holds a run */
     bool quiet;

@@ -16,6 +16,8 @@ bool fb_runner_is_active(const struct fb_case *c, int rank)
         return false;
     if (c->pair && c->stride > 0) /* the pair on every node at once */
         return rank % c->stride == c->active || rank % c->stride == c->peer;
+    if (c->partners) /* disjoint pairs at once */
+        return c->partners[rank] >= 0;
     return c->active == FB_ALL_RANKS || c->active == rank || (c->pair && c->peer == rank);
 }
 
@@ -23,7 +25,7 @@ bool fb_runner_is_active(const struct fb_case *c, int rank)
  * barriers can be MPI's blocking ones, which release all ranks closer together. */
 static bool all_take_part(const struct fb_case *c, int size)
 {
-    return c->group == size && c->active == FB_ALL_RANKS;
+    return c->group == size && c->active == FB_ALL_RANKS && !c->partners;
 }
 
 /* Times `iters` iterations between two events; returns microseconds per iteration. */

@@ -122,6 +122,8 @@ static void print_line(const struct fb_case *c, int nactive, long iters, const s
 /* Rank k's partner in a per-rank row. */
 static int partner_of(const struct fb_case *c, int k)
 {
+    if (c->partners)
+        return c->partners[k];
     if (c->pair && c->stride > 0)
         return k - k % c->stride + (k % c->stride == c->active ? c->peer : c->active);
     if (c->pair)

@@ -1,0 +1,154 @@
+/* locate's statistics and decisions: median and MAD of comparable measurements, the suspects
+ * among them, the tournament's node candidates and the verdicts after the retests. */
+#include "locate_judge.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+static int cmp_double(const void *p, const void *q)
+{
+    double x = *(const double *)p, y = *(const double *)q;
+    return (x > y) - (x < y);
+}
+
+fb_status fb_locate_typical(const double *v, size_t n, double *median, double *mad)
+{
+    double *s;
+
+    *median = *mad = 0.0;
+    if (n == 0)
+        return FB_ERR_USAGE;
+    if (!(s = malloc(n * sizeof *s)))
+        return FB_ERR_NOMEM;
+    memcpy(s, v, n * sizeof *s);
+    qsort(s, n, sizeof *s, cmp_double);
+    *median = fb_stats_quantile_sorted(s, n, 0.5);
+    for (size_t i = 0; i < n; i++)
+        s[i] = fabs(s[i] - *median);
+    qsort(s, n, sizeof *s, cmp_double);
+    *mad = fb_stats_quantile_sorted(s, n, 0.5);
+    free(s);
+    return FB_OK;
+}
+
+bool fb_locate_is_suspect(double value, double median, double mad, double tol_pct,
+                          bool higher_is_better)
+{
+    double keep = 1.0 - tol_pct / 100.0, spread = FB_LOCATE_MAD_K * 1.4826 * mad;
+
+    if (isnan(value) || (higher_is_better && value <= 0.0))
+        return higher_is_better;
+    if (keep <= 0.0)
+        return false;
+    if (higher_is_better)
+        return value < median * keep && value < median - spread;
+    return value > median / keep && value > median + spread;
+}
+
+/* The median of node i's pairs, for every node; NaN for a node without pairs. */
+static fb_status node_figures(int nodes, const struct fb_locate_pair *p, size_t n, double *fig)
+{
+    double *v = malloc((n ? n : 1) * sizeof *v), unused;
+    fb_status st = FB_OK;
+
+    if (!v)
+        return FB_ERR_NOMEM;
+    for (int i = 0; i < nodes && st == FB_OK; i++) {
+        size_t m = 0;
+        for (size_t k = 0; k < n; k++)
+            if (p[k].a == i || p[k].b == i)
+                v[m++] = p[k].value;
+        fig[i] = NAN;
+        if (m)
+            st = fb_locate_typical(v, m, &fig[i], &unused);
+    }
+    free(v);
+    return st;
+}
+
+fb_status fb_locate_classify(int nodes, const struct fb_locate_pair *p, size_t n, double tol_pct,
+                             bool *slow, bool *node_cand, double *median, double *mad)
+{
+    double *fig = malloc((size_t)(nodes > 0 ? nodes : 1) * sizeof *fig);
+    int *seen = calloc((size_t)(nodes > 0 ? nodes : 1), sizeof *seen);
+    int *bad = calloc((size_t)(nodes > 0 ? nodes : 1), sizeof *bad);
+    size_t m = 0;
+    fb_status st = FB_OK;
+
+    *median = *mad = 0.0;
+    if (!fig || !seen || !bad) {
+        st = FB_ERR_NOMEM;
+        goto out;
+    }
+    if (n == 0) {
+        st = FB_ERR_USAGE;
+        goto out;
+    }
+    /* The typical pair: the median over the nodes of each node's median pair, so the pairs of
+     * one slow node (n - 1 of them, half of all pairs with 3 nodes) cannot pull it down. */
+    if ((st = node_figures(nodes, p, n, fig)) != FB_OK)
+        goto out;
+    for (int i = 0; i < nodes; i++)
+        if (!isnan(fig[i]))
+            fig[m++] = fig[i];
+    if ((st = fb_locate_typical(fig, m, median, mad)) != FB_OK)
+        goto out;
+    for (size_t k = 0; k < n; k++) {
+        /* one pair between two nodes: nothing to compare it with */
+        slow[k] = m > 2 && fb_locate_is_suspect(p[k].value, *median, *mad, tol_pct, true);
+        seen[p[k].a]++;
+        seen[p[k].b]++;
+        if (slow[k]) {
+            bad[p[k].a]++;
+            bad[p[k].b]++;
+        }
+    }
+    for (int i = 0; i < nodes; i++)
+        node_cand[i] = bad[i] >= 2 && 2 * bad[i] >= seen[i];
+out:
+    free(fig);
+    free(seen);
+    free(bad);
+    return st;
+}
+
+enum fb_locate_kind fb_locate_decide_node(int slow, int tested)
+{
+    if (tested <= 0 || slow <= 0)
+        return FB_LOCATE_NOISE;
+    return slow >= tested ? FB_LOCATE_NODE : FB_LOCATE_LINK;
+}
+
+enum fb_locate_kind fb_locate_decide_link(bool alone_slow, bool a_slow, bool b_slow, int *which)
+{
+    *which = -1;
+    if (!alone_slow)
+        return FB_LOCATE_NOISE;
+    if (a_slow || b_slow) {
+        *which = a_slow && b_slow ? 2 : a_slow ? 0 : 1;
+        return FB_LOCATE_NODE;
+    }
+    return FB_LOCATE_LINK;
+}
+
+int fb_locate_stragglers(const double *time, int n, double tol_pct, bool *straggler,
+                         double *median)
+{
+    double mad;
+    int count = 0;
+
+    if (n <= 0) {
+        *median = 0.0;
+        return 0;
+    }
+    if (fb_locate_typical(time, (size_t)n, median, &mad) != FB_OK)
+        return -1;
+    for (int k = 0; k < n; k++) {
+        straggler[k] = fb_locate_is_suspect(time[k], *median, mad, tol_pct, false);
+        count += straggler[k];
+    }
+    return count;
+}

@@ -1,0 +1,63 @@
+/* locate's statistics and decisions (docs/locate.md), pure and MPI-free: the typical value of
+ * comparable measurements (median) and their spread (MAD), which measurements are suspect under
+ * a tolerance, which nodes of a tournament look slow as a whole and which pairs alone, and the
+ * verdict after the retests: a slow node, a slow link, or noise. */
+#ifndef FB_LOCATE_JUDGE_H
+#define FB_LOCATE_JUDGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "status.h"
+
+/* A MAD scaled by 1.4826 estimates a normal spread's standard deviation; a measurement must be
+ * this many such deviations away, besides past the tolerance, to be suspect. */
+#define FB_LOCATE_MAD_K 3.0
+
+/* The median and the median absolute deviation (unscaled) of v[0..n); v is not modified.
+ * FB_ERR_USAGE for n == 0, FB_ERR_NOMEM. */
+fb_status fb_locate_typical(const double *v, size_t n, double *median, double *mad);
+
+/* Whether `value` is suspect against comparable measurements of median `median` and MAD `mad`:
+ * higher_is_better (bandwidth): below median * (1 - tol_pct / 100) and below median - K * 1.4826
+ * * mad; otherwise (time): above median / (1 - tol_pct / 100) and above median + K * 1.4826 *
+ * mad. A measurement of 0 or NaN where higher is better is suspect. */
+bool fb_locate_is_suspect(double value, double median, double mad, double tol_pct,
+                          bool higher_is_better);
+
+/* One measured pair of nodes of the tournament: value is the pair's bandwidth (the slower of its
+ * two directions), GB/s. */
+struct fb_locate_pair {
+    int a, b;
+    double value;
+};
+
+/* After the tournament: the typical pair (*median) is the median over the nodes of each node's
+ * median pair, so the pairs of one slow node cannot set it, and *mad the MAD of those node
+ * figures; slow[k] says whether pair k is suspect against them (tolerance tol_pct; never with
+ * fewer than 3 nodes: nothing to compare with). A node is a node candidate (node_cand[i]) when
+ * at least half of its measured pairs, and at least 2 of them, are slow. slow[] has n entries,
+ * node_cand[] `nodes`; FB_ERR_USAGE for n == 0, FB_ERR_NOMEM. */
+fb_status fb_locate_classify(int nodes, const struct fb_locate_pair *p, size_t n, double tol_pct,
+                             bool *slow, bool *node_cand, double *median, double *mad);
+
+enum fb_locate_kind { FB_LOCATE_NOISE, FB_LOCATE_NODE, FB_LOCATE_LINK };
+
+/* A node candidate after its retests against healthy partners: `slow` of `tested` retests were
+ * suspect. NODE when every retest (at least one) was slow, NOISE when none was, LINK otherwise
+ * (slow against one partner only: the link to that partner). NOISE when nothing was tested. */
+enum fb_locate_kind fb_locate_decide_node(int slow, int tested);
+
+/* A slow pair after its retests: the pair alone (alone_slow), and each end against a healthy
+ * partner (a_slow, b_slow; untested counts as fine). NOISE when the pair alone is fine; NODE when
+ * an end is slow with a healthy partner too (*which: 0 for a, 1 for b, 2 for both); LINK when
+ * only the pair is slow. */
+enum fb_locate_kind fb_locate_decide_link(bool alone_slow, bool a_slow, bool b_slow, int *which);
+
+/* Straggler ranks: time[k] is rank k's time for the same work (higher is worse). Sets
+ * straggler[k] for the ranks suspect against all ranks under tol_pct; returns how many, -1 when
+ * out of memory. *median: the typical time. */
+int fb_locate_stragglers(const double *time, int n, double tol_pct, bool *straggler,
+                         double *median);
+
+#endif

@@ -1,0 +1,551 @@
+/* `fabricbench locate`: names the slow node, link or rank of a job in one launch. Phase 1 runs
+ * every node alone at once, phase 2 a round-robin tournament of disjoint node pairs, then
+ * retests of each suspect against healthy partners and a straggler check; all through the one
+ * runner (bench/locate.c), the plan and decisions from harness/analysis/locate_*.c. */
+#define _POSIX_C_SOURCE 200809L
+#include "cmd_locate.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fb_version.h>
+
+#include "atomic_file.h"
+#include "cli.h"
+#include "clock.h"
+#include "commands.h"
+#include "fingerprint.h"
+#include "json_file.h"
+#include "locate.h"
+#include "locate_judge.h"
+#include "locate_plan.h"
+#include "log.h"
+#include "run_record.h"
+#include "runner.h"
+#include "topo.h"
+#include "units.h"
+#include "watchdog.h"
+
+enum { OPT_OUT = 256, OPT_TOL, OPT_TIMEOUT, OPT_BACKEND, OPT_COLL, OPT_BYTES, OPT_TRIALS,
+       OPT_QUIET };
+enum { DEFAULT_TOLERANCE = 25 };
+
+static const struct option locate_options[] = {
+    {"out", required_argument, NULL, OPT_OUT},
+    {"tolerance", required_argument, NULL, OPT_TOL},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"coll", required_argument, NULL, OPT_COLL},
+    {"bytes", required_argument, NULL, OPT_BYTES},
+    {"trials", required_argument, NULL, OPT_TRIALS},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static const char *const locate_backends[] = {"auto", "host", "host-strict", "cuda", NULL};
+static const char *const locate_colls[] = {"auto", "mpi", "nccl", NULL};
+
+static void usage(void)
+{
+    printf("usage: mpirun -np N fabricbench locate [--out DIR] [--tolerance PCT] [--timeout S]\n"
+           "         [--backend host|host-strict|cuda] [--coll mpi|nccl] [--bytes SIZE]\n"
+           "         [--trials N] [--quiet]\n\n"
+           "Names the slow node, link or rank of this job (docs/locate.md). Launch it like\n"
+           "`run`: one rank per GPU, or per core on the host backend.\n"
+           "  phase 1: every node alone, at once: h2d, p2p and all-reduce inside the node\n"
+           "  phase 2: a round-robin tournament of disjoint node pairs, both ways, each\n"
+           "           round's pairs at once (n-1 rounds, n with a bye when n is odd; above\n"
+           "           64 nodes a sample of 16 rounds), then retests of each suspect alone\n"
+           "           and against two healthy partners, and each rank's compute-free loop\n\n"
+           "options:\n"
+           "  --out DIR          the run folder (default results/<YYYYmmdd-HHMMSS>-<host>)\n"
+           "  --tolerance PCT    how far below the typical value (the median of comparable\n"
+           "                     measurements) a measurement is suspect, 1 to 90 (default %d);\n"
+           "                     it must also be 3 scaled MADs away\n"
+           "  --timeout SECONDS  limit of every phase; a node that hangs is named, exit 3\n"
+           "                     (default 300; 0 = none)\n"
+           "  --backend B        auto, host, host-strict or cuda (default auto)\n"
+           "  --coll C           auto, mpi or nccl (default auto)\n"
+           "  --bytes SIZE       message size of every transfer (default 4M)\n"
+           "  --trials N         timed trials per point, 3 to 1000 (default 5)\n"
+           "  --quiet            no progress lines\n"
+           "  --help             this text\n\n"
+           "writes suspects.csv, locate.md, locate-heat.png/.svg, results.csv, env.json.\n"
+           "exit code: 0 no suspect, 1 suspects named, 2 bad input, 3 timed out,\n"
+           "4 interrupted.\n",
+           DEFAULT_TOLERANCE);
+}
+
+/* Parses the options into l; on bad input one line in err and false. */
+static bool parse(int argc, char **argv, struct loc *l, bool *help, char *err, size_t errlen)
+{
+    char why[200];
+    double real;
+    long count;
+    int c;
+
+    fb_options_defaults(&l->opt);
+    l->opt.trials = 5;
+    l->opt.warmup = 2;
+    l->opt.telemetry_ms = 0;
+    l->opt.timeout_s = fb_options_timeout_default(l->opt.trial_ms);
+    l->opt.results_root = "results";
+    l->tolerance = DEFAULT_TOLERANCE;
+    optind = 0; /* a full restart of getopt (see cli.c) */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", locate_options, NULL)) != -1) {
+        switch (c) {
+        case OPT_OUT:
+            if (!*optarg) {
+                snprintf(err, errlen, "bad value for --out: an empty path");
+                return false;
+            }
+            l->opt.out_dir = optarg;
+            break;
+        case OPT_TOL:
+            if (fb_real_parse(optarg, 1.0, 90.0, &real, why, sizeof why) != FB_OK) {
+                snprintf(err, errlen, "bad value for --tolerance: %s", why);
+                return false;
+            }
+            l->tolerance = real;
+            break;
+        case OPT_TIMEOUT:
+            if (fb_cli_timeout_parse(optarg, &l->opt.timeout_s, why, sizeof why) != FB_OK) {
+                snprintf(err, errlen, "bad value for --timeout: %s", why);
+                return false;
+            }
+            break;
+        case OPT_BACKEND:
+        case OPT_COLL:
+            if (fb_cli_choice(optarg, c == OPT_BACKEND ? locate_backends : locate_colls, why,
+                              sizeof why) != FB_OK) {
+                snprintf(err, errlen, "bad value for --%s: %s",
+                         c == OPT_BACKEND ? "backend" : "coll", why);
+                return false;
+            }
+            snprintf(c == OPT_BACKEND ? l->opt.backend : l->opt.coll, sizeof l->opt.coll, "%s",
+                     optarg);
+            break;
+        case OPT_BYTES:
+            if (fb_size_parse(optarg, &l->opt.matrix_bytes, why, sizeof why) != FB_OK ||
+                l->opt.matrix_bytes < 64 || l->opt.matrix_bytes > (size_t)INT32_MAX) {
+                snprintf(err, errlen, "bad value for --bytes: %s",
+                         l->opt.matrix_bytes ? "64 bytes to 2147483647 bytes" : why);
+                return false;
+            }
+            break;
+        case OPT_TRIALS:
+            if (fb_count_parse(optarg, 3, 1000, &count, why, sizeof why) != FB_OK) {
+                snprintf(err, errlen, "bad value for --trials: %s", why);
+                return false;
+            }
+            l->opt.trials = count;
+            break;
+        case OPT_QUIET: l->opt.quiet = true; break;
+        case 'h': *help = true; return true;
+        default: fb_cli_option_error(c, argv, err, errlen); return false;
+        }
+    }
+    if (optind < argc) {
+        snprintf(err, errlen, "unexpected argument '%s' (locate takes options only)",
+                 argv[optind]);
+        return false;
+    }
+    return true;
+}
+
+bool loc_suspect_add(struct loc *l, const struct loc_suspect *s)
+{
+    if (l->nsus == l->capsus) {
+        size_t cap = l->capsus ? 2 * l->capsus : 16;
+        struct loc_suspect *grown = realloc(l->sus, cap * sizeof *grown);
+        if (!grown)
+            return false;
+        l->sus = grown;
+        l->capsus = cap;
+    }
+    l->sus[l->nsus++] = *s;
+    return true;
+}
+
+/* ---- the run folder, as `run` makes it ---- */
+
+static fb_status open_folder(struct loc *l)
+{
+    const struct fb_world *w = &l->s.world;
+    struct fb_topo *topo = NULL;
+    struct fb_rank_facts mine, *all = NULL;
+    char path[4300];
+    fb_status st = FB_OK;
+
+    if (w->rank == 0) {
+        st = fb_results_prepare(&l->res, l->opt.out_dir, l->opt.results_root, w->host,
+                                l->opt.force);
+        if (st == FB_OK) {
+            snprintf(path, sizeof path, "%s/fabricbench.log", l->res.dir);
+            snprintf(l->env_path, sizeof l->env_path, "%s/env.json", l->res.dir);
+            if (!(l->log = fb_file_create(path))) {
+                fb_error("cannot write '%s'", path);
+                st = FB_ERR_USAGE;
+            }
+            fb_log_set_file(l->log);
+        }
+    }
+    if ((st = fb_world_agree(w, st)) != FB_OK)
+        return st;
+    fb_watchdog_phase("fingerprint");
+    st = fb_topo_load(&topo, NULL);
+    if (st == FB_OK)
+        st = fb_fingerprint_collect(&l->s, topo, &mine);
+    if ((st = fb_world_agree(w, st)) == FB_OK &&
+        (st = fb_fingerprint_gather(&l->s, &mine, &all)) == FB_OK && w->rank == 0) {
+        l->env = fb_fingerprint_json(&l->s, topo, all, "running");
+        st = l->env ? fb_json_file_write(l->env_path, l->env) : FB_ERR_NOMEM;
+    }
+    st = fb_world_agree(w, st);
+    if (st == FB_OK && w->rank == 0)
+        fb_run_record_set(l->env, l->env_path, &l->res);
+    free(all);
+    fb_topo_free(topo);
+    return st;
+}
+
+/* Every rank: the nodes, the lead rank of each (its local rank 0: on the host backend the rank
+ * nearest the NIC) and their labels. */
+static fb_status map_nodes(struct loc *l, const int *node_of)
+{
+    const struct fb_world *w = &l->s.world;
+
+    l->nodes = w->nodes;
+    l->lead = malloc((size_t)l->nodes * sizeof *l->lead);
+    l->name = calloc((size_t)l->nodes, sizeof *l->name);
+    if (!l->lead || !l->name)
+        return FB_ERR_NOMEM;
+    for (int i = 0; i < l->nodes; i++)
+        l->lead[i] = -1;
+    for (int k = 0; k < w->size; k++)
+        if (l->lead[node_of[k]] < 0)
+            l->lead[node_of[k]] = k;
+    for (int i = 0; i < l->nodes; i++) {
+        const char *h = fb_world_host_of(w, l->lead[i]);
+        bool repeated = false;
+        for (int j = 0; j < l->nodes; j++)
+            repeated |= j != i && strcmp(fb_world_host_of(w, l->lead[j]), h) == 0;
+        /* pretend nodes on one machine (FB_TEST_RANKS_PER_NODE) share a host name */
+        if (repeated)
+            snprintf(l->name[i], sizeof l->name[i], "%.60s/n%d", h, i);
+        else
+            snprintf(l->name[i], sizeof l->name[i], "%.70s", h);
+    }
+    return FB_OK;
+}
+
+/* Rank 0: the per-rank figure (metric, src == rank) of case `kase` in rows [first, nrows) of
+ * benchmark `bench`; NaN when absent. */
+double loc_rank_figure(const struct fb_results *res, size_t first, const char *bench,
+                          const char *kase, const char *metric, int rank)
+{
+    for (size_t i = first; i < res->nrows; i++) {
+        const struct fb_row *w = &res->rows[i];
+        if (w->src == rank && strcmp(w->metric, metric) == 0 && strcmp(w->bench, bench) == 0 &&
+            strcmp(w->kase, kase) == 0)
+            return w->st.median;
+    }
+    return NAN;
+}
+
+/* Collective: runs one benchmark through the runner with these pairings. */
+fb_status loc_run_bench(struct loc *l, struct fb_runner *r, const struct fb_bench *b,
+                           const struct fb_pairing *p, size_t np)
+{
+    fb_status st;
+
+    l->opt.pairings = p;
+    l->opt.npairings = np;
+    fb_watchdog_point(b->name, "(preparing)");
+    st = fb_runner_run(r, b);
+    fb_watchdog_point("", "%s", "");
+    l->opt.pairings = NULL;
+    l->opt.npairings = 0;
+    return st == FB_ERR_UNSUPPORTED ? FB_OK : st;
+}
+
+/* ---- phase 1: every node alone ---- */
+
+static const char *const node_cases[] = {"node_h2d", "node_p2p", "node_allreduce"};
+enum { NODE_CASES = 3 };
+
+/* Rank 0: marks flag[i * NODE_CASES + c] for node i far below the other nodes in case c, with
+ * its figure and the median node's in fig[] and typ[]. Each node's figure is its slowest
+ * rank's. Needs 3 nodes or more: with two there is nothing to compare with. */
+static void judge_nodes(struct loc *l, const struct fb_runner *r, size_t first, bool *flag,
+                        double *fig, double *typ, double *v)
+{
+    const struct fb_world *w = &l->s.world;
+
+    for (int c = 0; c < NODE_CASES && l->nodes >= 3; c++) {
+        double med, mad;
+        int n = 0;
+        for (int i = 0; i < l->nodes; i++) {
+            double least = NAN;
+            for (int k = 0; k < w->size; k++) {
+                double x;
+                if (r->node_of[k] != i)
+                    continue;
+                x = loc_rank_figure(&l->res, first, "locate_node", node_cases[c], "bandwidth", k);
+                if (!isnan(x) && (isnan(least) || x < least))
+                    least = x;
+            }
+            v[i] = least;
+            n += !isnan(least);
+        }
+        if (n < l->nodes || fb_locate_typical(v, (size_t)n, &med, &mad) != FB_OK)
+            continue;
+        for (int i = 0; i < l->nodes; i++) {
+            size_t at = (size_t)i * NODE_CASES + (size_t)c;
+            flag[at] = fb_locate_is_suspect(v[i], med, mad, l->tolerance, true);
+            fig[at] = v[i];
+            typ[at] = med;
+        }
+    }
+}
+
+/* Collective. Every node alone at once; a node far below the others is measured again and
+ * named only when it is far below both times (noise passes). */
+static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
+{
+    const struct fb_world *w = &l->s.world;
+    size_t cells = (size_t)l->nodes * NODE_CASES;
+    int *t = malloc((size_t)w->size * sizeof *t), most = 0, again = 0;
+    struct fb_pairing pair = {.name = "node_p2p"};
+    bool *flag = calloc(cells, sizeof *flag), *flag2 = calloc(cells, sizeof *flag2);
+    double *fig = calloc(cells, sizeof *fig), *typ = calloc(cells, sizeof *typ);
+    double *v = malloc((size_t)l->nodes * sizeof *v);
+    fb_status st = FB_OK;
+
+    if (!t || !v || !flag || !flag2 || !fig || !typ) {
+        st = FB_ERR_NOMEM;
+        goto out;
+    }
+    /* Inside each node: its 1st and 2nd ranks, its 3rd and 4th, ... both ways at once. */
+    for (int k = 0; k < w->size; k++) {
+        int i = r->node_of[k], n = 0, pos = 0, prev = -1, next = -1;
+        for (int j = 0; j < w->size; j++)
+            if (r->node_of[j] == i) {
+                if (j < k) {
+                    pos++;
+                    prev = j;
+                } else if (j > k && next < 0) {
+                    next = j;
+                }
+                n++;
+            }
+        t[k] = pos % 2 == 0 ? next : prev;
+        most = n > most ? n : most;
+    }
+    pair.partner = t;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t first = w->rank == 0 ? l->res.nrows : 0;
+        if ((st = loc_run_bench(l, r, &fb_bench_locate_node, &pair, most > 1 ? 1 : 0)) != FB_OK)
+            goto out;
+        if (w->rank == 0) {
+            judge_nodes(l, r, first, pass ? flag2 : flag, fig, typ, v);
+            again = 0;
+            for (size_t i = 0; i < cells; i++)
+                again |= flag[i];
+        }
+        MPI_Bcast(&again, 1, MPI_INT, 0, w->comm);
+        if (!again)
+            goto out;
+    }
+    for (size_t at = 0; w->rank == 0 && at < cells; at++)
+        if (flag[at] && flag2[at]) {
+            int i = (int)(at / NODE_CASES), c = (int)(at % NODE_CASES);
+            struct loc_suspect s = {.kind = "node", .node = i, .peer = -1, .rank = -1,
+                                    .measured = fig[at], .typical = typ[at]};
+            snprintf(s.bench, sizeof s.bench, "locate_node");
+            snprintf(s.metric, sizeof s.metric, "%s", node_cases[c]);
+            snprintf(s.evidence, sizeof s.evidence,
+                     "%s alone %.3g GB/s against a median node of %.3g GB/s (%.0f%%), twice",
+                     node_cases[c] + 5, fig[at], typ[at], 100.0 * fig[at] / typ[at]);
+            if (!loc_suspect_add(l, &s))
+                st = FB_ERR_NOMEM;
+        }
+out:
+    free(t);
+    free(v);
+    free(flag);
+    free(flag2);
+    free(fig);
+    free(typ);
+    return st;
+}
+
+/* ---- stragglers ---- */
+
+/* Collective: every rank's compute-free loop at once; a rank far slower than the median rank
+ * twice in a row is named. */
+static fb_status phase_stragglers(struct loc *l, struct fb_runner *r)
+{
+    const struct fb_world *w = &l->s.world;
+    double *t = malloc((size_t)w->size * sizeof *t), *t1 = malloc((size_t)w->size * sizeof *t1);
+    bool *f = calloc((size_t)w->size, sizeof *f), *f1 = calloc((size_t)w->size, sizeof *f1);
+    double med = 0.0, med1 = 0.0;
+    int any = 0;
+    fb_status st = t && t1 && f && f1 ? FB_OK : FB_ERR_NOMEM;
+
+    if ((st = fb_world_agree(w, st)) != FB_OK || w->size < 3)
+        goto out;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t first = w->rank == 0 ? l->res.nrows : 0;
+        if ((st = loc_run_bench(l, r, &fb_bench_locate_arrive, NULL, 0)) != FB_OK)
+            goto out;
+        if (w->rank == 0) {
+            for (int k = 0; k < w->size; k++)
+                (pass ? t : t1)[k] = loc_rank_figure(&l->res, first, "locate_arrive", "loop", "time", k);
+            any = fb_locate_stragglers(pass ? t : t1, w->size, l->tolerance, pass ? f : f1,
+                                       pass ? &med : &med1) > 0;
+        }
+        MPI_Bcast(&any, 1, MPI_INT, 0, w->comm);
+        if (!any)
+            goto out;
+    }
+    for (int k = 0; w->rank == 0 && k < w->size; k++)
+        if (f[k] && f1[k]) {
+            struct loc_suspect s = {.kind = "rank", .node = r->node_of[k], .peer = -1, .rank = k,
+                                    .measured = t[k], .typical = med};
+            snprintf(s.bench, sizeof s.bench, "locate_arrive");
+            snprintf(s.metric, sizeof s.metric, "time");
+            snprintf(s.evidence, sizeof s.evidence,
+                     "rank=%d; its compute-free loop took %.0f and %.0f us against a median rank's "
+                     "%.0f and %.0f us (%.1fx)", k, t1[k], t[k], med1, med, t[k] / med);
+            if (!loc_suspect_add(l, &s))
+                st = FB_ERR_NOMEM;
+        }
+out:
+    free(t);
+    free(t1);
+    free(f);
+    free(f1);
+    return st;
+}
+
+/* ---- the command ---- */
+
+static int locate_main(struct loc *l)
+{
+    const struct fb_world *w = &l->s.world;
+    struct fb_runner runner = {0};
+    bool runner_up = false;
+    double t0;
+    char kind;
+    int a, b;
+    fb_status st;
+
+    st = fb_session_open(&l->s, l->opt.backend, l->opt.coll, l->opt.allow_oversubscribe);
+    if (st == FB_OK)
+        st = fb_world_agree(w, fb_locate_test_slow(&kind, &a, &b));
+    if (st != FB_OK) {
+        fb_session_close(&l->s);
+        return fb_status_exit_code(st);
+    }
+    fb_watchdog_phase("run folder");
+    if ((st = open_folder(l)) != FB_OK)
+        goto out;
+    if ((st = fb_runner_init(&runner, &l->s, &l->opt, w->rank == 0 ? &l->res : NULL)) != FB_OK)
+        goto out;
+    runner_up = true;
+    if ((st = fb_world_agree(w, map_nodes(l, runner.node_of))) != FB_OK)
+        goto out;
+    if (w->rank == 0) {
+        fb_info("fabricbench %s (%s) locate: %d rank(s) on %d node(s)", FB_VERSION,
+                FB_GIT_COMMIT, w->size, w->nodes);
+        fb_info("backend: %s; collectives: %s; results: %s", l->s.be->name, l->s.coll->name,
+                l->res.dir);
+        if (!(l->heat = malloc((size_t)l->nodes * (size_t)l->nodes * sizeof *l->heat)))
+            st = FB_ERR_NOMEM;
+        for (size_t i = 0; l->heat && i < (size_t)l->nodes * (size_t)l->nodes; i++)
+            l->heat[i] = NAN;
+    }
+    if ((st = fb_world_agree(w, st)) != FB_OK)
+        goto out;
+    t0 = fb_clock_now_us();
+    if ((st = phase_nodes(l, &runner)) != FB_OK)
+        goto out;
+    l->phase_s[0] = (fb_clock_now_us() - t0) / 1e6;
+    if ((st = loc_phase_pairs(l, &runner)) != FB_OK)
+        goto out;
+    t0 = fb_clock_now_us();
+    if ((st = phase_stragglers(l, &runner)) != FB_OK)
+        goto out;
+    l->phase_s[3] = (fb_clock_now_us() - t0) / 1e6;
+    if (w->rank == 0) {
+        fb_run_record_lock();
+        st = fb_results_flush(&l->res);
+        fb_run_record_unlock();
+        if (st == FB_OK)
+            st = loc_write_outputs(l);
+    }
+    st = fb_world_agree(w, st);
+out:
+    if (runner_up)
+        fb_runner_release(&runner);
+    if (w->rank == 0 && l->env) {
+        const char *state = st == FB_OK ? "complete" : st == FB_ERR_INTERRUPTED ? "interrupted"
+                                       : st == FB_ERR_TIMEOUT ? "timeout" : "failed";
+        if (fb_run_record_mark(state, st == FB_OK ? "" : fb_status_str(st)) != FB_OK &&
+            st == FB_OK)
+            st = FB_ERR_IO;
+    }
+    if (w->rank == 0) {
+        fb_log_set_file(NULL);
+        if (l->log)
+            fclose(l->log);
+        fb_run_record_set(NULL, NULL, NULL);
+        fb_results_release(&l->res);
+        cJSON_Delete(l->env);
+    }
+    {
+        int nsus = (int)l->nsus;
+        MPI_Bcast(&nsus, 1, MPI_INT, 0, w->comm);
+        fb_session_close(&l->s);
+        if (st != FB_OK)
+            return fb_status_exit_code(st);
+        return nsus > 0 ? 1 : 0;
+    }
+}
+
+int fb_cmd_locate(int argc, char **argv)
+{
+    struct loc *l = calloc(1, sizeof *l);
+    char err[512];
+    bool help = false;
+    int rc, provided;
+
+    if (!l)
+        return 1;
+    if (!parse(argc, argv, l, &help, err, sizeof err) || help) {
+        if (fb_cli_rank_hint() == 0) {
+            if (help)
+                usage();
+            else
+                fb_error("locate: %s", err);
+        }
+        free(l);
+        return help ? 0 : 2;
+    }
+    fb_log_set_quiet(l->opt.quiet);
+    fb_world_start(&argc, &argv, "locate", l->opt.timeout_s, &provided);
+    rc = locate_main(l);
+    rc = fb_world_finish(rc);
+    free(l->lead);
+    free(l->name);
+    free(l->sus);
+    free(l->heat);
+    free(l);
+    return rc;
+}

@@ -1,0 +1,67 @@
+/* `fabricbench locate`'s own header, for its two files only (cmd_locate.c measures and decides,
+ * cmd_locate_out.c writes what was decided): the state of one locate and its suspects. */
+#ifndef FB_CMD_LOCATE_H
+#define FB_CMD_LOCATE_H
+
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "options.h"
+#include "results.h"
+#include "runner.h"
+#include "session.h"
+
+/* One verdict: kind "node", "link" or "rank". */
+struct loc_suspect {
+    char kind[8];
+    int node, peer; /* node indices; peer -1 but for a link */
+    int rank;       /* a straggler's rank, else -1 */
+    char bench[24], metric[24];
+    double measured, typical;
+    char evidence[400];
+};
+
+struct loc {
+    struct fb_options opt;
+    double tolerance; /* percent below the typical value before a measurement is suspect */
+    struct fb_session s;
+    struct fb_results res; /* rank 0 */
+    FILE *log;             /* rank 0 */
+    cJSON *env;            /* rank 0 */
+    char env_path[4300];
+    int nodes;
+    int *lead;               /* node -> its rank nearest the NIC (local rank 0) */
+    char (*name)[80];        /* node -> its label: the host, "host/nN" when hosts repeat */
+    struct loc_suspect *sus; /* rank 0 */
+    size_t nsus, capsus;
+    double *heat;            /* rank 0: nodes x nodes, a's bandwidth with b (GB/s); NaN */
+    double phase2_typical;   /* rank 0: the median pair (GB/s) */
+    int full_rounds, rounds, retest_rounds;
+    bool sampled;
+    double round_s;          /* mean seconds per round of phase 2 */
+    double phase_s[4];       /* seconds: node phase, tournament, retests, stragglers */
+};
+
+/* Rank 0: the per-rank figure (metric, src == rank) of case `kase` of benchmark `bench` in
+ * rows [first, nrows) of l->res; NaN when absent. */
+double loc_rank_figure(const struct fb_results *res, size_t first, const char *bench,
+                       const char *kase, const char *metric, int rank);
+
+/* Collective: runs benchmark b through the runner with these pairings (fb_options.pairings);
+ * a benchmark waived here (too few ranks) is FB_OK. */
+fb_status loc_run_bench(struct loc *l, struct fb_runner *r, const struct fb_bench *b,
+                        const struct fb_pairing *p, size_t np);
+
+/* Collective: phase 2 (cmd_locate_pairs.c): the tournament, the retests of what looked slow,
+ * and their verdicts added to l->sus on rank 0; the heat map's cells in l->heat. */
+fb_status loc_phase_pairs(struct loc *l, struct fb_runner *r);
+
+/* Rank 0: appends a suspect; false when out of memory. */
+bool loc_suspect_add(struct loc *l, const struct loc_suspect *s);
+
+/* Rank 0: one terminal line per suspect (or the all-clear), suspects.csv, locate.md and the
+ * heat map locate-heat.png/.svg in the run folder. FB_OK, or FB_ERR_IO with a line printed. */
+fb_status loc_write_outputs(struct loc *l);
+
+#endif

@@ -1,0 +1,201 @@
+/* What `fabricbench locate` leaves behind, on rank 0: a verdict line per suspect on the terminal,
+ * suspects.csv (the CSV writer), locate.md, and the tournament's heat map drawn by gnuplot from
+ * the report code's template (plots/locate_heat.gp), each file written atomically. */
+#define _POSIX_C_SOURCE 200809L
+#include "cmd_locate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "csv.h"
+#include "gnuplot.h"
+#include "gp_text.h"
+#include "locate_plan.h"
+#include "log.h"
+#include "md_text.h"
+#include "plot_templates.h"
+
+static const char *const suspect_columns[] = {"kind",     "node",    "peer",  "bench",   "metric",
+                                              "measured", "typical", "ratio", "evidence"};
+
+static void num(char *dst, size_t len, double v)
+{
+    if (isnan(v))
+        dst[0] = '\0';
+    else
+        snprintf(dst, len, "%.6g", v);
+}
+
+/* One terminal line: SUSPECT node HOST / link A-B / rank R (HOST). */
+static void verdict_line(const struct loc *l, const struct loc_suspect *s, char *out, size_t len)
+{
+    if (strcmp(s->kind, "link") == 0)
+        snprintf(out, len, "SUSPECT link %s-%s: %s", l->name[s->node], l->name[s->peer],
+                 s->evidence);
+    else if (strcmp(s->kind, "rank") == 0)
+        snprintf(out, len, "SUSPECT rank %d (%s): straggler, %s", s->rank, l->name[s->node],
+                 s->evidence);
+    else
+        snprintf(out, len, "SUSPECT node %s: %s", l->name[s->node], s->evidence);
+}
+
+static fb_status write_suspects(const struct loc *l)
+{
+    struct fb_atomic_file af;
+    char path[4200];
+    fb_status st;
+
+    snprintf(path, sizeof path, "%s/suspects.csv", l->res.dir);
+    if ((st = fb_atomic_open(&af, path)) != FB_OK)
+        return st;
+    fb_csv_row(af.f, suspect_columns, sizeof suspect_columns / sizeof *suspect_columns);
+    for (size_t i = 0; i < l->nsus; i++) {
+        const struct loc_suspect *s = &l->sus[i];
+        char measured[32], typical[32], ratio[32];
+        const char *f[9];
+        num(measured, sizeof measured, s->measured);
+        num(typical, sizeof typical, s->typical);
+        num(ratio, sizeof ratio,
+            isnan(s->measured) || !(s->typical > 0) ? NAN : s->measured / s->typical);
+        f[0] = s->kind;
+        f[1] = l->name[s->node];
+        f[2] = s->peer >= 0 ? l->name[s->peer] : "";
+        f[3] = s->bench;
+        f[4] = s->metric;
+        f[5] = measured;
+        f[6] = typical;
+        f[7] = ratio;
+        f[8] = s->evidence;
+        fb_csv_row(af.f, f, 9);
+    }
+    if (ferror(af.f)) {
+        fb_error("locate: cannot write '%s'", af.tmp);
+        fb_atomic_abort(&af);
+        return FB_ERR_IO;
+    }
+    return fb_atomic_commit(&af);
+}
+
+static fb_status write_md(const struct loc *l)
+{
+    struct fb_atomic_file af;
+    char path[4200], line[800];
+    fb_status st;
+
+    snprintf(path, sizeof path, "%s/locate.md", l->res.dir);
+    if ((st = fb_atomic_open(&af, path)) != FB_OK)
+        return st;
+    fprintf(af.f, "# fabricbench locate: %d node(s), %d rank(s)\n\n", l->nodes,
+            l->s.world.size);
+    fprintf(af.f, "Tolerance: %.0f%% below the typical value (and 3 scaled MADs). Backend %s, "
+            "collectives %s.\n\n", l->tolerance, l->s.be->name, l->s.coll->name);
+    fprintf(af.f, "## Verdict\n\n");
+    if (!l->nsus)
+        fprintf(af.f, "No suspect among %d node(s).\n\n", l->nodes);
+    for (size_t i = 0; i < l->nsus; i++) {
+        verdict_line(l, &l->sus[i], line, sizeof line);
+        fputs("- ", af.f);
+        fb_md_put_text(af.f, line);
+        fputs("\n", af.f);
+    }
+    fprintf(af.f, "\n## Plan\n\n| phase | rounds | seconds |\n|---|---|---|\n");
+    fprintf(af.f, "| 1: every node alone | 1 | %.2f |\n", l->phase_s[0]);
+    fprintf(af.f, "| 2: tournament | %d | %.2f |\n", l->rounds, l->phase_s[1]);
+    fprintf(af.f, "| retests | %d | %.2f |\n", l->retest_rounds, l->phase_s[2]);
+    fprintf(af.f, "| stragglers | 1 | %.2f |\n\n", l->phase_s[3]);
+    fprintf(af.f, "rounds: %d of the tournament's %d%s; %.3f s per round; typical pair %.3g "
+            "GB/s.\n", l->rounds, l->full_rounds,
+            l->sampled ? " (sampled)" : "", l->round_s, l->phase2_typical);
+    if (l->sampled)
+        fprintf(af.f, "\nA sampled plan misses a given slow link with probability %.2f (it "
+                "meets in one round of %d); a slow node is met in every round.\n",
+                fb_locate_miss_odds(l->full_rounds, l->rounds), l->full_rounds);
+    fprintf(af.f, "\nFiles: suspects.csv, results.csv, env.json, locate-heat.png, "
+            "locate-heat.svg (locate-heat.dat, locate-heat.gp).\n");
+    if (ferror(af.f)) {
+        fb_error("locate: cannot write '%s'", af.tmp);
+        fb_atomic_abort(&af);
+        return FB_ERR_IO;
+    }
+    return fb_atomic_commit(&af);
+}
+
+/* The heat map: its data and script in the run folder, drawn by gnuplot when it is there (a
+ * missing gnuplot is a warning: the figures are in results.csv). */
+static fb_status write_heat(const struct loc *l)
+{
+    const char *tmpl = fb_plot_template_find("locate_heat"), *common = fb_plot_template_find("common");
+    struct fb_atomic_file af;
+    char path[4200], gp[512], err[4500], q[200];
+    size_t n = (size_t)l->nodes;
+    fb_status st;
+
+    if (!tmpl || !common || n < 2)
+        return FB_OK;
+    snprintf(path, sizeof path, "%s/locate-heat.dat", l->res.dir);
+    if ((st = fb_atomic_open(&af, path)) != FB_OK)
+        return st;
+    fprintf(af.f, "# node partner bandwidth_gbps (a's own, while it exchanged with b)\n");
+    for (size_t a = 0; a < n; a++) {
+        for (size_t b = 0; b < n; b++)
+            fprintf(af.f, "%zu %zu %.6g\n", a, b, l->heat[a * n + b]);
+        fputs("\n", af.f);
+    }
+    if ((st = fb_atomic_commit(&af)) != FB_OK)
+        return st;
+    snprintf(path, sizeof path, "%s/locate-heat.gp", l->res.dir);
+    if ((st = fb_atomic_open(&af, path)) != FB_OK)
+        return st;
+    fprintf(af.f, "# locate-heat.gp: written by `fabricbench locate` from plots/locate_heat.gp;"
+            " redraw with: gnuplot locate-heat.gp (in this folder)\n");
+    fprintf(af.f, "name = 'locate-heat'\ndat = 'locate-heat.dat'\nnnodes = %zu\n", n);
+    fprintf(af.f, "width = %zu\nheight = %zu\nlabels = \"", 360 + 60 * (n < 40 ? n : 40),
+            300 + 60 * (n < 40 ? n : 40));
+    for (size_t i = 0; i < n && n <= 64; i++) {
+        /* each label a gnuplot string inside the tics list, itself inside a string */
+        fb_gp_string(q, sizeof q, l->name[i]);
+        for (char *c = q; *c; c++)
+            if (*c == '"' || *c == '\\')
+                *c = '_';
+        fprintf(af.f, "%s%s %zu", i ? ", " : "", q, i);
+    }
+    fprintf(af.f, "\"\n");
+    fputs(common, af.f);
+    fputs(tmpl, af.f);
+    if (ferror(af.f)) {
+        fb_atomic_abort(&af);
+        return FB_ERR_IO;
+    }
+    if ((st = fb_atomic_commit(&af)) != FB_OK)
+        return st;
+    if (!fb_gnuplot_find(gp, sizeof gp)) {
+        fb_warn("locate: no gnuplot on PATH: the heat map's data and script are in %s",
+                l->res.dir);
+        return FB_OK;
+    }
+    if (fb_gnuplot_run(gp, l->res.dir, NULL, "locate-heat.gp", err, sizeof err) != FB_OK)
+        fb_warn("locate: %s: heat map not drawn", err);
+    return FB_OK;
+}
+
+fb_status loc_write_outputs(struct loc *l)
+{
+    char line[800];
+    fb_status st;
+
+    fb_out("\n");
+    for (size_t i = 0; i < l->nsus; i++) {
+        verdict_line(l, &l->sus[i], line, sizeof line);
+        fb_out("%s\n", line);
+    }
+    if (!l->nsus)
+        fb_out("locate: no suspect among %d node(s)\n", l->nodes);
+    if ((st = write_suspects(l)) != FB_OK || (st = write_md(l)) != FB_OK ||
+        (st = write_heat(l)) != FB_OK)
+        return st;
+    fb_out("locate: %s/suspects.csv, locate.md, locate-heat.png, results.csv, env.json\n",
+           l->res.dir);
+    return FB_OK;
+}

@@ -1,0 +1,309 @@
+/* `fabricbench locate`'s phase 2: the tournament of disjoint node pairs (locate_plan.h), the
+ * retests of what looked slow against healthy partners, and the verdicts (locate_judge.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "cmd_locate.h"
+
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "locate.h"
+#include "locate_judge.h"
+#include "locate_plan.h"
+#include "log.h"
+
+/* Pairings over world ranks from node rounds: round r pairs the lead ranks of partner nodes. */
+static fb_status rounds_to_pairings(const struct loc *l, const struct fb_locate_rounds *rd,
+                                    const char *prefix, struct fb_pairing **out, int **tables)
+{
+    int size = l->s.world.size;
+    struct fb_pairing *p = calloc((size_t)(rd->nrounds ? rd->nrounds : 1), sizeof *p);
+    int *t = malloc(((size_t)rd->nrounds * (size_t)size + 1) * sizeof *t);
+
+    *out = p;
+    *tables = t;
+    if (!p || !t)
+        return FB_ERR_NOMEM;
+    for (int r = 0; r < rd->nrounds; r++) {
+        int *row = t + (size_t)r * (size_t)size;
+        for (int k = 0; k < size; k++)
+            row[k] = -1;
+        for (int i = 0; i < l->nodes; i++) {
+            int j = rd->partner[(size_t)r * (size_t)l->nodes + (size_t)i];
+            if (j >= 0)
+                row[l->lead[i]] = l->lead[j];
+        }
+        snprintf(p[r].name, sizeof p[r].name, "%s%d", prefix, r + 1);
+        p[r].partner = row;
+    }
+    return FB_OK;
+}
+
+/* ---- phase 2: the tournament and the retests ---- */
+
+/* Rank 0: the pair i-j's figure in the round `kase` (the slower direction), and each end's. */
+static double pair_value(struct loc *l, size_t first, const char *kase, int i, int j, double *vi,
+                         double *vj)
+{
+    *vi = loc_rank_figure(&l->res, first, "locate_pairs", kase, "bandwidth", l->lead[i]);
+    *vj = loc_rank_figure(&l->res, first, "locate_pairs", kase, "bandwidth", l->lead[j]);
+    if (isnan(*vi) || isnan(*vj))
+        return NAN;
+    return *vi < *vj ? *vi : *vj;
+}
+
+/* Collective: runs rounds (the same on every rank) as pairings named prefix1, prefix2, ... */
+static fb_status run_rounds(struct loc *l, struct fb_runner *r, const struct fb_locate_rounds *rd,
+                            const char *prefix)
+{
+    struct fb_pairing *p = NULL;
+    int *tables = NULL;
+    fb_status st = rounds_to_pairings(l, rd, prefix, &p, &tables);
+
+    if ((st = fb_world_agree(&l->s.world, st)) == FB_OK && rd->nrounds > 0)
+        st = loc_run_bench(l, r, &fb_bench_locate_pairs, p, (size_t)rd->nrounds);
+    free(p);
+    free(tables);
+    return st;
+}
+
+/* Rank 0 -> all: the retest rounds rank 0 planned, sent to every rank. */
+static fb_status share_rounds(const struct fb_world *w, struct fb_locate_rounds *rd, int nodes)
+{
+    int n = w->rank == 0 ? rd->nrounds : 0;
+
+    MPI_Bcast(&n, 1, MPI_INT, 0, w->comm);
+    if (w->rank != 0) {
+        memset(rd, 0, sizeof *rd);
+        rd->nodes = nodes;
+        rd->nrounds = n;
+        if (!(rd->partner = malloc(((size_t)n * (size_t)nodes + 1) * sizeof *rd->partner)))
+            return FB_ERR_NOMEM; /* the agreement after the broadcast stops every rank */
+    }
+    if (n > 0)
+        MPI_Bcast(rd->partner, n * nodes, MPI_INT, 0, w->comm);
+    return FB_OK;
+}
+
+/* Rank 0: how node x fared against the healthy partners of the retest rounds (not the pair
+ * partners of `skip`, -1 none): *slow of *tested retests were suspect; their figures in text. */
+static void retest_partners(struct loc *l, size_t first, const struct fb_locate_rounds *rd,
+                            int x, int skip, int *slow, int *tested, char *text, size_t len)
+{
+    size_t used = 0;
+
+    *slow = *tested = 0;
+    text[0] = '\0';
+    for (int k = 0; k < rd->nrounds; k++) {
+        int y = rd->partner[(size_t)k * (size_t)l->nodes + (size_t)x];
+        char name[32];
+        double vx, vy, v;
+        bool bad;
+        if (y < 0 || y == skip)
+            continue;
+        snprintf(name, sizeof name, "retest%d", k + 1);
+        v = pair_value(l, first, name, x, y, &vx, &vy);
+        if (isnan(v))
+            continue;
+        bad = fb_locate_is_suspect(v, l->phase2_typical, 0.0, l->tolerance, true);
+        (*tested)++;
+        *slow += bad;
+        if (used < len)
+            used += (size_t)snprintf(text + used, len - used, "%s%s %.3g", used ? ", " : "",
+                                     l->name[y], v);
+    }
+}
+
+/* Rank 0: the figure of the pair a-b retested alone (NaN when it was not). */
+static double retest_alone(struct loc *l, size_t first, const struct fb_locate_rounds *rd,
+                           int a, int b)
+{
+    for (int k = 0; k < rd->nrounds; k++)
+        if (rd->partner[(size_t)k * (size_t)l->nodes + (size_t)a] == b) {
+            char name[32];
+            double va, vb;
+            snprintf(name, sizeof name, "retest%d", k + 1);
+            return pair_value(l, first, name, a, b, &va, &vb);
+        }
+    return NAN;
+}
+
+static bool add_verdict(struct loc *l, const char *kind, int node, int peer, double measured,
+                        const char *fmt_evidence)
+{
+    struct loc_suspect s = {.node = node, .peer = peer, .rank = -1, .measured = measured,
+                            .typical = l->phase2_typical};
+
+    snprintf(s.kind, sizeof s.kind, "%s", kind);
+    snprintf(s.bench, sizeof s.bench, "locate_pairs");
+    snprintf(s.metric, sizeof s.metric, "bandwidth");
+    snprintf(s.evidence, sizeof s.evidence, "%s", fmt_evidence);
+    return loc_suspect_add(l, &s);
+}
+
+/* Rank 0: the verdicts after the retests (fb_locate_decide_node and _link). */
+static fb_status decide_pairs(struct loc *l, size_t first, const struct fb_locate_rounds *rd,
+                              const struct fb_locate_pair *p, size_t np, const bool *slow,
+                              const bool *cand)
+{
+    char with[120], ev[400];
+    int nslow, tested, which;
+    bool ok = true;
+
+    for (int x = 0; x < l->nodes; x++) {
+        int bad = 0, all = 0;
+        if (!cand[x])
+            continue;
+        for (size_t k = 0; k < np; k++)
+            if (p[k].a == x || p[k].b == x) {
+                all++;
+                bad += slow[k];
+            }
+        retest_partners(l, first, rd, x, -1, &nslow, &tested, with, sizeof with);
+        switch (fb_locate_decide_node(nslow, tested)) {
+        case FB_LOCATE_NODE:
+            snprintf(ev, sizeof ev, "%d of its %d links slow; retested with %s GB/s against a "
+                     "typical pair of %.3g GB/s", bad, all, with, l->phase2_typical);
+            ok = ok && add_verdict(l, "node", x, -1, NAN, ev);
+            break;
+        case FB_LOCATE_LINK:
+            snprintf(ev, sizeof ev, "%d of its %d links slow, but the retests were mixed (%s "
+                     "GB/s against %.3g)", bad, all, with, l->phase2_typical);
+            ok = ok && add_verdict(l, "node", x, -1, NAN, ev);
+            break;
+        case FB_LOCATE_NOISE: break;
+        }
+    }
+    for (size_t k = 0; k < np; k++) {
+        int a = p[k].a, b = p[k].b, sa, ta, sb, tb;
+        double alone;
+        char wa[80], wb[80];
+        if (!slow[k] || cand[a] || cand[b])
+            continue;
+        alone = retest_alone(l, first, rd, a, b);
+        retest_partners(l, first, rd, a, b, &sa, &ta, wa, sizeof wa);
+        retest_partners(l, first, rd, b, a, &sb, &tb, wb, sizeof wb);
+        switch (fb_locate_decide_link(!isnan(alone) && fb_locate_is_suspect(alone,
+                                      l->phase2_typical, 0.0, l->tolerance, true),
+                                      sa > 0, sb > 0, &which)) {
+        case FB_LOCATE_LINK:
+            snprintf(ev, sizeof ev, "%.3g GB/s in the tournament, %.3g alone, against a typical "
+                     "pair of %.3g; %s with %s, %s with %s: fine", p[k].value, alone,
+                     l->phase2_typical, l->name[a], ta ? wa : "-", l->name[b], tb ? wb : "-");
+            ok = ok && add_verdict(l, "link", a, b, alone, ev);
+            break;
+        case FB_LOCATE_NODE:
+            for (int e = 0; e < 2; e++)
+                if (which == 2 || which == e) {
+                    snprintf(ev, sizeof ev, "slow with %s (%.3g GB/s alone) and with healthy "
+                             "partners (%s GB/s) against a typical pair of %.3g",
+                             l->name[e ? a : b], alone, e ? wb : wa, l->phase2_typical);
+                    ok = ok && add_verdict(l, "node", e ? b : a, -1, NAN, ev);
+                }
+            break;
+        case FB_LOCATE_NOISE: break;
+        }
+    }
+    return ok ? FB_OK : FB_ERR_NOMEM;
+}
+
+/* Collective: the tournament, then the retests of what looked slow. */
+fb_status loc_phase_pairs(struct loc *l, struct fb_runner *r)
+{
+    const struct fb_world *w = &l->s.world;
+    struct fb_locate_rounds plan = {0}, re = {0};
+    struct fb_locate_pair *p = NULL;
+    bool *slow = NULL, *cand = NULL, *healthy = NULL;
+    int *want = NULL, (*pairs)[2] = NULL, npairs = 0;
+    size_t np = 0, first = w->rank == 0 ? l->res.nrows : 0;
+    double t0 = fb_clock_now_us(), mad;
+    fb_status st;
+
+    if (l->nodes < 2)
+        return FB_OK;
+    st = fb_locate_plan(l->nodes, 0, 0, FB_LOCATE_SEED, &plan);
+    if ((st = fb_world_agree(w, st)) != FB_OK)
+        return st;
+    l->full_rounds = plan.full;
+    l->rounds = plan.nrounds;
+    l->sampled = plan.sampled;
+    if (w->rank == 0)
+        fb_info("locate: %d node(s), %d round(s) of disjoint pairs%s", l->nodes, plan.nrounds,
+                plan.sampled ? " (a sample of the tournament)" : "");
+    if ((st = run_rounds(l, r, &plan, "round")) != FB_OK)
+        goto out;
+    l->round_s = (fb_clock_now_us() - t0) / 1e6 / (plan.nrounds ? plan.nrounds : 1);
+    l->phase_s[1] = (fb_clock_now_us() - t0) / 1e6;
+    if (w->rank == 0) {
+        size_t cap = (size_t)plan.nrounds * (size_t)l->nodes / 2 + 1;
+        p = calloc(cap, sizeof *p);
+        slow = calloc(cap, sizeof *slow);
+        cand = calloc((size_t)l->nodes, sizeof *cand);
+        healthy = calloc((size_t)l->nodes, sizeof *healthy);
+        want = calloc((size_t)l->nodes, sizeof *want);
+        pairs = calloc(cap, sizeof *pairs);
+        st = p && slow && cand && healthy && want && pairs ? FB_OK : FB_ERR_NOMEM;
+        for (int k = 0; st == FB_OK && k < plan.nrounds; k++)
+            for (int i = 0; i < l->nodes; i++) {
+                int j = plan.partner[(size_t)k * (size_t)l->nodes + (size_t)i];
+                char name[32];
+                double vi, vj, v;
+                if (j <= i)
+                    continue;
+                snprintf(name, sizeof name, "round%d", k + 1);
+                v = pair_value(l, first, name, i, j, &vi, &vj);
+                l->heat[(size_t)i * (size_t)l->nodes + (size_t)j] = vi;
+                l->heat[(size_t)j * (size_t)l->nodes + (size_t)i] = vj;
+                p[np++] = (struct fb_locate_pair){i, j, isnan(v) ? 0.0 : v};
+            }
+        if (st == FB_OK && np)
+            st = fb_locate_classify(l->nodes, p, np, l->tolerance, slow, cand,
+                                    &l->phase2_typical, &mad);
+        /* Retests: each node candidate against two healthy partners; each other slow pair
+         * alone, and each of its ends against one healthy partner. */
+        for (int i = 0; st == FB_OK && i < l->nodes; i++)
+            healthy[i] = !cand[i];
+        for (size_t k = 0; st == FB_OK && k < np; k++)
+            if (slow[k]) {
+                healthy[p[k].a] = healthy[p[k].b] = false;
+                if (!cand[p[k].a] && !cand[p[k].b]) {
+                    pairs[npairs][0] = p[k].a;
+                    pairs[npairs++][1] = p[k].b;
+                    want[p[k].a] = want[p[k].a] > 1 ? want[p[k].a] : 1;
+                    want[p[k].b] = want[p[k].b] > 1 ? want[p[k].b] : 1;
+                }
+            }
+        for (int i = 0; st == FB_OK && i < l->nodes; i++)
+            if (cand[i])
+                want[i] = 2;
+        if (st == FB_OK)
+            st = fb_locate_retests(l->nodes, want, healthy, (const int(*)[2])pairs,
+                                   (size_t)npairs, &re);
+    }
+    if ((st = fb_world_agree(w, st)) != FB_OK || (st = share_rounds(w, &re, l->nodes)) != FB_OK)
+        goto out;
+    if ((st = fb_world_agree(w, st)) != FB_OK)
+        goto out;
+    l->retest_rounds = re.nrounds;
+    t0 = fb_clock_now_us();
+    first = w->rank == 0 ? l->res.nrows : 0;
+    if (re.nrounds > 0 && (st = run_rounds(l, r, &re, "retest")) != FB_OK)
+        goto out;
+    l->phase_s[2] = (fb_clock_now_us() - t0) / 1e6;
+    if (w->rank == 0 && re.nrounds > 0)
+        st = decide_pairs(l, first, &re, p, np, slow, cand);
+    st = fb_world_agree(w, st);
+out:
+    fb_locate_rounds_release(&plan);
+    fb_locate_rounds_release(&re);
+    free(p);
+    free(slow);
+    free(cand);
+    free(healthy);
+    free(want);
+    free(pairs);
+    return st;
+}
+

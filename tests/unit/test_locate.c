@@ -1,0 +1,191 @@
+/* locate's pure parts (harness/analysis/locate_plan.c, locate_judge.c): the circle method's
+ * rounds for 2..17 nodes (every pair met exactly once, each round's pairs disjoint, one bye per
+ * round for odd n, n - 1 or n rounds), the sampled plan above the cap (its size, no repeated
+ * round, reproducible), the retest rounds, and the decisions on synthetic measurements: a slow
+ * node, a slow link, noise, stragglers, no false alarm on spread-out healthy figures. */
+#include <stdlib.h>
+
+#include "locate_judge.h"
+#include "locate_plan.h"
+#include "test.h"
+
+static void check_tournament(int n)
+{
+    struct fb_locate_rounds r;
+    unsigned char *met = calloc((size_t)n * (size_t)n, 1);
+    int expect = n % 2 == 0 ? n - 1 : n;
+
+    CHECK(fb_locate_plan(n, 0, 0, FB_LOCATE_SEED, &r) == FB_OK);
+    CHECK(r.nrounds == expect && r.full == expect && !r.sampled);
+    CHECK(fb_locate_full_rounds(n) == expect);
+    for (int k = 0; k < r.nrounds; k++) {
+        const int *p = r.partner + (size_t)k * (size_t)n;
+        int byes = 0;
+        for (int i = 0; i < n; i++) {
+            int j = p[i];
+            if (j < 0) {
+                byes++;
+                continue;
+            }
+            CHECK(j != i && j < n && p[j] == i); /* disjoint and symmetric */
+            if (j > i) {
+                CHECK(!met[(size_t)i * n + j]); /* never twice */
+                met[(size_t)i * n + j] = 1;
+            }
+        }
+        CHECK(byes == n % 2); /* a bye per round when n is odd, none when even */
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            CHECK(met[(size_t)i * n + j]); /* every pair met */
+    fb_locate_rounds_release(&r);
+    free(met);
+}
+
+static void check_sampled(void)
+{
+    struct fb_locate_rounds a, b, c;
+    unsigned char *met;
+    int n = 200, again = 0;
+
+    CHECK(fb_locate_plan(n, 0, 0, FB_LOCATE_SEED, &a) == FB_OK);
+    CHECK(a.sampled && a.nrounds == FB_LOCATE_SAMPLED_ROUNDS && a.full == 199);
+    CHECK(fb_locate_plan(n, 0, 0, FB_LOCATE_SEED, &b) == FB_OK);
+    CHECK(memcmp(a.partner, b.partner, (size_t)a.nrounds * n * sizeof *a.partner) == 0);
+    /* the rounds are distinct rounds of the tournament: no pair met twice, every node in each */
+    met = calloc((size_t)n * n, 1);
+    for (int k = 0; k < a.nrounds; k++)
+        for (int i = 0; i < n; i++) {
+            int j = a.partner[(size_t)k * n + i];
+            CHECK(j >= 0 && a.partner[(size_t)k * n + j] == i);
+            if (j > i) {
+                again += met[(size_t)i * n + j];
+                met[(size_t)i * n + j] = 1;
+            }
+        }
+    CHECK(again == 0);
+    /* at or below the cap: the whole tournament */
+    CHECK(fb_locate_plan(64, 0, 0, FB_LOCATE_SEED, &c) == FB_OK);
+    CHECK(!c.sampled && c.nrounds == 63);
+    CHECK_NEAR(fb_locate_miss_odds(199, 16), 1.0 - 16.0 / 199.0, 1e-12);
+    CHECK_NEAR(fb_locate_miss_odds(63, 63), 0.0, 0.0);
+    fb_locate_rounds_release(&a);
+    fb_locate_rounds_release(&b);
+    fb_locate_rounds_release(&c);
+    free(met);
+}
+
+static void check_retests(void)
+{
+    /* node 1 a node candidate (2 partners), pair 3-4 slow alone plus one healthy partner each */
+    int want[6] = {0, 2, 0, 1, 1, 0};
+    bool healthy[6] = {true, false, true, false, false, true};
+    const int pairs[1][2] = {{3, 4}};
+    struct fb_locate_rounds r;
+    int meet[6] = {0}, alone = 0;
+
+    CHECK(fb_locate_retests(6, want, healthy, pairs, 1, &r) == FB_OK);
+    CHECK(r.nrounds >= 2);
+    /* round 1: the pair alone, nothing else */
+    for (int i = 0; i < 6; i++)
+        alone += r.partner[i] >= 0;
+    CHECK(alone == 2 && r.partner[3] == 4 && r.partner[4] == 3);
+    for (int k = 1; k < r.nrounds; k++)
+        for (int i = 0; i < 6; i++) {
+            int j = r.partner[(size_t)k * 6 + i];
+            if (j < 0)
+                continue;
+            CHECK(r.partner[(size_t)k * 6 + j] == i);
+            if (!healthy[i])
+                CHECK(healthy[j]); /* suspects meet healthy partners only */
+            meet[i] += !healthy[i];
+        }
+    CHECK(meet[1] == 2 && meet[3] == 1 && meet[4] == 1);
+    fb_locate_rounds_release(&r);
+}
+
+/* Pairs of the full tournament over n nodes with bandwidth 10 (+- a small spread), node `slow`
+ * at a third on all its pairs, or only the pair la-lb at a third. */
+static size_t synth(int n, int slow, int la, int lb, struct fb_locate_pair *p)
+{
+    size_t k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            double v = 10.0 + 0.2 * ((i * 7 + j * 3) % 5 - 2);
+            if (i == slow || j == slow || (i == la && j == lb))
+                v /= 3.0;
+            p[k++] = (struct fb_locate_pair){i, j, v};
+        }
+    return k;
+}
+
+static void check_decisions(void)
+{
+    struct fb_locate_pair p[200];
+    bool slow[200], cand[20];
+    double med, mad, t[8] = {100, 103, 98, 101, 99, 250, 102, 97};
+    bool strag[8];
+    int which;
+
+    for (int n = 3; n <= 17; n++) {
+        size_t np = synth(n, 2, -1, -1, p), nslow = 0;
+        CHECK(fb_locate_classify(n, p, np, 25.0, slow, cand, &med, &mad) == FB_OK);
+        /* 3 nodes: the two healthy nodes' median pairs are half slow (6.67) */
+        CHECK(n == 3 ? med > 6.0 && med < 7.0 : med > 9.0 && med < 11.0);
+        for (int i = 0; i < n; i++)
+            CHECK(cand[i] == (i == 2)); /* the slow node, and only it */
+        for (size_t k = 0; k < np; k++)
+            nslow += slow[k];
+        CHECK(nslow == (size_t)n - 1);
+    }
+    for (int n = 4; n <= 17; n++) {
+        size_t np = synth(n, -1, 1, 3, p);
+        CHECK(fb_locate_classify(n, p, np, 25.0, slow, cand, &med, &mad) == FB_OK);
+        for (int i = 0; i < n; i++)
+            CHECK(!cand[i]); /* a slow link names no node */
+        for (size_t k = 0; k < np; k++)
+            CHECK(slow[k] == (p[k].a == 1 && p[k].b == 3));
+    }
+    /* healthy but spread out (+-20%): nothing suspect at 25% */
+    {
+        size_t np = synth(6, -1, -1, -1, p);
+        for (size_t k = 0; k < np; k++)
+            p[k].value *= 0.8 + 0.4 * (double)(k % 3) / 2.0;
+        CHECK(fb_locate_classify(6, p, np, 25.0, slow, cand, &med, &mad) == FB_OK);
+        for (size_t k = 0; k < np; k++)
+            CHECK(!slow[k]);
+    }
+    /* two nodes: one pair, nothing to compare with */
+    p[0] = (struct fb_locate_pair){0, 1, 1.0};
+    CHECK(fb_locate_classify(2, p, 1, 25.0, slow, cand, &med, &mad) == FB_OK);
+    CHECK(!slow[0] && !cand[0] && !cand[1]);
+    /* the tolerance and the spread */
+    CHECK(fb_locate_is_suspect(7.0, 10.0, 0.1, 25.0, true));
+    CHECK(!fb_locate_is_suspect(8.0, 10.0, 0.1, 25.0, true));
+    CHECK(!fb_locate_is_suspect(7.0, 10.0, 1.0, 25.0, true)); /* 3 scaled MADs: 4.45 */
+    CHECK(fb_locate_is_suspect(0.0, 10.0, 0.0, 25.0, true));
+    CHECK(fb_locate_is_suspect(140.0, 100.0, 1.0, 25.0, false));
+    CHECK(!fb_locate_is_suspect(130.0, 100.0, 1.0, 25.0, false));
+    /* retest verdicts */
+    CHECK(fb_locate_decide_node(2, 2) == FB_LOCATE_NODE);
+    CHECK(fb_locate_decide_node(0, 2) == FB_LOCATE_NOISE);
+    CHECK(fb_locate_decide_node(1, 2) == FB_LOCATE_LINK);
+    CHECK(fb_locate_decide_node(0, 0) == FB_LOCATE_NOISE);
+    CHECK(fb_locate_decide_link(true, false, false, &which) == FB_LOCATE_LINK && which == -1);
+    CHECK(fb_locate_decide_link(false, true, true, &which) == FB_LOCATE_NOISE);
+    CHECK(fb_locate_decide_link(true, false, true, &which) == FB_LOCATE_NODE && which == 1);
+    CHECK(fb_locate_decide_link(true, true, true, &which) == FB_LOCATE_NODE && which == 2);
+    /* stragglers: rank 5 at 2.5x */
+    CHECK(fb_locate_stragglers(t, 8, 25.0, strag, &med) == 1);
+    CHECK(strag[5] && !strag[0] && med > 99.0 && med < 102.0);
+}
+
+int main(void)
+{
+    for (int n = 2; n <= 17; n++)
+        check_tournament(n);
+    check_sampled();
+    check_retests();
+    check_decisions();
+    TEST_DONE();
+}
