@@ -44,16 +44,22 @@ cl_made=
 
 cl_skip() { echo "SKIP: $*" >&2; cluster_down; exit 77; }
 
-cluster_up() {
-    [ "$(id -u)" = 0 ] || cl_skip "network namespaces need root (running as uid $(id -u))"
+# cl_guard DOWN SKIP: root and the tools are here (else SKIP with the reason), and DOWN runs on
+# exit and on a signal, which then exits with the signal's code. multi.sh uses it too.
+cl_guard() {
+    [ "$(id -u)" = 0 ] || $2 "network namespaces need root (running as uid $(id -u))"
     for tool in ip tc unshare timeout taskset; do
-        command -v "$tool" >/dev/null 2>&1 || cl_skip "'$tool' is not installed"
+        command -v "$tool" >/dev/null 2>&1 || $2 "'$tool' is not installed"
     done
-    trap 'cluster_down' EXIT
-    trap 'cluster_down; exit 130' INT
-    trap 'cluster_down; exit 143' TERM
-    trap 'cluster_down; exit 129' HUP
-    trap 'cluster_down; exit 141' PIPE
+    trap "$1" EXIT
+    trap "$1; exit 130" INT
+    trap "$1; exit 143" TERM
+    trap "$1; exit 129" HUP
+    trap "$1; exit 141" PIPE
+}
+
+cluster_up() {
+    cl_guard cluster_down cl_skip
     cl_reap_stale
     CL_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fbcluster.XXXXXX") || cl_skip "no temporary folder"
     cl_made=1

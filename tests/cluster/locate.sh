@@ -14,8 +14,9 @@
 #              at the same message size and trials, timed side by side: locate takes less than
 #              half; both times and locate's round count (5 for 5 hosts) are printed
 # locate's --timeout 120 bounds each phase; CTest's TIMEOUT bounds the whole (the next test reaps
-# what a killed one left). A culprit case fails when the culprit is missing or an innocent is named; it is tried twice (a
-# busy machine can slow any transfer; the first attempt's rows are printed when it fails).
+# what a killed one left). A culprit case fails when the culprit is missing or an innocent is
+# named; it is tried twice (a busy machine can slow any transfer; the first attempt's rows are
+# printed when it fails).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/multi.sh"
 what=$1 bin=$2
@@ -135,7 +136,8 @@ speed)
         --matrix-bytes $bytes --latency-bytes 8 --trials $trials --quiet --out "$w/p2p" \
         >"$w/p2p.txt" 2>&1 || fail "run p2p --matrix all exited $?: $(tail -n 5 "$w/p2p.txt")"
     p2p_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-    echo "locate: $loc_s s ($rounds); run p2p --matrix all: $p2p_s s; ratio $(awk -v a="$loc_s" -v b="$p2p_s" 'BEGIN { printf "%.2f", a / b }')"
+    ratio=$(awk -v a="$loc_s" -v b="$p2p_s" 'BEGIN { printf "%.2f", a / b }')
+    echo "locate: $loc_s s ($rounds); run p2p --matrix all: $p2p_s s; ratio $ratio"
     echo "$rounds" | grep -q '^rounds: 5 ' || fail "locate's round count for 5 hosts is not 5: '$rounds'"
     awk -v a="$loc_s" -v b="$p2p_s" 'BEGIN { exit !(a < b / 2) }' ||
         fail "locate took $loc_s s, not less than half of run p2p --matrix all's $p2p_s s"

@@ -1,8 +1,9 @@
 # N "hosts" on one Linux machine, for the cluster tests that need more than two (sourced, after
-# ../lib.sh). Each host is a network namespace with its own host name (unshare -u), as in lib.sh;
-# a Linux bridge that lives in a namespace of its own joins them: one veth from each host into
-# the bridge's namespace, addresses on a private /24 (10.213.8, distinct from lib.sh's 10.213.7:
-# both kinds of test may run side by side). mpirun runs inside host 0, so host 0's ranks are its
+# ../lib.sh, by a script in this folder: it sources lib.sh beside it for its guard). Each host
+# is a network namespace with its own host name (unshare -u), as in lib.sh; a Linux bridge that
+# lives in a namespace of its own joins them: one veth from each host into the bridge's
+# namespace, addresses on a private /24 (10.213.8, distinct from lib.sh's 10.213.7: both kinds
+# of test may run side by side). mpirun runs inside host 0, so host 0's ranks are its
 # children; every other host's ranks are started by an orted that Open MPI launches through an
 # rsh agent script (agent.sh, written here), which enters that host's namespace, names it and,
 # when the host is throttled, joins its CPU cgroup before exec'ing the orted. Everything is
@@ -30,6 +31,9 @@
 #   multi_down                    remove everything (also run by the EXIT trap)
 # Shaping is kept per host and rebuilt on every change, so the helpers combine in any order.
 
+# lib.sh's guard (root, tools, the clean-up trap); its own hosts are only made by cluster_up.
+. "$(dirname "$0")/lib.sh"
+
 # Names unique to this shell; interface names are at most 15 characters (fbm + 5-digit pid +
 # h/b + 2 digits = 11).
 mc_id=${CLUSTER_ID:-$$}
@@ -55,15 +59,7 @@ multi_ip() { echo "$MC_NET.$(($1 + 1))"; }
 multi_up() {
     MC_N=$1
     case $MC_N in [2-9] | [1-9][0-9]) ;; *) echo "multi_up: 2 to 99 hosts, not '$1'" >&2; exit 2 ;; esac
-    [ "$(id -u)" = 0 ] || mc_skip "network namespaces need root (running as uid $(id -u))"
-    for tool in ip tc unshare timeout taskset; do
-        command -v "$tool" >/dev/null 2>&1 || mc_skip "'$tool' is not installed"
-    done
-    trap 'multi_down' EXIT
-    trap 'multi_down; exit 130' INT
-    trap 'multi_down; exit 143' TERM
-    trap 'multi_down; exit 129' HUP
-    trap 'multi_down; exit 141' PIPE
+    cl_guard multi_down mc_skip
     mc_reap_stale
     MC_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fbmulti.XXXXXX") || mc_skip "no temporary folder"
     mc_made=1
@@ -180,7 +176,11 @@ mc_apply() {
     # host's side the filter matches the peer as destination, on the bridge's side as source.
     # quantum: htb's default (rate / 10) is above its own limit at these rates.
     for mc_side in host br; do
-        if [ $mc_side = host ]; then mc_tcx="mc_tc_host $mc_i" mc_dev=$mc_hif mc_dir=dst; else mc_tcx=mc_tc_br mc_dev=$mc_bif mc_dir=src; fi
+        if [ $mc_side = host ]; then
+            mc_tcx="mc_tc_host $mc_i" mc_dev=$mc_hif mc_dir=dst
+        else
+            mc_tcx=mc_tc_br mc_dev=$mc_bif mc_dir=src
+        fi
         $mc_tcx qdisc add dev "$mc_dev" root handle 1: htb default 1 &&
             $mc_tcx class add dev "$mc_dev" parent 1: classid 1:1 htb rate "${mc_rate:-10gbit}" \
                 burst "$mc_burst" cburst "$mc_burst" quantum 60000 || return 1
@@ -242,7 +242,9 @@ mc_cg_find() {
 
 multi_throttle_host() {
     mc_host_ok "$1" || return 1
-    case $2 in '' | *[!0-9]* | [0-4]) echo "multi_throttle_host: a quota in % of one CPU (5..), not '$2'" >&2; return 1 ;; esac
+    case $2 in '' | *[!0-9]* | [0-4])
+        echo "multi_throttle_host: a quota in % of one CPU (5..), not '$2'" >&2; return 1 ;;
+    esac
     mc_cg_find || return 1
     mc_cg=$MC_CG_ROOT/$MC_PREFIX.h$1
     mkdir -p "$mc_cg" || return 1
@@ -294,7 +296,8 @@ mc_rm_cgroups() {
 # Namespaces and cgroups of an earlier test whose shell is gone (killed with SIGKILL, as CTest
 # does on a timeout, so its trap never ran). A live shell's are left alone.
 mc_reap_stale() {
-    for mc_owner in $(ip netns list 2>/dev/null | awk '{ print $1 }' | sed -n 's/^fbm\([0-9]*\)\(br\|h[0-9]*\)$/\1/p' | sort -u); do
+    for mc_owner in $(ip netns list 2>/dev/null | awk '{ print $1 }' |
+                      sed -n 's/^fbm\([0-9]*\)\(br\|h[0-9]*\)$/\1/p' | sort -u); do
         [ "$mc_owner" = "$mc_id" ] && continue
         kill -0 "$mc_owner" 2>/dev/null && continue
         mc_clear $(ip netns list | awk '{ print $1 }' | grep -E "^fbm${mc_owner}(br|h[0-9]+)$")

@@ -29,7 +29,9 @@ got=$(sort "$w/names.txt" | tr '\n' ' ')
 mtu=$(ip netns exec "$(multi_ns 0)" cat "/sys/class/net/$(mc_if_host 0)/mtu")
 ts=$(ip netns exec "$(multi_ns 0)" cat /proc/sys/net/ipv4/tcp_timestamps)
 hdr=$((20 + 20 + (ts != 0 ? 12 : 0)))
-payload() { awk -v r="$1" -v m="$mtu" -v h=$hdr 'BEGIN { printf "%.6f", r * 1e6 / 8 * (m - h) / (m + 14) / 1e9 }'; }
+payload() { # payload MBIT -> GB/s
+    awk -v r="$1" -v m="$mtu" -v h=$hdr 'BEGIN { printf "%.6f", r * 1e6 / 8 * (m - h) / (m + 14) / 1e9 }'
+}
 multi_shape_all 400mbit && multi_shape_host 3 133mbit && multi_shape_pair 1 2 100mbit ||
     fail "the shaping could not be set"
 echo "imposed: every host 400 Mbit/s, host 3 133 Mbit/s, pair 1-2 100 Mbit/s (tbf/htb, bucket 1 MiB)"
@@ -87,7 +89,8 @@ if multi_throttle_host 0 5 2>"$w/cg.err" && multi_throttle_host 2 5 2>>"$w/cg.er
         awk -v a="$ms0" -v b="$ms1" -v c="$ms2" -v d="$ms3" 'BEGIN {
                 free = (b > d ? b : d); if (free <= 0) exit 1
                 exit !(a >= 2 * free && c >= 2 * free) }' ||
-            fail "attempt $attempt: throttled hosts 0 and 2 took $ms0 and $ms2 ms, not 2 x the slower of the free hosts' $ms1 / $ms3 ms"
+            fail "attempt $attempt: throttled hosts 0 and 2 took $ms0 and $ms2 ms, not 2 x the" \
+                 "slower of the free hosts' $ms1 / $ms3 ms"
         if [ "$fails" = "$fails_before" ]; then fails=$section; break; fi
     done
 else
