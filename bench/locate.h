@@ -20,8 +20,9 @@ extern const struct fb_bench fb_bench_locate_pairs;
 extern const struct fb_bench fb_bench_locate_arrive;
 
 /* Test only: FB_TEST_LOCATE_SLOW ("node:N", "link:A-B" with node indices, "rank:R") makes node
- * N's transfers between nodes, the transfers between nodes A and B, or rank R's loop about 3
- * times slower (it sleeps twice what the work took), so the mpi tests see a culprit without a
+ * N's transfers between nodes, the transfers between nodes A and B, or rank R's loop about 10
+ * times slower (it sleeps 9 times what the work took: more than this machine's noise with
+ * oversubscribed ranks, up to 3.5x between the pairs of one round), so the mpi tests see a culprit without a
  * shaped network. Parses the variable into *kind ('n', 'l', 'r', 0 when unset) and a, b;
  * FB_ERR_USAGE with a message when it is malformed. */
 fb_status fb_locate_test_slow(char *kind, int *a, int *b);

@@ -44,7 +44,9 @@ struct loc {
 };
 
 /* Rank 0: the per-rank figure (metric, src == rank) of case `kase` of benchmark `bench` in
- * rows [first, nrows) of l->res; NaN when absent. */
+ * rows [first, nrows) of l->res, its best trial (the largest bandwidth, the shortest time:
+ * what else runs on a machine only ever slows a trial down, a slow part slows every trial);
+ * NaN when absent. */
 double loc_rank_figure(const struct fb_results *res, size_t first, const char *bench,
                        const char *kase, const char *metric, int rank);
 

@@ -102,7 +102,7 @@ static fb_status write_md(const struct loc *l)
     }
     fprintf(af.f, "\n## Plan\n\n| phase | rounds | seconds |\n|---|---|---|\n");
     fprintf(af.f, "| 1: every node alone | 1 | %.2f |\n", l->phase_s[0]);
-    fprintf(af.f, "| 2: tournament | %d | %.2f |\n", l->rounds, l->phase_s[1]);
+    fprintf(af.f, "| 2: tournament, twice | %d | %.2f |\n", l->rounds, l->phase_s[1]);
     fprintf(af.f, "| retests | %d | %.2f |\n", l->retest_rounds, l->phase_s[2]);
     fprintf(af.f, "| stragglers | 1 | %.2f |\n\n", l->phase_s[3]);
     fprintf(af.f, "rounds: %d of the tournament's %d%s; %.3f s per round; typical pair %.3g "

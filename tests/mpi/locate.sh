@@ -15,13 +15,15 @@ what=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 header='kind,node,peer,bench,metric,measured,typical,ratio,evidence'
-# small and quick: 256 KiB messages, 3 trials; the tolerance is the default (25%)
-args="--backend host --bytes 256K --trials 3 --quiet"
+# small and quick: 256 KiB messages, 3 trials. --tolerance 75: pretend nodes are processes of one
+# machine shared with other work; a pair's best trial moved up to 4x between rounds there (the
+# test-only slowdown is 10x or more), and polling ranks yield the processor when idle
+args="--backend host --bytes 256K --trials 3 --tolerance 75 --quiet"
 
 # locate NODES [VAR=VALUE]: runs locate on NODES pretend nodes into $work/out.
 locate() {
     n=$1; shift
-    env FB_TEST_RANKS_PER_NODE=1 "$@" "${MPIEXEC:-mpirun}" --oversubscribe -np "$n" \
+    env FB_TEST_RANKS_PER_NODE=1 OMPI_MCA_mpi_yield_when_idle=1 "$@" "${MPIEXEC:-mpirun}" --oversubscribe -np "$n" \
         -x FB_TEST_RANKS_PER_NODE -x FB_TEST_LOCATE_SLOW \
         "$bin" locate $args --out "$work/out" >"$work/stdout" 2>"$work/stderr"
     rc=$?
@@ -45,8 +47,8 @@ clean)
             [ -s "$work/out/$f" ] || fail "gnuplot is here but no $f"
         done
     fi
-    grep -q '"state": *"complete"' "$work/out/env.json" || fail "env.json not marked complete"
-    grep -q '^| 2: tournament | 5 |' "$work/out/locate.md" ||
+    grep -Eq '"run_status":[[:space:]]*"complete"' "$work/out/env.json" || fail "env.json not marked complete"
+    grep -q '^| 2: tournament, twice | 5 |' "$work/out/locate.md" ||
         fail "locate.md lacks the 5 rounds planned for 5 nodes: $(grep tournament "$work/out/locate.md")"
     grep -q '^rounds: 5 of the tournament.s 5;' "$work/out/locate.md" ||
         fail "locate.md's round count: $(grep '^rounds' "$work/out/locate.md")"
@@ -57,7 +59,7 @@ v("bench") == "locate_pairs" && v("metric") == "bandwidth" && v("src") != "" {
     if (v("median") + 0 <= 0 || v("wrong") != "0") { print "bad row " NR > "/dev/stderr"; bad++ }
 }
 END {
-    for (r = 1; r <= 5; r++) if (n["round" r] != 4) { print "round" r ": " n["round" r] " ranks" > "/dev/stderr"; bad++ }
+    for (r = 1; r <= 5; r++) if (n["round" r] != 4 || n["again" r] != 4) { print "round" r ": " n["round" r] " and " n["again" r] " ranks" > "/dev/stderr"; bad++ }
     exit bad > 0
 }' "$work/out/results.csv" || fail "results.csv does not hold each round with 4 ranks"
     ;;
