@@ -192,21 +192,26 @@ cl_reap_stale() {
     return 0
 }
 
-cluster_down() {
-    [ -n "$cl_made" ] || return 0
-    cl_made=
-    # Processes first: a namespace lives on while a process is inside it.
-    for ns in "$CL_NS_A" "$CL_NS_B"; do
+# cl_clear_ns NS...: kills every process inside the namespaces, waits until they are gone and
+# deletes them (a namespace lives on while a process is inside it). multi.sh uses it too.
+cl_clear_ns() {
+    for ns in "$@"; do
         pids=$(ip netns pids "$ns" 2>/dev/null)
         [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
     done
-    for ns in "$CL_NS_A" "$CL_NS_B"; do
+    for ns in "$@"; do
         for _ in 1 2 3 4 5 6 7 8 9 10; do
             [ -z "$(ip netns pids "$ns" 2>/dev/null)" ] && break
             sleep 0.2
         done
         ip netns del "$ns" 2>/dev/null
     done
+}
+
+cluster_down() {
+    [ -n "$cl_made" ] || return 0
+    cl_made=
+    cl_clear_ns "$CL_NS_A" "$CL_NS_B"
     # The veth goes with its namespace; one left in the root namespace (a failed move) does not.
     ip link del "$CL_IF_A" 2>/dev/null
     [ -n "$CL_DIR" ] && rm -rf "$CL_DIR"

@@ -31,7 +31,8 @@
 #   multi_down                    remove everything (also run by the EXIT trap)
 # Shaping is kept per host and rebuilt on every change, so the helpers combine in any order.
 
-# lib.sh's guard (root, tools, the clean-up trap); its own hosts are only made by cluster_up.
+# lib.sh's guard (root, tools, the clean-up trap) and cl_clear_ns; its own two hosts are only
+# made by cluster_up.
 . "$(dirname "$0")/lib.sh"
 
 # Names unique to this shell; interface names are at most 15 characters (fbm + 5-digit pid +
@@ -269,20 +270,6 @@ multi_pids() {
 }
 
 # --- clean-up ---
-# mc_clear NS...: kill every process inside the namespaces, wait until they are gone, delete them.
-mc_clear() {
-    for mc_ns in "$@"; do
-        mc_pids=$(ip netns pids "$mc_ns" 2>/dev/null)
-        [ -n "$mc_pids" ] && kill -KILL $mc_pids 2>/dev/null
-    done
-    for mc_ns in "$@"; do
-        for _ in 1 2 3 4 5 6 7 8 9 10; do
-            [ -z "$(ip netns pids "$mc_ns" 2>/dev/null)" ] && break
-            sleep 0.2
-        done
-        ip netns del "$mc_ns" 2>/dev/null
-    done
-}
 # mc_rm_cgroups ID: the CPU cgroups of the test shell ID (empty by now: their processes are gone).
 mc_rm_cgroups() {
     for mc_root in $(awk '($3 == "cgroup" && $4 ~ /(^|,)cpu(,|$)/) || $3 == "cgroup2" { print $2 }' /proc/mounts); do
@@ -300,7 +287,7 @@ mc_reap_stale() {
                       sed -n 's/^fbm\([0-9]*\)\(br\|h[0-9]*\)$/\1/p' | sort -u); do
         [ "$mc_owner" = "$mc_id" ] && continue
         kill -0 "$mc_owner" 2>/dev/null && continue
-        mc_clear $(ip netns list | awk '{ print $1 }' | grep -E "^fbm${mc_owner}(br|h[0-9]+)$")
+        cl_clear_ns $(ip netns list | awk '{ print $1 }' | grep -E "^fbm${mc_owner}(br|h[0-9]+)$")
         mc_rm_cgroups "$mc_owner"
         echo "removed the N-host cluster of test $mc_owner, which was killed" >&2
     done
@@ -315,7 +302,7 @@ multi_down() {
     set --
     mc_i=0
     while [ "$mc_i" -lt "$MC_N" ]; do set -- "$@" "$(multi_ns $mc_i)"; mc_i=$((mc_i + 1)); done
-    mc_clear "$@" "$MC_NS_BR"
+    cl_clear_ns "$@" "$MC_NS_BR"
     mc_i=0
     while [ "$mc_i" -lt "$MC_N" ]; do ip link del "$(mc_if_host $mc_i)" 2>/dev/null; mc_i=$((mc_i + 1)); done
     mc_rm_cgroups "$mc_id"
