@@ -44,16 +44,22 @@ cl_made=
 
 cl_skip() { echo "SKIP: $*" >&2; cluster_down; exit 77; }
 
-cluster_up() {
-    [ "$(id -u)" = 0 ] || cl_skip "network namespaces need root (running as uid $(id -u))"
+# cl_guard DOWN SKIP: root and the tools are here (else SKIP with the reason), and DOWN runs on
+# exit and on a signal, which then exits with the signal's code. multi.sh uses it too.
+cl_guard() {
+    [ "$(id -u)" = 0 ] || $2 "network namespaces need root (running as uid $(id -u))"
     for tool in ip tc unshare timeout taskset; do
-        command -v "$tool" >/dev/null 2>&1 || cl_skip "'$tool' is not installed"
+        command -v "$tool" >/dev/null 2>&1 || $2 "'$tool' is not installed"
     done
-    trap 'cluster_down' EXIT
-    trap 'cluster_down; exit 130' INT
-    trap 'cluster_down; exit 143' TERM
-    trap 'cluster_down; exit 129' HUP
-    trap 'cluster_down; exit 141' PIPE
+    trap "$1" EXIT
+    trap "$1; exit 130" INT
+    trap "$1; exit 143" TERM
+    trap "$1; exit 129" HUP
+    trap "$1; exit 141" PIPE
+}
+
+cluster_up() {
+    cl_guard cluster_down cl_skip
     cl_reap_stale
     CL_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fbcluster.XXXXXX") || cl_skip "no temporary folder"
     cl_made=1
@@ -186,21 +192,26 @@ cl_reap_stale() {
     return 0
 }
 
-cluster_down() {
-    [ -n "$cl_made" ] || return 0
-    cl_made=
-    # Processes first: a namespace lives on while a process is inside it.
-    for ns in "$CL_NS_A" "$CL_NS_B"; do
+# cl_clear_ns NS...: kills every process inside the namespaces, waits until they are gone and
+# deletes them (a namespace lives on while a process is inside it). multi.sh uses it too.
+cl_clear_ns() {
+    for ns in "$@"; do
         pids=$(ip netns pids "$ns" 2>/dev/null)
         [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
     done
-    for ns in "$CL_NS_A" "$CL_NS_B"; do
+    for ns in "$@"; do
         for _ in 1 2 3 4 5 6 7 8 9 10; do
             [ -z "$(ip netns pids "$ns" 2>/dev/null)" ] && break
             sleep 0.2
         done
         ip netns del "$ns" 2>/dev/null
     done
+}
+
+cluster_down() {
+    [ -n "$cl_made" ] || return 0
+    cl_made=
+    cl_clear_ns "$CL_NS_A" "$CL_NS_B"
     # The veth goes with its namespace; one left in the root namespace (a failed move) does not.
     ip link del "$CL_IF_A" 2>/dev/null
     [ -n "$CL_DIR" ] && rm -rf "$CL_DIR"
