@@ -29,6 +29,8 @@ static void usage(FILE *f)
             "  report RUN_DIR   plots (gnuplot) and summary.md of a run folder\n"
             "  accept           judge a run folder against a hardware profile (profiles/)\n"
             "  nccl-log FILE... read NCCL_DEBUG=INFO logs: transports, version, NICs, verdicts\n"
+            "  soak             one point for --duration seconds under mpirun, with every\n"
+            "                   node's health counters: healthy or degraded (`soak --help`)\n"
             "  --version        print the version and what this binary was built with\n"
             "  --help           this text\n");
 }
@@ -76,6 +78,8 @@ int main(int argc, char **argv)
         return fb_cmd_nccl_log(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return fb_cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "soak") == 0)
+        return fb_cmd_soak(argc - 1, argv + 1);
     if (strcmp(cmd, "sweep") == 0)
         return fb_cmd_sweep(argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0) {
