@@ -202,7 +202,7 @@ static fb_status judge_interval(struct soak *k, int interval, double start)
                  s->ready ? s->limit : NAN, verdict);
         if (strcmp(verdict, "degraded") == 0) {
             k->findings++;
-            fb_soak_finding("rank %d on %s, interval %d (from %.1f s): %s %s %zu bytes: median "
+            FB_SOAK_FINDING("rank %d on %s, interval %d (from %.1f s): %s %s %zu bytes: median "
                             "%.1f us per iteration, above the limit %.1f us (baseline %.1f us "
                             "over intervals 1-%d); algbw %.4g GB/s", slowest, k->hosts[slowest],
                             interval, start, p->bench, p->kase, p->bytes, stats.median,

@@ -39,7 +39,7 @@ fb_status fb_soak_health_interval(struct fb_soak_health *h, int interval);
 
 void fb_soak_health_close(struct fb_soak_health *h);
 
-/* A line of soak's verdict on rank 0's stdout, and in the run's log. */
-void fb_soak_finding(const char *fmt, ...) FB_PRINTF(1, 2);
+/* A line of soak's verdict on rank 0's stdout, and in the run's log (fb_out). */
+#define FB_SOAK_FINDING(fmt, ...) fb_out("soak: degraded: " fmt "\n", __VA_ARGS__)
 
 #endif

@@ -5,7 +5,6 @@
 #include "soak.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,17 +16,6 @@
 
 static const char health_header[] =
     "interval,rank,host,source,device,counter,value,delta,max,finding\n";
-
-void fb_soak_finding(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fb_out("soak: degraded: %s\n", line);
-}
 
 /* This rank's readings now. */
 static fb_status read_mine(struct fb_soak_health *h, struct fb_health_set *set)
@@ -90,14 +78,14 @@ static void judge_rank(struct fb_soak_health *h, int interval, int rank,
         fb_csv_row(h->csv, fields, 10);
         if (moved) {
             h->findings++;
-            fb_soak_finding("rank %d on %s, interval %d: %s %s %s %s by %.17g (%s -> %s)",
+            FB_SOAK_FINDING("rank %d on %s, interval %d: %s %s %s %s by %.17g (%s -> %s)",
                             rank, host, interval, c->source, c->device, c->counter,
                             delta > 0 ? "rose" : "fell", fabs(delta), old, v);
         }
         /* a link below its maximum is named once, when it is first seen so */
         if (below && !(was && fb_health_below_max(was) && was->value == c->value)) {
             h->findings++;
-            fb_soak_finding("rank %d on %s, interval %d: %s %s %s is %s, below its max %s",
+            FB_SOAK_FINDING("rank %d on %s, interval %d: %s %s %s is %s, below its max %s",
                             rank, host, interval, c->source, c->device, c->counter, v, m);
         }
     }
