@@ -109,7 +109,34 @@ n=$(grep -c "^soak: degraded: " "$work/x8.out")
 n=$(rows x8 'v("finding") == "below_max" { n++ } END { print n + 0 }')
 [ "$n" = 5 ] || fail "health.csv marks the x8 link below_max $n times, expected 5 (intervals 0-4)"
 
-# ---- 4. bad usage: one line, exit 2, nothing written ----------------------------------------
+# ---- 4. a rank hangs: the watchdog ends the soak with exit 3; stopped mid-soak (SIGTERM to
+# mpirun, which ends the ranks), every finished interval is on disk --------------------------------------------------------
+: >"$work/nvml"
+cp -a "$tree" "$work/hang.sys"
+FB_SYSFS_ROOT="$work/hang.sys" FB_TEST_HANG="1:allreduce:trial 2" timeout 120 \
+    "${MPIEXEC:-mpirun}" --oversubscribe -np 2 "$bin" soak --duration 10 --interval 1 $fast \
+    --timeout 4 --out "$work/hang" >"$work/hang.out" 2>"$work/hang.err"
+rc=$?
+[ "$rc" = 3 ] || fail "a hung rank: soak exited $rc, expected 3: $(tail -n 3 "$work/hang.err")"
+grep -q '"run_status":[[:space:]]*"timeout"' "$work/hang/env.json" || fail "env.json of the hung soak does not say timeout"
+grep -q '^0,0,' "$work/hang/health.csv" || fail "the hung soak lost health.csv's interval 0"
+cp -a "$tree" "$work/term.sys"
+FB_SYSFS_ROOT="$work/term.sys" timeout 120 "${MPIEXEC:-mpirun}" --oversubscribe -np 2 "$bin" soak \
+    --duration 60 --interval 1 $fast --out "$work/term" >"$work/term.out" 2>"$work/term.err" &
+soaker=$!
+for _ in $(seq 1 600); do
+    grep -q '^2,' "$work/term/health.csv" 2>/dev/null && break
+    sleep 0.1
+done
+kill -TERM "$soaker"
+wait "$soaker"
+rc=$?
+[ "$rc" != 0 ] || fail "a soak stopped with SIGTERM exited 0"
+n=$(csv_awk 'v("rank") == "all" && v("interval") <= 2 && NF == 16 { n++ } END { print n + 0 }' "$work/term/soak.csv")
+[ "$n" = 4 ] || fail "a stopped soak's soak.csv holds $n whole point rows of intervals 1-2, expected 4"
+tail -c 1 "$work/term/health.csv" | od -c | grep -q '\\n' || fail "a stopped soak's health.csv ends mid-line"
+
+# ---- 5. bad usage: one line, exit 2, nothing written ----------------------------------------
 expect_error "soak: --duration is required" "$bin" soak --backend host
 expect_error "soak: --duration 3 s with --interval 1 s gives 3 interval(s)" "$bin" soak --duration 3 --interval 1
 expect_error "soak: bad value for --interval" "$bin" soak --duration 10 --interval x
