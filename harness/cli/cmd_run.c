@@ -351,7 +351,7 @@ static int run_mode_work(struct run *r)
 {
     struct fb_run_ctx ctx = {.s = &r->s, .opt = &r->opt,
                              .res = r->s.world.rank == 0 ? &r->res : NULL,
-                             .nccl_log_path = r->nccl_path};
+                             .nccl_log_path = r->nccl_path, .tel = r->tel};
     fb_status worst = FB_OK;
     char stopped[320] = "";
     int rc = r->mode->work(r->mode->arg, &ctx, &worst, stopped, sizeof stopped);

@@ -18,6 +18,7 @@
 #include "densenet.h"
 #include "log.h"
 #include "registry.h"
+#include "run_record.h"
 #include "runner.h"
 #include "soak.h"
 #include "stats.h"
@@ -315,6 +316,8 @@ static int soak_work(void *arg, const struct fb_run_ctx *ctx, fb_status *worst, 
         fb_info("soak: %s for %.0f s, %d interval(s) of %.0f s; baseline: intervals 1-%d", b->name,
                 k->duration, k->intervals, k->interval, k->rule.baseline);
     }
+    /* GPU telemetry over the whole soak, as over one benchmark of a run */
+    fb_telemetry_bench_begin(ctx->tel, b->name, true);
     t0 = fb_clock_now_s();
     for (i = 1; i <= k->intervals; i++) {
         start = fb_clock_now_s() - t0;
@@ -333,6 +336,12 @@ static int soak_work(void *arg, const struct fb_run_ctx *ctx, fb_status *worst, 
         if (i < k->intervals)
             pace(k, ctx, i, t0, start, fb_clock_now_s());
     }
+    fb_watchdog_phase("telemetry gather");
+    if (w->rank == 0)
+        fb_run_record_lock();
+    fb_telemetry_bench_end(ctx->tel, ctx->res);
+    if (w->rank == 0)
+        fb_run_record_unlock();
 out:
     if (runner_up)
         fb_runner_release(&runner);

@@ -10,6 +10,7 @@
 #include "results.h"
 #include "session.h"
 #include "status.h"
+#include "telemetry.h"
 
 /* What a mode's work may use; everything is run's and stays open while it works. */
 struct fb_run_ctx {
@@ -17,6 +18,7 @@ struct fb_run_ctx {
     struct fb_options *opt;
     struct fb_results *res;    /* rank 0: the run folder; NULL elsewhere */
     const char *nccl_log_path; /* this rank's NCCL log in the run folder; "" when none */
+    struct fb_telemetry *tel;  /* GPU telemetry (telemetry.h); NULL when off */
 };
 
 struct fb_run_mode {
