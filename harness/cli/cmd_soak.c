@@ -296,7 +296,7 @@ static int soak_work(void *arg, const struct fb_run_ctx *ctx, fb_status *worst, 
     bool runner_up = false;
     double t0 = 0.0, start = 0.0;
     fb_status st;
-    int i = 0;
+    int i = 0, failed;
 
     k->size = w->size;
     k->trials = ctx->opt->trials;
@@ -322,7 +322,14 @@ static int soak_work(void *arg, const struct fb_run_ctx *ctx, fb_status *worst, 
     for (i = 1; i <= k->intervals; i++) {
         start = fb_clock_now_s() - t0;
         k->npts = 0;
+        failed = runner.failed_points;
         st = fb_runner_run(&runner, b);
+        /* wrong elements: the runner's error line names the rank; a finding of the interval */
+        if (st == FB_OK && w->rank == 0 && runner.failed_points > failed) {
+            k->findings++;
+            FB_SOAK_FINDING("interval %d: %d point(s) failed verification (the error above "
+                            "names the rank)", i, runner.failed_points - failed);
+        }
         if (st == FB_ERR_UNSUPPORTED && w->rank == 0)
             fb_error("soak: %s cannot run here (see above)", b->name);
         if (st == FB_OK && w->rank == 0)
