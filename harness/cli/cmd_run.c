@@ -24,6 +24,7 @@
 #include "registry.h"
 #include "results.h"
 #include "run_plan.h"
+#include "run_mode.h"
 #include "run_record.h"
 #include "runner.h"
 #include "session.h"
@@ -39,6 +40,8 @@ struct run {
     struct fb_telemetry *tel; /* NULL when off or nothing to read */
     cJSON *env;            /* rank 0 */
     char env_path[4300];
+    const struct fb_run_mode *mode; /* NULL: run's benchmarks */
+    char nccl_path[4200];           /* this rank's NCCL log in the run folder; "" when none */
 };
 
 /* The headline (harness/report/headline.c chooses the rows; `report` writes the same into
@@ -316,6 +319,7 @@ static fb_status keep_nccl_log(struct run *r)
     MPI_Bcast(dir, (int)sizeof dir, MPI_CHAR, 0, w->comm);
     /* A node where the folder cannot be made keeps NCCL's default: noted, not fatal. */
     st = fb_world_agree(w, fb_nccl_log_setup(dir, w->rank, path, sizeof path));
+    snprintf(r->nccl_path, sizeof r->nccl_path, "%s", path);
     if (st == FB_OK && w->rank == 0)
         fb_info("NCCL's log: %s", path[0] ? "nccl-rank<N>.log in the results folder (NCCL_DEBUG=INFO)"
                                           : "where NCCL_DEBUG/NCCL_DEBUG_FILE already send it");
@@ -360,6 +364,22 @@ static void judge_nccl_log(struct run *r)
     fb_nccl_report_release(&rep);
 }
 
+/* Collective: a mode's work in place of the benchmarks, then the run's end as run records it. */
+static int run_mode_work(struct run *r)
+{
+    struct fb_run_ctx ctx = {.s = &r->s, .opt = &r->opt,
+                             .res = r->s.world.rank == 0 ? &r->res : NULL,
+                             .nccl_log_path = r->nccl_path, .tel = r->tel};
+    fb_status worst = FB_OK;
+    char stopped[320] = "";
+    int rc = r->mode->work(r->mode->arg, &ctx, &worst, stopped, sizeof stopped);
+
+    record_peak_rss(r);
+    if (finish_fingerprint(r, worst, stopped) != FB_OK && rc == 0)
+        rc = fb_status_exit_code(FB_ERR_IO);
+    return rc;
+}
+
 static int run_main(struct run *r)
 {
     const struct fb_world *w = &r->s.world;
@@ -398,7 +418,7 @@ static int run_main(struct run *r)
     /* GPU telemetry is advice: without it the run goes on (the reason is printed). */
     fb_watchdog_phase("telemetry start");
     (void)fb_telemetry_start(&r->tel, &r->s, r->opt.telemetry_ms);
-    rc = run_benchmarks(r);
+    rc = r->mode ? run_mode_work(r) : run_benchmarks(r);
     fb_watchdog_phase("NCCL log");
     judge_nccl_log(r);
 out:
@@ -418,6 +438,12 @@ out:
 
 int fb_cmd_run(int argc, char **argv)
 {
+    return fb_cmd_run_mode(argc, argv, NULL);
+}
+
+int fb_cmd_run_mode(int argc, char **argv, const struct fb_run_mode *mode)
+{
+    const char *name = mode ? mode->name : "run";
     struct run *r = calloc(1, sizeof *r);
     char err[512];
     int help = 0, rc, provided = MPI_THREAD_SINGLE;
@@ -425,13 +451,18 @@ int fb_cmd_run(int argc, char **argv)
 
     if (!r)
         return 1;
+    r->mode = mode;
     st = fb_cli_parse_run(argc, argv, &r->opt, &help, err, sizeof err);
+    if (st == FB_OK && !help && mode && mode->prepare)
+        st = mode->prepare(mode->arg, &r->opt, err, sizeof err);
     if (st != FB_OK || help) {
         if (fb_cli_rank_hint() == 0) {
-            if (help)
+            if (help && mode)
+                mode->usage();
+            else if (help)
                 fb_cli_run_usage();
             else
-                fb_error("run: %s", err);
+                fb_error("%s: %s", name, err);
         }
         free(r);
         return st != FB_OK ? 2 : 0;
@@ -441,7 +472,7 @@ int fb_cmd_run(int argc, char **argv)
      * thread while the main thread computes (Horovod's design). With less, `step` runs without
      * overlap and says so in one line when it plans (fb_overlap_possible reads the level back
      * with MPI_Query_thread). */
-    fb_world_start(&argc, &argv, "run", r->opt.timeout_s, &provided);
+    fb_world_start(&argc, &argv, name, r->opt.timeout_s, &provided);
     if (provided < MPI_THREAD_SERIALIZED && wants(r, "step") && fb_cli_rank_hint() == 0)
         fb_info("MPI offers thread level %d, below MPI_THREAD_SERIALIZED", provided);
     rc = run_main(r);

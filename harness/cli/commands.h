@@ -9,6 +9,9 @@ int fb_cmd_run(int argc, char **argv);
 /* `locate`: initialises and finalises MPI itself (after checking the options); exit 0 no
  * suspect, 1 suspects named, 2 bad input, 3 timeout (docs/locate.md). */
 int fb_cmd_locate(int argc, char **argv);
+/* run's machinery with its own work (run_mode.h): one point again and again, and every node's
+ * health counters after each interval. Exit 0 healthy, 1 degraded, 2 usage, 3 timeout. */
+int fb_cmd_soak(int argc, char **argv);
 
 /* Called between MPI_Init and MPI_Finalize. */
 int fb_cmd_doctor(int argc, char **argv);

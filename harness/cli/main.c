@@ -31,6 +31,8 @@ static void usage(FILE *f)
             "                   `locate --help`; launch it like `run`)\n"
             "  accept           judge a run folder against a hardware profile (profiles/)\n"
             "  nccl-log FILE... read NCCL_DEBUG=INFO logs: transports, version, NICs, verdicts\n"
+            "  soak             one point for --duration seconds under mpirun, with every\n"
+            "                   node's health counters: healthy or degraded (`soak --help`)\n"
             "  --version        print the version and what this binary was built with\n"
             "  --help           this text\n");
 }
@@ -80,6 +82,8 @@ int main(int argc, char **argv)
         return fb_cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "locate") == 0)
         return fb_cmd_locate(argc - 1, argv + 1);
+    if (strcmp(cmd, "soak") == 0)
+        return fb_cmd_soak(argc - 1, argv + 1);
     if (strcmp(cmd, "sweep") == 0)
         return fb_cmd_sweep(argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0) {

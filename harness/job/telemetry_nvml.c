@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "health.h"
+
 /* ---- NVML's C ABI: return codes, handles and the structs the calls fill ---- */
 enum { NVML_SUCCESS = 0 };
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
@@ -23,6 +25,17 @@ struct nvml_utilization { /* nvmlUtilization_t */
 struct nvml_memory { /* nvmlMemory_t (version 1) */
     unsigned long long total, free, used;
 };
+struct nvml_event_data { /* nvmlEventData_t */
+    nvml_device device;
+    unsigned long long type, data;
+    unsigned gpu_instance, compute_instance;
+};
+typedef struct nvmlEventSet_st *nvml_event_set;
+enum { NVML_MEMORY_ERROR_CORRECTED = 0, NVML_MEMORY_ERROR_UNCORRECTED = 1, NVML_VOLATILE_ECC = 0 };
+enum { NVML_EVENT_XID_CRITICAL = 0x8, NVML_NVLINK_MAX_LINKS = 18 };
+/* clocks event reasons that mean trouble: hw slowdown, sw thermal, hw thermal, hw power brake */
+enum { FB_NVML_BAD_REASONS = 0x8 | 0x20 | 0x40 | 0x80 };
+
 struct nvml_pci_info { /* nvmlPciInfo_t, as the _v2/_v3 entry points fill it */
     char bus_id_legacy[16];
     unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
@@ -46,6 +59,15 @@ struct fb_telemetry_nvml {
     nvml_return (*clock)(nvml_device, int, unsigned *);
     nvml_return (*temperature)(nvml_device, int, unsigned *);
     nvml_return (*reasons)(nvml_device, unsigned long long *);
+    nvml_return (*ecc_total)(nvml_device, int, int, unsigned long long *);
+    nvml_return (*nvlink_errors)(nvml_device, unsigned, int, unsigned long long *);
+    nvml_return (*event_set_create)(nvml_event_set *);
+    nvml_return (*event_set_free)(nvml_event_set);
+    nvml_return (*register_events)(nvml_device, unsigned long long, nvml_event_set);
+    nvml_return (*event_wait)(nvml_event_set, struct nvml_event_data *, unsigned);
+    nvml_event_set events; /* XID events of the chosen GPU, registered on first need */
+    bool events_tried;
+    double xid_count, xid_last;
 };
 
 const char *fb_telemetry_nvml_library(void)
@@ -112,6 +134,12 @@ struct fb_telemetry_nvml *fb_telemetry_nvml_open(bool *missing, char *why, size_
     /* "clocks event reasons" is the name since driver 535; the older one answers the same. */
     RESOLVE(n, reasons, "nvmlDeviceGetCurrentClocksEventReasons",
             "nvmlDeviceGetCurrentClocksThrottleReasons");
+    RESOLVE(n, ecc_total, "nvmlDeviceGetTotalEccErrors");
+    RESOLVE(n, nvlink_errors, "nvmlDeviceGetNvLinkErrorCounter");
+    RESOLVE(n, event_set_create, "nvmlEventSetCreate");
+    RESOLVE(n, event_set_free, "nvmlEventSetFree");
+    RESOLVE(n, register_events, "nvmlDeviceRegisterEvents");
+    RESOLVE(n, event_wait, "nvmlEventSetWait_v2", "nvmlEventSetWait");
     if (!n->init || !n->shutdown) {
         snprintf(why, whylen, "%s lacks nvmlInit or nvmlShutdown: not NVML", path);
         goto fail;
@@ -201,10 +229,81 @@ void fb_telemetry_nvml_read(struct fb_telemetry_nvml *n, double v[FB_TELEMETRY_N
         v[FB_TELEMETRY_THROTTLE] = (double)mask; /* exact: the defined bits are far below 2^53 */
 }
 
+/* XID events since the first call: registered then, drained now without waiting. false when
+ * NVML cannot deliver them (no event calls, or the GPU refuses). */
+static bool drain_xid(struct fb_telemetry_nvml *n)
+{
+    struct nvml_event_data e;
+
+    if (!n->events_tried) {
+        n->events_tried = true;
+        if (!n->event_set_create || !n->register_events || !n->event_wait ||
+            n->event_set_create(&n->events) != NVML_SUCCESS)
+            n->events = NULL;
+        else if (n->register_events(n->dev, NVML_EVENT_XID_CRITICAL, n->events) !=
+                 NVML_SUCCESS) {
+            if (n->event_set_free)
+                n->event_set_free(n->events);
+            n->events = NULL;
+        }
+    }
+    if (!n->events)
+        return false;
+    /* bounded: a flood of events is read over several calls */
+    for (int i = 0; i < 1000 && n->event_wait(n->events, &e, 0) == NVML_SUCCESS; i++)
+        if (e.type & NVML_EVENT_XID_CRITICAL) {
+            n->xid_count += 1.0;
+            n->xid_last = (double)e.data;
+        }
+    return true;
+}
+
+fb_status fb_telemetry_nvml_health(struct fb_telemetry_nvml *n, const char *device,
+                                   struct fb_health_set *set)
+{
+    static const char *const links[] = {"nvlink_replay", "nvlink_recovery", "nvlink_crc_flit"};
+    unsigned long long v, mask;
+    unsigned mhz;
+    fb_status st = FB_OK;
+
+    if (n->ecc_total &&
+        n->ecc_total(n->dev, NVML_MEMORY_ERROR_CORRECTED, NVML_VOLATILE_ECC, &v) == NVML_SUCCESS)
+        st = fb_health_add(set, "nvml", device, "ecc_volatile_corrected", (double)v, NAN, true);
+    if (st == FB_OK && n->ecc_total &&
+        n->ecc_total(n->dev, NVML_MEMORY_ERROR_UNCORRECTED, NVML_VOLATILE_ECC, &v) ==
+            NVML_SUCCESS)
+        st = fb_health_add(set, "nvml", device, "ecc_volatile_uncorrected", (double)v, NAN,
+                           true);
+    if (st == FB_OK && drain_xid(n)) {
+        st = fb_health_add(set, "nvml", device, "xid_events", n->xid_count, NAN, true);
+        if (st == FB_OK && n->xid_count > 0)
+            st = fb_health_add(set, "nvml", device, "xid_last", n->xid_last, NAN, false);
+    }
+    for (int k = 0; k < 3 && st == FB_OK && n->nvlink_errors; k++) {
+        double sum = 0.0;
+        bool any = false;
+        for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
+            if (n->nvlink_errors(n->dev, l, k, &v) == NVML_SUCCESS) {
+                sum += (double)v;
+                any = true;
+            }
+        if (any)
+            st = fb_health_add(set, "nvml", device, links[k], sum, NAN, true);
+    }
+    if (st == FB_OK && n->reasons && n->reasons(n->dev, &mask) == NVML_SUCCESS)
+        st = fb_health_add(set, "nvml", device, "throttle_bad_reasons",
+                           (double)(mask & FB_NVML_BAD_REASONS), NAN, true);
+    if (st == FB_OK && n->clock && n->clock(n->dev, NVML_CLOCK_SM, &mhz) == NVML_SUCCESS)
+        st = fb_health_add(set, "nvml", device, "sm_clock_mhz", mhz, NAN, false);
+    return st;
+}
+
 void fb_telemetry_nvml_close(struct fb_telemetry_nvml *n)
 {
     if (!n)
         return;
+    if (n->events && n->event_set_free)
+        n->event_set_free(n->events);
     n->shutdown();
     dlclose(n->lib);
     free(n);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "status.h"
 #include "telemetry.h"
 
 struct fb_telemetry_nvml; /* opaque */
@@ -29,6 +30,17 @@ bool fb_telemetry_nvml_pick(struct fb_telemetry_nvml *n, const char *bus_id, int
 /* Reads every field of the chosen GPU into v (NAN where there is no value). Thread-safe as
  * NVML is; called by the sampler thread only. */
 void fb_telemetry_nvml_read(struct fb_telemetry_nvml *n, double v[FB_TELEMETRY_NFIELDS]);
+
+struct fb_health_set;
+
+/* The chosen GPU's health counters into set (source "nvml", device `device`): ECC errors
+ * (volatile, corrected and uncorrected), XID events seen since the first call (critical-error
+ * events, drained without waiting), NVLink replay, recovery and CRC flit errors summed over the
+ * links that answer, the reasons for lower clocks that mean trouble (hardware slowdown,
+ * thermal, power brake: a mask) and the SM clock (recorded, not judged). A counter NVML does
+ * not answer is left out. FB_ERR_NOMEM. */
+fb_status fb_telemetry_nvml_health(struct fb_telemetry_nvml *n, const char *device,
+                                   struct fb_health_set *set);
 
 /* Shuts NVML down and unloads it; accepts NULL. */
 void fb_telemetry_nvml_close(struct fb_telemetry_nvml *n);

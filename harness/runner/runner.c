@@ -202,6 +202,8 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
             if (st == FB_OK)
                 st = flush_point(r);
             fb_run_record_unlock();
+            if (st == FB_OK && r->point_done)
+                r->point_done(r->point_arg, b, c, all, w->size, r->opt->trials, m->iters);
             for (int k = 0; k < w->size; k++)
                 if (fb_runner_is_active(c, k) && wrong[k] > 0) {
                     r->failed_points++;

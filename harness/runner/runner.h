@@ -29,6 +29,12 @@ struct fb_runner {
      * caller sets: the plan is counted above the runner, which never calls up into it) */
     void (*point_begin)(struct fb_progress *p, const char *bench, const struct fb_case *c,
                         int ranks);
+    /* rank 0, optional: after each timed point is gathered and reported, every rank's trial
+     * samples (all[rank * trials + t], microseconds per iteration; ranks outside the case
+     * hold 0) and the iterations per trial; arg is point_arg (soak keeps a series of them) */
+    void (*point_done)(void *arg, const struct fb_bench *b, const struct fb_case *c,
+                       const double *all, int nranks, long trials, long iters);
+    void *point_arg;
 };
 
 /* Collective. Prepares a runner over an open session. */

@@ -8,9 +8,17 @@
  *   SM clock 1410 + d MHz, memory clock 1215 MHz; temperature 65 C on device 0, and
  *   NVML_ERROR_NOT_SUPPORTED on device 1 (a field NVML refuses: an empty cell);
  *   clock event reasons sw_power_cap (0x4), with hw_thermal (0x40) on device 1.
+ * Health counters (soak): every device answers the values named in the file at
+ * $FAKE_NVML_HEALTH, read again at each call, one "NAME VALUE" per line (absent file or name:
+ * 0): ecc_corrected, ecc_uncorrected (nvmlDeviceGetTotalEccErrors, volatile), nvlink_replay,
+ * nvlink_recovery, nvlink_crc_flit (nvmlDeviceGetNvLinkErrorCounter: links 0 and 1 answer, the
+ * count on link 0; other links are not supported), xid (XID 79 critical-error events delivered
+ * through nvmlEventSetWait_v2 until each device has delivered that many), throttle (bits
+ * added to the clock event reasons). A test bumps them by rewriting the file during a run.
  * Built with FAKE_NO_POWER: no nvmlDeviceGetPowerUsage at all (a driver without it), and the
  * reasons under their pre-535 name nvmlDeviceGetCurrentClocksThrottleReasons only. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -147,12 +155,99 @@ EXPORT int nvmlDeviceGetTemperature(void *h, int sensor, unsigned *c)
     *c = 65;
     return OK;
 }
+/* The value of NAME in $FAKE_NVML_HEALTH; 0 when absent. */
+static unsigned long long health(const char *name)
+{
+    const char *path = getenv("FAKE_NVML_HEALTH");
+    char key[64];
+    unsigned long long v, found = 0;
+    FILE *f;
+
+    if (!path || !(f = fopen(path, "r")))
+        return 0;
+    while (fscanf(f, "%63s %llu", key, &v) == 2)
+        if (strcmp(key, name) == 0)
+            found = v;
+    fclose(f);
+    return found;
+}
+
+EXPORT int nvmlDeviceGetTotalEccErrors(void *h, int type, int counter, unsigned long long *n)
+{
+    if (!dev_of(h) || counter != 0 || type < 0 || type > 1)
+        return ERR_INVALID_ARGUMENT;
+    *n = health(type == 0 ? "ecc_corrected" : "ecc_uncorrected");
+    return OK;
+}
+EXPORT int nvmlDeviceGetNvLinkErrorCounter(void *h, unsigned link, int counter,
+                                           unsigned long long *n)
+{
+    static const char *const names[] = {"nvlink_replay", "nvlink_recovery", "nvlink_crc_flit"};
+    if (!dev_of(h) || counter < 0 || counter > 2)
+        return ERR_INVALID_ARGUMENT;
+    if (link > 1)
+        return ERR_NOT_SUPPORTED;
+    *n = link == 0 ? health(names[counter]) : 0;
+    return OK;
+}
+
+/* One event set holds the devices registered with it; each device delivers XID 79 until it
+ * has delivered as many as the file's "xid". */
+struct fake_event_set {
+    int registered[NDEV];
+};
+struct event_data {
+    void *device;
+    unsigned long long type, data;
+    unsigned gpu_instance, compute_instance;
+};
+static struct fake_event_set event_sets[8];
+static int nsets;
+static unsigned long long delivered[NDEV];
+
+EXPORT int nvmlEventSetCreate(struct fake_event_set **set)
+{
+    if (nsets == 8)
+        return ERR_NOT_SUPPORTED;
+    *set = &event_sets[nsets++];
+    memset(*set, 0, sizeof **set);
+    return OK;
+}
+EXPORT int nvmlEventSetFree(struct fake_event_set *set)
+{
+    (void)set;
+    return OK;
+}
+EXPORT int nvmlDeviceRegisterEvents(void *h, unsigned long long types, struct fake_event_set *set)
+{
+    struct fake_device *d = dev_of(h);
+    if (!d || !set || !(types & 0x8))
+        return ERR_INVALID_ARGUMENT;
+    set->registered[d->index] = 1;
+    return OK;
+}
+EXPORT int nvmlEventSetWait_v2(struct fake_event_set *set, struct event_data *e, unsigned ms)
+{
+    unsigned long long want = health("xid");
+    (void)ms;
+    for (int i = 0; i < NDEV; i++)
+        if (set->registered[i] && delivered[i] < want) {
+            delivered[i]++;
+            memset(e, 0, sizeof *e);
+            e->device = &devices[i];
+            e->type = 0x8;
+            e->data = 79;
+            return OK;
+        }
+    return 10; /* NVML_ERROR_TIMEOUT */
+}
+
 static int reasons(void *h, unsigned long long *mask)
 {
     struct fake_device *d = dev_of(h);
     if (!d)
         return ERR_INVALID_ARGUMENT;
-    *mask = 0x4ull | (d->index == 1 ? 0x40ull : 0);
+    *mask = 0x4ull | (d->index == 1 ? 0x40ull : 0) | health("throttle");
     return OK;
 }
 #ifndef FAKE_NO_POWER

@@ -1,0 +1,521 @@
+/* `fabricbench soak`: one point measured again and again through the runner, interval after
+ * interval, with every node's health counters read after each (soak_health.c). Writes
+ * soak.csv (each rank's figures per interval, and the point's) and health.csv, both on disk
+ * after every interval, and judges: a figure slower than its first intervals beyond their
+ * noise (analysis/soak_rule.h), or a counter that moved, is "degraded" (exit 1). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "cli.h"
+#include "clock.h"
+#include "commands.h"
+#include "csv.h"
+#include "densenet.h"
+#include "log.h"
+#include "registry.h"
+#include "run_record.h"
+#include "runner.h"
+#include "soak.h"
+#include "stats.h"
+#include "units.h"
+#include "watchdog.h"
+
+enum { MAX_POINTS = 16 };
+
+/* One point of the current interval, as the runner reported it (rank 0). */
+struct point {
+    char bench[24], kase[48];
+    size_t bytes;
+    double bus_factor;
+    bool collective;
+    long iters;
+    double *all; /* [rank * trials + t] */
+};
+
+/* One point's baseline over the intervals (rank 0). */
+struct series {
+    double *base; /* the slowest rank's trials of the baseline intervals */
+    size_t nbase;
+    double median, mad, limit;
+    bool ready;
+};
+
+struct soak {
+    double duration, interval, tolerance_pct;
+    int intervals;
+    struct fb_soak_rule rule;
+    /* rank 0 */
+    int size;
+    long trials;
+    struct point pts[MAX_POINTS];
+    int npts;
+    bool too_many;
+    struct series series[MAX_POINTS];
+    char (*hosts)[64];
+    FILE *csv;
+    int findings;
+};
+
+static const char soak_header[] =
+    "interval,start_s,rank,host,bench,case,bytes,iters,time_median_us,time_min_us,"
+    "time_max_us,algbw_gbps,busbw_gbps,baseline_us,limit_us,verdict\n";
+
+static void soak_usage(void)
+{
+    fb_out("usage: mpirun -np N fabricbench soak --duration S [--interval S] [--tolerance PCT]\n"
+           "                                    [BENCH] [run's options]\n\n"
+           "Repeats one point (default: the DenseNet-121 gradient all-reduce, allreduce at\n"
+           "27872824 bytes of float32 with 14 classes) through the runner for S seconds, and\n"
+           "reads every node's health counters after each interval: InfiniBand port counters,\n"
+           "rate and state, PCIe links of GPUs and HCAs (sysfs under $FB_SYSFS_ROOT, default\n"
+           "/sys), NVML's ECC, XID, NVLink and throttle counters, NCCL's WARN lines.\n\n"
+           "  --duration S      how long to soak, seconds (required)\n"
+           "  --interval S      one row per rank and counter every S seconds (default 10)\n"
+           "  --tolerance PCT   a slow-down below PCT %% of the baseline is never degraded\n"
+           "                    (default 10); the limit is also 5 MADs of the baseline's trials\n"
+           "  BENCH             a timed benchmark instead of allreduce (`fabricbench list`)\n"
+           "  run's options     --backend, --coll, --sizes, --trials, --out, --timeout, ...\n"
+           "                    (`fabricbench run --help`); --trial-ms is set from --interval\n\n"
+           "Writes soak.csv, health.csv, results.csv (one point per interval) and env.json.\n"
+           "Exit: 0 healthy, 1 degraded (each finding on a `soak: degraded:` line naming the\n"
+           "rank, host, interval and counter), 2 bad usage, 3 timeout. docs/soak.md.\n");
+}
+
+/* Rank 0, the runner's point_done hook: the point's samples kept for the interval. */
+static void point_done(void *arg, const struct fb_bench *b, const struct fb_case *c,
+                       const double *all, int nranks, long trials, long iters)
+{
+    struct soak *k = arg;
+    struct point *p;
+
+    if (k->npts == MAX_POINTS) {
+        k->too_many = true;
+        return;
+    }
+    p = &k->pts[k->npts];
+    if (!p->all && !(p->all = malloc((size_t)nranks * (size_t)trials * sizeof *p->all))) {
+        k->too_many = true;
+        return;
+    }
+    k->npts++;
+    snprintf(p->bench, sizeof p->bench, "%s", b->name);
+    snprintf(p->kase, sizeof p->kase, "%s", c->name);
+    p->bytes = c->bytes;
+    p->bus_factor = c->bus_factor;
+    p->collective = c->report == FB_REPORT_COLLECTIVE;
+    p->iters = iters;
+    memcpy(p->all, all, (size_t)nranks * (size_t)trials * sizeof *p->all);
+}
+
+static void cell(char *buf, size_t len, double v)
+{
+    if (isnan(v))
+        buf[0] = '\0';
+    else
+        snprintf(buf, len, "%.6g", v);
+}
+
+/* Rank 0: a row of soak.csv. */
+static void soak_row(struct soak *k, int interval, double start, const char *rank,
+                     const char *host, const struct point *p, const struct fb_stats *st,
+                     double base, double limit, const char *verdict)
+{
+    char iv[16], t0[32], bytes[32], iters[32], med[32], lo[32], hi[32], alg[32], bus[32],
+        b[32], l[32];
+    double algbw = fb_gbps((double)p->bytes, st->median);
+    const char *f[16] = {iv, t0, rank, host, p->bench, p->kase, bytes, iters, med, lo, hi,
+                         alg, bus, b, l, verdict};
+
+    snprintf(iv, sizeof iv, "%d", interval);
+    snprintf(t0, sizeof t0, "%.3f", start);
+    snprintf(bytes, sizeof bytes, "%zu", p->bytes);
+    snprintf(iters, sizeof iters, "%ld", p->iters);
+    cell(med, sizeof med, st->median);
+    cell(lo, sizeof lo, st->min);
+    cell(hi, sizeof hi, st->max);
+    cell(alg, sizeof alg, algbw);
+    cell(bus, sizeof bus, p->collective ? algbw * p->bus_factor : NAN);
+    cell(b, sizeof b, base);
+    cell(l, sizeof l, limit);
+    fb_csv_row(k->csv, f, 16);
+}
+
+/* Rank 0, after interval i: each point's rows (every rank's own trials, then the point's:
+ * the slowest rank of each trial) and its verdict against the baseline. */
+static fb_status judge_interval(struct soak *k, int interval, double start)
+{
+    double *slow = malloc((size_t)k->trials * sizeof *slow);
+    int *flag = malloc((size_t)k->size * sizeof *flag);
+    fb_status st = FB_OK;
+
+    if (!slow || !flag) {
+        st = FB_ERR_NOMEM;
+        goto out;
+    }
+    for (int i = 0; i < k->npts; i++) {
+        struct point *p = &k->pts[i];
+        struct series *s = &k->series[i];
+        struct fb_stats stats;
+        int slowest = 0;
+        double worst = -1.0;
+        const char *verdict = "baseline";
+
+        for (int r = 0; r < k->size; r++) {
+            char rk[16];
+            flag[r] = p->all[(size_t)r * (size_t)k->trials] > 0.0;
+            if (!flag[r] || fb_stats_compute(p->all + (size_t)r * (size_t)k->trials,
+                                             (size_t)k->trials, &stats) != 0)
+                continue;
+            if (stats.median > worst)
+                worst = stats.median, slowest = r;
+            snprintf(rk, sizeof rk, "%d", r);
+            soak_row(k, interval, start, rk, k->hosts[r], p, &stats, NAN, NAN, "");
+        }
+        fb_runner_slowest(p->all, flag, k->size, (size_t)k->trials, slow);
+        if (fb_stats_compute(slow, (size_t)k->trials, &stats) != 0) {
+            st = FB_ERR_NOMEM;
+            goto out;
+        }
+        if (interval <= k->rule.baseline) {
+            double *grown = realloc(s->base, (s->nbase + (size_t)k->trials) * sizeof *grown);
+            if (!grown) {
+                st = FB_ERR_NOMEM;
+                goto out;
+            }
+            s->base = grown;
+            memcpy(s->base + s->nbase, slow, (size_t)k->trials * sizeof *slow);
+            s->nbase += (size_t)k->trials;
+            if (interval == k->rule.baseline) {
+                if ((st = fb_soak_baseline(s->base, s->nbase, &s->median, &s->mad)) != FB_OK)
+                    goto out;
+                s->limit = fb_soak_limit_us(&k->rule, s->median, s->mad);
+                s->ready = true;
+            }
+        } else if (s->ready) {
+            verdict = stats.median > s->limit ? "degraded" : "ok";
+        }
+        soak_row(k, interval, start, "all", "", p, &stats, s->ready ? s->median : NAN,
+                 s->ready ? s->limit : NAN, verdict);
+        if (strcmp(verdict, "degraded") == 0) {
+            k->findings++;
+            FB_SOAK_FINDING("rank %d on %s, interval %d (from %.1f s): %s %s %zu bytes: median "
+                            "%.1f us per iteration, above the limit %.1f us (baseline %.1f us "
+                            "over intervals 1-%d); algbw %.4g GB/s", slowest, k->hosts[slowest],
+                            interval, start, p->bench, p->kase, p->bytes, stats.median,
+                            s->limit, s->median, k->rule.baseline,
+                            fb_gbps((double)p->bytes, stats.median));
+        }
+    }
+    if (fflush(k->csv) != 0 || fsync(fileno(k->csv)) != 0) {
+        fb_error("cannot write soak.csv");
+        st = FB_ERR_IO;
+    }
+out:
+    free(slow);
+    free(flag);
+    return st;
+}
+
+/* Collective: each rank's host, to rank 0. */
+static fb_status gather_hosts(struct soak *k, const struct fb_world *w)
+{
+    fb_status st = FB_OK;
+
+    if (w->rank == 0 && !(k->hosts = calloc((size_t)w->size, sizeof *k->hosts)))
+        st = FB_ERR_NOMEM;
+    if ((st = fb_world_agree(w, st)) != FB_OK)
+        return st;
+    MPI_Gather(w->host, 64, MPI_CHAR, k->hosts, 64, MPI_CHAR, 0, w->comm);
+    for (int r = 0; w->rank == 0 && r < w->size; r++)
+        k->hosts[r][63] = '\0';
+    return FB_OK;
+}
+
+static fb_status open_soak_csv(struct soak *k, const struct fb_run_ctx *ctx)
+{
+    char path[4300];
+    fb_status st = FB_OK;
+
+    if (ctx->s->world.rank == 0) {
+        snprintf(path, sizeof path, "%s/soak.csv", ctx->res->dir);
+        if (!(k->csv = fb_file_create(path)) || fputs(soak_header, k->csv) == EOF) {
+            fb_error("cannot write '%s'", path);
+            st = FB_ERR_IO;
+        }
+    }
+    return fb_world_agree(&ctx->s->world, st);
+}
+
+/* Collective, after interval i ended at `now` (rank 0's clock): the next trial length, so
+ * the runner's point fills about 80% of an interval, and the wait until the next interval's
+ * start; decided by rank 0 and sent to all. */
+static void pace(struct soak *k, const struct fb_run_ctx *ctx, int i, double t0, double start,
+                 double now)
+{
+    double plan[2] = {ctx->opt->trial_ms, 0.0};
+
+    if (ctx->s->world.rank == 0) {
+        double took = now - t0 - start, scale = took > 0 ? 0.8 * k->interval / took : 2.0;
+        scale = scale < 0.5 ? 0.5 : scale > 2.0 ? 2.0 : scale;
+        if (ctx->opt->iters == 0)
+            plan[0] = fmax(0.01, ctx->opt->trial_ms * scale);
+        plan[1] = fmax(0.0, t0 + i * k->interval - now);
+    }
+    MPI_Bcast(plan, 2, MPI_DOUBLE, 0, ctx->s->world.comm);
+    ctx->opt->trial_ms = plan[0];
+    if (plan[1] > 0.0) {
+        fb_watchdog_phase("soak: waiting for interval %d", i + 1);
+        fb_clock_sleep_s(plan[1]);
+    }
+}
+
+static void soak_release(struct soak *k)
+{
+    for (int i = 0; i < MAX_POINTS; i++) {
+        free(k->pts[i].all);
+        free(k->series[i].base);
+    }
+    free(k->hosts);
+    if (k->csv)
+        fclose(k->csv);
+}
+
+static int soak_work(void *arg, const struct fb_run_ctx *ctx, fb_status *worst, char *stopped,
+                     size_t stoppedlen)
+{
+    struct soak *k = arg;
+    const struct fb_world *w = &ctx->s->world;
+    const struct fb_bench *b = fb_bench_find(ctx->opt->nbench ? ctx->opt->bench[0] : "allreduce");
+    struct fb_soak_health health = {0};
+    struct fb_runner runner;
+    bool runner_up = false;
+    double t0 = 0.0, start = 0.0;
+    fb_status st;
+    int i = 0, failed;
+
+    k->size = w->size;
+    k->trials = ctx->opt->trials;
+    if (ctx->opt->ngroups == 0) { /* the whole job, not a scaling curve */
+        ctx->opt->ngroups = 1;
+        ctx->opt->groups[0] = w->size;
+    }
+    if ((st = gather_hosts(k, w)) != FB_OK || (st = open_soak_csv(k, ctx)) != FB_OK ||
+        (st = fb_soak_health_open(&health, ctx, (const char(*)[64])k->hosts)) != FB_OK)
+        goto out;
+    if ((st = fb_runner_init(&runner, ctx->s, ctx->opt, ctx->res)) != FB_OK)
+        goto out;
+    runner_up = true;
+    if (w->rank == 0) {
+        runner.point_done = point_done;
+        runner.point_arg = k;
+        fb_info("soak: %s for %.0f s, %d interval(s) of %.0f s; baseline: intervals 1-%d", b->name,
+                k->duration, k->intervals, k->interval, k->rule.baseline);
+    }
+    /* GPU telemetry over the whole soak, as over one benchmark of a run */
+    fb_telemetry_bench_begin(ctx->tel, b->name, true);
+    t0 = fb_clock_now_s();
+    for (i = 1; i <= k->intervals; i++) {
+        start = fb_clock_now_s() - t0;
+        k->npts = 0;
+        failed = runner.failed_points;
+        st = fb_runner_run(&runner, b);
+        /* wrong elements: the runner's error line names the rank; a finding of the interval */
+        if (st == FB_OK && w->rank == 0 && runner.failed_points > failed) {
+            k->findings++;
+            FB_SOAK_FINDING("interval %d: %d point(s) failed verification (the error above "
+                            "names the rank)", i, runner.failed_points - failed);
+        }
+        if (st == FB_ERR_UNSUPPORTED && w->rank == 0)
+            fb_error("soak: %s cannot run here (see above)", b->name);
+        if (st == FB_OK && w->rank == 0)
+            st = k->too_many ? FB_ERR_USAGE : judge_interval(k, i, start);
+        if (k->too_many && w->rank == 0)
+            fb_error("soak: %s plans more than %d points per interval: name one size with "
+                     "--sizes", b->name, MAX_POINTS);
+        if ((st = fb_world_agree(w, st)) != FB_OK ||
+            (st = fb_soak_health_interval(&health, i)) != FB_OK)
+            break;
+        if (i < k->intervals)
+            pace(k, ctx, i, t0, start, fb_clock_now_s());
+    }
+    fb_watchdog_phase("telemetry gather");
+    if (w->rank == 0)
+        fb_run_record_lock();
+    fb_telemetry_bench_end(ctx->tel, ctx->res);
+    if (w->rank == 0)
+        fb_run_record_unlock();
+out:
+    if (runner_up)
+        fb_runner_release(&runner);
+    *worst = st;
+    if (st != FB_OK)
+        snprintf(stopped, stoppedlen, "soak: interval %d: %s", i, fb_status_str(st));
+    if (w->rank == 0 && st == FB_OK) {
+        int n = k->findings + health.findings;
+        if (n)
+            fb_out("soak: DEGRADED: %d finding(s) over %d interval(s) (see the lines above; "
+                   "soak.csv, health.csv in %s)\n", n, k->intervals, ctx->res->dir);
+        else
+            fb_out("soak: healthy: %d interval(s), every figure within its limit, no health "
+                   "counter moved (soak.csv, health.csv in %s)\n", k->intervals,
+                   ctx->res->dir);
+    }
+    {
+        int n = k->findings + health.findings;
+        MPI_Bcast(&n, 1, MPI_INT, 0, w->comm);
+        fb_soak_health_close(&health);
+        soak_release(k);
+        if (st != FB_OK)
+            return fb_status_exit_code(st);
+        return n ? 1 : 0;
+    }
+}
+
+/* Before MPI: the benchmark, the DenseNet-121 point by default, and the trial length. */
+static fb_status soak_prepare(void *arg, struct fb_options *o, char *err, size_t errlen)
+{
+    struct soak *k = arg;
+    const struct fb_bench *b;
+
+    if (o->nbench > 1) {
+        snprintf(err, errlen, "soak repeats one benchmark; %d named", o->nbench);
+        return FB_ERR_USAGE;
+    }
+    b = fb_bench_find(o->nbench ? o->bench[0] : "allreduce");
+    if (!b || (b->needs & FB_REPORTS_VALUES)) {
+        snprintf(err, errlen, "soak times a point; '%s' reports figures, not times", o->bench[0]);
+        return FB_ERR_USAGE;
+    }
+    if (o->timeout_s > 0 && o->timeout_s <= k->interval) {
+        snprintf(err, errlen, "--timeout %.0f s is not longer than --interval %.0f s: the wait "
+                 "between intervals would time out", o->timeout_s, k->interval);
+        return FB_ERR_USAGE;
+    }
+    if (strcmp(b->name, "allreduce") == 0 && o->nsizes == 0 && !o->min_bytes && !o->max_bytes) {
+        struct fb_densenet d;
+        fb_status st = fb_densenet121(o->classes, &d);
+        if (st != FB_OK) {
+            snprintf(err, errlen, "DenseNet-121: %s", fb_status_str(st));
+            return st;
+        }
+        /* the gradients' bytes (27872824 with 14 classes in float32), whole elements */
+        o->sizes[0] = d.parameters * fb_dtype_size(o->dtype);
+        o->nsizes = 1;
+        fb_densenet_free(&d);
+    }
+    /* about a third of the interval in trials; as much again in the iterations timed one by
+     * one; pace() then scales it so the point fills about 80% of each interval */
+    o->trial_ms = fmax(0.01, k->interval * 1e3 * 0.35 / (double)o->trials);
+    return FB_OK;
+}
+
+/* --NAME VALUE or --NAME=VALUE at argv[*i]: the value (NULL when absent), *i past it. */
+static const char *soak_value(int argc, char **argv, int *i, const char *name, bool *matched)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+
+    *matched = false;
+    if (strncmp(a, name, n) != 0 || (a[n] != '\0' && a[n] != '='))
+        return NULL;
+    *matched = true;
+    if (a[n] == '=')
+        return a + n + 1;
+    if (*i + 1 >= argc)
+        return NULL;
+    return argv[++*i];
+}
+
+/* soak's own options, taken out of argv into rest (run's parser reads the others). */
+static fb_status soak_options(struct soak *k, int argc, char **argv, char **rest, int *nrest,
+                              bool *help, char *err, size_t errlen)
+{
+    static const char *const names[] = {"--duration", "--interval", "--tolerance"};
+    bool have_duration = false;
+    char why[256];
+
+    *nrest = 0;
+    *help = false;
+    k->interval = 10.0;
+    k->tolerance_pct = 10.0;
+    for (int i = 0; i < argc; i++) {
+        bool matched = false;
+        int which;
+        const char *v = NULL;
+        fb_status st = FB_OK;
+
+        if (i > 0 && (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0))
+            *help = true;
+        for (which = 0; which < 3 && !matched && i > 0; which++)
+            v = soak_value(argc, argv, &i, names[which], &matched);
+        if (!matched) {
+            rest[(*nrest)++] = argv[i];
+            continue;
+        }
+        which--;
+        if (!v) {
+            snprintf(err, errlen, "option '%s' needs a value", names[which]);
+            return FB_ERR_USAGE;
+        }
+        if (which == 0 && (st = fb_real_parse(v, 0.001, 604800.0, &k->duration, why,
+                                              sizeof why)) == FB_OK)
+            have_duration = true;
+        else if (which == 1)
+            st = fb_real_parse(v, 0.001, 86400.0, &k->interval, why, sizeof why);
+        else if (which == 2)
+            st = fb_real_parse(v, 0.0, 1e12, &k->tolerance_pct, why, sizeof why);
+        if (st != FB_OK) {
+            snprintf(err, errlen, "bad value for %s: %s", names[which], why);
+            return st;
+        }
+    }
+    rest[*nrest] = NULL;
+    if (*help)
+        return FB_OK;
+    if (!have_duration) {
+        snprintf(err, errlen, "--duration is required (seconds to soak)");
+        return FB_ERR_USAGE;
+    }
+    k->rule = fb_soak_rule_defaults();
+    k->rule.tolerance = k->tolerance_pct / 100.0;
+    k->intervals = (int)ceil(k->duration / k->interval - 1e-9);
+    if (k->intervals <= k->rule.baseline) {
+        snprintf(err, errlen, "--duration %g s with --interval %g s gives %d interval(s); the "
+                 "first %d are the baseline: give at least %d", k->duration, k->interval,
+                 k->intervals, k->rule.baseline, k->rule.baseline + 1);
+        return FB_ERR_USAGE;
+    }
+    return FB_OK;
+}
+
+int fb_cmd_soak(int argc, char **argv)
+{
+    struct soak *k = calloc(1, sizeof *k);
+    char **rest = calloc((size_t)argc + 1, sizeof *rest), err[512];
+    struct fb_run_mode mode = {.name = "soak", .usage = soak_usage, .prepare = soak_prepare,
+                               .work = soak_work, .arg = k};
+    bool help;
+    int nrest, rc;
+
+    if (!k || !rest) {
+        free(k);
+        free(rest);
+        return 1;
+    }
+    if (soak_options(k, argc, argv, rest, &nrest, &help, err, sizeof err) != FB_OK) {
+        if (fb_cli_rank_hint() == 0)
+            fb_error("soak: %s", err);
+        free(k);
+        free(rest);
+        return 2;
+    }
+    rc = fb_cmd_run_mode(nrest, rest, &mode);
+    free(k);
+    free(rest);
+    return rc;
+}

@@ -1,0 +1,41 @@
+/* A command built on `run`'s machinery (options, MPI, session, run folder, env.json, NCCL's
+ * log, telemetry, the watchdog and the run's end state) that does its own work in place of
+ * run's list of benchmarks: `soak`. cmd_run.c owns the machinery; a mode brings its work. */
+#ifndef FB_RUN_MODE_H
+#define FB_RUN_MODE_H
+
+#include <stddef.h>
+
+#include "options.h"
+#include "results.h"
+#include "session.h"
+#include "status.h"
+#include "telemetry.h"
+
+/* What a mode's work may use; everything is run's and stays open while it works. */
+struct fb_run_ctx {
+    struct fb_session *s;
+    struct fb_options *opt;
+    struct fb_results *res;    /* rank 0: the run folder; NULL elsewhere */
+    const char *nccl_log_path; /* this rank's NCCL log in the run folder; "" when none */
+    struct fb_telemetry *tel;  /* GPU telemetry (telemetry.h); NULL when off */
+};
+
+struct fb_run_mode {
+    const char *name;  /* "soak": its messages, and MPI's and the watchdog's command */
+    void (*usage)(void); /* its --help */
+    /* After run's options are parsed and before MPI starts: the mode's own checks and
+     * defaults. FB_ERR_USAGE with one line in err (printed as "NAME: err", exit 2). */
+    fb_status (*prepare)(void *arg, struct fb_options *o, char *err, size_t errlen);
+    /* Collective: the work. Returns the exit code; *worst the status that stopped it (FB_OK
+     * when none) and `stopped` a line saying what stopped, for env.json. */
+    int (*work)(void *arg, const struct fb_run_ctx *ctx, fb_status *worst, char *stopped,
+                size_t stoppedlen);
+    void *arg;
+};
+
+/* `run`'s whole command with `mode` doing the work (NULL: run's benchmarks). argv[0] is the
+ * command's name. Returns the process's exit code. */
+int fb_cmd_run_mode(int argc, char **argv, const struct fb_run_mode *mode);
+
+#endif

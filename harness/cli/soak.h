@@ -1,0 +1,45 @@
+/* `soak`'s own header, for cmd_soak.c (options, intervals, the figure's series and verdict)
+ * and soak_health.c (the health counters of every node, health.csv and their findings). */
+#ifndef FB_SOAK_H
+#define FB_SOAK_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "health.h"
+#include "log.h"
+#include "run_mode.h"
+#include "soak_rule.h"
+
+struct fb_telemetry_nvml;
+
+/* The health side of a soak. Every rank has one; only rank 0 keeps the other ranks' readings
+ * and writes health.csv. */
+struct fb_soak_health {
+    const struct fb_run_ctx *ctx;
+    const char (*hosts)[64];        /* rank 0: each rank's host */
+    struct fb_telemetry_nvml *nvml; /* this rank's GPU through NVML; NULL when none */
+    char gpu[40];                   /* "gpu<N>" or the GPU's PCI address */
+    struct fb_health_set *prev;     /* rank 0: the last readings of each rank */
+    FILE *csv;                      /* rank 0: health.csv */
+    int findings;                   /* rank 0: lines printed */
+};
+
+/* Collective: opens NVML where it can (a note says why not), health.csv on rank 0, and takes
+ * the readings before the first interval (interval 0). FB_ERR_IO when health.csv cannot be
+ * written. */
+fb_status fb_soak_health_open(struct fb_soak_health *h, const struct fb_run_ctx *ctx,
+                              const char (*hosts)[64]);
+
+/* Collective: every rank reads its counters (sysfs on the first rank of each node only), rank 0
+ * gathers them, writes their rows with the change since the last interval to health.csv
+ * (flushed and synced) and prints a "degraded" line for each judged counter that moved and
+ * each PCIe link newly below its maximum. */
+fb_status fb_soak_health_interval(struct fb_soak_health *h, int interval);
+
+void fb_soak_health_close(struct fb_soak_health *h);
+
+/* A line of soak's verdict on rank 0's stdout, and in the run's log (fb_out). */
+#define FB_SOAK_FINDING(fmt, ...) fb_out("soak: degraded: " fmt "\n", __VA_ARGS__)
+
+#endif

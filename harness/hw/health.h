@@ -1,0 +1,65 @@
+/* Health counters: a set of named readings of one host or one GPU (InfiniBand port counters,
+ * PCIe links, NVML's error counters, NCCL's WARN lines) that `soak` reads before and after
+ * every interval and judges by what moved. This module owns the set and the two readers that
+ * need no library: sysfs (all paths under $FB_SYSFS_ROOT, default /sys) and NCCL's log text.
+ * NVML's counters are read by harness/job/telemetry_nvml.c into the same set. No MPI. */
+#ifndef FB_HEALTH_H
+#define FB_HEALTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "status.h"
+
+/* One reading. Fixed-size text, so a set can travel between ranks as plain bytes. */
+struct fb_health_counter {
+    char source[8];    /* "ib", "pcie", "nvml", "nccl" */
+    char device[40];   /* "mlx5_0/1" (device/port), "0000:3b:00.0" (PCI address), "gpu0" */
+    char counter[32];  /* "symbol_error", "rate_gbps", "link_width", "ecc_volatile_total", ... */
+    double value;
+    double max;        /* for a PCIe link: the most it can train to (max_link_*); NAN else */
+    bool judged;       /* a change between two readings is a finding (errors, rate, state,
+                          link); false for figures that move in health (clocks) */
+};
+
+struct fb_health_set {
+    struct fb_health_counter *c;
+    size_t n, cap;
+};
+
+/* Adds a reading (text cut to its field). FB_ERR_NOMEM. */
+fb_status fb_health_add(struct fb_health_set *set, const char *source, const char *device,
+                        const char *counter, double value, double max, bool judged);
+
+/* Frees the readings and empties the set; accepts an empty one. */
+void fb_health_set_free(struct fb_health_set *set);
+
+/* The reading of set with the same source, device and counter as `like`; NULL when none. */
+const struct fb_health_counter *fb_health_find(const struct fb_health_set *set,
+                                               const struct fb_health_counter *like);
+
+/* Whether a reading is a finding on its own, whatever moved: a PCIe link trained below its
+ * maximum speed or width. */
+bool fb_health_below_max(const struct fb_health_counter *c);
+
+/* The sysfs root the readers use: $FB_SYSFS_ROOT when set and non-empty, else "/sys". */
+const char *fb_health_sysfs_root(void);
+
+/* Reads this host's InfiniBand ports and PCIe links under `root` (a sysfs tree) into set:
+ *  - each port of class/infiniband/<dev>/ports/<p>/: counters/{symbol_error, link_downed,
+ *    port_rcv_errors, port_xmit_discards}, rate (Gb/s, "rate_gbps") and state (the number
+ *    before the colon: 4 is ACTIVE), device "<dev>/<p>";
+ *  - the PCIe link of each HCA (class/infiniband/<dev>/device) and of each NVIDIA GPU (every
+ *    bus/pci/devices/<bdf> whose vendor is 0x10de and class 0x0302xx or 0x0300xx):
+ *    "link_speed_gts" (current_link_speed against max_link_speed) and "link_width"
+ *    (current_link_width against max_link_width), device the PCI address.
+ * A file that is absent or unreadable is skipped (a machine without InfiniBand has no port to
+ * read); FB_OK then with fewer readings. FB_ERR_NOMEM. */
+fb_status fb_health_sysfs_read(const char *root, struct fb_health_set *set);
+
+/* NCCL's WARN lines that tell a fabric fault, counted in the log file at `path`: "Got async
+ * event : port error" (*port_errors) and a device "marked as failed" (*failed). A file that is
+ * absent counts nothing (FB_OK); FB_ERR_IO when it cannot be read. */
+fb_status fb_health_nccl_count(const char *path, long *port_errors, long *failed);
+
+#endif

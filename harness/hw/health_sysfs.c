@@ -1,0 +1,207 @@
+/* The sysfs health reader: InfiniBand port counters, rate and state, and the PCIe link of each
+ * HCA and NVIDIA GPU, all under one root ($FB_SYSFS_ROOT in tests: a fake tree a script edits
+ * during a soak). Files are read as sysfs writes them: one line of text. */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "health.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PATH_CAP = 4096 };
+
+static const char *const ib_counters[] = {"symbol_error", "link_downed", "port_rcv_errors",
+                                          "port_xmit_discards"};
+
+/* The first line of a small file into buf; false when it cannot be read. */
+static bool read_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    bool ok;
+
+    if (!f)
+        return false;
+    ok = fgets(buf, (int)len, f) != NULL;
+    fclose(f);
+    if (ok)
+        buf[strcspn(buf, "\n")] = '\0';
+    return ok;
+}
+
+/* The number a sysfs file starts with ("100 Gb/sec (4X EDR)", "4: ACTIVE", "16.0 GT/s PCIe",
+ * "0x10de" with base 0); NAN when it is absent or does not start with one ("Unknown"). */
+static double read_number(const char *path, int base)
+{
+    char buf[128], *end;
+    double v;
+
+    if (!read_line(path, buf, sizeof buf))
+        return NAN;
+    if (base == 16) {
+        unsigned long long x = strtoull(buf, &end, 16);
+        return end == buf ? NAN : (double)x;
+    }
+    v = strtod(buf, &end);
+    return end == buf ? NAN : v;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
+/* Sorted entries of a folder (so readings come in the same order every time), not "." or
+ * "..". *names is malloc'ed; NULL with 0 when the folder cannot be read. */
+static fb_status list_dir(const char *path, char (**names)[256], size_t *n)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    size_t cap = 0;
+    fb_status st = FB_OK;
+
+    *names = NULL;
+    *n = 0;
+    if (!d)
+        return FB_OK;
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (*n == cap) {
+            char (*grown)[256];
+            cap = cap ? 2 * cap : 16;
+            if (!(grown = realloc(*names, cap * sizeof *grown))) {
+                st = FB_ERR_NOMEM;
+                goto out;
+            }
+            *names = grown;
+        }
+        snprintf((*names)[(*n)++], 256, "%s", e->d_name);
+    }
+    if (*n)
+        qsort(*names, *n, sizeof **names, name_cmp);
+out:
+    closedir(d);
+    return st;
+}
+
+/* The link of the PCI device in folder `dir`, named `name`: speed and width, each against its
+ * maximum. A device without link files (a virtual function, an old kernel) adds nothing. */
+static fb_status read_pcie_link(const char *dir, const char *name, struct fb_health_set *set)
+{
+    static const char *const what[2][3] = {
+        {"current_link_speed", "max_link_speed", "link_speed_gts"},
+        {"current_link_width", "max_link_width", "link_width"}};
+    char path[PATH_CAP];
+    fb_status st = FB_OK;
+
+    for (int i = 0; i < 2 && st == FB_OK; i++) {
+        double cur, max;
+        snprintf(path, sizeof path, "%s/%s", dir, what[i][0]);
+        cur = read_number(path, 10);
+        snprintf(path, sizeof path, "%s/%s", dir, what[i][1]);
+        max = read_number(path, 10);
+        if (!isnan(cur))
+            st = fb_health_add(set, "pcie", name, what[i][2], cur, max, true);
+    }
+    return st;
+}
+
+/* The PCI address an HCA's device link points at (its last part); the HCA's name when the
+ * link cannot be resolved. */
+static void hca_address(const char *link, const char *dev, char *out, size_t len)
+{
+    char *real = realpath(link, NULL);
+    const char *base = real ? strrchr(real, '/') : NULL;
+
+    snprintf(out, len, "%s", base && base[1] ? base + 1 : dev);
+    free(real);
+}
+
+static fb_status read_ib(const char *root, struct fb_health_set *set)
+{
+    char (*devs)[256] = NULL, (*ports)[256] = NULL;
+    size_t ndevs = 0, nports = 0;
+    char dir[PATH_CAP], path[PATH_CAP + 64], name[64], addr[128];
+    fb_status st;
+
+    snprintf(dir, sizeof dir, "%s/class/infiniband", root);
+    if ((st = list_dir(dir, &devs, &ndevs)) != FB_OK)
+        goto out;
+    for (size_t d = 0; d < ndevs && st == FB_OK; d++) {
+        snprintf(dir, sizeof dir, "%s/class/infiniband/%s/ports", root, devs[d]);
+        free(ports);
+        if ((st = list_dir(dir, &ports, &nports)) != FB_OK)
+            break;
+        for (size_t p = 0; p < nports && st == FB_OK; p++) {
+            snprintf(name, sizeof name, "%.40s/%.16s", devs[d], ports[p]);
+            for (size_t k = 0; k < sizeof ib_counters / sizeof *ib_counters && st == FB_OK;
+                 k++) {
+                double v;
+                snprintf(path, sizeof path, "%s/%s/counters/%s", dir, ports[p], ib_counters[k]);
+                if (!isnan(v = read_number(path, 10)))
+                    st = fb_health_add(set, "ib", name, ib_counters[k], v, NAN, true);
+            }
+            snprintf(path, sizeof path, "%s/%s/rate", dir, ports[p]);
+            double rate = read_number(path, 10);
+            if (st == FB_OK && !isnan(rate))
+                st = fb_health_add(set, "ib", name, "rate_gbps", rate, NAN, true);
+            snprintf(path, sizeof path, "%s/%s/state", dir, ports[p]);
+            double state = read_number(path, 10);
+            if (st == FB_OK && !isnan(state))
+                st = fb_health_add(set, "ib", name, "state", state, NAN, true);
+        }
+        snprintf(path, sizeof path, "%s/class/infiniband/%s/device", root, devs[d]);
+        hca_address(path, devs[d], addr, sizeof addr);
+        if (st == FB_OK)
+            st = read_pcie_link(path, addr, set);
+    }
+out:
+    free(devs);
+    free(ports);
+    return st;
+}
+
+/* Whether the PCI device in `dir` is an NVIDIA GPU: vendor 0x10de, class 3D (0x0302) or VGA
+ * (0x0300) controller. */
+static bool is_nvidia_gpu(const char *dir)
+{
+    char path[3 * PATH_CAP];
+    double vendor, klass;
+
+    snprintf(path, sizeof path, "%s/vendor", dir);
+    vendor = read_number(path, 16);
+    snprintf(path, sizeof path, "%s/class", dir);
+    klass = read_number(path, 16);
+    if (isnan(vendor) || isnan(klass) || vendor != 0x10de)
+        return false;
+    return ((unsigned long)klass >> 8) == 0x0302 || ((unsigned long)klass >> 8) == 0x0300;
+}
+
+static fb_status read_gpus(const char *root, struct fb_health_set *set)
+{
+    char (*bdfs)[256] = NULL;
+    size_t n = 0;
+    char dir[PATH_CAP], path[2 * PATH_CAP];
+    fb_status st;
+
+    snprintf(dir, sizeof dir, "%s/bus/pci/devices", root);
+    if ((st = list_dir(dir, &bdfs, &n)) != FB_OK)
+        goto out;
+    for (size_t i = 0; i < n && st == FB_OK; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, bdfs[i]);
+        if (is_nvidia_gpu(path))
+            st = read_pcie_link(path, bdfs[i], set);
+    }
+out:
+    free(bdfs);
+    return st;
+}
+
+fb_status fb_health_sysfs_read(const char *root, struct fb_health_set *set)
+{
+    fb_status st = read_ib(root, set);
+    return st == FB_OK ? read_gpus(root, set) : st;
+}

@@ -1,0 +1,51 @@
+#!/bin/sh
+# soak on the two-host cluster (lib.sh), 1 rank per host: the veth's rate is lowered halfway
+# through, and the soak says degraded, naming the interval where it happened.
+#   A soak of 8 intervals of 1 s (allreduce of 256 KiB, 3 trials, --tolerance 300) runs in the
+#   background; once soak.csv holds interval 4, tbf 4 Mbit/s goes on both veth ends
+#   (cluster_shape). A 256 KiB all-reduce over 2 ranks sends 256 KiB each way: about 520 ms at
+#   4 Mbit/s, against under 1 ms unshaped. On this shared 2-core machine (load 10-18 from other
+#   builds) an unshaped iteration was seen to take up to 150 ms when a rank waits for a CPU, so
+#   the baseline's limit (4 x its median, or 5 MADs) can reach about 300 ms: the shaped time
+#   stays well above it. Ranks yield when idle (mpi_yield_when_idle) to keep that noise down.
+#   Expected: exit 1; every interval up to the last one soak.csv held before the shaping (K) is
+#   "baseline" or "ok"; the first "degraded" interval is K + 1 or K + 2 (the one running when tc
+#   acted, or the next); every later one is degraded; the `soak: degraded:` line names that
+#   first interval. The script prints when and how the rate was changed.
+# usage: soak.sh FABRICBENCH
+bin=$1
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
+cluster_up
+w=$CL_DIR
+out=$w/soak
+
+cluster_mpi 1 2 --mca mpi_yield_when_idle 1 "$bin" soak --duration 8 --interval 1 --tolerance 300 \
+    --sizes 256K --trials 3 --warmup 0 --quiet --out "$out" >"$w/soak.out" 2>"$w/soak.err" &
+soaker=$!
+k=
+for _ in $(seq 1 1200); do
+    k=$(awk -F, 'NR > 1 && $3 == "all" { k = $1 } END { print k }' "$out/soak.csv" 2>/dev/null)
+    [ -n "$k" ] && [ "$k" -ge 4 ] && break
+    kill -0 "$soaker" 2>/dev/null || break
+    sleep 0.1
+done
+cluster_shape 4mbit 64kb || fail "tc tbf could not be set"
+echo "rate changed: tbf 4 Mbit/s (bucket 64 KiB) on both veth ends at $(date -u +%H:%M:%S), after interval ${k:-?} of 8 was in soak.csv"
+wait "$soaker"
+rc=$?
+grep "^soak: " "$w/soak.out"
+[ "$rc" = 1 ] || { fail "soak exited $rc, expected 1 (degraded): $(tail -n 5 "$w/soak.err")"; finish; }
+[ -n "$k" ] && [ "$k" -ge 4 ] || { fail "soak.csv never reached interval 4 (got '$k')"; finish; }
+verdicts=$(csv_awk 'v("rank") == "all" && v("case") == "out_of_place" { printf "%s:%s ", v("interval"), v("verdict") }' "$out/soak.csv")
+echo "out_of_place by interval: $verdicts"
+first=$(csv_awk 'v("rank") == "all" && v("verdict") == "degraded" { print v("interval"); exit }' "$out/soak.csv")
+[ -n "$first" ] || { fail "no interval of soak.csv is degraded"; finish; }
+[ "$first" -gt "$k" ] && [ "$first" -le $((k + 2)) ] ||
+    fail "the first degraded interval is $first; the rate changed after interval $k (expected $((k + 1)) or $((k + 2)))"
+late=$(csv_awk 'v("rank") == "all" && v("interval") > f && v("verdict") != "degraded" { printf "%s:%s ", v("interval"), v("case") }' f="$first" "$out/soak.csv")
+[ -z "$late" ] || fail "intervals after $first not degraded: $late"
+grep -q "^soak: degraded: rank [01] on fbhost[0-9]*[ab], interval $first (from " "$w/soak.out" ||
+    fail "no degraded line names interval $first: $(grep degraded "$w/soak.out" | head -n 3)"
+grep -q "^soak: DEGRADED: " "$w/soak.out" || fail "no DEGRADED verdict"
+finish

@@ -1,0 +1,104 @@
+/* Health readers against tests/data/sysfs (copied to a temporary folder and edited there): the
+ * InfiniBand port's counters, rate and state, the PCIe links of the HCA and of the NVIDIA GPU
+ * only, a link trained below its maximum, and NCCL's WARN lines counted. */
+#define _POSIX_C_SOURCE 200809L
+#include "health.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static const struct fb_health_counter *get(const struct fb_health_set *s, const char *source,
+                                           const char *device, const char *counter)
+{
+    struct fb_health_counter like = {0};
+    snprintf(like.source, sizeof like.source, "%s", source);
+    snprintf(like.device, sizeof like.device, "%s", device);
+    snprintf(like.counter, sizeof like.counter, "%s", counter);
+    return fb_health_find(s, &like);
+}
+
+static void put(const char *dir, const char *file, const char *text)
+{
+    char path[4096];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    char tmp[] = "/tmp/fb_test_health.XXXXXX", cmd[8192], log[4200];
+    struct fb_health_set s = {0};
+    const struct fb_health_counter *c;
+    long port_errors = -1, failed = -1;
+
+    if (argc < 2 || !mkdtemp(tmp)) {
+        fprintf(stderr, "usage: test_health tests/data/sysfs\n");
+        return 2;
+    }
+    snprintf(cmd, sizeof cmd, "cp -a '%s/.' '%s/'", argv[1], tmp);
+    CHECK(system(cmd) == 0);
+
+    CHECK(fb_health_sysfs_read(tmp, &s) == FB_OK);
+    /* 4 counters + rate + state, 2 links of the HCA, 2 of the GPU; nothing of the USB device */
+    CHECK(s.n == 10);
+    CHECK((c = get(&s, "ib", "mlx5_0/1", "symbol_error")) && c->value == 0 && c->judged);
+    CHECK((c = get(&s, "ib", "mlx5_0/1", "port_xmit_discards")) && c->value == 0);
+    CHECK(get(&s, "ib", "mlx5_0/1", "port_xmit_data") == NULL); /* traffic, not an error */
+    CHECK((c = get(&s, "ib", "mlx5_0/1", "rate_gbps")) && c->value == 100);
+    CHECK((c = get(&s, "ib", "mlx5_0/1", "state")) && c->value == 4);
+    CHECK((c = get(&s, "pcie", "0000:5e:00.0", "link_width")) && c->value == 16 && c->max == 16);
+    CHECK((c = get(&s, "pcie", "0000:3b:00.0", "link_speed_gts")) && c->value == 16.0 &&
+          !fb_health_below_max(c));
+    CHECK(get(&s, "pcie", "0000:00:14.0", "link_width") == NULL);
+    fb_health_set_free(&s);
+    CHECK(s.n == 0 && s.c == NULL);
+
+    /* a counter bumped, the rate halved, the GPU trained down to x8 Gen3 */
+    put(tmp, "class/infiniband/mlx5_0/ports/1/counters/symbol_error", "17\n");
+    put(tmp, "class/infiniband/mlx5_0/ports/1/rate", "50 Gb/sec (2X EDR)\n");
+    put(tmp, "bus/pci/devices/0000:3b:00.0/current_link_width", "8\n");
+    put(tmp, "bus/pci/devices/0000:3b:00.0/current_link_speed", "8.0 GT/s PCIe\n");
+    put(tmp, "bus/pci/devices/0000:5e:00.0/max_link_speed", "Unknown\n");
+    CHECK(fb_health_sysfs_read(tmp, &s) == FB_OK);
+    CHECK((c = get(&s, "ib", "mlx5_0/1", "symbol_error")) && c->value == 17);
+    CHECK((c = get(&s, "ib", "mlx5_0/1", "rate_gbps")) && c->value == 50);
+    CHECK((c = get(&s, "pcie", "0000:3b:00.0", "link_width")) && c->value == 8 && c->max == 16 &&
+          fb_health_below_max(c));
+    CHECK((c = get(&s, "pcie", "0000:3b:00.0", "link_speed_gts")) && c->value == 8 &&
+          fb_health_below_max(c));
+    /* a maximum the kernel does not know is no finding */
+    CHECK((c = get(&s, "pcie", "0000:5e:00.0", "link_speed_gts")) && isnan(c->max) &&
+          !fb_health_below_max(c));
+    fb_health_set_free(&s);
+
+    /* no sysfs at all: nothing read, no error */
+    snprintf(cmd, sizeof cmd, "%s/none", tmp);
+    CHECK(fb_health_sysfs_read(cmd, &s) == FB_OK && s.n == 0);
+
+    /* NCCL's WARN lines (an INFO line with the same words is not one) */
+    put(tmp, "nccl.log",
+        "h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB\n"
+        "h:1:3 [0] transport/net_ib.cc:100 NCCL WARN NET/IB : mlx5_0:1 Got async event : port "
+        "error\n"
+        "h:1:3 [0] NCCL INFO Got async event : port error (quoted in INFO)\n"
+        "h:1:3 [0] transport/net_ib.cc:120 NCCL WARN NET/IB : device mlx5_0 marked as failed\n"
+        "h:1:3 [0] transport/net_ib.cc:100 NCCL WARN NET/IB : mlx5_0:1 Got async event : port "
+        "error\n");
+    snprintf(log, sizeof log, "%s/nccl.log", tmp);
+    CHECK(fb_health_nccl_count(log, &port_errors, &failed) == FB_OK);
+    CHECK(port_errors == 2 && failed == 1);
+    snprintf(log, sizeof log, "%s/absent.log", tmp);
+    CHECK(fb_health_nccl_count(log, &port_errors, &failed) == FB_OK && port_errors == 0);
+
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    CHECK(system(cmd) == 0);
+    TEST_DONE();
+}
