@@ -22,10 +22,12 @@ if [ "${3:-}" = replay ]; then
     [ "$rc" = 1 ] || fail "a short collective ended with exit $rc, expected 1"
     # 9 points: in and out of place of each, alltoall out of place only
     grep -q "error: 9 point(s) failed verification" "$work/stderr" ||
-        fail "the closing line does not count 9 failed points: $(grep 'failed verif' "$work/stderr")"
+        fail "the closing line does not count 9 failed points:" \
+            "$(grep 'failed verif' "$work/stderr")"
     n=$(grep -c "WRONG$" "$work/stdout")
     [ "$n" = 9 ] || fail "$n lines of stdout say WRONG, expected 9"
-    csv_awk 'v("metric") == "time" { n[v("bench")]++; if (v("wrong") + 0 <= 0) bad = bad " " v("bench") "/" v("case") }
+    csv_awk 'v("metric") == "time" {
+                 n[v("bench")]++; if (v("wrong") + 0 <= 0) bad = bad " " v("bench") "/" v("case") }
              END { for (b in n) printf "%s %d\n", b, n[b]; if (bad != "") print "right:" bad }' \
         "$work/run/results.csv" >"$work/wrong"
     for b in $benches; do
