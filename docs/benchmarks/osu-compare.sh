@@ -6,9 +6,11 @@
 # OSU_COLLECTIVE_DIR holds osu_allgather ... (OSU's libexec/osu-micro-benchmarks/mpi/collective).
 # SIZES are fabricbench's (nccl-tests') sizes in bytes, comma-separated (default
 # 16384,262144,4194304); OSU's size is the per-rank block for allgather and alltoall (size / NP)
-# and the same size for reduce_scatter and bcast. Both run float32 (OSU -T mpi_float), out of
-# place, under `$MPIRUN -np NP $BIND` (MPIRUN=mpirun, BIND="--bind-to core" unless set), and
-# time the same number of iterations: OSU_ITERS (500, after 20 warm-up) and FB_OPTS ("--trials
+# and the same size for reduce_scatter and bcast. Both run float32 (OSU -T mpi_float), with
+# OSU's buffers (out of place; broadcast in place: MPI_Bcast has one buffer, and fabricbench's
+# out of place broadcast copies the root's send buffer into it inside the time), under
+# `$MPIRUN -np NP $BIND` (MPIRUN=mpirun, BIND="--bind-to core" unless set), and time the same
+# number of iterations: OSU_ITERS (500, after 20 warm-up) and FB_OPTS ("--trials
 # 10 --iters 50 --warmup 20": fixed, not calibrated, so a hiccup during calibration cannot
 # shorten the trials). Each pair runs REPS times (default 3), alternating; each figure is the
 # median over the repetitions.
@@ -55,15 +57,15 @@ osu_run() {
     awk -v s="$2" '$1 == s { print $2, $3 }' "$work/osu.out"
 }
 
-# fb_run BENCH: "size mean median_of_time_iter" per size
+# fb_run BENCH CASE: "size mean median_of_time_iter" per size
 fb_run() {
     rm -rf "$work/fb"
     # shellcheck disable=SC2086
     $mpirun -np "$np" $bind "$fb" run "$1" --backend host --sizes "$sizes" --ranks "$np" \
         --dtype float32 $fb_opts --quiet --out "$work/fb" >"$work/fb.out" 2>&1 ||
         { echo "error: fabricbench $1 failed: $(tail -n 3 "$work/fb.out")" >&2; exit 1; }
-    awk -F, -v b="$1" -v np="$np" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-        $c["bench"] == b && $c["case"] == "out_of_place" && $c["ranks"] == np {
+    awk -F, -v b="$1" -v k="$2" -v np="$np" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $c["bench"] == b && $c["case"] == k && $c["ranks"] == np {
             if ($c["metric"] == "time") mean[$c["bytes"]] = $c["mean"]
             if ($c["metric"] == "time_iter") p50[$c["bytes"]] = $c["median"] }
         END { for (s in mean) print s, mean[s], p50[s] }' "$work/fb/results.csv"
@@ -71,9 +73,12 @@ fb_run() {
 
 printf '%-14s %8s %8s %9s %9s %6s %9s %9s %6s\n' bench size osu_size osu_mean fb_mean ratio \
     osu_p50 fb_p50 ratio
-for pair in all_gather:osu_allgather:block reduce_scatter:osu_reduce_scatter:total \
-            alltoall:osu_alltoall:block broadcast:osu_bcast:total; do
-    bench=${pair%%:*}; rest=${pair#*:}; tool=${rest%%:*}; kind=${rest#*:}
+# bench:OSU tool:OSU's size (a block or the total):fabricbench's case like OSU's buffers
+for pair in all_gather:osu_allgather:block:out_of_place \
+            reduce_scatter:osu_reduce_scatter:total:out_of_place \
+            alltoall:osu_alltoall:block:out_of_place broadcast:osu_bcast:total:in_place; do
+    bench=${pair%%:*}; rest=${pair#*:}; tool=${rest%%:*}; rest=${rest#*:}
+    kind=${rest%%:*}; kase=${rest#*:}
     : >"$work/osu.all"; : >"$work/fb.all"
     r=0
     while [ "$r" -lt "$reps" ]; do
@@ -81,7 +86,7 @@ for pair in all_gather:osu_allgather:block reduce_scatter:osu_reduce_scatter:tot
             o=$s; [ "$kind" = block ] && o=$((s / np))
             echo "$s $(osu_run "$tool" "$o")" >>"$work/osu.all"
         done
-        fb_run "$bench" >>"$work/fb.all"
+        fb_run "$bench" "$kase" >>"$work/fb.all"
         r=$((r + 1))
     done
     for s in $(echo "$sizes" | tr ',' ' '); do

@@ -4,15 +4,14 @@
  * block), all-to-all through ncclAlltoAll where the library has it and as one group of a send
  * and a receive per peer before 2.28, in place all-to-all refused, and the communicator's size. */
 #include <mpi.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "coll.h"
+#include "fake_nccl.h"
 #include "nccl_lib.h"
 #include "test.h"
 
-static char g_log[1024];
 static int g_token;
 static char g_buf[4096]; /* the "device" buffers: only their addresses matter */
 
@@ -22,24 +21,6 @@ static long at(const void *p)
     return p ? (long)((const char *)p - g_buf) : -1;
 }
 
-static void note(const char *fmt, ...)
-{
-    size_t n = strlen(g_log);
-    va_list ap;
-
-    if (n)
-        g_log[n++] = ' ';
-    va_start(ap, fmt);
-    vsnprintf(g_log + n, sizeof g_log - n, fmt, ap);
-    va_end(ap);
-}
-
-static const char *f_error_string(ncclResult_t rc) { return rc ? "fake failure" : "no error"; }
-static ncclResult_t f_unique_id(ncclUniqueId *id)
-{
-    memset(id, 7, sizeof *id);
-    return ncclSuccess;
-}
 static ncclResult_t f_init(ncclComm_t *comm, int n, ncclUniqueId id, int rank)
 {
     (void)n, (void)id, (void)rank;
@@ -49,12 +30,6 @@ static ncclResult_t f_init(ncclComm_t *comm, int n, ncclUniqueId id, int rank)
 static ncclResult_t f_ok(ncclComm_t comm)
 {
     (void)comm;
-    return ncclSuccess;
-}
-static ncclResult_t f_async(ncclComm_t comm, ncclResult_t *state)
-{
-    (void)comm;
-    *state = ncclSuccess;
     return ncclSuccess;
 }
 static ncclResult_t f_send(const void *b, size_t n, ncclDataType_t t, int peer, ncclComm_t comm,
@@ -69,16 +44,6 @@ static ncclResult_t f_recv(void *b, size_t n, ncclDataType_t t, int peer, ncclCo
 {
     (void)comm, (void)s;
     note("recv(%ld,%zu,%d,%d)", at(b), n, (int)t, peer);
-    return ncclSuccess;
-}
-static ncclResult_t f_group_start(void)
-{
-    note("group_start");
-    return ncclSuccess;
-}
-static ncclResult_t f_group_end(void)
-{
-    note("group_end");
     return ncclSuccess;
 }
 static ncclResult_t f_all_gather(const void *s, void *r, size_t n, ncclDataType_t t, ncclComm_t c,

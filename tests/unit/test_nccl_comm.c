@@ -7,25 +7,13 @@
 #include <string.h>
 
 #include "coll.h"
+#include "fake_nccl.h"
 #include "nccl_lib.h"
 #include "test.h"
 
-static char g_log[512];
 static int g_token[2];
-static ncclResult_t g_send_rc, g_group_end_rc;
+static ncclResult_t g_send_rc;
 
-static void note(const char *what)
-{
-    size_t n = strlen(g_log);
-    snprintf(g_log + n, sizeof g_log - n, "%s%s", n ? " " : "", what);
-}
-
-static const char *f_error_string(ncclResult_t rc) { return rc ? "fake failure" : "no error"; }
-static ncclResult_t f_unique_id(ncclUniqueId *id)
-{
-    memset(id, 7, sizeof *id);
-    return ncclSuccess;
-}
 static ncclResult_t f_init(ncclComm_t *comm, int n, ncclUniqueId id, int rank)
 {
     (void)n, (void)id, (void)rank;
@@ -55,12 +43,6 @@ static ncclResult_t f_abort(ncclComm_t comm)
     note(comm ? "abort" : "abort(NULL)");
     return ncclSuccess;
 }
-static ncclResult_t f_async(ncclComm_t comm, ncclResult_t *state)
-{
-    (void)comm;
-    *state = ncclSuccess;
-    return ncclSuccess;
-}
 static ncclResult_t f_send(const void *b, size_t n, ncclDataType_t t, int peer, ncclComm_t comm,
                            cudaStream_t s)
 {
@@ -74,16 +56,6 @@ static ncclResult_t f_recv(void *b, size_t n, ncclDataType_t t, int peer, ncclCo
     (void)b, (void)n, (void)t, (void)peer, (void)comm, (void)s;
     note("recv");
     return ncclSuccess;
-}
-static ncclResult_t f_group_start(void)
-{
-    note("group_start");
-    return ncclSuccess;
-}
-static ncclResult_t f_group_end(void)
-{
-    note("group_end");
-    return g_group_end_rc;
 }
 
 static struct fb_nccl_lib g_fake = {
