@@ -49,4 +49,10 @@ static ncclResult_t f_group_end(void)
     return g_group_end_rc;
 }
 
+/* The fields every fake table shares, for its initializer. */
+#define FB_FAKE_NCCL_COMMON                                                               \
+    .path = "fake-libnccl.so", .version = 22809, .get_error_string = f_error_string,      \
+    .get_unique_id = f_unique_id, .comm_get_async_error = f_async,                        \
+    .group_start = f_group_start, .group_end = f_group_end
+
 #endif

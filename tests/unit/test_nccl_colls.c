@@ -85,19 +85,13 @@ static ncclResult_t f_all_to_all(const void *s, void *r, size_t n, ncclDataType_
 }
 
 static struct fb_nccl_lib g_fake = {
-    .path = "fake-libnccl.so",
-    .version = 22809,
-    .get_error_string = f_error_string,
-    .get_unique_id = f_unique_id,
+    FB_FAKE_NCCL_COMMON,
     .comm_init_rank = f_init,
     .comm_finalize = f_ok,
     .comm_destroy = f_ok,
     .comm_abort = f_ok,
-    .comm_get_async_error = f_async,
     .send = f_send,
     .recv = f_recv,
-    .group_start = f_group_start,
-    .group_end = f_group_end,
     .all_gather = f_all_gather,
     .reduce_scatter = f_reduce_scatter,
     .broadcast = f_broadcast,

@@ -59,20 +59,14 @@ static ncclResult_t f_recv(void *b, size_t n, ncclDataType_t t, int peer, ncclCo
 }
 
 static struct fb_nccl_lib g_fake = {
-    .path = "fake-libnccl.so",
-    .version = 22809,
-    .get_error_string = f_error_string,
-    .get_unique_id = f_unique_id,
+    FB_FAKE_NCCL_COMMON,
     .comm_init_rank = f_init,
     .comm_split = f_split,
     .comm_finalize = f_finalize,
     .comm_destroy = f_destroy,
     .comm_abort = f_abort,
-    .comm_get_async_error = f_async,
     .send = f_send,
     .recv = f_recv,
-    .group_start = f_group_start,
-    .group_end = f_group_end,
 };
 
 static struct fb_coll_comm *create(void)
