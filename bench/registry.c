@@ -13,6 +13,11 @@ const struct fb_bench *const fb_benches[] = {
     &fb_bench_memfit,
     &fb_bench_step,
     &fb_bench_replay,
+    &fb_bench_all_gather,
+    &fb_bench_reduce_scatter,
+    &fb_bench_alltoall,
+    &fb_bench_broadcast,
+    &fb_bench_reduce,
     NULL,
 };
 

@@ -14,6 +14,12 @@ extern const struct fb_bench fb_bench_memfit;
 extern const struct fb_bench fb_bench_compute;
 extern const struct fb_bench fb_bench_step;
 extern const struct fb_bench fb_bench_replay;
+/* bench/collectives.c: nccl-tests' other collectives (issue 18) */
+extern const struct fb_bench fb_bench_all_gather;
+extern const struct fb_bench fb_bench_reduce_scatter;
+extern const struct fb_bench fb_bench_alltoall;
+extern const struct fb_bench fb_bench_broadcast;
+extern const struct fb_bench fb_bench_reduce;
 
 /* Every benchmark, NULL-terminated, in the default run order. */
 extern const struct fb_bench *const fb_benches[];

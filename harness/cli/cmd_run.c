@@ -184,7 +184,7 @@ static int run_benchmarks(struct run *r)
     const struct fb_bench *list[FB_MAX_BENCHES];
     size_t n = 0;
     fb_status st, worst = FB_OK;
-    bool verify_failed;
+    int failed_points;
     char stopped[320] = "";
 
     if (r->opt.nbench)
@@ -237,7 +237,7 @@ static int run_benchmarks(struct run *r)
         }
     }
     fb_watchdog_point("", "%s", "");
-    verify_failed = runner.failed_points > 0;
+    failed_points = runner.failed_points; /* read before the release clears it */
     fb_runner_release(&runner);
 
     record_peak_rss(r);
@@ -251,12 +251,12 @@ static int run_benchmarks(struct run *r)
             print_headline(&r->res, r->s.llc_bytes);
         fb_out("\nresults: %s/results.csv (%zu rows), env.json, fabricbench.log\n", r->res.dir,
                r->res.nrows);
-        if (verify_failed)
-            fb_error("%d point(s) failed verification: see the `wrong` column", runner.failed_points);
+        if (failed_points > 0)
+            fb_error("%d point(s) failed verification: see the `wrong` column", failed_points);
     }
     if (worst != FB_OK)
         return fb_status_exit_code(worst);
-    return verify_failed ? 1 : 0;
+    return failed_points > 0 ? 1 : 0;
 }
 
 /* Whether benchmark `name` is part of this run. */

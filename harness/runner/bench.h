@@ -65,6 +65,9 @@ struct fb_case {
     bool detail;         /* a cell of a matrix the benchmark summarizes: not a headline */
     enum fb_report report;
     double bus_factor;   /* FB_REPORT_COLLECTIVE */
+    bool rooted;         /* FB_REPORT_COLLECTIVE: `root` applies (broadcast, reduce); else the
+                            table's root column says -1, as nccl-tests' */
+    int root;
     int legs;            /* FB_REPORT_LATENCY: one-way trips per iteration (a ping-pong has 2) */
     int group;           /* set by the runner: the case runs on ranks 0..group-1 */
     int variant;         /* the benchmark's own selector */

@@ -204,9 +204,10 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
             fb_run_record_unlock();
             if (st == FB_OK && r->point_done)
                 r->point_done(r->point_arg, b, c, all, w->size, r->opt->trials, m->iters);
+            if (total_wrong > 0) /* a point, however many of its ranks are wrong */
+                r->failed_points++;
             for (int k = 0; k < w->size; k++)
                 if (fb_runner_is_active(c, k) && wrong[k] > 0) {
-                    r->failed_points++;
                     fb_error("%s %s %zu bytes: %lld wrong elements on rank %d", b->name, c->name,
                              c->bytes, wrong[k], k);
                 }

@@ -86,17 +86,20 @@ static void print_line(const struct fb_case *c, int nactive, long iters, const s
         snprintf(who, sizeof who, "%d%s%d", c->active, c->per_rank ? "<>" : ">", c->peer);
     switch (c->report) {
     case FB_REPORT_COLLECTIVE:
-        /* nccl-tests' columns: size in bytes, count, type, redop, time, algbw, busbw, #wrong. */
+        /* nccl-tests' columns: size in bytes, count, type, redop, root, time, algbw, busbw,
+         * #wrong. */
         if (nactive > 1)
-            fb_out("%-16s %5d %12zu %10zu %8s %5s %7ld %10.2f %10.2f %10.2f %9.3f %9.3f %6lld%s\n",
+            fb_out("%-16s %5d %12zu %10zu %8s %5s %4d %7ld %10.2f %10.2f %10.2f %9.3f %9.3f "
+                   "%6lld%s\n",
                    c->name, nactive, c->bytes, c->count, c->typed ? dtype_names[c->dtype] : "-",
-                   c->redop ? c->redop : "-", iters, time->median, time->p05, time->p95,
-                   bw->median, bus->median, wrong, wrong ? "  WRONG" : "");
+                   c->redop ? c->redop : "-", c->rooted ? c->root : -1, iters, time->median,
+                   time->p05, time->p95, bw->median, bus->median, wrong, wrong ? "  WRONG" : "");
         else /* one rank: time only (no bandwidth rows) */
-            fb_out("%-16s %5d %12zu %10zu %8s %5s %7ld %10.2f %10.2f %10.2f %9s %9s %6lld%s\n",
+            fb_out("%-16s %5d %12zu %10zu %8s %5s %4d %7ld %10.2f %10.2f %10.2f %9s %9s "
+                   "%6lld%s\n",
                    c->name, nactive, c->bytes, c->count, c->typed ? dtype_names[c->dtype] : "-",
-                   c->redop ? c->redop : "-", iters, time->median, time->p05, time->p95, "-",
-                   "-", wrong, wrong ? "  WRONG" : "");
+                   c->redop ? c->redop : "-", c->rooted ? c->root : -1, iters, time->median,
+                   time->p05, time->p95, "-", "-", wrong, wrong ? "  WRONG" : "");
         break;
     case FB_REPORT_LATENCY:
         fb_size_format(c->bytes, size, sizeof size);
@@ -398,9 +401,9 @@ void fb_runner_print_columns(enum fb_report kind, const char *transport)
     fb_out("# over %s\n", transport);
     switch (kind) {
     case FB_REPORT_COLLECTIVE:
-        fb_out("# %-14s %5s %12s %10s %8s %5s %7s %10s %10s %10s %9s %9s %6s\n", "case", "ranks",
-               "size", "count", "type", "redop", "iters", "time_us", "p05", "p95", "algbw",
-               "busbw", "#wrong");
+        fb_out("# %-14s %5s %12s %10s %8s %5s %4s %7s %10s %10s %10s %9s %9s %6s\n", "case",
+               "ranks", "size", "count", "type", "redop", "root", "iters", "time_us", "p05",
+               "p95", "algbw", "busbw", "#wrong");
         break;
     case FB_REPORT_LATENCY:
         fb_out("# %-14s %5s %6s %10s %7s %10s %10s %10s %10s %6s\n", "case", "ranks", "rank",

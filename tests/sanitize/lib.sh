@@ -12,7 +12,8 @@ sanitizer_reports() {
 FB_SHORT_OPTIONS="--backend host --min-bytes 8 --max-bytes 64K --matrix-bytes 64K --latency-bytes 8
  --fusion off,4M --ranks 2 --iters 2 --trials 2 --warmup 1 --threads 2 --batch 2 --rate 100
  --resolution 32 --memory-budget 64M --quiet"
-FB_ALL_BENCHES="h2d allreduce p2p densenet_allreduce pipeline compute memfit step"
+FB_ALL_BENCHES="h2d allreduce p2p densenet_allreduce pipeline compute memfit step all_gather
+reduce_scatter alltoall broadcast reduce"
 # suite_checks RUN_DIR: every benchmark of $FB_ALL_BENCHES has rows in RUN_DIR/results.csv,
 # none with wrong elements, and env.json marks the run complete (fail() for each that is not).
 suite_checks() {

@@ -7,25 +7,13 @@
 #include <string.h>
 
 #include "coll.h"
+#include "fake_nccl.h"
 #include "nccl_lib.h"
 #include "test.h"
 
-static char g_log[512];
 static int g_token[2];
-static ncclResult_t g_send_rc, g_group_end_rc;
+static ncclResult_t g_send_rc;
 
-static void note(const char *what)
-{
-    size_t n = strlen(g_log);
-    snprintf(g_log + n, sizeof g_log - n, "%s%s", n ? " " : "", what);
-}
-
-static const char *f_error_string(ncclResult_t rc) { return rc ? "fake failure" : "no error"; }
-static ncclResult_t f_unique_id(ncclUniqueId *id)
-{
-    memset(id, 7, sizeof *id);
-    return ncclSuccess;
-}
 static ncclResult_t f_init(ncclComm_t *comm, int n, ncclUniqueId id, int rank)
 {
     (void)n, (void)id, (void)rank;
@@ -55,12 +43,6 @@ static ncclResult_t f_abort(ncclComm_t comm)
     note(comm ? "abort" : "abort(NULL)");
     return ncclSuccess;
 }
-static ncclResult_t f_async(ncclComm_t comm, ncclResult_t *state)
-{
-    (void)comm;
-    *state = ncclSuccess;
-    return ncclSuccess;
-}
 static ncclResult_t f_send(const void *b, size_t n, ncclDataType_t t, int peer, ncclComm_t comm,
                            cudaStream_t s)
 {
@@ -75,32 +57,16 @@ static ncclResult_t f_recv(void *b, size_t n, ncclDataType_t t, int peer, ncclCo
     note("recv");
     return ncclSuccess;
 }
-static ncclResult_t f_group_start(void)
-{
-    note("group_start");
-    return ncclSuccess;
-}
-static ncclResult_t f_group_end(void)
-{
-    note("group_end");
-    return g_group_end_rc;
-}
 
 static struct fb_nccl_lib g_fake = {
-    .path = "fake-libnccl.so",
-    .version = 22809,
-    .get_error_string = f_error_string,
-    .get_unique_id = f_unique_id,
+    FB_FAKE_NCCL_COMMON,
     .comm_init_rank = f_init,
     .comm_split = f_split,
     .comm_finalize = f_finalize,
     .comm_destroy = f_destroy,
     .comm_abort = f_abort,
-    .comm_get_async_error = f_async,
     .send = f_send,
     .recv = f_recv,
-    .group_start = f_group_start,
-    .group_end = f_group_end,
 };
 
 static struct fb_coll_comm *create(void)

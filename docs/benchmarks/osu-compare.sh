@@ -1,0 +1,102 @@
+#!/bin/sh
+# fabricbench's collectives beside OSU's on the host backend (issue 18): osu_allgather,
+# osu_reduce_scatter, osu_alltoall and osu_bcast against all_gather, reduce_scatter, alltoall
+# and broadcast, at the same sizes, rank count and binding, mean against mean. Builds nothing:
+#   sh docs/benchmarks/osu-compare.sh OSU_COLLECTIVE_DIR [FABRICBENCH] [NP] [SIZES] [REPS]
+# OSU_COLLECTIVE_DIR holds osu_allgather ... (OSU's libexec/osu-micro-benchmarks/mpi/collective).
+# SIZES are fabricbench's (nccl-tests') sizes in bytes, comma-separated (default
+# 16384,262144,4194304); OSU's size is the per-rank block for allgather and alltoall (size / NP)
+# and the same size for reduce_scatter and bcast. Both run float32 (OSU -T mpi_float), with
+# OSU's buffers (out of place; broadcast in place: MPI_Bcast has one buffer, and fabricbench's
+# out of place broadcast copies the root's send buffer into it inside the time), under
+# `$MPIRUN -np NP $BIND` (MPIRUN=mpirun, BIND="--bind-to core" unless set), and time the same
+# number of iterations: OSU_ITERS (500, after 20 warm-up) and FB_OPTS ("--trials
+# 10 --iters 50 --warmup 20": fixed, not calibrated, so a hiccup during calibration cannot
+# shorten the trials). Each pair runs REPS times (default 3), alternating; each figure is the
+# median over the repetitions.
+# Columns: bench, size, OSU's size; the means compared: OSU's "Avg Latency" (the mean over ranks
+# of each rank's mean iteration, a barrier between iterations, outside the time) and
+# fabricbench's `mean` of `time` (the mean over trials of the slowest rank's time per
+# iteration, iterations back to back), and their ratio (fabricbench / OSU); then the typical
+# iteration: OSU's P50 (-z) and fabricbench's median of `time_iter` (iterations timed one by
+# one), and their ratio. Exit 2 on bad arguments, 1 when a run fails.
+set -u
+die() { echo "error: $*" >&2; exit 2; }
+[ $# -ge 1 ] || die "usage: sh $0 OSU_COLLECTIVE_DIR [FABRICBENCH] [NP] [SIZES] [REPS]"
+osu=$1
+fb=${2:-fabricbench}
+np=${3:-2}
+sizes=${4:-16384,262144,4194304}
+reps=${5:-3}
+mpirun=${MPIRUN:-mpirun}
+bind=${BIND:---bind-to core}
+iters=${OSU_ITERS:-500}
+fb_opts=${FB_OPTS:---trials 10 --iters 50 --warmup 20}
+for t in osu_allgather osu_reduce_scatter osu_alltoall osu_bcast; do
+    [ -x "$osu/$t" ] || die "$osu/$t: not an executable (give OSU's collective folder)"
+done
+command -v "$fb" >/dev/null 2>&1 || die "$fb: fabricbench not found"
+case "$np" in '' | *[!0-9]* | 0) die "NP '$np' is not a rank count" ;; esac
+case "$reps" in '' | *[!0-9]* | 0) die "REPS '$reps' is not a positive count" ;; esac
+case "$sizes" in '' | *[!0-9,]*) die "SIZES '$sizes' is not a list of byte counts" ;; esac
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# median of the numbers on stdin
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2)
+        print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# osu_run TOOL OSU_SIZE: "mean p50" in us at that size
+osu_run() {
+    # shellcheck disable=SC2086 # BIND is a word list
+    $mpirun -np "$np" $bind "$osu/$1" -m "$2:$2" -T mpi_float -i "$iters" -x 20 -z \
+        >"$work/osu.out" 2>&1 ||
+        { echo "error: $1 failed: $(tail -n 3 "$work/osu.out")" >&2; exit 1; }
+    awk -v s="$2" '$1 == s { print $2, $3 }' "$work/osu.out"
+}
+
+# fb_run BENCH CASE: "size mean median_of_time_iter" per size
+fb_run() {
+    rm -rf "$work/fb"
+    # shellcheck disable=SC2086
+    $mpirun -np "$np" $bind "$fb" run "$1" --backend host --sizes "$sizes" --ranks "$np" \
+        --dtype float32 $fb_opts --quiet --out "$work/fb" >"$work/fb.out" 2>&1 ||
+        { echo "error: fabricbench $1 failed: $(tail -n 3 "$work/fb.out")" >&2; exit 1; }
+    awk -F, -v b="$1" -v k="$2" -v np="$np" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $c["bench"] == b && $c["case"] == k && $c["ranks"] == np {
+            if ($c["metric"] == "time") mean[$c["bytes"]] = $c["mean"]
+            if ($c["metric"] == "time_iter") p50[$c["bytes"]] = $c["median"] }
+        END { for (s in mean) print s, mean[s], p50[s] }' "$work/fb/results.csv"
+}
+
+printf '%-14s %8s %8s %9s %9s %6s %9s %9s %6s\n' bench size osu_size osu_mean fb_mean ratio \
+    osu_p50 fb_p50 ratio
+# bench:OSU tool:OSU's size (a block or the total):fabricbench's case like OSU's buffers
+for pair in all_gather:osu_allgather:block:out_of_place \
+            reduce_scatter:osu_reduce_scatter:total:out_of_place \
+            alltoall:osu_alltoall:block:out_of_place broadcast:osu_bcast:total:in_place; do
+    bench=${pair%%:*}; rest=${pair#*:}; tool=${rest%%:*}; rest=${rest#*:}
+    kind=${rest%%:*}; kase=${rest#*:}
+    : >"$work/osu.all"; : >"$work/fb.all"
+    r=0
+    while [ "$r" -lt "$reps" ]; do
+        for s in $(echo "$sizes" | tr ',' ' '); do
+            o=$s; [ "$kind" = block ] && o=$((s / np))
+            echo "$s $(osu_run "$tool" "$o")" >>"$work/osu.all"
+        done
+        fb_run "$bench" "$kase" >>"$work/fb.all"
+        r=$((r + 1))
+    done
+    for s in $(echo "$sizes" | tr ',' ' '); do
+        o=$s; [ "$kind" = block ] && o=$((s / np))
+        om=$(awk -v s="$s" '$1 == s { print $2 }' "$work/osu.all" | median)
+        op=$(awk -v s="$s" '$1 == s { print $3 }' "$work/osu.all" | median)
+        fm=$(awk -v s="$s" '$1 == s { print $2 }' "$work/fb.all" | median)
+        fp=$(awk -v s="$s" '$1 == s { print $3 }' "$work/fb.all" | median)
+        awk -v b="$bench" -v s="$s" -v o="$o" -v om="$om" -v fm="$fm" -v op="$op" -v fp="$fp" \
+            'BEGIN { printf "%-14s %8d %8d %9.2f %9.2f %6.3f %9.2f %9.2f %6.3f\n", b, s, o, om,
+                     fm, (om > 0 ? fm / om : 0), op, fp, (op > 0 ? fp / op : 0) }'
+    done
+done
