@@ -133,6 +133,13 @@ out:
     return st;
 }
 
+double fb_locate_pair_figure(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return NAN;
+    return (a + b) / 2.0;
+}
+
 double fb_locate_node_median(int x, const struct fb_locate_pair *p, size_t n, int skip)
 {
     double *v = malloc((n ? n : 1) * sizeof *v), med = NAN, unused;

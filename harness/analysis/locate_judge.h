@@ -29,12 +29,19 @@ fb_status fb_locate_typical(const double *v, size_t n, double *median, double *m
 bool fb_locate_is_suspect(double value, double median, double mad, double tol_pct,
                           bool higher_is_better);
 
-/* One measured pair of nodes of the tournament: value is the pair's bandwidth (the slower of its
- * two directions), GB/s. */
+/* One measured pair of nodes of the tournament: value is the pair's bandwidth
+ * (fb_locate_pair_figure of its two directions), GB/s. */
 struct fb_locate_pair {
     int a, b;
     double value;
 };
+
+/* A pair's figure from each end's own bandwidth while both directions ran at once: their mean.
+ * Two-way TCP through the same queues splits a healthy link unevenly (one direction read 0.5x
+ * the other, always on the same host, on the shaped cluster), which the slower direction would
+ * turn into a slow node; a link or node slow both ways is as slow in the mean. NaN when either
+ * is NaN. */
+double fb_locate_pair_figure(double a, double b);
 
 /* After the tournament: the typical pair (*median) is the median over the nodes of each node's
  * median pair, so the pairs of one slow node cannot set it, and *mad the MAD of those node

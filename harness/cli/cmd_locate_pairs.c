@@ -43,15 +43,13 @@ static fb_status rounds_to_pairings(const struct loc *l, const struct fb_locate_
 
 /* ---- phase 2: the tournament and the retests ---- */
 
-/* Rank 0: the pair i-j's figure in the round `kase` (the slower direction), and each end's. */
+/* Rank 0: the pair i-j's figure in the round `kase` (fb_locate_pair_figure), and each end's. */
 static double pair_value(struct loc *l, size_t first, const char *kase, int i, int j, double *vi,
                          double *vj)
 {
     *vi = loc_rank_figure(&l->res, first, "locate_pairs", kase, "bandwidth", l->lead[i]);
     *vj = loc_rank_figure(&l->res, first, "locate_pairs", kase, "bandwidth", l->lead[j]);
-    if (isnan(*vi) || isnan(*vj))
-        return NAN;
-    return *vi < *vj ? *vi : *vj;
+    return fb_locate_pair_figure(*vi, *vj);
 }
 
 /* Collective: runs rounds (the same on every rank) as pairings named prefix1, prefix2, ... */

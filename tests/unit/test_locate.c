@@ -208,6 +208,30 @@ static void check_decisions(void)
                 CHECK(!fb_locate_link_like(p, nq, k, 25.0));
         }
     }
+    /* A healthy shaped cluster (5 hosts at 400 Mbit/s): host 0's own direction read ~0.028 GB/s
+     * in every pair, its partners' ~0.05 (two-way TCP split unevenly), the other pairs 0.035 to
+     * 0.055 both ways (GB/s, from 4 healthy locates). The slower direction made host 0 a slow
+     * node (0.029 against 0.040); the mean of the two names nothing. */
+    {
+        const double d[10][4] = {
+            {0, 1, 0.0288, 0.0547}, {0, 2, 0.0289, 0.0477}, {0, 3, 0.0274, 0.0547},
+            {0, 4, 0.0299, 0.0553}, {1, 2, 0.0375, 0.0412}, {1, 3, 0.0420, 0.0476},
+            {1, 4, 0.0549, 0.0519}, {2, 3, 0.0457, 0.0477}, {2, 4, 0.0350, 0.0419},
+            {3, 4, 0.0389, 0.0419}};
+        struct fb_locate_pair q[10];
+        for (int k = 0; k < 10; k++)
+            q[k] = (struct fb_locate_pair){(int)d[k][0], (int)d[k][1],
+                                           fb_locate_pair_figure(d[k][2], d[k][3])};
+        CHECK_NEAR(q[0].value, (0.0288 + 0.0547) / 2.0, 1e-12);
+        CHECK(isnan(fb_locate_pair_figure(NAN, 1.0)));
+        CHECK(fb_locate_classify(5, q, 10, 25.0, slow, cand, &med, &mad) == FB_OK);
+        for (int i = 0; i < 5; i++)
+            CHECK(!cand[i]);
+        for (int k = 0; k < 10; k++)
+            CHECK(!slow[k] && !fb_locate_link_like(q, 10, (size_t)k, 25.0));
+        /* both ways at a third (a slow node or link): as slow in the mean */
+        CHECK_NEAR(fb_locate_pair_figure(0.0159, 0.0159), 0.0159, 1e-12);
+    }
     /* two nodes: one pair, nothing to compare with */
     p[0] = (struct fb_locate_pair){0, 1, 1.0};
     CHECK(fb_locate_classify(2, p, 1, 25.0, slow, cand, &med, &mad) == FB_OK);
