@@ -49,8 +49,8 @@ double fb_locate_pair_figure(double a, double b);
  * from FB_LOCATE_MAD_NODES nodes on; never with fewer than 3 nodes: nothing to compare with). A
  * node is a node candidate (node_cand[i]) when its median pair is suspect against the median of
  * the other nodes' median pairs (a slow node's median pair is slow; a node in one slow link has
- * a normal median). slow[] has n entries, node_cand[] `nodes`; FB_ERR_USAGE for n == 0,
- * FB_ERR_NOMEM. */
+ * a normal median) and one of its pairs at least is slow. slow[] has n entries, node_cand[]
+ * `nodes`; FB_ERR_USAGE for n == 0, FB_ERR_NOMEM. */
 fb_status fb_locate_classify(int nodes, const struct fb_locate_pair *p, size_t n, double tol_pct,
                              bool *slow, bool *node_cand, double *median, double *mad);
 
