@@ -73,13 +73,13 @@ fb_status fb_locate_classify(int nodes, const struct fb_locate_pair *p, size_t n
                              bool *slow, bool *node_cand, double *median, double *mad)
 {
     double *fig = malloc((size_t)(nodes > 0 ? nodes : 1) * sizeof *fig);
-    int *seen = calloc((size_t)(nodes > 0 ? nodes : 1), sizeof *seen);
     int *bad = calloc((size_t)(nodes > 0 ? nodes : 1), sizeof *bad);
+    double *other = malloc((size_t)(nodes > 0 ? nodes : 1) * sizeof *other);
     size_t m = 0;
     fb_status st = FB_OK;
 
     *median = *mad = 0.0;
-    if (!fig || !seen || !bad) {
+    if (!fig || !bad || !other) {
         st = FB_ERR_NOMEM;
         goto out;
     }
@@ -102,20 +102,69 @@ fb_status fb_locate_classify(int nodes, const struct fb_locate_pair *p, size_t n
         slow[k] = m > 2 && fb_locate_is_suspect(p[k].value, *median,
                                                 m >= FB_LOCATE_MAD_NODES ? *mad : 0.0, tol_pct,
                                                 true);
-        seen[p[k].a]++;
-        seen[p[k].b]++;
         if (slow[k]) {
             bad[p[k].a]++;
             bad[p[k].b]++;
         }
     }
-    for (int i = 0; i < nodes; i++)
-        node_cand[i] = bad[i] >= 2 && 2 * bad[i] >= seen[i];
+    /* A node candidate: its median pair against the other nodes' (the median over all pairs,
+     * so one slow link, or one pair read low by two-way TCP, does not make a node slow). */
+    if ((st = node_figures(nodes, p, n, fig)) != FB_OK)
+        goto out;
+    for (int i = 0; i < nodes; i++) {
+        double others, spread;
+        size_t o = 0;
+        node_cand[i] = false;
+        if (isnan(fig[i]) || m <= 2)
+            continue;
+        for (int j = 0; j < nodes; j++)
+            if (j != i && !isnan(fig[j]))
+                other[o++] = fig[j];
+        if ((st = fb_locate_typical(other, o, &others, &spread)) != FB_OK)
+            goto out;
+        node_cand[i] = bad[i] >= 1 &&
+                       fb_locate_is_suspect(fig[i], others, m >= FB_LOCATE_MAD_NODES ? spread
+                                            : 0.0, tol_pct, true);
+    }
 out:
+    free(other);
     free(fig);
-    free(seen);
     free(bad);
     return st;
+}
+
+double fb_locate_pair_figure(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return NAN;
+    return (a + b) / 2.0;
+}
+
+double fb_locate_node_median(int x, const struct fb_locate_pair *p, size_t n, int skip)
+{
+    double *v = malloc((n ? n : 1) * sizeof *v), med = NAN, unused;
+    size_t m = 0;
+
+    if (!v)
+        return NAN;
+    for (size_t k = 0; k < n; k++)
+        if ((p[k].a == x || p[k].b == x) && p[k].a != skip && p[k].b != skip)
+            v[m++] = p[k].value;
+    if (m && fb_locate_typical(v, m, &med, &unused) != FB_OK)
+        med = NAN;
+    free(v);
+    return med;
+}
+
+bool fb_locate_link_like(const struct fb_locate_pair *p, size_t n, size_t k, double tol_pct)
+{
+    double ma = fb_locate_node_median(p[k].a, p, n, p[k].b);
+    double mb = fb_locate_node_median(p[k].b, p, n, p[k].a);
+
+    if (isnan(ma) && isnan(mb))
+        return false;
+    return (isnan(ma) || fb_locate_is_suspect(p[k].value, ma, 0.0, tol_pct, true)) &&
+           (isnan(mb) || fb_locate_is_suspect(p[k].value, mb, 0.0, tol_pct, true));
 }
 
 enum fb_locate_kind fb_locate_decide_node(int slow, int tested)

@@ -29,21 +29,39 @@ fb_status fb_locate_typical(const double *v, size_t n, double *median, double *m
 bool fb_locate_is_suspect(double value, double median, double mad, double tol_pct,
                           bool higher_is_better);
 
-/* One measured pair of nodes of the tournament: value is the pair's bandwidth (the slower of its
- * two directions), GB/s. */
+/* One measured pair of nodes of the tournament: value is the pair's bandwidth
+ * (fb_locate_pair_figure of its two directions), GB/s. */
 struct fb_locate_pair {
     int a, b;
     double value;
 };
 
+/* A pair's figure from each end's own bandwidth while both directions ran at once: their mean.
+ * Two-way TCP through the same queues splits a healthy link unevenly (one direction read 0.5x
+ * the other, always on the same host, on the shaped cluster), which the slower direction would
+ * turn into a slow node; a link or node slow both ways is as slow in the mean. NaN when either
+ * is NaN. */
+double fb_locate_pair_figure(double a, double b);
+
 /* After the tournament: the typical pair (*median) is the median over the nodes of each node's
  * median pair, so the pairs of one slow node cannot set it, and *mad the MAD of those node
  * figures; slow[k] says whether pair k is suspect against them (tolerance tol_pct, and the MAD
- * from FB_LOCATE_MAD_NODES nodes on; never with fewer than 3 nodes: nothing to compare with). A node is a node candidate (node_cand[i]) when
- * at least half of its measured pairs, and at least 2 of them, are slow. slow[] has n entries,
- * node_cand[] `nodes`; FB_ERR_USAGE for n == 0, FB_ERR_NOMEM. */
+ * from FB_LOCATE_MAD_NODES nodes on; never with fewer than 3 nodes: nothing to compare with). A
+ * node is a node candidate (node_cand[i]) when its median pair is suspect against the median of
+ * the other nodes' median pairs (a slow node's median pair is slow; a node in one slow link has
+ * a normal median) and one of its pairs at least is slow. slow[] has n entries, node_cand[]
+ * `nodes`; FB_ERR_USAGE for n == 0, FB_ERR_NOMEM. */
 fb_status fb_locate_classify(int nodes, const struct fb_locate_pair *p, size_t n, double tol_pct,
                              bool *slow, bool *node_cand, double *median, double *mad);
+
+/* Node x's median over its pairs in p[0..n) (tournament and retests alike), leaving out the
+ * pairs with node `skip` (-1: none); NaN when it has none (or out of memory). */
+double fb_locate_node_median(int x, const struct fb_locate_pair *p, size_t n, int skip);
+
+/* Whether pair k (a-b) looks like a slow link: below both ends' medians over their other pairs
+ * (fb_locate_node_median skipping the other end) by more than tol_pct. A slow node's pair is not
+ * (the node's other pairs are as slow); an end without other pairs does not count against it. */
+bool fb_locate_link_like(const struct fb_locate_pair *p, size_t n, size_t k, double tol_pct);
 
 enum fb_locate_kind { FB_LOCATE_NOISE, FB_LOCATE_NODE, FB_LOCATE_LINK };
 

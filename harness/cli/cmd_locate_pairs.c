@@ -43,15 +43,13 @@ static fb_status rounds_to_pairings(const struct loc *l, const struct fb_locate_
 
 /* ---- phase 2: the tournament and the retests ---- */
 
-/* Rank 0: the pair i-j's figure in the round `kase` (the slower direction), and each end's. */
+/* Rank 0: the pair i-j's figure in the round `kase` (fb_locate_pair_figure), and each end's. */
 static double pair_value(struct loc *l, size_t first, const char *kase, int i, int j, double *vi,
                          double *vj)
 {
     *vi = loc_rank_figure(&l->res, first, "locate_pairs", kase, "bandwidth", l->lead[i]);
     *vj = loc_rank_figure(&l->res, first, "locate_pairs", kase, "bandwidth", l->lead[j]);
-    if (isnan(*vi) || isnan(*vj))
-        return NAN;
-    return *vi < *vj ? *vi : *vj;
+    return fb_locate_pair_figure(*vi, *vj);
 }
 
 /* Collective: runs rounds (the same on every rank) as pairings named prefix1, prefix2, ... */
@@ -90,7 +88,8 @@ static fb_status share_rounds(const struct fb_world *w, struct fb_locate_rounds 
 /* Rank 0: how node x fared against the healthy partners of the retest rounds (not the pair
  * partners of `skip`, -1 none): *slow of *tested retests were suspect; their figures in text. */
 static void retest_partners(struct loc *l, size_t first, const struct fb_locate_rounds *rd,
-                            int x, int skip, int *slow, int *tested, char *text, size_t len)
+                            const struct fb_locate_pair *p, size_t np, double mad, int x,
+                            int skip, int *slow, int *tested, char *text, size_t len)
 {
     size_t used = 0;
 
@@ -99,7 +98,7 @@ static void retest_partners(struct loc *l, size_t first, const struct fb_locate_
     for (int k = 0; k < rd->nrounds; k++) {
         int y = rd->partner[(size_t)k * (size_t)l->nodes + (size_t)x];
         char name[32];
-        double vx, vy, v;
+        double vx, vy, v, typ;
         bool bad;
         if (y < 0 || y == skip)
             continue;
@@ -107,7 +106,10 @@ static void retest_partners(struct loc *l, size_t first, const struct fb_locate_
         v = pair_value(l, first, name, x, y, &vx, &vy);
         if (isnan(v))
             continue;
-        bad = fb_locate_is_suspect(v, l->phase2_typical, 0.0, l->tolerance, true);
+        /* against the partner's own median pair in the tournament, not the typical one */
+        typ = fb_locate_node_median(y, p, np, -1);
+        bad = fb_locate_is_suspect(v, isnan(typ) ? l->phase2_typical : typ, mad, l->tolerance,
+                                   true);
         (*tested)++;
         *slow += bad;
         if (used < len)
@@ -130,6 +132,34 @@ static double retest_alone(struct loc *l, size_t first, const struct fb_locate_r
     return NAN;
 }
 
+/* Rank 0: the tournament's pairs p[0..np) followed by every pair of the retest rounds; *n of
+ * them. NULL when out of memory. */
+static struct fb_locate_pair *all_pairs(struct loc *l, size_t first,
+                                        const struct fb_locate_rounds *rd,
+                                        const struct fb_locate_pair *p, size_t np, size_t *n)
+{
+    size_t cap = np + (size_t)rd->nrounds * (size_t)l->nodes / 2 + 1;
+    struct fb_locate_pair *all = malloc(cap * sizeof *all);
+
+    *n = 0;
+    if (!all)
+        return NULL;
+    memcpy(all, p, np * sizeof *p);
+    *n = np;
+    for (int k = 0; k < rd->nrounds; k++)
+        for (int i = 0; i < l->nodes; i++) {
+            int j = rd->partner[(size_t)k * (size_t)l->nodes + (size_t)i];
+            char name[32];
+            double vi, vj, v;
+            if (j <= i)
+                continue;
+            snprintf(name, sizeof name, "retest%d", k + 1);
+            if (!isnan(v = pair_value(l, first, name, i, j, &vi, &vj)))
+                all[(*n)++] = (struct fb_locate_pair){i, j, v};
+        }
+    return all;
+}
+
 static bool add_verdict(struct loc *l, const char *kind, int node, int peer, double measured,
                         const char *fmt_evidence)
 {
@@ -143,70 +173,92 @@ static bool add_verdict(struct loc *l, const char *kind, int node, int peer, dou
     return loc_suspect_add(l, &s);
 }
 
-/* Rank 0: the verdicts after the retests (fb_locate_decide_node and _link). */
+/* Rank 0: the verdicts after the retests. A node is named when its retests are slow against
+ * every healthy partner's own median pair and its median over all its pairs (tournament and
+ * retests) is slow against the typical pair; a link when the pair alone is far below both ends'
+ * medians over their other pairs, and neither end's median is slow (fb_locate_decide_link). */
 static fb_status decide_pairs(struct loc *l, size_t first, const struct fb_locate_rounds *rd,
                               const struct fb_locate_pair *p, size_t np, const bool *slow,
-                              const bool *cand)
+                              const bool *cand, const bool *link, double mad)
 {
     char with[120], ev[400];
     int nslow, tested, which;
-    bool ok = true;
+    size_t nall;
+    struct fb_locate_pair *all = all_pairs(l, first, rd, p, np, &nall);
+    bool ok = all != NULL, *named = calloc((size_t)l->nodes, sizeof *named);
+    double typ = l->phase2_typical;
 
-    for (int x = 0; x < l->nodes; x++) {
-        int bad = 0, all = 0;
+    for (int x = 0; ok && named && x < l->nodes; x++) {
+        int bad = 0, n = 0;
+        double med;
         if (!cand[x])
             continue;
         for (size_t k = 0; k < np; k++)
             if (p[k].a == x || p[k].b == x) {
-                all++;
+                n++;
                 bad += slow[k];
             }
-        retest_partners(l, first, rd, x, -1, &nslow, &tested, with, sizeof with);
-        switch (fb_locate_decide_node(nslow, tested)) {
-        case FB_LOCATE_NODE:
-            snprintf(ev, sizeof ev, "%d of its %d links slow; retested with %s GB/s against a "
-                     "typical pair of %.3g GB/s", bad, all, with, l->phase2_typical);
-            ok = ok && add_verdict(l, "node", x, -1, NAN, ev);
-            break;
-        case FB_LOCATE_LINK: /* slow with one healthy partner only: not confirmed */
-            fb_info("locate: %s had %d of its %d links slow, but its retests were mixed (%s "
-                    "GB/s against %.3g): not named", l->name[x], bad, all, with,
-                    l->phase2_typical);
-            break;
-        case FB_LOCATE_NOISE: break;
+        retest_partners(l, first, rd, p, np, mad, x, -1, &nslow, &tested, with, sizeof with);
+        med = fb_locate_node_median(x, all, nall, -1);
+        if (fb_locate_decide_node(nslow, tested) == FB_LOCATE_NODE &&
+            fb_locate_is_suspect(med, typ, mad, l->tolerance, true)) {
+            snprintf(ev, sizeof ev, "%d of its %d links slow, its median pair %.3g GB/s; retested "
+                     "with %s GB/s against a typical pair of %.3g GB/s", bad, n, med, with, typ);
+            ok = add_verdict(l, "node", x, -1, med, ev);
+            named[x] = true;
+        } else if (tested) { /* slow with some partners, or its median pair is not slow */
+            fb_info("locate: %s had %d of its %d links slow, but its retests (%s GB/s) and its "
+                    "median pair (%.3g GB/s against %.3g) do not make it slow: not named",
+                    l->name[x], bad, n, with, med, typ);
         }
     }
-    for (size_t k = 0; k < np; k++) {
+    for (size_t k = 0; ok && named && k < np; k++) {
         int a = p[k].a, b = p[k].b, sa, ta, sb, tb;
-        double alone;
+        double alone, ma, mb, ra, rb;
         char wa[80], wb[80];
-        if (!slow[k] || cand[a] || cand[b])
+        if (!link[k] || named[a] || named[b])
             continue;
         alone = retest_alone(l, first, rd, a, b);
-        retest_partners(l, first, rd, a, b, &sa, &ta, wa, sizeof wa);
-        retest_partners(l, first, rd, b, a, &sb, &tb, wb, sizeof wb);
-        switch (fb_locate_decide_link(!isnan(alone) && fb_locate_is_suspect(alone,
-                                      l->phase2_typical, 0.0, l->tolerance, true),
-                                      sa > 0, sb > 0, &which)) {
+        retest_partners(l, first, rd, p, np, mad, a, b, &sa, &ta, wa, sizeof wa);
+        retest_partners(l, first, rd, p, np, mad, b, a, &sb, &tb, wb, sizeof wb);
+        /* each end's median over its other pairs: the link against them, the end against the
+         * typical pair (one retest read low by two-way TCP does not make a node slow) */
+        ma = fb_locate_node_median(a, all, nall, b);
+        mb = fb_locate_node_median(b, all, nall, a);
+        ra = isnan(ma) ? typ : ma;
+        rb = isnan(mb) ? typ : mb;
+        switch (fb_locate_decide_link(!isnan(alone) &&
+                                      fb_locate_is_suspect(alone, ra, 0.0, l->tolerance, true) &&
+                                      fb_locate_is_suspect(alone, rb, 0.0, l->tolerance, true),
+                                      sa > 0 && fb_locate_is_suspect(ra, typ, mad, l->tolerance,
+                                                                     true),
+                                      sb > 0 && fb_locate_is_suspect(rb, typ, mad, l->tolerance,
+                                                                     true),
+                                      &which)) {
         case FB_LOCATE_LINK:
             snprintf(ev, sizeof ev, "%.3g GB/s in the tournament, %.3g alone, against a typical "
-                     "pair of %.3g; %s with %s, %s with %s: not slow", p[k].value, alone,
-                     l->phase2_typical, l->name[a], ta ? wa : "untested", l->name[b],
-                     tb ? wb : "untested");
-            ok = ok && add_verdict(l, "link", a, b, alone, ev);
+                     "pair of %.3g; %s with %s, %s with %s: not slow (median pairs %.3g, %.3g)",
+                     p[k].value, alone, typ, l->name[a], ta ? wa : "untested", l->name[b],
+                     tb ? wb : "untested", ra, rb);
+            ok = add_verdict(l, "link", a, b, alone, ev);
             break;
         case FB_LOCATE_NODE:
-            for (int e = 0; e < 2; e++)
-                if (which == 2 || which == e) {
+            for (int e = 0; ok && e < 2; e++)
+                if ((which == 2 || which == e) && !named[e ? b : a]) {
                     snprintf(ev, sizeof ev, "slow with %s (%.3g GB/s alone) and with healthy "
-                             "partners (%s GB/s) against a typical pair of %.3g",
-                             l->name[e ? a : b], alone, e ? wb : wa, l->phase2_typical);
-                    ok = ok && add_verdict(l, "node", e ? b : a, -1, NAN, ev);
+                             "partners (%s GB/s), its median pair %.3g, against a typical pair "
+                             "of %.3g", l->name[e ? a : b], alone, e ? wb : wa, e ? rb : ra,
+                             typ);
+                    ok = add_verdict(l, "node", e ? b : a, -1, e ? rb : ra, ev);
+                    named[e ? b : a] = true;
                 }
             break;
         case FB_LOCATE_NOISE: break;
         }
     }
+    ok = ok && named;
+    free(all);
+    free(named);
     return ok ? FB_OK : FB_ERR_NOMEM;
 }
 
@@ -216,7 +268,7 @@ fb_status loc_phase_pairs(struct loc *l, struct fb_runner *r)
     const struct fb_world *w = &l->s.world;
     struct fb_locate_rounds plan = {0}, re = {0};
     struct fb_locate_pair *p = NULL;
-    bool *slow = NULL, *cand = NULL, *healthy = NULL;
+    bool *slow = NULL, *link = NULL, *cand = NULL, *healthy = NULL;
     int *want = NULL, (*pairs)[2] = NULL, npairs = 0;
     size_t np = 0, first = w->rank == 0 ? l->res.nrows : 0;
     double t0 = fb_clock_now_us(), mad;
@@ -244,11 +296,12 @@ fb_status loc_phase_pairs(struct loc *l, struct fb_runner *r)
         size_t cap = (size_t)plan.nrounds * (size_t)l->nodes / 2 + 1;
         p = calloc(cap, sizeof *p);
         slow = calloc(cap, sizeof *slow);
+        link = calloc(cap, sizeof *link);
         cand = calloc((size_t)l->nodes, sizeof *cand);
         healthy = calloc((size_t)l->nodes, sizeof *healthy);
         want = calloc((size_t)l->nodes, sizeof *want);
         pairs = calloc(cap, sizeof *pairs);
-        st = p && slow && cand && healthy && want && pairs ? FB_OK : FB_ERR_NOMEM;
+        st = p && slow && link && cand && healthy && want && pairs ? FB_OK : FB_ERR_NOMEM;
         for (int k = 0; st == FB_OK && k < plan.nrounds; k++)
             for (int i = 0; i < l->nodes; i++) {
                 int j = plan.partner[(size_t)k * (size_t)l->nodes + (size_t)i];
@@ -276,17 +329,22 @@ fb_status loc_phase_pairs(struct loc *l, struct fb_runner *r)
          * alone, and each of its ends against one healthy partner. */
         for (int i = 0; st == FB_OK && i < l->nodes; i++)
             healthy[i] = !cand[i];
-        /* a node whose only slow pairs are with node candidates is healthy */
-        for (size_t k = 0; st == FB_OK && k < np; k++)
-            if (slow[k] && !cand[p[k].a] && !cand[p[k].b]) {
+        /* A link candidate: a slow pair far below both ends' other pairs (a slow node's pairs
+         * are not: its other pairs are as slow), even with a node candidate at one end (one
+         * pair read low besides the link can make an end's median look slow). A node whose
+         * only slow pairs are with node candidates is healthy. */
+        for (size_t k = 0; st == FB_OK && k < np; k++) {
+            link[k] = slow[k] && fb_locate_link_like(p, np, k, l->tolerance);
+            if (slow[k] && !cand[p[k].a] && !cand[p[k].b])
                 healthy[p[k].a] = healthy[p[k].b] = false;
-                {
-                    pairs[npairs][0] = p[k].a;
-                    pairs[npairs++][1] = p[k].b;
-                    want[p[k].a] = want[p[k].a] > 1 ? want[p[k].a] : 1;
-                    want[p[k].b] = want[p[k].b] > 1 ? want[p[k].b] : 1;
-                }
+            if (link[k]) {
+                healthy[p[k].a] = healthy[p[k].b] = false;
+                pairs[npairs][0] = p[k].a;
+                pairs[npairs++][1] = p[k].b;
+                want[p[k].a] = want[p[k].a] > 1 ? want[p[k].a] : 1;
+                want[p[k].b] = want[p[k].b] > 1 ? want[p[k].b] : 1;
             }
+        }
         for (int i = 0; st == FB_OK && i < l->nodes; i++)
             if (cand[i])
                 want[i] = 2;
@@ -305,13 +363,15 @@ fb_status loc_phase_pairs(struct loc *l, struct fb_runner *r)
         goto out;
     l->phase_s[2] = (fb_clock_now_us() - t0) / 1e6;
     if (w->rank == 0 && re.nrounds > 0)
-        st = decide_pairs(l, first, &re, p, np, slow, cand);
+        st = decide_pairs(l, first, &re, p, np, slow, cand, link,
+                          l->nodes >= FB_LOCATE_MAD_NODES ? mad : 0.0);
     st = fb_world_agree(w, st);
 out:
     fb_locate_rounds_release(&plan);
     fb_locate_rounds_release(&re);
     free(p);
     free(slow);
+    free(link);
     free(cand);
     free(healthy);
     free(want);

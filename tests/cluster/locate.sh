@@ -50,7 +50,8 @@ show() {
     echo "--- $1: exit $rc in $took s"
     grep -E 'SUSPECT|locate:' "$w/$1.txt" | head -n 12
     sed 's/^/    suspects.csv: /' "$w/$1/suspects.csv" 2>/dev/null | tail -n +2 | head -n 12
-    [ -f "$w/$1/locate.md" ] && grep -E '^(rounds|typical|tolerance)' "$w/$1/locate.md" | head -n 4
+    [ -f "$w/$1/locate.md" ] && grep -E '^(rounds|typical|tolerance|\| [0-9rs])' "$w/$1/locate.md" |
+        head -n 8
 }
 
 # judge NAME KIND CULPRIT_HOSTS...: exit 1, a row of KIND naming the culprits (a link: both, in

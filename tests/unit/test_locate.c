@@ -3,6 +3,7 @@
  * round for odd n, n - 1 or n rounds), the sampled plan above the cap (its size, no repeated
  * round, reproducible), the retest rounds, and the decisions on synthetic measurements: a slow
  * node, a slow link, noise, stragglers, no false alarm on spread-out healthy figures. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "locate_judge.h"
@@ -164,6 +165,72 @@ static void check_decisions(void)
         CHECK(fb_locate_classify(4, q, 6, 75.0, slow, cand, &med, &mad) == FB_OK);
         CHECK(mad > 0.4);
         CHECK(cand[3] && !cand[0] && !cand[1] && !cand[2]);
+    }
+    /* The shaped cluster's slow link (docs/cluster-tests.md): hosts 1 and 3 at a third between
+     * themselves; two-way TCP read node 1's pair with node 0 at 0.72x typical. */
+    {
+        /* 5 nodes: node 1 has 2 slow pairs of 4 (the link and the low read), its median pair
+         * is normal: no node candidate (the old rule, half of its pairs slow, made it one) */
+        struct fb_locate_pair q[10];
+        size_t nq = synth(5, -1, 1, 3, q);
+        for (size_t k = 0; k < nq; k++)
+            if (q[k].a == 0 && q[k].b == 1)
+                q[k].value = 7.2;
+        CHECK(fb_locate_classify(5, q, nq, 25.0, slow, cand, &med, &mad) == FB_OK);
+        for (int i = 0; i < 5; i++)
+            CHECK(!cand[i]);
+        /* both low pairs are link candidates (retested alone: the low read proves noise) */
+        for (size_t k = 0; k < nq; k++)
+            CHECK(fb_locate_link_like(q, nq, k, 25.0) ==
+                  ((q[k].a == 1 && q[k].b == 3) || (q[k].a == 0 && q[k].b == 1)));
+    }
+    {
+        /* 4 nodes, tournament, then the retests as measured (GB/s): 1-3 alone 0.0100, 1 with
+         * 0 0.0146, 3 with 2 0.0200; the typical pair 0.0202. Node 1's median over its other
+         * pairs (0.0146, 0.0200, 0.0210) is 0.0200: not a slow node, though its one retest
+         * with a healthy partner is past the tolerance; the link is far below both ends. */
+        const struct fb_locate_pair all[9] = {
+            {0, 1, 0.0200}, {0, 2, 0.0205}, {0, 3, 0.0199}, {1, 2, 0.0210}, {1, 3, 0.0098},
+            {2, 3, 0.0198}, {1, 3, 0.0100}, {0, 1, 0.0146}, {2, 3, 0.0200}};
+        double m1 = fb_locate_node_median(1, all, 9, 3), m3 = fb_locate_node_median(3, all, 9, 1);
+        CHECK(fb_locate_is_suspect(0.0146, 0.0202, 0.0, 25.0, true)); /* the one retest */
+        CHECK_NEAR(m1, 0.0200, 1e-12);
+        CHECK_NEAR(m3, 0.0199, 1e-12);
+        CHECK(!fb_locate_is_suspect(m1, 0.0202, 0.0, 25.0, true));
+        CHECK(fb_locate_is_suspect(0.0100, m1, 0.0, 25.0, true) &&
+              fb_locate_is_suspect(0.0100, m3, 0.0, 25.0, true));
+        CHECK(fb_locate_link_like(all, 6, 4, 25.0));
+        CHECK(isnan(fb_locate_node_median(0, all, 9, 0)));
+        /* the slow node's pairs are not link-like: its other pairs are as slow */
+        {
+            size_t nq = synth(4, 2, -1, -1, p);
+            for (size_t k = 0; k < nq; k++)
+                CHECK(!fb_locate_link_like(p, nq, k, 25.0));
+        }
+    }
+    /* A healthy shaped cluster (5 hosts at 400 Mbit/s): host 0's own direction read ~0.028 GB/s
+     * in every pair, its partners' ~0.05 (two-way TCP split unevenly), the other pairs 0.035 to
+     * 0.055 both ways (GB/s, from 4 healthy locates). The slower direction made host 0 a slow
+     * node (0.029 against 0.040); the mean of the two names nothing. */
+    {
+        const double d[10][4] = {
+            {0, 1, 0.0288, 0.0547}, {0, 2, 0.0289, 0.0477}, {0, 3, 0.0274, 0.0547},
+            {0, 4, 0.0299, 0.0553}, {1, 2, 0.0375, 0.0412}, {1, 3, 0.0420, 0.0476},
+            {1, 4, 0.0549, 0.0519}, {2, 3, 0.0457, 0.0477}, {2, 4, 0.0350, 0.0419},
+            {3, 4, 0.0389, 0.0419}};
+        struct fb_locate_pair q[10];
+        for (int k = 0; k < 10; k++)
+            q[k] = (struct fb_locate_pair){(int)d[k][0], (int)d[k][1],
+                                           fb_locate_pair_figure(d[k][2], d[k][3])};
+        CHECK_NEAR(q[0].value, (0.0288 + 0.0547) / 2.0, 1e-12);
+        CHECK(isnan(fb_locate_pair_figure(NAN, 1.0)));
+        CHECK(fb_locate_classify(5, q, 10, 25.0, slow, cand, &med, &mad) == FB_OK);
+        for (int i = 0; i < 5; i++)
+            CHECK(!cand[i]);
+        for (int k = 0; k < 10; k++)
+            CHECK(!slow[k] && !fb_locate_link_like(q, 10, (size_t)k, 25.0));
+        /* both ways at a third (a slow node or link): as slow in the mean */
+        CHECK_NEAR(fb_locate_pair_figure(0.0159, 0.0159), 0.0159, 1e-12);
     }
     /* two nodes: one pair, nothing to compare with */
     p[0] = (struct fb_locate_pair){0, 1, 1.0};
