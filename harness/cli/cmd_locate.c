@@ -545,7 +545,7 @@ int fb_cmd_locate(int argc, char **argv)
         return help ? 0 : 2;
     }
     fb_log_set_quiet(l->opt.quiet);
-    fb_world_start(&argc, &argv, "locate", l->opt.timeout_s, &provided);
+    fb_world_start(&argc, &argv, "locate", l->opt.timeout_s, MPI_THREAD_SINGLE, &provided);
     rc = locate_main(l);
     rc = fb_world_finish(rc);
     free(l->lead);

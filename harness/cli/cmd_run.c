@@ -447,6 +447,7 @@ int fb_cmd_run_mode(int argc, char **argv, const struct fb_run_mode *mode)
     struct run *r = calloc(1, sizeof *r);
     char err[512];
     int help = 0, rc, provided = MPI_THREAD_SINGLE;
+    bool threaded;
     fb_status st;
 
     if (!r)
@@ -468,12 +469,16 @@ int fb_cmd_run_mode(int argc, char **argv, const struct fb_run_mode *mode)
         return st != FB_OK ? 2 : 0;
     }
     fb_log_set_quiet(r->opt.quiet);
-    /* SERIALIZED (fb_world_start): the `step` benchmark all-reduces over MPI on a communication
-     * thread while the main thread computes (Horovod's design). With less, `step` runs without
-     * overlap and says so in one line when it plans (fb_overlap_possible reads the level back
-     * with MPI_Query_thread). */
-    fb_world_start(&argc, &argv, name, r->opt.timeout_s, &provided);
-    if (provided < MPI_THREAD_SERIALIZED && wants(r, "step") && fb_cli_rank_hint() == 0)
+    /* SERIALIZED (fb_world_start) only when a benchmark needs it: `step` all-reduces over MPI
+     * on a communication thread while the main thread computes (Horovod's design), and `replay`
+     * issues its mix on one. With less, they run without overlap and say so in one line when
+     * they plan (fb_overlap_possible reads the level back with MPI_Query_thread). Every other
+     * run asks for SINGLE: above it Open MPI locks in every call, which a run without those
+     * two would pay in its small-message figures for nothing. */
+    threaded = wants(r, "step") || wants(r, "replay");
+    fb_world_start(&argc, &argv, name, r->opt.timeout_s,
+                   threaded ? MPI_THREAD_SERIALIZED : MPI_THREAD_SINGLE, &provided);
+    if (provided < MPI_THREAD_SERIALIZED && threaded && fb_cli_rank_hint() == 0)
         fb_info("MPI offers thread level %d, below MPI_THREAD_SERIALIZED", provided);
     rc = run_main(r);
     fb_mpi_half_free();

@@ -88,9 +88,11 @@ int main(int argc, char **argv)
         return fb_cmd_sweep(argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0) {
         int provided;
-        /* MPI started as `run` starts it (fb_world_start), so doctor checks what run uses */
+        /* MPI started as a plain `run` (every benchmark, step's thread too) starts it
+         * (fb_world_start), so doctor checks what run uses */
         fb_world_start(&argc, &argv, "doctor",
-                       fb_cli_timeout_hint(argc - 1, argv + 1, FB_TIMEOUT_DEFAULT_S), &provided);
+                       fb_cli_timeout_hint(argc - 1, argv + 1, FB_TIMEOUT_DEFAULT_S),
+                       MPI_THREAD_SERIALIZED, &provided);
         return fb_world_finish(fb_cmd_doctor(argc - 1, argv + 1));
     }
     if (fb_cli_rank_hint() == 0)

@@ -12,11 +12,11 @@
 #include "watchdog.h"
 
 void fb_world_start(int *argc, char ***argv, const char *command, double timeout_s,
-                    int *provided)
+                    int required, int *provided)
 {
     /* armed before MPI_Init, so a job that never starts ends too */
     (void)fb_watchdog_start(timeout_s, command);
-    MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, provided);
+    MPI_Init_thread(argc, argv, required, provided);
     fb_watchdog_mpi_ready();
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }
