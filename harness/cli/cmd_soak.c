@@ -381,17 +381,26 @@ static fb_status soak_prepare(void *arg, struct fb_options *o, char *err, size_t
 {
     struct soak *k = arg;
     const struct fb_bench *b;
+    bool default_timeout;
 
     if (o->nbench > 1) {
         snprintf(err, errlen, "soak repeats one benchmark; %d named", o->nbench);
         return FB_ERR_USAGE;
     }
-    b = fb_bench_find(o->nbench ? o->bench[0] : "allreduce");
+    /* named, so that run's machinery sees the one benchmark soak runs (MPI's thread level is
+     * chosen from the names: cmd_run.c) */
+    if (o->nbench == 0)
+        o->bench[o->nbench++] = "allreduce";
+    b = fb_bench_find(o->bench[0]);
     if (!b || (b->needs & FB_REPORTS_VALUES)) {
         snprintf(err, errlen, "soak times a point; '%s' reports figures, not times", o->bench[0]);
         return FB_ERR_USAGE;
     }
-    if (o->timeout_s > 0 && o->timeout_s <= k->interval) {
+    /* No --timeout given (the parser's default for the default trial): each phase may last an
+     * interval, so the default becomes twice the interval and a minute. A --timeout equal to
+     * that default is taken as not given. */
+    default_timeout = o->timeout_s == fb_options_timeout_default(o->trial_ms);
+    if (!default_timeout && o->timeout_s > 0 && o->timeout_s <= k->interval) {
         snprintf(err, errlen, "--timeout %.0f s is not longer than --interval %.0f s: the wait "
                  "between intervals would time out", o->timeout_s, k->interval);
         return FB_ERR_USAGE;
@@ -411,6 +420,8 @@ static fb_status soak_prepare(void *arg, struct fb_options *o, char *err, size_t
     /* about a third of the interval in trials; as much again in the iterations timed one by
      * one; pace() then scales it so the point fills about 80% of each interval */
     o->trial_ms = fmax(0.01, k->interval * 1e3 * 0.35 / (double)o->trials);
+    if (default_timeout)
+        o->timeout_s = fmax(fb_options_timeout_default(o->trial_ms), 2 * k->interval + 60);
     return FB_OK;
 }
 

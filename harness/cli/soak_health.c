@@ -61,7 +61,7 @@ static void judge_rank(struct fb_soak_health *h, int interval, int rank,
         const struct fb_health_counter *was = interval > 0 ? fb_health_find(prev, c) : NULL;
         double delta = was ? c->value - was->value : NAN;
         bool moved = c->judged && was && delta != 0.0;
-        bool below = fb_health_below_max(c);
+        bool below = c->judged && fb_health_below_max(c);
         char v[32], d[32], m[32], old[32];
         const char *fields[10];
         char iv[16], rk[16];

@@ -76,9 +76,13 @@ fb_status fb_health_nccl_count(const char *path, long *port_errors, long *failed
     while (fgets(line, sizeof line, f)) {
         if (!strstr(line, "NCCL WARN"))
             continue;
-        if (strstr(line, "Got async event : port error"))
+        /* every release's wording, as nccllog/nccl_line.c reads them: "Got async event : port
+         * error" (to 2.22.3), "Got async error event: port error" (2.23 to 2.28.3), "Got
+         * non-fatal async event: port error(10)" (2.28.7 on); "Device N marked as failed"
+         * (2.29.7 on), not its "was already marked as failed" */
+        if (strstr(line, "async") && strstr(line, "event") && strstr(line, ": port error"))
             (*port_errors)++;
-        else if (strstr(line, "marked as failed"))
+        else if (strstr(line, " marked as failed") && !strstr(line, "already marked"))
             (*failed)++;
     }
     if (ferror(f))

@@ -88,8 +88,11 @@ out:
 }
 
 /* The link of the PCI device in folder `dir`, named `name`: speed and width, each against its
- * maximum. A device without link files (a virtual function, an old kernel) adds nothing. */
-static fb_status read_pcie_link(const char *dir, const char *name, struct fb_health_set *set)
+ * maximum. A device without link files (a virtual function, an old kernel) adds nothing. The
+ * speed is judged only when `judge_speed`: a GPU lowers its link speed when idle (Gen1 at rest
+ * is power management, not a fault), so a GPU's speed is recorded and its width judged. */
+static fb_status read_pcie_link(const char *dir, const char *name, bool judge_speed,
+                                struct fb_health_set *set)
 {
     static const char *const what[2][3] = {
         {"current_link_speed", "max_link_speed", "link_speed_gts"},
@@ -104,7 +107,7 @@ static fb_status read_pcie_link(const char *dir, const char *name, struct fb_hea
         snprintf(path, sizeof path, "%s/%s", dir, what[i][1]);
         max = read_number(path, 10);
         if (!isnan(cur))
-            st = fb_health_add(set, "pcie", name, what[i][2], cur, max, true);
+            st = fb_health_add(set, "pcie", name, what[i][2], cur, max, i == 1 || judge_speed);
     }
     return st;
 }
@@ -156,7 +159,7 @@ static fb_status read_ib(const char *root, struct fb_health_set *set)
         snprintf(path, sizeof path, "%s/class/infiniband/%s/device", root, devs[d]);
         hca_address(path, devs[d], addr, sizeof addr);
         if (st == FB_OK)
-            st = read_pcie_link(path, addr, set);
+            st = read_pcie_link(path, addr, true, set);
     }
 out:
     free(devs);
@@ -193,7 +196,7 @@ static fb_status read_gpus(const char *root, struct fb_health_set *set)
     for (size_t i = 0; i < n && st == FB_OK; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, bdfs[i]);
         if (is_nvidia_gpu(path))
-            st = read_pcie_link(path, bdfs[i], set);
+            st = read_pcie_link(path, bdfs[i], false, set);
     }
 out:
     free(bdfs);

@@ -74,6 +74,10 @@ int main(int argc, char **argv)
           fb_health_below_max(c));
     CHECK((c = get(&s, "pcie", "0000:3b:00.0", "link_speed_gts")) && c->value == 8 &&
           fb_health_below_max(c));
+    /* a GPU's speed drops when it idles: recorded, not judged; its width and an HCA's speed are */
+    CHECK(c && !c->judged);
+    CHECK((c = get(&s, "pcie", "0000:3b:00.0", "link_width")) && c->judged);
+    CHECK((c = get(&s, "pcie", "0000:5e:00.0", "link_speed_gts")) && c->judged);
     /* a maximum the kernel does not know is no finding */
     CHECK((c = get(&s, "pcie", "0000:5e:00.0", "link_speed_gts")) && isnan(c->max) &&
           !fb_health_below_max(c));
@@ -93,6 +97,20 @@ int main(int argc, char **argv)
         "h:1:3 [0] transport/net_ib.cc:100 NCCL WARN NET/IB : mlx5_0:1 Got async event : port "
         "error\n");
     snprintf(log, sizeof log, "%s/nccl.log", tmp);
+    CHECK(fb_health_nccl_count(log, &port_errors, &failed) == FB_OK);
+    CHECK(port_errors == 2 && failed == 1);
+    /* the wordings of 2.23-2.28.3 and 2.28.7 on (tests/data/nccl), and 2.29.7's failed device
+     * but not its "already marked" line */
+    put(tmp, "new.log",
+        "[2026-03-04 10:11:12] g:1:2 [0] transport/net_ib.cc:179 NCCL WARN NET/IB : mlx5_0:1 "
+        "Got async error event: port error\n"
+        "[2026-03-04 10:20:00] g:1:2 [0] transport/net_ib/common.cc:134 NCCL WARN NET/IB : "
+        "mlx5_0:1 Got non-fatal async event: port error(10)\n"
+        "[2026-03-04 10:20:01] g:1:3 [0] transport/net_ib/p2p_resiliency.cc:312 NCCL WARN "
+        "NET/IB: ncclIbResiliencyHandleDeviceFailure: Device 0 marked as failed.\n"
+        "[2026-03-04 10:20:02] g:1:3 [0] transport/net_ib/p2p_resiliency.cc:312 NCCL WARN "
+        "NET/IB: Device 0 was already marked as failed.\n");
+    snprintf(log, sizeof log, "%s/new.log", tmp);
     CHECK(fb_health_nccl_count(log, &port_errors, &failed) == FB_OK);
     CHECK(port_errors == 2 && failed == 1);
     snprintf(log, sizeof log, "%s/absent.log", tmp);
