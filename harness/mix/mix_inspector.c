@@ -105,6 +105,11 @@ static bool read_record(const cJSON *o, char *comm, size_t commlen, int *rank0,
     }
     r->sn = (unsigned long long)sn;
     r->op.dtype = dtype;
+    if (!pieces && bytes * nranks > 1e18) { /* the whole buffer; checked before it can wrap */
+        snprintf(why, whylen, "coll_sn %llu: %.0f bytes times %.0f ranks is more than 1e18 bytes",
+                 (unsigned long long)sn, bytes, nranks);
+        return false;
+    }
     r->op.bytes = (size_t)bytes * (pieces ? 1 : (size_t)nranks);
     snprintf(r->op.name, sizeof r->op.name, "sn%llu", r->sn);
     if (r->op.bytes == 0 || r->op.bytes % fb_dtype_size(dtype) != 0) {

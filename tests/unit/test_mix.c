@@ -194,6 +194,12 @@ static void check_inspector_bad_texts(void)
                         "{\"coll\":\"AllReduce\",\"coll_sn\":1.5,\"coll_msg_size_bytes\":8}}",
                         "ins.json:1: 'coll_perf' needs 'coll' (a string), 'coll_sn' and "
                         "'coll_msg_size_bytes' (whole numbers)");
+    /* 2^40 bytes times 16777217 ranks wraps a size_t to 2^40: refused, not replayed wrong */
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":16777217},"
+                        "\"coll_perf\":{\"coll\":\"AllGather\",\"coll_sn\":1,"
+                        "\"coll_msg_size_bytes\":1099511627776}}",
+                        "ins.json:1: coll_sn 1: 1099511627776 bytes times 16777217 ranks is more "
+                        "than 1e18 bytes");
     check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
                         "{\"coll\":\"Send\",\"coll_sn\":1,\"coll_msg_size_bytes\":8}}\n\n",
                         "ins.json:3: no collectives in the NCCL Inspector output");
