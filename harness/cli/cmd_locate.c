@@ -545,7 +545,8 @@ int fb_cmd_locate(int argc, char **argv)
         return help ? 0 : 2;
     }
     fb_log_set_quiet(l->opt.quiet);
-    fb_world_start(&argc, &argv, "locate", l->opt.timeout_s, MPI_THREAD_SINGLE, &provided);
+    fb_world_start(&argc, &argv, "locate", l->opt.timeout_s, MPI_THREAD_SERIALIZED,
+                   &provided); /* as run does: cmd_run.c says why */
     rc = locate_main(l);
     rc = fb_world_finish(rc);
     free(l->lead);

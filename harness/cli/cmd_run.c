@@ -469,15 +469,17 @@ int fb_cmd_run_mode(int argc, char **argv, const struct fb_run_mode *mode)
         return st != FB_OK ? 2 : 0;
     }
     fb_log_set_quiet(r->opt.quiet);
-    /* SERIALIZED (fb_world_start) only when a benchmark needs it: `step` all-reduces over MPI
-     * on a communication thread while the main thread computes (Horovod's design), and `replay`
-     * issues its mix on one. With less, they run without overlap and say so in one line when
-     * they plan (fb_overlap_possible reads the level back with MPI_Query_thread). Every other
-     * run asks for SINGLE: above it Open MPI locks in every call, which a run without those
-     * two would pay in its small-message figures for nothing. */
+    /* SERIALIZED (fb_world_start): `step` all-reduces over MPI on a communication thread while
+     * the main thread computes (Horovod's design), and `replay` issues its mix on one; with
+     * less, they run without overlap and say so in one line when they plan
+     * (fb_overlap_possible reads the level back with MPI_Query_thread). Every run asks for it,
+     * though above SINGLE Open MPI 4.1 locks in every call (about 0.08 us per small message,
+     * docs/methodology.md): at SINGLE, a TCP link that dies mid-run makes ob1 abort the job
+     * (exit 255, a rank left running on the far host) before the watchdog can end it with its
+     * message; at SERIALIZED the error comes back and the watchdog does
+     * (cluster_fault_link_down). */
     threaded = wants(r, "step") || wants(r, "replay");
-    fb_world_start(&argc, &argv, name, r->opt.timeout_s,
-                   threaded ? MPI_THREAD_SERIALIZED : MPI_THREAD_SINGLE, &provided);
+    fb_world_start(&argc, &argv, name, r->opt.timeout_s, MPI_THREAD_SERIALIZED, &provided);
     if (provided < MPI_THREAD_SERIALIZED && threaded && fb_cli_rank_hint() == 0)
         fb_info("MPI offers thread level %d, below MPI_THREAD_SERIALIZED", provided);
     rc = run_main(r);

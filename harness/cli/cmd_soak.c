@@ -387,8 +387,7 @@ static fb_status soak_prepare(void *arg, struct fb_options *o, char *err, size_t
         snprintf(err, errlen, "soak repeats one benchmark; %d named", o->nbench);
         return FB_ERR_USAGE;
     }
-    /* named, so that run's machinery sees the one benchmark soak runs (MPI's thread level is
-     * chosen from the names: cmd_run.c) */
+    /* named, so that run's machinery sees the one benchmark soak runs (its plan, env.json) */
     if (o->nbench == 0)
         o->bench[o->nbench++] = "allreduce";
     b = fb_bench_find(o->bench[0]);

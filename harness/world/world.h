@@ -24,11 +24,9 @@ struct fb_world {
 /* Starts MPI for `run` and `doctor` alike, so that doctor checks the MPI that run uses: arms
  * the watchdog (fb_watchdog_start: `command` in its messages, `timeout_s` per phase) before
  * MPI_Init, asks for the thread level `required`, and makes errors on MPI_COMM_WORLD return
- * instead of aborting. *provided gets the thread level MPI gives (it may be lower). Ask for
- * MPI_THREAD_SINGLE unless a thread other than the main one calls MPI (step's and replay's
- * communication thread: MPI_THREAD_SERIALIZED): Open MPI 4.1 takes a lock in every send and
- * progress call at any level above SINGLE, 0.08 us per 8-byte message on this project's CI
- * machine (docs/methodology.md). Call once, first thing. */
+ * instead of aborting. *provided gets the thread level MPI gives (it may be lower). run,
+ * locate and doctor ask for MPI_THREAD_SERIALIZED (cmd_run.c says why, and what it costs).
+ * Call once, first thing. */
 void fb_world_start(int *argc, char ***argv, const char *command, double timeout_s,
                     int required, int *provided);
 
