@@ -7,8 +7,10 @@
 
 #include "registry.h"
 
-static const char *const names[] = {"h2d",      "p2p",     "allreduce", "densenet_allreduce",
-                                    "pipeline", "compute", "memfit",    "step"};
+static const char *const names[] = {
+    "h2d",    "p2p",    "allreduce",  "densenet_allreduce", "pipeline",  "compute",
+    "memfit", "step",   "replay",     "all_gather",         "reduce_scatter",
+    "alltoall", "broadcast", "reduce"};
 static struct fb_bench benches[sizeof names / sizeof names[0]];
 
 const struct fb_bench *fb_bench_find(const char *name)
