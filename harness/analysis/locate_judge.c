@@ -8,30 +8,13 @@
 
 #include "stats.h"
 
-static int cmp_double(const void *p, const void *q)
-{
-    double x = *(const double *)p, y = *(const double *)q;
-    return (x > y) - (x < y);
-}
-
 fb_status fb_locate_typical(const double *v, size_t n, double *median, double *mad)
 {
-    double *s;
-
-    *median = *mad = 0.0;
-    if (n == 0)
+    if (n == 0) {
+        *median = *mad = 0.0;
         return FB_ERR_USAGE;
-    if (!(s = malloc(n * sizeof *s)))
-        return FB_ERR_NOMEM;
-    memcpy(s, v, n * sizeof *s);
-    qsort(s, n, sizeof *s, cmp_double);
-    *median = fb_stats_quantile_sorted(s, n, 0.5);
-    for (size_t i = 0; i < n; i++)
-        s[i] = fabs(s[i] - *median);
-    qsort(s, n, sizeof *s, cmp_double);
-    *mad = fb_stats_quantile_sorted(s, n, 0.5);
-    free(s);
-    return FB_OK;
+    }
+    return fb_stats_median_mad(v, n, median, mad) == 0 ? FB_OK : FB_ERR_NOMEM;
 }
 
 bool fb_locate_is_suspect(double value, double median, double mad, double tol_pct,

@@ -13,29 +13,15 @@ struct fb_soak_rule fb_soak_rule_defaults(void)
     return r;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 fb_status fb_soak_baseline(const double *samples, size_t n, double *median, double *mad)
 {
-    double *s;
-
-    *median = *mad = 0.0;
-    if (n == 0)
+    if (n == 0) {
+        *median = *mad = 0.0;
         return FB_ERR_USAGE;
-    if (!(s = malloc(n * sizeof *s)))
+    }
+    if (fb_stats_median_mad(samples, n, median, mad) != 0)
         return FB_ERR_NOMEM;
-    memcpy(s, samples, n * sizeof *s);
-    qsort(s, n, sizeof *s, cmp_double);
-    *median = fb_stats_quantile_sorted(s, n, 0.5);
-    for (size_t i = 0; i < n; i++)
-        s[i] = fabs(s[i] - *median);
-    qsort(s, n, sizeof *s, cmp_double);
-    *mad = 1.4826 * fb_stats_quantile_sorted(s, n, 0.5);
-    free(s);
+    *mad *= 1.4826; /* a normal spread's sigma */
     return FB_OK;
 }
 

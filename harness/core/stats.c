@@ -51,3 +51,21 @@ int fb_stats_compute(const double *samples, size_t n, struct fb_stats *out)
     free(sorted);
     return 0;
 }
+
+int fb_stats_median_mad(const double *samples, size_t n, double *median, double *mad)
+{
+    double *s;
+
+    *median = *mad = 0.0;
+    if (n == 0 || !(s = malloc(n * sizeof *s)))
+        return -1;
+    memcpy(s, samples, n * sizeof *s);
+    qsort(s, n, sizeof *s, cmp_double);
+    *median = fb_stats_quantile_sorted(s, n, 0.5);
+    for (size_t i = 0; i < n; i++)
+        s[i] = fabs(s[i] - *median);
+    qsort(s, n, sizeof *s, cmp_double);
+    *mad = fb_stats_quantile_sorted(s, n, 0.5);
+    free(s);
+    return 0;
+}

@@ -30,5 +30,16 @@ int main(void)
     CHECK(fb_stats_compute(even, 4, &s) == 0);
     CHECK_NEAR(s.median, 2.5, 1e-12);
     CHECK(fb_stats_compute(even, 0, &s) == -1);
+
+    /* median and MAD: an outlier moves neither; the input is left untouched */
+    {
+        const double v[5] = {4, 100, 1, 3, 2};
+        double med = -1, mad = -1;
+        CHECK(fb_stats_median_mad(v, 5, &med, &mad) == 0);
+        CHECK_NEAR(med, 3, 0);
+        CHECK_NEAR(mad, 1, 0); /* |deviations| 0 1 1 2 97 */
+        CHECK(v[1] == 100 && v[0] == 4);
+        CHECK(fb_stats_median_mad(v, 0, &med, &mad) == -1 && med == 0 && mad == 0);
+    }
     TEST_DONE();
 }
