@@ -446,7 +446,7 @@ int fb_cmd_run_mode(int argc, char **argv, const struct fb_run_mode *mode)
     const char *name = mode ? mode->name : "run";
     struct run *r = calloc(1, sizeof *r);
     char err[512];
-    int help = 0, rc, provided = MPI_THREAD_SINGLE;
+    int help = 0, rc, provided = MPI_THREAD_SINGLE, level;
     bool threaded;
     fb_status st;
 
@@ -469,19 +469,27 @@ int fb_cmd_run_mode(int argc, char **argv, const struct fb_run_mode *mode)
         return st != FB_OK ? 2 : 0;
     }
     fb_log_set_quiet(r->opt.quiet);
-    /* SERIALIZED (fb_world_start): `step` all-reduces over MPI on a communication thread while
-     * the main thread computes (Horovod's design), and `replay` issues its mix on one; with
-     * less, they run without overlap and say so in one line when they plan
-     * (fb_overlap_possible reads the level back with MPI_Query_thread). Every run asks for it,
-     * though above SINGLE Open MPI 4.1 locks in every call (about 0.08 us per small message,
-     * docs/methodology.md): at SINGLE, a TCP link that dies mid-run makes ob1 abort the job
-     * (exit 255, a rank left running on the far host) before the watchdog can end it with its
-     * message; at SERIALIZED the error comes back and the watchdog does
-     * (cluster_fault_link_down). */
+    /* The thread level (--mpi-thread; docs/methodology.md#the-mpi-thread-level). `step`
+     * all-reduces over MPI on a communication thread while the main thread computes (Horovod's
+     * design), and `replay` issues its mix on one: they need SERIALIZED, and with less they run
+     * without overlap and say so when they plan (fb_overlap_possible reads the level back).
+     * Every other benchmark calls MPI from the main thread only, and above SINGLE Open MPI 4.1
+     * takes a lock in every call (about 0.08 us per small message, 10-20% of an 8-byte
+     * latency): auto asks for SINGLE unless step or replay run. One behaviour differs: at
+     * SINGLE, a TCP link that becomes unreachable mid-run makes ob1 end the job itself (its
+     * "FATAL" line, exit 255) before the watchdog's timeout; at SERIALIZED the send waits and
+     * the watchdog names the rank behind the link (cluster_fault_link_down runs both). */
     threaded = wants(r, "step") || wants(r, "replay");
-    fb_world_start(&argc, &argv, name, r->opt.timeout_s, MPI_THREAD_SERIALIZED, &provided);
+    if (strcmp(r->opt.mpi_thread, "single") == 0)
+        level = MPI_THREAD_SINGLE;
+    else if (strcmp(r->opt.mpi_thread, "serialized") == 0)
+        level = MPI_THREAD_SERIALIZED;
+    else
+        level = threaded ? MPI_THREAD_SERIALIZED : MPI_THREAD_SINGLE;
+    fb_world_start(&argc, &argv, name, r->opt.timeout_s, level, &provided);
     if (provided < MPI_THREAD_SERIALIZED && threaded && fb_cli_rank_hint() == 0)
-        fb_info("MPI offers thread level %d, below MPI_THREAD_SERIALIZED", provided);
+        fb_info("MPI thread level %s, below MPI_THREAD_SERIALIZED: step and replay run "
+                "without a communication thread", fb_mpi_thread_name(provided));
     rc = run_main(r);
     fb_mpi_half_free();
     rc = fb_world_finish(rc);

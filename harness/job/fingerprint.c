@@ -23,6 +23,7 @@
 #include "ib.h"
 #include "log.h"
 #include "versions.h"
+#include "world.h"
 
 extern char **environ;
 
@@ -305,7 +306,7 @@ static void add_versions(struct jb *b, cJSON *root, const struct fb_rank_facts *
 {
     cJSON *o;
     char text[MPI_MAX_LIBRARY_VERSION_STRING + 1], v[32];
-    int driver = 0, runtime = 0, len = 0;
+    int driver = 0, runtime = 0, len = 0, level = MPI_THREAD_SINGLE;
     unsigned api = hwloc_get_api_version();
 
     o = j_obj(b, root, "cuda");
@@ -335,6 +336,9 @@ static void add_versions(struct jb *b, cJSON *root, const struct fb_rank_facts *
     /* MPICH and others answer several lines; the first names the library and version. */
     text[strcspn(text, "\r\n")] = '\0';
     j_str(b, o, "library", text);
+    /* the level MPI gave (--mpi-thread): above single Open MPI locks in every call */
+    MPI_Query_thread(&level);
+    j_str(b, o, "thread_level", fb_mpi_thread_name(level));
     j_bool(b, o, "cuda_aware", all[0].mpi_cuda_aware);
     j_str(b, o, "cuda_aware_why", all[0].mpi_cuda_aware_why);
 

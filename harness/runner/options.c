@@ -9,6 +9,7 @@ void fb_options_defaults(struct fb_options *o)
     strcpy(o->backend, "auto");
     strcpy(o->coll, "auto");
     strcpy(o->matrix, "auto");
+    strcpy(o->mpi_thread, "auto");
     o->results_root = "results";
     o->warmup = 5;
     o->iters = 0;

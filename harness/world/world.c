@@ -21,6 +21,17 @@ void fb_world_start(int *argc, char ***argv, const char *command, double timeout
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }
 
+const char *fb_mpi_thread_name(int level)
+{
+    switch (level) {
+    case MPI_THREAD_SINGLE: return "single";
+    case MPI_THREAD_FUNNELED: return "funneled";
+    case MPI_THREAD_SERIALIZED: return "serialized";
+    case MPI_THREAD_MULTIPLE: return "multiple";
+    default: return "unknown";
+    }
+}
+
 int fb_world_finish(int rc)
 {
     /* a signal that came after the last check still makes the run "interrupted" (rank 0

@@ -24,11 +24,15 @@ struct fb_world {
 /* Starts MPI for `run` and `doctor` alike, so that doctor checks the MPI that run uses: arms
  * the watchdog (fb_watchdog_start: `command` in its messages, `timeout_s` per phase) before
  * MPI_Init, asks for the thread level `required`, and makes errors on MPI_COMM_WORLD return
- * instead of aborting. *provided gets the thread level MPI gives (it may be lower). run,
- * locate and doctor ask for MPI_THREAD_SERIALIZED (cmd_run.c says why, and what it costs).
+ * instead of aborting. *provided gets the thread level MPI gives (it may be lower). run asks
+ * for what its benchmarks need (--mpi-thread; cmd_run.c says why, and what each level costs);
+ * locate and doctor ask for MPI_THREAD_SERIALIZED, the most a run asks for.
  * Call once, first thing. */
 void fb_world_start(int *argc, char ***argv, const char *command, double timeout_s,
                     int required, int *provided);
+
+/* "single", "funneled", "serialized" or "multiple": an MPI_THREAD_* level by its name. */
+const char *fb_mpi_thread_name(int level);
 
 /* Ends what fb_world_start began: MPI_Finalize, with the watchdog's last phase around it, then
  * the watchdog. Returns the process's exit code: `rc`, or FB_EXIT_INTERRUPTED when SIGINT or

@@ -5,11 +5,13 @@
 #            B's ranks by the seconds asked; killing one rank by host kills a fabricbench of
 #            that host only, the job then ends (Open MPI aborts it) and nothing is left in
 #            either namespace; a link taken down carries no traffic and comes back up.
-# link_down  the link between the hosts drops mid-run: with --timeout 8 the run ends by itself
-#            within the timeout and a grace, names the phase and the ranks that had not arrived,
-#            exits non-zero, leaves no fabricbench process on either host, and env.json says
-#            `timeout` (docs/timeouts.md). Without the watchdog it hangs: the outer 40 s bound
-#            then fails it.
+# link_down  the link between the hosts drops mid-run: at --mpi-thread serialized with
+#            --timeout 8 the run ends by itself within the timeout and a grace, names the phase
+#            and the ranks that had not arrived, exits non-zero, leaves no fabricbench process
+#            on either host, and env.json says `timeout` (docs/timeouts.md). Without the
+#            watchdog it hangs: the outer 40 s bound then fails it. Then at the default level of
+#            a p2p run (single), where Open MPI ends the job itself: non-zero, bounded, a line
+#            naming the lost peer, nothing left.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
 mode=$1 bin=$2
@@ -94,7 +96,7 @@ link_down)
     # retransmissions (tcp_retries2 = 15). A cluster's launcher or batch system has the same
     # wait; here each host's namespace gives up after 3 retries (about 3 s).
     for ns in "$CL_NS_A" "$CL_NS_B"; do ip netns exec "$ns" sysctl -qw net.ipv4.tcp_retries2=3; done
-    start_long_run down --timeout "$limit" || finish
+    start_long_run down --timeout "$limit" --mpi-thread serialized || finish
     cluster_link_down a
     echo "link of host A down at $(date +%T) with both ranks running (--timeout $limit)"
     wait_bounded "$run_pid" 40
@@ -116,6 +118,35 @@ link_down)
        grep -Eq '"run_status":[[:space:]]*"timeout"' "$w/down/env.json" ||
            fail "env.json's run_status is not timeout: $(grep run_status "$w/down/env.json")" ;;
     esac
+
+    # The same at MPI_THREAD_SINGLE (a p2p run's level by default): Open MPI's ob1 ends the job
+    # itself when the peer becomes unreachable, before our timeout. It must still end, non-zero,
+    # within the same bound, with a line naming the lost peer, and leave nothing running (host
+    # B's rank is ended by its own watchdog); env.json is left "running" (nobody marked it:
+    # ob1 leaves with _exit), which accept and report read as "never marked its end".
+    cluster_link_up a || fail "cluster_link_up failed"
+    cl_wait_link || fail "the veth did not come back up"
+    start_long_run single --timeout "$limit" || finish
+    grep -Eq '"thread_level":[[:space:]]*"single"' "$w/single/env.json" ||
+        fail "a p2p run did not ask for MPI_THREAD_SINGLE: $(grep thread_level "$w/single/env.json")"
+    cluster_link_down a
+    wait_bounded "$run_pid" 40
+    t0=$(date +%s)
+    while [ "$(leftovers)" != 0 ] && [ $((took + $(date +%s) - t0)) -le $((limit + 20)) ]; do
+        sleep 0.5
+    done
+    left=$(leftovers) all=$((took + $(date +%s) - t0))
+    echo "at MPI_THREAD_SINGLE: the run ended after $took s with exit $rc; no process after $all s ($left left)"
+    sed -n '5,12p' "$w/single.txt"
+    case $rc in
+    124) fail "at MPI_THREAD_SINGLE the run hung past $took s" ;;
+    0) fail "at MPI_THREAD_SINGLE the run lost its link and still exited 0" ;;
+    esac
+    [ "$left" = 0 ] || fail "at MPI_THREAD_SINGLE $left fabricbench process(es) left $all s after the link went down"
+    grep -Eq "Unable to connect to the peer|Network is unreachable|did not arrive" "$w/single.txt" ||
+        fail "at MPI_THREAD_SINGLE no line names the lost peer"
+    grep -Eq '"run_status":[[:space:]]*"(running|timeout)"' "$w/single/env.json" ||
+        fail "at MPI_THREAD_SINGLE env.json's run_status: $(grep run_status "$w/single/env.json")"
     ;;
 *) echo "usage: faults.sh helpers|link_down FABRICBENCH" >&2; exit 2 ;;
 esac

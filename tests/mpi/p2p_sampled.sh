@@ -17,6 +17,9 @@ FB_TEST_RANKS_PER_NODE=2 mpi 8 -x FB_TEST_RANKS_PER_NODE "$bin" run $args --matr
 rc=$?
 [ "$rc" = 0 ] || { cat "$work/stderr" >&2; fail "sampled run exited $rc"; finish; }
 grep -q "pretend nodes of 2" "$work/stderr" || fail "the test-only node override is not announced"
+# nothing here calls MPI from a second thread: auto asks for single (Open MPI locks above it)
+grep -Eq '"thread_level":[[:space:]]*"single"' "$work/s/env.json" ||
+    fail "p2p ran at MPI thread level $(grep thread_level "$work/s/env.json"), not single"
 grep -q "# p2p over mpi: 32 of 56 one-way pairs measured (a sample" "$work/stdout" ||
     fail "the sample is not stated: $(grep 'pairs measured' "$work/stdout")"
 

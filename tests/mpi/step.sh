@@ -64,6 +64,9 @@ END {
 # the timeline: the first point on both ranks (1 warm-up step, then 5 recorded)
 "$check_timeline" "$run/timeline.json" 2 5 4194304 4 || fail "timeline.json checks failed"
 grep -q "exposed" "$work/stdout" || fail "no summary table printed"
+# the overlap needs a communication thread: --mpi-thread auto asks for serialized when step runs
+grep -Eq '"thread_level":[[:space:]]*"serialized"' "$run/env.json" ||
+    fail "step ran at MPI thread level $(grep thread_level "$run/env.json"), not serialized"
 
 # float16 gradients on the wire: the sums are checked in float16
 mpi 2 "$bin" run step --backend host --out "$work/fp16" --resolution 32 --batch 1 --fusion 25M \
