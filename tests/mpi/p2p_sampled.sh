@@ -20,6 +20,7 @@ grep -q "pretend nodes of 2" "$work/stderr" || fail "the test-only node override
 # nothing here calls MPI from a second thread: auto asks for single (Open MPI locks above it)
 grep -Eq '"thread_level":[[:space:]]*"single"' "$work/s/env.json" ||
     fail "p2p ran at MPI thread level $(grep thread_level "$work/s/env.json"), not single"
+! grep -q "MPI ran at thread level" "$work/stdout" || fail "a run at single says it ran above it"
 grep -q "# p2p over mpi: 32 of 56 one-way pairs measured (a sample" "$work/stdout" ||
     fail "the sample is not stated: $(grep 'pairs measured' "$work/stdout")"
 

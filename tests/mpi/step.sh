@@ -67,6 +67,8 @@ grep -q "exposed" "$work/stdout" || fail "no summary table printed"
 # the overlap needs a communication thread: --mpi-thread auto asks for serialized when step runs
 grep -Eq '"thread_level":[[:space:]]*"serialized"' "$run/env.json" ||
     fail "step ran at MPI thread level $(grep thread_level "$run/env.json"), not serialized"
+grep -q "^  mpi: MPI ran at thread level serialized" "$work/stdout" ||
+    fail "the headline does not say its MPI figures carry the serialized level's lock"
 
 # float16 gradients on the wire: the sums are checked in float16
 mpi 2 "$bin" run step --backend host --out "$work/fp16" --resolution 32 --batch 1 --fusion 25M \
