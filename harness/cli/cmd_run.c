@@ -85,8 +85,9 @@ static void print_headline(const struct fb_results *res, unsigned long long llc_
     }
     MPI_Query_thread(&level);
     if (over_mpi && level > MPI_THREAD_SINGLE)
-        fb_out("  mpi: MPI ran at thread level %s (--mpi-thread): Open MPI locks in every call, "
-               "about 0.08 us a small message; a run without step and replay runs at single\n",
+        fb_out("  mpi: MPI ran at thread level %s (step and replay need it; --mpi-thread): Open "
+               "MPI locks in every call, about 0.08 us a small message; a run without step and "
+               "replay runs at single\n",
                fb_mpi_thread_name(level));
     free(idx);
 }
