@@ -125,7 +125,7 @@ static fb_status parse_size(const char *f, size_t n, size_t *bytes, char *why, s
         if (strlen(units[u].unit) != n - k || memcmp(units[u].unit, f + k, n - k) != 0)
             continue;
         total = v * units[u].scale;
-        if (!(total >= 1.0) || total > 1e18) {
+        if (!(total >= 1.0) || total > (double)FB_MIX_MAX_BYTES) {
             snprintf(why, whylen, "size '%s' is out of range (1 byte to 2^60)", shown);
             return FB_ERR_USAGE;
         }
@@ -141,7 +141,7 @@ static fb_status parse_size(const char *f, size_t n, size_t *bytes, char *why, s
     return FB_ERR_USAGE;
 }
 
-static bool name_char(char c)
+bool fb_mix_name_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
            c == '_' || c == '.' || c == '-' || c == '/' || c == ':' || c == '[' || c == ']';
@@ -224,7 +224,7 @@ static fb_status parse_line(const char *l, size_t n, struct fb_mix_op *op, char 
             return FB_ERR_USAGE;
         }
         for (size_t c = 0; c < fl[i]; c++)
-            if (!name_char(f[i][c])) {
+            if (!fb_mix_name_char(f[i][c])) {
                 snprintf(why, whylen, "name '%s' has a character other than letters, digits "
                          "and _ . - / : [ ]", shown);
                 return FB_ERR_USAGE;

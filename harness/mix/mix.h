@@ -25,6 +25,9 @@ enum fb_mix_coll {
 
 enum { FB_MIX_NAME = 48 };
 
+/* The most bytes one op of a mix may hold (the text format's limit on SIZE). */
+#define FB_MIX_MAX_BYTES ((size_t)1000000000000000000ULL)
+
 /* One collective of the step. `bytes` is each rank's larger buffer, as nccl-tests' `size`
  * column: the buffer of an all-reduce, broadcast or reduce; the gathered (all-gather), scattered
  * (reduce-scatter) or sent (all-to-all) buffer, whose 1/ranks piece is each rank's own. A
@@ -50,6 +53,8 @@ bool fb_mix_coll_parse(const char *name, enum fb_mix_coll *out);
 /* "float32", "float64", "int32", "float16", "int8" (the CSV's dtype names). */
 const char *fb_mix_dtype_name(enum fb_dtype t);
 bool fb_mix_dtype_parse(const char *name, enum fb_dtype *out);
+/* Whether c may be in an op's name: letters, digits and _ . - / : [ ]. */
+bool fb_mix_name_char(char c);
 
 /* Appends a copy of *op. FB_ERR_NOMEM. */
 fb_status fb_mix_add(struct fb_mix *m, const struct fb_mix_op *op);
