@@ -110,6 +110,8 @@ expect_bad "mix: name.layers:1: name 'a\$b' has a character other than letters, 
 printf '10 abcdefghijabcdefghijabcdefghijabcdefghijK\n' >long.layers
 expect_bad "mix: long.layers:1: name 'abcdefghijabcdefghijabcdefghijabcdefghij...' is longer than 40 bytes" \
     mix fsdp --layers long.layers
+printf '10 a\n1\0002 b\n' >nul.layers
+expect_bad "mix: nul.layers:2: a NUL byte in the line" mix fsdp --layers nul.layers
 expect_bad "mix: cannot open 'nosuch.layers': No such file or directory" \
     mix fsdp --layers nosuch.layers --out w.mix
 expect_bad "mix: unknown mix 'zero3' (fsdp, horovod, moe)" mix zero3 --layers tiny.layers

@@ -74,42 +74,20 @@ static fb_status parse_count(const char *f, size_t n, size_t max, const char *ty
 static fb_status parse_line(const char *l, size_t n, size_t max, const char *type,
                             struct fb_mix_layers *out, char *why, size_t whylen)
 {
-    const char *f[2] = {NULL, NULL};
-    size_t fl[2] = {0, 0}, nf = 0, k = 0, elements;
+    const char *f[3] = {NULL, NULL, NULL};
+    size_t fl[3] = {0, 0, 0}, nf = fb_mix_text_fields(l, n, f, fl, 2), elements;
     char shown[80];
     fb_status st;
 
-    while (k < n) {
-        while (k < n && (l[k] == ' ' || l[k] == '\t'))
-            k++;
-        if (k == n)
-            break;
-        if (nf == 2) {
-            fb_escape(l + k, n - k, 40, shown, sizeof shown);
-            snprintf(why, whylen, "a field too many: '%s' (COUNT [NAME])", shown);
-            return FB_ERR_USAGE;
-        }
-        f[nf] = l + k;
-        while (k < n && l[k] != ' ' && l[k] != '\t')
-            k++;
-        fl[nf] = (size_t)(l + k - f[nf]);
-        nf++;
+    if (nf > 2) {
+        fb_escape(f[2], (size_t)(l + n - f[2]), 40, shown, sizeof shown);
+        snprintf(why, whylen, "a field too many: '%s' (COUNT [NAME])", shown);
+        return FB_ERR_USAGE;
     }
     if ((st = parse_count(f[0], fl[0], max, type, &elements, why, whylen)) != FB_OK)
         return st;
-    if (nf == 2) {
-        fb_escape(f[1], fl[1], 40, shown, sizeof shown);
-        if (fl[1] > FB_MIX_LAYER_NAME) {
-            snprintf(why, whylen, "name '%s' is longer than %d bytes", shown, FB_MIX_LAYER_NAME);
-            return FB_ERR_USAGE;
-        }
-        for (size_t c = 0; c < fl[1]; c++)
-            if (!fb_mix_name_char(f[1][c])) {
-                snprintf(why, whylen, "name '%s' has a character other than letters, digits "
-                         "and _ . - / : [ ]", shown);
-                return FB_ERR_USAGE;
-            }
-    }
+    if (nf == 2 && (st = fb_mix_name_check(f[1], fl[1], FB_MIX_LAYER_NAME, why, whylen)) != FB_OK)
+        return st;
     if ((st = add(out, elements, nf == 2 ? f[1] : "", fl[1])) == FB_ERR_NOMEM)
         snprintf(why, whylen, "out of memory");
     return st;
@@ -119,33 +97,21 @@ fb_status fb_mix_layers_parse(const char *text, size_t len, const char *shown,
                               size_t max_elements, const char *type, struct fb_mix_layers *out,
                               char *err, size_t errlen)
 {
-    size_t pos = fb_file_bom(text, len), line = 0;
+    size_t pos = fb_file_bom(text, len), line = 0, n;
+    const char *l;
+    bool nul;
     char why[400];
     fb_status st = FB_OK;
 
     *out = (struct fb_mix_layers){0};
-    while (pos < len && st == FB_OK) {
-        const char *l = text + pos, *nl = memchr(l, '\n', len - pos);
-        size_t n = nl ? (size_t)(nl - l) : len - pos, k = 0;
-        const char *hash;
-
-        line++;
-        pos += n + (nl ? 1 : 0);
-        if (memchr(l, '\0', n)) {
+    while (st == FB_OK && fb_mix_text_line(text, len, &pos, &line, &l, &n, &nul)) {
+        if (nul) {
             snprintf(err, errlen, "%s:%zu: a NUL byte in the line", shown, line);
             st = FB_ERR_USAGE;
-            break;
-        }
-        if ((hash = memchr(l, '#', n)))
-            n = (size_t)(hash - l);
-        while (n && (l[n - 1] == ' ' || l[n - 1] == '\t' || l[n - 1] == '\r'))
-            n--;
-        while (k < n && (l[k] == ' ' || l[k] == '\t'))
-            k++;
-        if (k == n)
-            continue;
-        if ((st = parse_line(l, n, max_elements, type, out, why, sizeof why)) != FB_OK)
+        } else if (n && (st = parse_line(l, n, max_elements, type, out, why, sizeof why)) !=
+                            FB_OK) {
             snprintf(err, errlen, "%s:%zu: %s", shown, line, why);
+        }
     }
     if (st == FB_OK && out->n == 0) {
         snprintf(err, errlen, "%s:%zu: no layers in the list (one line per layer: COUNT [NAME])",
