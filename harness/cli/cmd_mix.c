@@ -88,10 +88,13 @@ static char *default_comment(const char *kind, const char *cmdline, const struct
 {
     size_t len = strlen(cmdline) + 160;
     char *s = malloc(len);
+    double total = 0.0; /* ops of up to 1e18 bytes each: their sum may pass size_t */
 
+    for (size_t i = 0; i < m->nops; i++)
+        total += (double)m->ops[i].bytes;
     if (s)
-        snprintf(s, len, "%s step of %zu op%s, %zu bytes in all\nmade by: %s", kind, m->nops,
-                 m->nops == 1 ? "" : "s", fb_mix_total_bytes(m), cmdline);
+        snprintf(s, len, "%s step of %zu op%s, %.17g bytes in all\nmade by: %s", kind, m->nops,
+                 m->nops == 1 ? "" : "s", total, cmdline);
     return s;
 }
 
