@@ -3,8 +3,9 @@
  * moment its compute stand-in is done: train/overlap.c's engine, given the mix's ops as its
  * buckets) or in sequence (every op once all the step's compute is done). Reports time per
  * step, the step's exposed communication, and each op's time and exposed time (from the moment
- * its data was ready to its completion; rank 0's, in summarize). Values are checked op by op
- * outside the timed loop (replay_ops.c). */
+ * its data was ready to its completion; in each trial the slowest rank's, MPI_MAX over the
+ * ranks after the trials, in summarize). Values are checked op by op outside the timed loop
+ * (replay_ops.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,10 @@
 #include "stats.h"
 
 enum { HIST = 64, MAX_TRIALS = 4096 };
+/* Test only: FB_TEST_REPLAY_SLOW=rank:R makes rank R's every op last SLOW_US longer (a busy
+ * wait after it on the communication stream or thread, inside the op's span), so a test can
+ * tell whose figures the per-op rows are. Never set in a real run. */
+enum { SLOW_US = 20000 };
 
 struct replay_state {
     const struct fb_ctx *ctx;
@@ -34,13 +39,16 @@ struct replay_state {
     long steps;                /* steps whose figures were read */
     /* per step (ring of HIST): the step's exposed time, each op's time and exposed time */
     double *step_exposed, *op_us, *op_exposed, *span_start, *span_end;
-    /* per trial (rank 0, for summarize): each op's mean time and exposed time */
-    size_t trials;
+    /* per trial (every rank; rank 0's become the slowest rank's in verify, for summarize):
+     * each op's mean time and exposed time */
+    size_t trials, max_trials;
     double *trial_op_us, *trial_op_exposed;
+    bool slow; /* FB_TEST_REPLAY_SLOW names this rank */
     char kase[48];
 };
 
-/* What rank 0's teardown leaves for summarize: each case's per-op figures. */
+/* What rank 0's teardown leaves for summarize: each case's per-op figures (every trial's
+ * slowest rank's). */
 static struct {
     char kase[48];
     size_t nops, trials;
@@ -160,7 +168,28 @@ static void replay_teardown(void *p)
 static fb_status issue(void *arg, size_t i, struct fb_stream *stream)
 {
     struct replay_state *s = arg;
-    return fb_replay_op_issue(s->ctx, &s->ops[i], s->send, s->recv, stream);
+    fb_status st = fb_replay_op_issue(s->ctx, &s->ops[i], s->send, s->recv, stream);
+
+    if (st == FB_OK && s->slow)
+        st = s->ctx->be->busy_wait(SLOW_US, stream);
+    return st;
+}
+
+/* Whether FB_TEST_REPLAY_SLOW ("rank:R") names this rank; FB_ERR_USAGE when it is malformed. */
+static fb_status test_slow(const struct fb_ctx *ctx, bool *slow)
+{
+    const char *t = getenv("FB_TEST_REPLAY_SLOW");
+    int rank = -1, n = 0;
+
+    *slow = false;
+    if (!t || !*t)
+        return FB_OK;
+    if (sscanf(t, "rank:%d%n", &rank, &n) != 1 || t[n] || rank < 0) {
+        fb_error("FB_TEST_REPLAY_SLOW: '%s' is not rank:R", t);
+        return FB_ERR_USAGE;
+    }
+    *slow = rank == ctx->s->world.rank;
+    return FB_OK;
 }
 
 static fb_status replay_setup(const struct fb_ctx *ctx, const struct fb_case *c,
@@ -179,7 +208,8 @@ static fb_status replay_setup(const struct fb_ctx *ctx, const struct fb_case *c,
     s->ctx = ctx;
     s->compute = stream;
     snprintf(s->kase, sizeof s->kase, "%s", c->name);
-    if ((st = read_ops(ctx, &s->ops, &s->nops)) != FB_OK)
+    if ((st = read_ops(ctx, &s->ops, &s->nops)) != FB_OK ||
+        (st = test_slow(ctx, &s->slow)) != FB_OK)
         goto fail;
     nh = HIST * s->nops;
     st = FB_ERR_NOMEM;
@@ -226,11 +256,11 @@ static fb_status replay_setup(const struct fb_ctx *ctx, const struct fb_case *c,
                        (struct fb_pattern){.seed = 5, .scale = 1}, stream)) != FB_OK ||
         (st = be->stream_sync(stream)) != FB_OK)
         goto fail;
-    if (ctx->s->world.rank == 0 && !(s->trial_op_us = calloc((size_t)MAX_TRIALS * s->nops,
-                                                             sizeof *s->trial_op_us)))
-        goto fail_nomem;
-    if (ctx->s->world.rank == 0 &&
-        !(s->trial_op_exposed = calloc((size_t)MAX_TRIALS * s->nops, sizeof(double))))
+    /* every rank keeps its own: verify reduces them to the slowest rank's */
+    s->max_trials = ctx->opt->trials < MAX_TRIALS ? (size_t)ctx->opt->trials : MAX_TRIALS;
+    s->max_trials = s->max_trials ? s->max_trials : 1;
+    if (!(s->trial_op_us = calloc(s->max_trials * s->nops, sizeof *s->trial_op_us)) ||
+        !(s->trial_op_exposed = calloc(s->max_trials * s->nops, sizeof(double))))
         goto fail_nomem;
     *state = s;
     return FB_OK;
@@ -305,13 +335,31 @@ static fb_status replay_iterate(void *p)
     return st;
 }
 
+/* Rank 0's per-op figures of each trial become the largest over the ranks (MPI_MAX): an op
+ * is as slow as its slowest rank. Collective over the case's ranks (all of them). */
+static void reduce_slowest(struct replay_state *s)
+{
+    const struct fb_ctx *ctx = s->ctx;
+    int n = (int)(s->trials * s->nops), root = ctx->s->world.rank == 0;
+
+    MPI_Reduce(root ? MPI_IN_PLACE : s->trial_op_us, s->trial_op_us, n, MPI_DOUBLE, MPI_MAX, 0,
+               ctx->comm);
+    MPI_Reduce(root ? MPI_IN_PLACE : s->trial_op_exposed, s->trial_op_exposed, n, MPI_DOUBLE,
+               MPI_MAX, 0, ctx->comm);
+}
+
 static fb_status replay_verify(void *p, size_t *wrong)
 {
     struct replay_state *s = p;
     fb_status st;
 
     *wrong = 0;
-    if ((st = s->ctx->be->stream_sync(s->compute)) != FB_OK || (st = harvest(s)) != FB_OK)
+    if ((st = s->ctx->be->stream_sync(s->compute)) == FB_OK)
+        st = harvest(s);
+    /* each op's figures of every trial: the slowest rank's, as the runner's `time` (called by
+     * every rank whatever its status, so none is left waiting) */
+    reduce_slowest(s);
+    if (st != FB_OK)
         return st;
     for (size_t i = 0; i < s->nops && st == FB_OK; i++) {
         size_t w = 0;
@@ -338,7 +386,7 @@ static fb_status replay_trial_values(void *p, long iters, struct fb_value *out, 
     k = k < HIST ? k : HIST;
     for (long j = s->steps - k; j < s->steps; j++)
         exposed += s->step_exposed[j % HIST];
-    if (s->trial_op_us && s->trials < MAX_TRIALS && k > 0) {
+    if (s->trials < s->max_trials && k > 0) {
         for (size_t i = 0; i < s->nops; i++) {
             double us = 0.0, ex = 0.0;
             for (long j = s->steps - k; j < s->steps; j++) {
@@ -355,8 +403,8 @@ static fb_status replay_trial_values(void *p, long iters, struct fb_value *out, 
     return FB_OK;
 }
 
-/* Rank 0: each op's time and exposed time (rank 0's, statistics over the trials), as detail
- * rows beside the case's `time` row, and a table. */
+/* Rank 0: each op's time and exposed time (in each trial the slowest rank's, statistics over
+ * the trials), as detail rows beside the case's `time` row, and a table. */
 static void replay_summarize(const struct fb_ctx *ctx, struct fb_results *res, size_t first)
 {
     size_t nrows = res->nrows;
@@ -375,7 +423,8 @@ static void replay_summarize(const struct fb_ctx *ctx, struct fb_results *res, s
                 t = &res->rows[r];
         /* a copy: adding rows may move res->rows */
         if (t && (base = *t, v = malloc(kept[k].trials * sizeof *v))) {
-            fb_out("\n# replay %s: %s, %zu ops; per op (rank 0, medians over %zu trials)\n",
+            fb_out("\n# replay %s: %s, %zu ops; per op (the slowest rank's, medians over %zu "
+                   "trials)\n",
                    kept[k].kase, ctx->opt->mix, kept[k].nops, kept[k].trials);
             fb_out("# %4s %-15s %-24s %12s %10s %12s\n", "op", "coll", "name", "bytes",
                    "op_us", "exposed_us");

@@ -39,6 +39,12 @@ fb_status fb_soak_health_interval(struct fb_soak_health *h, int interval);
 
 void fb_soak_health_close(struct fb_soak_health *h);
 
+/* Rank `rank`'s NCCL faults in its log at `path`, counted by nccllog (fb_nccl_count_events) as
+ * nccl-log's verdict counts them, added to set as source "nccl", device "rank<N>", counters
+ * warn_port_error, warn_fatal_event and warn_device_failed (judged). A log that is absent
+ * counts 0; one that cannot be read adds nothing. FB_ERR_NOMEM. */
+fb_status fb_soak_nccl_read(const char *path, int rank, struct fb_health_set *set);
+
 /* A line of soak's verdict on rank 0's stdout, and in the run's log (fb_out). */
 #define FB_SOAK_FINDING(fmt, ...) fb_out("soak: degraded: " fmt "\n", __VA_ARGS__)
 

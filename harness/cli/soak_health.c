@@ -11,33 +11,53 @@
 
 #include "atomic_file.h"
 #include "csv.h"
+#include "nccl_report.h"
 #include "telemetry_nvml.h"
 #include "watchdog.h"
 
 static const char health_header[] =
     "interval,rank,host,source,device,counter,value,delta,max,finding\n";
 
+/* The NCCL faults soak counts, as nccl-log's nccl_faults verdict names them (every event
+ * fb_nccl_event_fault calls a fault), each a counter of source "nccl". */
+static const struct {
+    enum fb_nccl_event event;
+    const char *counter;
+} nccl_counters[] = {
+    {FB_NCCL_EV_PORT_ERROR, "warn_port_error"},
+    {FB_NCCL_EV_FATAL, "warn_fatal_event"},
+    {FB_NCCL_EV_DEV_FAILED, "warn_device_failed"},
+};
+
+fb_status fb_soak_nccl_read(const char *path, int rank, struct fb_health_set *set)
+{
+    size_t events[FB_NCCL_EVENTS];
+    char name[24], err[512];
+    fb_status st = FB_OK;
+
+    /* NCCL's wordings are known in one place: nccllog's classifier. A log that cannot be read
+     * now (being written, cut) adds no reading this interval */
+    if (fb_nccl_count_events(path, events, err, sizeof err) != FB_OK)
+        return FB_OK;
+    snprintf(name, sizeof name, "rank%d", rank);
+    for (size_t i = 0; i < sizeof nccl_counters / sizeof nccl_counters[0] && st == FB_OK; i++)
+        st = fb_health_add(set, "nccl", name, nccl_counters[i].counter,
+                           (double)events[nccl_counters[i].event], NAN, true);
+    return st;
+}
+
 /* This rank's readings now. */
 static fb_status read_mine(struct fb_soak_health *h, struct fb_health_set *set)
 {
     const struct fb_world *w = &h->ctx->s->world;
     fb_status st = FB_OK;
-    long port_errors, failed;
 
     if (w->local_rank == 0)
         st = fb_health_sysfs_read(fb_health_sysfs_root(), set);
     if (st == FB_OK && h->nvml)
         st = fb_telemetry_nvml_health(h->nvml, h->gpu, set);
-    if (st == FB_OK && h->ctx->nccl_log_path[0] &&
-        fb_health_nccl_count(h->ctx->nccl_log_path, &port_errors, &failed) == FB_OK) {
-        char name[24];
-        snprintf(name, sizeof name, "rank%d", w->rank);
-        st = fb_health_add(set, "nccl", name, "warn_port_error", (double)port_errors, NAN,
-                           true);
-        if (st == FB_OK)
-            st = fb_health_add(set, "nccl", name, "warn_device_failed", (double)failed, NAN,
-                               true);
-    }
+    if (st == FB_OK && h->ctx->nccl_log_path[0])
+        st = fb_soak_nccl_read(h->ctx->nccl_log_path, w->rank, set);
     return st;
 }
 

@@ -1,9 +1,7 @@
-/* Health counters: the set of readings (health.h) and NCCL's WARN lines counted in its log
- * text. The sysfs reader is health_sysfs.c. */
+/* Health counters: the set of readings (health.h). The sysfs reader is health_sysfs.c. */
 #define _POSIX_C_SOURCE 200809L
 #include "health.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,34 +57,4 @@ const char *fb_health_sysfs_root(void)
 {
     const char *env = getenv("FB_SYSFS_ROOT");
     return env && *env ? env : "/sys";
-}
-
-fb_status fb_health_nccl_count(const char *path, long *port_errors, long *failed)
-{
-    FILE *f = fopen(path, "r");
-    char line[2048];
-    fb_status st = FB_OK;
-
-    *port_errors = 0;
-    *failed = 0;
-    if (!f)
-        return errno == ENOENT ? FB_OK : FB_ERR_IO;
-    /* a line longer than the buffer is read in pieces: a phrase cut in two is missed, and
-     * NCCL's WARN lines are far shorter */
-    while (fgets(line, sizeof line, f)) {
-        if (!strstr(line, "NCCL WARN"))
-            continue;
-        /* every release's wording, as nccllog/nccl_line.c reads them: "Got async event : port
-         * error" (to 2.22.3), "Got async error event: port error" (2.23 to 2.28.3), "Got
-         * non-fatal async event: port error(10)" (2.28.7 on); "Device N marked as failed"
-         * (2.29.7 on), not its "was already marked as failed" */
-        if (strstr(line, "async") && strstr(line, "event") && strstr(line, ": port error"))
-            (*port_errors)++;
-        else if (strstr(line, " marked as failed") && !strstr(line, "already marked"))
-            (*failed)++;
-    }
-    if (ferror(f))
-        st = FB_ERR_IO;
-    fclose(f);
-    return st;
 }

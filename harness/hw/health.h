@@ -1,8 +1,9 @@
 /* Health counters: a set of named readings of one host or one GPU (InfiniBand port counters,
  * PCIe links, NVML's error counters, NCCL's WARN lines) that `soak` reads before and after
- * every interval and judges by what moved. This module owns the set and the two readers that
- * need no library: sysfs (all paths under $FB_SYSFS_ROOT, default /sys) and NCCL's log text.
- * NVML's counters are read by harness/job/telemetry_nvml.c into the same set. No MPI. */
+ * every interval and judges by what moved. This module owns the set and the reader that needs
+ * no library: sysfs (all paths under $FB_SYSFS_ROOT, default /sys). NVML's counters are read by
+ * harness/job/telemetry_nvml.c into the same set, NCCL's log by harness/cli/soak_health.c
+ * through nccllog's classifier. No MPI. */
 #ifndef FB_HEALTH_H
 #define FB_HEALTH_H
 
@@ -56,10 +57,5 @@ const char *fb_health_sysfs_root(void);
  * A file that is absent or unreadable is skipped (a machine without InfiniBand has no port to
  * read); FB_OK then with fewer readings. FB_ERR_NOMEM. */
 fb_status fb_health_sysfs_read(const char *root, struct fb_health_set *set);
-
-/* NCCL's WARN lines that tell a fabric fault, counted in the log file at `path`: "Got async
- * event : port error" (*port_errors) and a device "marked as failed" (*failed). A file that is
- * absent counts nothing (FB_OK); FB_ERR_IO when it cannot be read. */
-fb_status fb_health_nccl_count(const char *path, long *port_errors, long *failed);
 
 #endif

@@ -125,7 +125,7 @@ static fb_status parse_size(const char *f, size_t n, size_t *bytes, char *why, s
         if (strlen(units[u].unit) != n - k || memcmp(units[u].unit, f + k, n - k) != 0)
             continue;
         total = v * units[u].scale;
-        if (!(total >= 1.0) || total > 1e18) {
+        if (!(total >= 1.0) || total > (double)FB_MIX_MAX_BYTES) {
             snprintf(why, whylen, "size '%s' is out of range (1 byte to 2^60)", shown);
             return FB_ERR_USAGE;
         }
@@ -147,30 +147,77 @@ static bool name_char(char c)
            c == '_' || c == '.' || c == '-' || c == '/' || c == ':' || c == '[' || c == ']';
 }
 
-/* One line's fields, comment and blanks taken off: "why" on failure. */
-static fb_status parse_line(const char *l, size_t n, struct fb_mix_op *op, char *why,
-                            size_t whylen)
+fb_status fb_mix_name_check(const char *name, size_t n, size_t max, char *why, size_t whylen)
 {
-    const char *f[6];
-    size_t fl[6], nf = 0, k = 0;
-    char word[64], shown[80];
+    char shown[80];
 
-    while (k < n) {
+    fb_escape(name, n, 40, shown, sizeof shown);
+    if (n > max) {
+        snprintf(why, whylen, "name '%s' is longer than %zu bytes", shown, max);
+        return FB_ERR_USAGE;
+    }
+    for (size_t c = 0; c < n; c++)
+        if (!name_char(name[c])) {
+            snprintf(why, whylen, "name '%s' has a character other than letters, digits and "
+                     "_ . - / : [ ]", shown);
+            return FB_ERR_USAGE;
+        }
+    return FB_OK;
+}
+
+bool fb_mix_text_line(const char *text, size_t len, size_t *pos, size_t *lineno,
+                      const char **l, size_t *n, bool *nul)
+{
+    const char *nl, *hash;
+
+    if (*pos >= len)
+        return false;
+    *l = text + *pos;
+    nl = memchr(*l, '\n', len - *pos);
+    *n = nl ? (size_t)(nl - *l) : len - *pos;
+    (*lineno)++;
+    *pos += *n + (nl ? 1 : 0);
+    if ((hash = memchr(*l, '#', *n)))
+        *n = (size_t)(hash - *l);
+    while (*n && ((*l)[*n - 1] == ' ' || (*l)[*n - 1] == '\t' || (*l)[*n - 1] == '\r'))
+        (*n)--;
+    while (*n && (**l == ' ' || **l == '\t'))
+        (*l)++, (*n)--;
+    *nul = memchr(*l, '\0', *n) != NULL;
+    return true;
+}
+
+size_t fb_mix_text_fields(const char *l, size_t n, const char **f, size_t *fl, size_t max)
+{
+    size_t nf = 0, k = 0;
+
+    while (k < n && nf <= max) {
         while (k < n && (l[k] == ' ' || l[k] == '\t'))
             k++;
         if (k == n)
             break;
-        if (nf == 5) {
-            fb_escape(l + k, n - k, 40, shown, sizeof shown);
-            snprintf(why, whylen, "a field too many: '%s' (COLL SIZE DTYPE [NAME] "
-                     "[compute_us=US])", shown);
-            return FB_ERR_USAGE;
-        }
         f[nf] = l + k;
         while (k < n && l[k] != ' ' && l[k] != '\t')
             k++;
         fl[nf] = (size_t)(l + k - f[nf]);
         nf++;
+    }
+    return nf;
+}
+
+/* One line's fields, comment and blanks taken off: "why" on failure. */
+static fb_status parse_line(const char *l, size_t n, struct fb_mix_op *op, char *why,
+                            size_t whylen)
+{
+    const char *f[6];
+    size_t fl[6], nf = fb_mix_text_fields(l, n, f, fl, 5);
+    char word[64], shown[80];
+
+    if (nf > 5) {
+        fb_escape(f[5], (size_t)(l + n - f[5]), 40, shown, sizeof shown);
+        snprintf(why, whylen, "a field too many: '%s' (COLL SIZE DTYPE [NAME] "
+                 "[compute_us=US])", shown);
+        return FB_ERR_USAGE;
     }
     *op = (struct fb_mix_op){0};
     if (nf < 3) {
@@ -219,16 +266,8 @@ static fb_status parse_line(const char *l, size_t n, struct fb_mix_op *op, char 
                      "[compute_us=US])", shown);
             return FB_ERR_USAGE;
         }
-        if (fl[i] >= FB_MIX_NAME) {
-            snprintf(why, whylen, "name '%s' is longer than %d bytes", shown, FB_MIX_NAME - 1);
+        if (fb_mix_name_check(f[i], fl[i], FB_MIX_NAME - 1, why, whylen) != FB_OK)
             return FB_ERR_USAGE;
-        }
-        for (size_t c = 0; c < fl[i]; c++)
-            if (!name_char(f[i][c])) {
-                snprintf(why, whylen, "name '%s' has a character other than letters, digits "
-                         "and _ . - / : [ ]", shown);
-                return FB_ERR_USAGE;
-            }
         memcpy(op->name, f[i], fl[i]);
         op->name[fl[i]] = '\0';
     }
@@ -238,37 +277,23 @@ static fb_status parse_line(const char *l, size_t n, struct fb_mix_op *op, char 
 fb_status fb_mix_parse(const char *text, size_t len, const char *shown, struct fb_mix *out,
                        char *err, size_t errlen)
 {
-    size_t pos = fb_file_bom(text, len), line = 0;
+    size_t pos = fb_file_bom(text, len), line = 0, n;
+    const char *l;
+    bool nul;
     char why[400];
     fb_status st = FB_OK;
 
     *out = (struct fb_mix){0};
-    while (pos < len && st == FB_OK) {
-        const char *l = text + pos, *nl = memchr(l, '\n', len - pos);
-        size_t n = nl ? (size_t)(nl - l) : len - pos;
-        const char *hash = memchr(l, '#', n);
+    while (st == FB_OK && fb_mix_text_line(text, len, &pos, &line, &l, &n, &nul)) {
         struct fb_mix_op op;
 
-        line++;
-        pos += n + (nl ? 1 : 0);
-        if (hash)
-            n = (size_t)(hash - l);
-        if (n && l[n - 1] == '\r')
-            n--;
-        while (n && (l[n - 1] == ' ' || l[n - 1] == '\t'))
-            n--;
-        if (memchr(l, '\0', n)) {
+        if (nul) {
             snprintf(err, errlen, "%s:%zu: a NUL byte in the line", shown, line);
             st = FB_ERR_USAGE;
             break;
         }
-        {
-            size_t k = 0;
-            while (k < n && (l[k] == ' ' || l[k] == '\t'))
-                k++;
-            if (k == n)
-                continue;
-        }
+        if (n == 0)
+            continue;
         if (parse_line(l, n, &op, why, sizeof why) != FB_OK) {
             snprintf(err, errlen, "%s:%zu: %s", shown, line, why);
             st = FB_ERR_USAGE;

@@ -25,6 +25,9 @@ enum fb_mix_coll {
 
 enum { FB_MIX_NAME = 48 };
 
+/* The most bytes one op of a mix may hold (the text format's limit on SIZE). */
+#define FB_MIX_MAX_BYTES ((size_t)1000000000000000000ULL)
+
 /* One collective of the step. `bytes` is each rank's larger buffer, as nccl-tests' `size`
  * column: the buffer of an all-reduce, broadcast or reduce; the gathered (all-gather), scattered
  * (reduce-scatter) or sent (all-to-all) buffer, whose 1/ranks piece is each rank's own. A
@@ -50,6 +53,22 @@ bool fb_mix_coll_parse(const char *name, enum fb_mix_coll *out);
 /* "float32", "float64", "int32", "float16", "int8" (the CSV's dtype names). */
 const char *fb_mix_dtype_name(enum fb_dtype t);
 bool fb_mix_dtype_parse(const char *name, enum fb_dtype *out);
+/* An op's name (or a layer's, mix_layers.h) of name[0..n): letters, digits and _ . - / : [ ],
+ * at most `max` bytes. FB_OK, or FB_ERR_USAGE with why ("name 'x' is longer than ...", "name
+ * 'x' has a character other than ..."). */
+fb_status fb_mix_name_check(const char *name, size_t n, size_t max, char *why, size_t whylen);
+
+/* The line reader of the text formats (mix files, layer lists): the line of text[0..len) at
+ * *pos (moved past it) and its number (*lineno, counted up), its content in *l, *n: without its
+ * line end, its comment ('#' on) and blanks at either end (n 0 for a blank line). false at the
+ * end of the text. *nul: the content holds a NUL byte (a file that is not text). */
+bool fb_mix_text_line(const char *text, size_t len, size_t *pos, size_t *lineno,
+                      const char **l, size_t *n, bool *nul);
+
+/* The blank-separated fields of l[0..n): up to `max` of them into f[] and fl[] (start and
+ * length), their count returned; max + 1 when there are more, the first extra one in f[max],
+ * fl[max] (the arrays hold max + 1). */
+size_t fb_mix_text_fields(const char *l, size_t n, const char **f, size_t *fl, size_t max);
 
 /* Appends a copy of *op. FB_ERR_NOMEM. */
 fb_status fb_mix_add(struct fb_mix *m, const struct fb_mix_op *op);

@@ -7,29 +7,53 @@
 
 #include "densenet.h"
 #include "fusion.h"
+#include "mix_layers.h"
 
 fb_status fb_mix_densenet_horovod(int classes, enum fb_dtype dtype, size_t threshold,
                                   struct fb_mix *out)
 {
     struct fb_densenet d = {0};
-    struct fb_bucket *b = NULL;
-    size_t nb = 0;
+    size_t *el = NULL;
     fb_status st;
 
     *out = (struct fb_mix){0};
     if ((st = fb_densenet121(classes, &d)) != FB_OK)
         return st;
-    if ((st = fb_fusion_plan(&d, fb_dtype_size(dtype), threshold, &b, &nb)) != FB_OK)
+    if (!(el = calloc(d.ntensors ? d.ntensors : 1, sizeof *el))) {
+        st = FB_ERR_NOMEM;
         goto out;
+    }
+    /* the model lists its tensors in gradient-ready order already */
+    for (size_t i = 0; i < d.ntensors; i++)
+        el[i] = d.tensors[i].elements;
+    st = fb_mix_horovod(el, d.ntensors, dtype, threshold, out);
+out:
+    free(el);
+    fb_densenet_free(&d);
+    return st;
+}
+
+fb_status fb_mix_horovod(const size_t *elements, size_t n, enum fb_dtype dtype,
+                         size_t threshold, struct fb_mix *out)
+{
+    struct fb_bucket *b = NULL;
+    size_t nb = 0;
+    fb_status st;
+
+    *out = (struct fb_mix){0};
+    for (size_t i = 0; i < n; i++)
+        if (elements[i] == 0)
+            return FB_ERR_USAGE;
+    if ((st = fb_fusion_plan_sizes(elements, n, fb_dtype_size(dtype), threshold, &b, &nb)) !=
+        FB_OK)
+        return st;
     for (size_t i = 0; i < nb && st == FB_OK; i++) {
         struct fb_mix_op op = {.coll = FB_MIX_ALLREDUCE, .dtype = dtype,
                                .bytes = b[i].elements * fb_dtype_size(dtype)};
         snprintf(op.name, sizeof op.name, "bucket%zu", i);
         st = fb_mix_add(out, &op);
     }
-out:
     free(b);
-    fb_densenet_free(&d);
     if (st != FB_OK)
         fb_mix_free(out);
     return st;
@@ -52,7 +76,8 @@ fb_status fb_mix_fsdp(const size_t *elements, const char *const *names, size_t n
                                .dtype = dtype, .bytes = elements[i] * fb_dtype_size(dtype)};
         char unit[32];
         snprintf(unit, sizeof unit, "unit%zu", i);
-        snprintf(op.name, sizeof op.name, "%s.%.40s", fwd ? "fwd" : grad ? "grad" : "bwd",
+        snprintf(op.name, sizeof op.name, "%s.%.*s", fwd ? "fwd" : grad ? "grad" : "bwd",
+                 (int)FB_MIX_LAYER_NAME,
                  names && names[i] ? names[i] : unit);
         st = fb_mix_add(out, &op);
     }

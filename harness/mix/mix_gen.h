@@ -15,6 +15,13 @@
 fb_status fb_mix_densenet_horovod(int classes, enum fb_dtype dtype, size_t threshold,
                                   struct fb_mix *out);
 
+/* The same for any model: one all-reduce per fusion bucket ("bucketN") of the gradient tensors
+ * elements[0..n), given in gradient-ready order (backward: the last layer's first), fused
+ * greedily up to `threshold` bytes (fb_fusion_plan_sizes; FB_FUSION_OFF: one per tensor).
+ * FB_ERR_USAGE for a tensor of 0 elements; FB_ERR_NOMEM (emptied). */
+fb_status fb_mix_horovod(const size_t *elements, size_t n, enum fb_dtype dtype,
+                         size_t threshold, struct fb_mix *out);
+
 /* A fully-sharded data-parallel step (PyTorch FSDP, ZeRO-3) of a model whose FSDP units hold
  * elements[0..n) parameters, in forward order: forward all-gathers each unit's parameters
  * (unit 0 first, "fwd.NAME"); backward, from the last unit to the first, all-gathers them again

@@ -26,4 +26,10 @@ enum { FB_FUSION_OFF = 0 };
 fb_status fb_fusion_plan(const struct fb_densenet *d, size_t elem_bytes, size_t threshold,
                          struct fb_bucket **out, size_t *nbuckets);
 
+/* The same plan for any model: tensors of elements[0..n) elements, in gradient-ready order.
+ * elements[i] * elem_bytes and the threshold must fit in size_t with room for one more tensor
+ * (the caller's limits: `fabricbench mix` keeps each below 1e18). */
+fb_status fb_fusion_plan_sizes(const size_t *elements, size_t n, size_t elem_bytes,
+                               size_t threshold, struct fb_bucket **out, size_t *nbuckets);
+
 #endif

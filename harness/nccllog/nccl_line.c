@@ -27,6 +27,11 @@ const char *fb_nccl_event_str(enum fb_nccl_event e)
     return (unsigned)e < FB_NCCL_EVENTS ? names[e] : "";
 }
 
+bool fb_nccl_event_fault(enum fb_nccl_event e)
+{
+    return e == FB_NCCL_EV_PORT_ERROR || e == FB_NCCL_EV_FATAL || e == FB_NCCL_EV_DEV_FAILED;
+}
+
 static bool starts(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -315,7 +320,8 @@ static enum fb_nccl_kind classify_warn(const char *line, const char *warn,
     out->kind = FB_NCCL_LINE_WARN;
     copy_n(out->text, sizeof out->text, msg, trimmed_len(msg));
     read_when(line, warn, out->when, sizeof out->when);
-    out->event = read_event(out->text, out->nic, sizeof out->nic);
+    /* the whole message: a long one's words past the 191 bytes kept in text still count */
+    out->event = read_event(msg, out->nic, sizeof out->nic);
     return out->kind;
 }
 

@@ -84,6 +84,10 @@ struct fb_nccl_line {
  * "NCCL WARN". Returns out->kind. */
 enum fb_nccl_kind fb_nccl_classify_line(const char *line, struct fb_nccl_line *out);
 
+/* Whether an event is a fault of the fabric (a port error, a fatal device event, a device
+ * marked as failed): what nccl-log's nccl_faults verdict FAILs on and soak counts. */
+bool fb_nccl_event_fault(enum fb_nccl_event e);
+
 /* "port error", "fatal event", "device failed", "failover", "recovered", "recovery failed",
  * "port active", "speed change"; "" for NONE; never NULL. */
 const char *fb_nccl_event_str(enum fb_nccl_event e);

@@ -121,8 +121,7 @@ static void take_version(struct fb_nccl_report *r, const char *v)
  * device listed, and the first fault kept as NCCL wrote it. */
 static void take_event(struct fb_nccl_report *r, const struct fb_nccl_line *l)
 {
-    bool fault = l->event == FB_NCCL_EV_PORT_ERROR || l->event == FB_NCCL_EV_FATAL ||
-                 l->event == FB_NCCL_EV_DEV_FAILED;
+    bool fault = fb_nccl_event_fault(l->event);
 
     if (l->event == FB_NCCL_EV_NONE || (unsigned)l->event >= FB_NCCL_EVENTS)
         return;
@@ -181,18 +180,23 @@ static fb_status take_line(struct fb_nccl_report *r, size_t *cap, const struct f
     return FB_OK;
 }
 
+/* What is done with each classified line of a log: FB_OK to go on. */
+typedef fb_status (*line_fn)(void *arg, const struct fb_nccl_line *l, const char *path,
+                             size_t lineno, char *err, size_t errlen);
+
 /* One log, read whole through file_read.h (a regular file, at most FB_FILE_NCCL_LOG's cap, no
- * line over FB_FILE_LINE_MAX): a failed allocation is an error, never the end of the log. */
-static fb_status read_file(struct fb_nccl_report *r, size_t *cap, const char *path, char *err,
-                           size_t errlen)
+ * line over FB_FILE_LINE_MAX), each line classified and given to fn: a failed allocation is an
+ * error, never the end of the log. With `optional`, a missing file is no line (FB_OK). */
+static fb_status each_line(const char *path, bool optional, line_fn fn, void *arg,
+                           size_t *lines, char *err, size_t errlen)
 {
     char *text = NULL, shown[600];
     size_t len = 0, lineno = 0, start = 0;
     fb_status st;
     struct fb_nccl_line l;
 
-    st = fb_file_read(path, FB_FILE_NCCL_LOG, false, &text, &len, err, errlen);
-    if (st != FB_OK)
+    st = fb_file_read(path, FB_FILE_NCCL_LOG, optional, &text, &len, err, errlen);
+    if (st != FB_OK || !text)
         return st;
     fb_escape_str(path, 0, shown, sizeof shown);
     start = fb_file_bom(text, len); /* a byte-order mark: skipped */
@@ -201,7 +205,7 @@ static fb_status read_file(struct fb_nccl_report *r, size_t *cap, const char *pa
         size_t end = nl ? (size_t)(nl - text) : len;
 
         lineno++;
-        r->lines++;
+        (*lines)++;
         text[end] = '\0'; /* the line without its line end (the classifier trims it anyway) */
         if (strlen(text + start) != end - start) {
             snprintf(err, errlen, "%s:%zu: a NUL byte: not a text log", shown, lineno);
@@ -209,7 +213,7 @@ static fb_status read_file(struct fb_nccl_report *r, size_t *cap, const char *pa
             goto out;
         }
         fb_nccl_classify_line(text + start, &l);
-        if ((st = take_line(r, cap, &l, path, lineno, err, errlen)) != FB_OK) {
+        if ((st = fn(arg, &l, path, lineno, err, errlen)) != FB_OK) {
             if (st == FB_ERR_NOMEM)
                 snprintf(err, errlen, "%s: out of memory reading it", shown);
             goto out;
@@ -219,6 +223,48 @@ static fb_status read_file(struct fb_nccl_report *r, size_t *cap, const char *pa
 out:
     free(text);
     return st;
+}
+
+struct report_arg {
+    struct fb_nccl_report *r;
+    size_t *cap;
+};
+
+static fb_status report_line(void *arg, const struct fb_nccl_line *l, const char *path,
+                             size_t lineno, char *err, size_t errlen)
+{
+    struct report_arg *a = arg;
+    return take_line(a->r, a->cap, l, path, lineno, err, errlen);
+}
+
+static fb_status read_file(struct fb_nccl_report *r, size_t *cap, const char *path, char *err,
+                           size_t errlen)
+{
+    struct report_arg a = {r, cap};
+    return each_line(path, false, report_line, &a, &r->lines, err, errlen);
+}
+
+static fb_status count_line(void *arg, const struct fb_nccl_line *l, const char *path,
+                            size_t lineno, char *err, size_t errlen)
+{
+    size_t *events = arg;
+
+    (void)path, (void)lineno, (void)err, (void)errlen;
+    /* as take_event counts them: a WARN line or an INFO line on the network */
+    if ((l->kind == FB_NCCL_LINE_WARN || l->kind == FB_NCCL_LINE_NET_EVENT) &&
+        l->event != FB_NCCL_EV_NONE && (unsigned)l->event < FB_NCCL_EVENTS)
+        events[l->event]++;
+    return FB_OK;
+}
+
+fb_status fb_nccl_count_events(const char *path, size_t events[FB_NCCL_EVENTS], char *err,
+                               size_t errlen)
+{
+    size_t lines = 0;
+
+    memset(events, 0, FB_NCCL_EVENTS * sizeof *events);
+    err[0] = '\0';
+    return each_line(path, true, count_line, events, &lines, err, errlen);
 }
 
 fb_status fb_nccl_report_files(const char *const *paths, size_t n, struct fb_nccl_report *r,

@@ -53,6 +53,15 @@ fb_status fb_nccl_report_files(const char *const *paths, size_t n, struct fb_ncc
 fb_status fb_nccl_report_path(const char *path, struct fb_nccl_report *r, char *err,
                               size_t errlen);
 
+/* The network events of one log (a rank's log during a soak, read again after each interval):
+ * events[e] lines of each event (nccl_line.h), counted as a report counts them (WARN lines, and
+ * INFO lines on the network), nothing else of the log read or judged, so a log still being
+ * written (a transport line cut in two) is no error. A missing file counts nothing (FB_OK).
+ * Errors as fb_file_read's (FB_ERR_IO, FB_ERR_USAGE, FB_ERR_NOMEM) and a NUL byte
+ * (FB_ERR_USAGE), one line in err; events are then partial. */
+fb_status fb_nccl_count_events(const char *path, size_t events[FB_NCCL_EVENTS], char *err,
+                               size_t errlen);
+
 /* One line summing the report up: "NCCL 2.19.3; 8 connections: intra-node P2P 4; inter-node
  * IB+GDR 4; NICs mlx5_0:1/IB". */
 void fb_nccl_report_summary(const struct fb_nccl_report *r, char *buf, size_t len);

@@ -167,11 +167,14 @@ static size_t event_add(char *buf, size_t len, size_t used, const struct fb_nccl
 static void verdict_faults(const struct fb_nccl_report *r, struct fb_nccl_verdict *v)
 {
     const size_t *e = r->events;
-    size_t faults = e[FB_NCCL_EV_PORT_ERROR] + e[FB_NCCL_EV_FATAL] + e[FB_NCCL_EV_DEV_FAILED];
+    size_t faults = 0;
     bool ib = r->ib_available || r->inter[FB_NCCL_IB] || r->inter[FB_NCCL_IB_GDR] ||
               strncmp(r->network, "IB", 2) == 0;
     char what[320] = "";
     size_t used = 0;
+
+    for (int k = 0; k < FB_NCCL_EVENTS; k++)
+        faults += fb_nccl_event_fault((enum fb_nccl_event)k) ? e[k] : 0;
 
     used = event_add(what, sizeof what, used, r, FB_NCCL_EV_PORT_ERROR, "port error(s)");
     used = event_add(what, sizeof what, used, r, FB_NCCL_EV_FATAL, "fatal event(s)");

@@ -2,7 +2,8 @@
 # replay --mix at 2 ranks on the host backend: each shipped mix (scaled down) overlapped and in
 # sequence, verified (wrong = 0), with its rows: time per step, the step's exposed time, and each
 # op's time and exposed time at the sizes the mix and --scale give; an NCCL Inspector file as
-# the mix; and bad mixes refused before anything is written (exit 2, file:line).
+# the mix; the per-op rows the slowest rank's (one rank slowed, FB_TEST_REPLAY_SLOW); and bad
+# mixes refused before anything is written (exit 2, file:line).
 # Arguments: the fabricbench binary, profiles/mixes, tests/data/mix.
 . "$(dirname "$0")/../lib.sh"
 bin=$1 mixes=$2 data=$3
@@ -56,6 +57,21 @@ replay "$data/inspector-v4.jsonl" 0.25 4 1048576 --dtype float16
 # every collective and type of the parser's test mix under host-strict (CUDA's stream rules
 # enforced: a missing wait between the compute and communication streams fails); 4M: 10 floats
 replay "$data/good.mix" 0.00001 6 40 --backend host-strict
+
+# the per-op rows are every rank's, the slowest's: rank 1 alone made 20 ms slower in each op
+# (FB_TEST_REPLAY_SLOW, test only, a wait inside the op's span); 40 ms of compute between the
+# ops, so rank 0 never waits for rank 1 in the next op and its own figures stay short
+printf 'allreduce 4K float32 a\nallgather 8K float32 b\n' >slow.mix
+FB_TEST_REPLAY_SLOW=rank:1 mpi 2 -x FB_TEST_REPLAY_SLOW "$bin" run replay --mix slow.mix \
+    --overlap on --compute-us 40000 --trials 3 --warmup 1 --iters 1 --out run-slow \
+    >slow.txt 2>&1 || fail "replay with rank 1 slowed exited $?: $(tail -5 slow.txt)"
+for m in op_time op_exposed; do
+    got=$(csv_awk 'v("metric") == m { printf "%s=%s ", v("case"), v("median") }' m=$m \
+          run-slow/results.csv)
+    n=$(csv_awk 'v("metric") == m && v("median") >= 20000 { n++ } END { print n + 0 }' m=$m \
+        run-slow/results.csv)
+    [ "$n" = 2 ] || fail "rank 1 slowed by 20 ms per op: $m rows $got (expected both >= 20000 us)"
+done
 
 # bad mixes: one line naming the file and line, exit 2, nothing written
 printf 'allreduce 4M float32\nallreduse 4M float32\n' >bad.mix

@@ -89,6 +89,23 @@ static void check_generators(void)
     }
     fb_mix_free(&m);
     CHECK(fb_mix_moe(0, 8, 4, 2, FB_DTYPE_FLOAT32, &m) == FB_ERR_USAGE);
+
+    /* any model's tensors under Horovod's fusion: 40 + 80 bytes fill 120, 120 goes alone */
+    el[0] = 10, el[1] = 20, el[2] = 30;
+    CHECK(fb_mix_horovod(el, 3, FB_DTYPE_FLOAT32, 120, &m) == FB_OK);
+    CHECK(m.nops == 2);
+    if (m.nops == 2) {
+        CHECK(m.ops[0].bytes == 120 && m.ops[1].bytes == 120);
+        CHECK_STR(m.ops[0].name, "bucket0");
+        CHECK_STR(m.ops[1].name, "bucket1");
+        CHECK(m.ops[0].coll == FB_MIX_ALLREDUCE && m.ops[0].dtype == FB_DTYPE_FLOAT32);
+    }
+    fb_mix_free(&m);
+    CHECK(fb_mix_horovod(el, 3, FB_DTYPE_FLOAT16, 0, &m) == FB_OK && m.nops == 3);
+    CHECK(m.nops == 3 && m.ops[2].bytes == 60);
+    fb_mix_free(&m);
+    el[2] = 0;
+    CHECK(fb_mix_horovod(el, 3, FB_DTYPE_FLOAT16, 120, &m) == FB_ERR_USAGE && m.nops == 0);
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,141 @@
+#!/bin/sh
+# `fabricbench mix` (issue 18): the shipped mixes made again from their models, byte for byte
+# (GPT-2 small's FSDP units and DenseNet-121's tensors listed in tests/data/mix, Mixtral's
+# shape); a mix written with --out read back and replayed by `run replay --mix` at 2 ranks on
+# the host backend, its ops as the layer list gave them; every bad input refused with one line
+# naming the option or FILE:LINE, exit 2, nothing written.
+# Arguments: the fabricbench binary, profiles/mixes, tests/data/mix.
+. "$(dirname "$0")/lib.sh"
+bin=$1 mixes=$2 data=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+# header FILE: the shipped file's comment lines before its column line, without their '# '
+header() { sed -n '/^# coll /q; s/^# \{0,1\}//p' "$1"; }
+
+# same NAME ARGS...: `fabricbench mix ARGS` with the shipped file's comment is NAME.mix, on
+# stdout and through --out
+same() {
+    name=$1; shift
+    "$bin" mix "$@" --comment "$(header "$mixes/$name.mix")" >"$name.mix" 2>err.txt ||
+        fail "mix $* exited $?: $(cat err.txt)"
+    cmp -s "$name.mix" "$mixes/$name.mix" ||
+        fail "mix $*: differs from $name.mix: $(diff "$name.mix" "$mixes/$name.mix" | head -5)"
+    "$bin" mix "$@" --comment "$(header "$mixes/$name.mix")" --out "out-$name.mix" \
+        >out.txt 2>err.txt || fail "mix $* --out exited $?: $(cat err.txt)"
+    cmp -s "out-$name.mix" "$mixes/$name.mix" || fail "mix $* --out: differs from $name.mix"
+    [ ! -s out.txt ] || fail "mix $* --out printed on stdout: $(head -3 out.txt)"
+    [ ! -e "out-$name.mix.tmp" ] || fail "mix $* --out left its temporary behind"
+}
+same gpt2-124m-fsdp fsdp --layers "$data/gpt2-124m.layers"
+same densenet121-horovod horovod --layers "$data/densenet121-14.layers" --fusion 4M --dtype float32
+same mixtral-8x7b-moe moe --moe-layers 32 --tokens 4096 --hidden 4096 --topk 2
+
+# the default comment says what made the file; defaults: fsdp float16, horovod 128M float32
+"$bin" mix fsdp --layers "$data/gpt2-124m.layers" >gpt2.mix || fail "mix fsdp exited $?"
+head -2 gpt2.mix >top.txt
+grep -qx "# fsdp step of 39 ops, 746638848 bytes in all" top.txt ||
+    fail "mix fsdp's first comment line: $(head -1 top.txt)"
+grep -qx "# made by: fabricbench mix fsdp --layers $data/gpt2-124m.layers" top.txt ||
+    fail "mix fsdp's second comment line: $(sed -n 2p top.txt)"
+"$bin" mix horovod --layers "$data/densenet121-14.layers" >hvd.mix || fail "mix horovod exited $?"
+[ "$(grep -c '^allreduce  *27872824 float32  bucket0$' hvd.mix)" = 1 ] ||
+    fail "mix horovod at 128M: not one bucket of 27872824 bytes: $(grep -v '^#' hvd.mix)"
+"$bin" mix horovod --layers "$data/densenet121-14.layers" --fusion off >off.mix ||
+    fail "mix horovod --fusion off exited $?"
+[ "$(grep -vc '^#' off.mix)" = 364 ] || fail "mix horovod --fusion off: $(grep -vc '^#' off.mix) ops"
+# the last layer's gradient first: the classifier's bias (14 floats)
+[ "$(grep -v '^#' off.mix | head -1)" = "allreduce                56 float32  bucket0" ] ||
+    fail "mix horovod --fusion off: first op '$(grep -v '^#' off.mix | head -1)'"
+
+# a small model of our own, written with --out, read back and replayed at 2 ranks
+printf '# a test model\n4096 embed\n\n1000  # no name\r\n2048 head.w   # the head\n' >tiny.layers
+"$bin" mix fsdp --layers tiny.layers --dtype float32 --out tiny.mix >out.txt 2>err.txt ||
+    fail "mix fsdp tiny exited $?: $(cat err.txt)"
+cat >want.txt <<'W'
+allgather             16KiB float32  fwd.embed
+allgather              4000 float32  fwd.unit1
+allgather              8KiB float32  fwd.head.w
+allgather              8KiB float32  bwd.head.w
+reduce_scatter         8KiB float32  grad.head.w
+allgather              4000 float32  bwd.unit1
+reduce_scatter         4000 float32  grad.unit1
+allgather             16KiB float32  bwd.embed
+reduce_scatter        16KiB float32  grad.embed
+W
+grep -v '^#' tiny.mix | cmp -s - want.txt || fail "tiny.mix's ops: $(grep -v '^#' tiny.mix)"
+mpi 2 "$bin" run replay --mix tiny.mix --overlap on --trials 2 --warmup 1 --trial-ms 2 \
+    --out run >run.txt 2>&1 || fail "replay of tiny.mix exited $?: $(tail -5 run.txt)"
+n=$(csv_awk 'v("bench") == "replay" && v("case") == "overlap" && v("metric") == "time" &&
+             v("wrong") == 0 && v("ranks") == 2 { n++ } END { print n + 0 }' run/results.csv)
+[ "$n" = 1 ] || fail "replay of tiny.mix: $n verified time rows, expected 1"
+got=$(csv_awk 'v("metric") == "op_time" { printf "%s=%s ", v("case"), v("bytes") }' run/results.csv)
+want="overlap:0:allgather:fwd.embed=16384 overlap:1:allgather:fwd.unit1=4000 \
+overlap:2:allgather:fwd.head.w=8192 overlap:3:allgather:bwd.head.w=8192 \
+overlap:4:reduce_scatter:grad.head.w=8192 overlap:5:allgather:bwd.unit1=4000 \
+overlap:6:reduce_scatter:grad.unit1=4000 overlap:7:allgather:bwd.embed=16384 \
+overlap:8:reduce_scatter:grad.embed=16384 "
+[ "$got" = "$want" ] || fail "replay of tiny.mix: op rows '$got', expected '$want'"
+
+# bad input: one line naming the option or FILE:LINE, exit 2, nothing written
+printf '4096 a\n12x b\n' >nan.layers
+expect_bad "mix: nan.layers:2: '12x' is not a count of elements (decimal digits, e.g. 7087872)" \
+    mix fsdp --layers nan.layers --out w.mix
+printf '# zero\n\n0 a\n' >zero.layers
+expect_bad "mix: zero.layers:3: a layer of 0 elements (a layer holds at least 1)" \
+    mix fsdp --layers zero.layers --out w.mix
+printf '100\n-5 neg\n' >neg.layers
+expect_bad "mix: neg.layers:2: count '-5' is negative (a layer holds at least 1 element)" \
+    mix horovod --layers neg.layers --out w.mix
+printf '1.5\n' >frac.layers
+expect_bad "mix: frac.layers:1: '1.5' is not a count of elements" mix fsdp --layers frac.layers
+printf '# nothing\n\n   # still nothing\n' >empty.layers
+expect_bad "mix: empty.layers:3: no layers in the list (one line per layer: COUNT [NAME])" \
+    mix fsdp --layers empty.layers --out w.mix
+: >void.layers
+expect_bad "mix: void.layers:1: no layers in the list" mix fsdp --layers void.layers
+# 1e18 bytes a mix op holds at most: 250000000000000000 floats fit, one more does not
+printf '250000000000000000\n250000000000000001\n' >huge.layers
+expect_bad "mix: huge.layers:2: 250000000000000001 elements of float32 are more than a mix op may hold (1e18 bytes)" \
+    mix fsdp --layers huge.layers --dtype float32 --out w.mix
+printf '99999999999999999999999999\n' >wide.layers
+expect_bad "mix: wide.layers:1: 99999999999999999999999999 elements of float16 are more than" \
+    mix fsdp --layers wide.layers
+printf '10 a b\n' >fields.layers
+expect_bad "mix: fields.layers:1: a field too many: 'b' (COUNT [NAME])" mix fsdp --layers fields.layers
+printf '10 a$b\n' >name.layers
+expect_bad "mix: name.layers:1: name 'a\$b' has a character other than letters, digits and _ . - / : [ ]" \
+    mix fsdp --layers name.layers
+printf '10 abcdefghijabcdefghijabcdefghijabcdefghijK\n' >long.layers
+expect_bad "mix: long.layers:1: name 'abcdefghijabcdefghijabcdefghijabcdefghij...' is longer than 40 bytes" \
+    mix fsdp --layers long.layers
+printf '10 a\n1\0002 b\n' >nul.layers
+expect_bad "mix: nul.layers:2: a NUL byte in the line" mix fsdp --layers nul.layers
+expect_bad "mix: cannot open 'nosuch.layers': No such file or directory" \
+    mix fsdp --layers nosuch.layers --out w.mix
+expect_bad "mix: unknown mix 'zero3' (fsdp, horovod, moe)" mix zero3 --layers tiny.layers
+expect_bad "mix: which mix? fsdp, horovod or moe" mix --layers tiny.layers
+expect_bad "mix: fsdp needs --layers FILE" mix fsdp
+expect_bad "mix: bad value for --dtype: 'bfloat16' (float32, float64, int32, float16, int8)" \
+    mix fsdp --layers tiny.layers --dtype bfloat16
+expect_bad "mix: bad value for --fusion:" mix horovod --layers tiny.layers --fusion 4Q
+expect_bad "mix: bad value for --fusion: '0' is not 1 byte to 1e18 bytes ('off': no fusion)" \
+    mix horovod --layers tiny.layers --fusion 0
+expect_bad "mix: --fusion applies to horovod only" mix fsdp --layers tiny.layers --fusion 4M
+expect_bad "mix: --moe-layers, --tokens, --hidden and --topk apply to moe only" \
+    mix fsdp --layers tiny.layers --topk 2
+expect_bad "mix: --layers is for fsdp and horovod; moe takes --moe-layers N" \
+    mix moe --layers tiny.layers
+expect_bad "mix: bad value for --tokens:" mix moe --tokens 0
+expect_bad "mix: --tokens x --topk x --hidden elements of float16 are more than a mix op may hold (1e18 bytes)" \
+    mix moe --tokens 1000000000 --hidden 1000000000 --topk 1000
+expect_bad "mix: unexpected argument 'moe'" mix fsdp moe --layers tiny.layers
+expect_bad "mix: unknown option '--ranks'" mix fsdp --layers tiny.layers --ranks 8
+[ ! -e w.mix ] && [ ! -e w.mix.tmp ] || fail "a refused mix wrote w.mix"
+# an --out that cannot be written: exit 1, nothing left behind
+"$bin" mix fsdp --layers tiny.layers --out nodir/w.mix >out.txt 2>err.txt
+rc=$?
+[ "$rc" = 1 ] || fail "mix --out nodir/w.mix exited $rc, expected 1"
+grep -q "nodir/w.mix" err.txt || fail "mix --out nodir/w.mix: error lacks the path: $(cat err.txt)"
+finish
