@@ -1,9 +1,10 @@
 #!/bin/sh
 # docs/benchmarks/osu-compare.sh's logic with stand-ins for OSU's binaries (shell scripts printing
-# OSU's table with fixed figures, recording their arguments) and the real fabricbench at 2 ranks:
-# OSU's size is size / ranks for allgather and alltoall and the size for reduce_scatter and bcast,
-# float32 and the iteration count reach OSU, the ratios are fabricbench / OSU, and bad arguments
-# give one error line and exit 2.
+# OSU 7.4's table with -f -z, with fixed figures, recording their arguments) and the real
+# fabricbench at 2 ranks: OSU's size is size / ranks for allgather and alltoall and the size for
+# reduce_scatter and bcast, float32, the iteration count, -f and -z reach OSU, fabricbench's
+# figures are its synced ones (time_synced_avg <= time_synced_max) beside its batch one, the
+# ratios are fabricbench / OSU, and bad arguments give one error line and exit 2.
 . "$(dirname "$0")/lib.sh"
 script=$1
 bin=$2
@@ -11,15 +12,18 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 osu="$work/osu"
 mkdir "$osu"
-# OSU's output: rank 0 prints the size given by -m S:S, "mean" 10 us and P50 8 us.
+# OSU's output with -f -z (as osu_allgather 7.4 prints it): rank 0 prints the size given by
+# -m S:S, Avg 10 us, Min 6 us, Max 20 us, the iterations, and P50 8 us.
 for t in osu_allgather osu_reduce_scatter osu_alltoall osu_bcast; do
     cat >"$osu/$t" <<EOS
 #!/bin/sh
 [ "\${OMPI_COMM_WORLD_RANK:-0}" = 0 ] || exit 0
 echo "$t \$*" >>"$work/args"
 size=\$(echo "\$*" | sed 's/.*-m \([0-9]*\):.*/\1/')
-echo "# Size       Avg Latency(us)  P50 Tail Lat(us)  P90 Tail Lat(us)  P99 Tail Lat(us)"
-echo "\$size                  10.00              8.00              9.00             9.50"
+printf '%-10s%18s%18s%18s%12s%18s%18s%18s\\n' "# Size" "Avg Latency(us)" \\
+    "Min Latency(us)" "Max Latency(us)" Iterations "P50 Tail Lat(us)" "P90 Tail Lat(us)" \\
+    "P99 Tail Lat(us)"
+printf '%-10s%18.2f%18.2f%18.2f%12d%18.2f%18.2f%18.2f\\n' "\$size" 10 6 20 7 8 9 9.5
 EOS
     chmod +x "$osu/$t"
 done
@@ -29,18 +33,26 @@ MPIRUN="${MPIEXEC:-mpirun} --oversubscribe" BIND="--bind-to none" OSU_ITERS=7 \
     sh "$script" "$osu" "$bin" 2 4096 1 >"$work/table" 2>"$work/err"
 rc=$?
 [ "$rc" = 0 ] || fail "osu-compare.sh exited $rc: $(tail -n 3 "$work/err")"
-awk 'NR == 1 { if ($1 != "bench" || $4 != "osu_mean" || $5 != "fb_mean") print "header: " $0; next }
+awk 'NR == 1 { if ($1 != "bench" || $4 != "osu_avg" || $5 != "fb_avg" || $7 != "osu_max" ||
+                 $8 != "fb_max" || $10 != "fb_batch" || $12 != "osu_p50") print "header: " $0
+               next }
+     function near(r, x, what) {
+         if (r - x > 0.002 || x - r > 0.002) print $1 ": " what " " r " is not " x }
      { want = ($1 == "all_gather" || $1 == "alltoall") ? 2048 : 4096
        if ($2 != 4096 || $3 != want) print $1 ": sizes " $2 " " $3 ", expected 4096 " want
-       if ($4 != 10 || $7 != 8) print $1 ": OSU figures " $4 " " $7 ", expected 10 and 8"
-       if (!($5 > 0) || !($8 > 0)) print $1 ": fabricbench figures " $5 " " $8
-       if ($6 - $5 / 10 > 0.002 || $5 / 10 - $6 > 0.002) print $1 ": ratio " $6 " is not " $5 / 10
-       if ($9 - $8 / 8 > 0.002 || $8 / 8 - $9 > 0.002) print $1 ": ratio " $9 " is not " $8 / 8
+       if ($4 != 10 || $7 != 20 || $12 != 8)
+           print $1 ": OSU figures " $4 " " $7 " " $12 ", expected 10, 20 and 8"
+       if (!($5 > 0) || !($8 > 0) || !($10 > 0) || !($13 > 0))
+           print $1 ": fabricbench figures " $5 " " $8 " " $10 " " $13
+       if ($5 > $8) print $1 ": fabricbench synced avg " $5 " above its max " $8
+       near($6, $5 / 10, "avg ratio"); near($9, $8 / 20, "max ratio")
+       near($11, $10 / 10, "batch ratio"); near($14, $13 / 8, "p50 ratio")
        n++ }
      END { if (n != 4) print n + 0 " rows, expected 4" }' "$work/table" >"$work/bad"
 [ ! -s "$work/bad" ] || fail "table: $(cat "$work/bad") in: $(cat "$work/table")"
 for t in osu_allgather osu_reduce_scatter osu_alltoall osu_bcast; do
-    grep -q "^$t .*-T mpi_float -i 7 " "$work/args" || fail "$t was not given float32 and 7 iterations"
+    grep -q "^$t .*-T mpi_float -i 7 -x 20 -f -z" "$work/args" ||
+        fail "$t was not given float32, 7 iterations, -f and -z: $(grep "^$t " "$work/args")"
 done
 
 cd "$work" || exit 1

@@ -11,10 +11,10 @@ schema=$1 bin=$2 fake=${3:-}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # Two ranks, so that every benchmark (p2p needs a pair) writes its rows and metrics; replay's
-# mix is the parser test's, scaled down.
+# mix is the parser test's, scaled down; --timing both adds the collectives' time_synced_* rows.
 FB_NVML_LIBRARY=$fake mpi 2 "$bin" run --out "$out/run" --quiet --sizes 64K --matrix-bytes 64K \
     --fusion off,4M --trials 2 --warmup 1 --memory-budget 128M --resolution 32 \
-    --telemetry-ms 20 --mix "$(dirname "$0")/data/mix/good.mix" --scale 0.00001 \
+    --telemetry-ms 20 --mix "$(dirname "$0")/data/mix/good.mix" --scale 0.00001 --timing both \
     >/dev/null 2>&1 || fail "a short run failed"
 csv=$out/run/results.csv
 header=$(head -n 1 "$csv")

@@ -1,7 +1,8 @@
 #!/bin/sh
 # fabricbench's collectives beside OSU's on the host backend (issue 18): osu_allgather,
 # osu_reduce_scatter, osu_alltoall and osu_bcast against all_gather, reduce_scatter, alltoall
-# and broadcast, at the same sizes, rank count and binding, mean against mean. Builds nothing:
+# and broadcast, at the same sizes, rank count and binding, timed the same way, mean against
+# mean. Builds nothing:
 #   sh docs/benchmarks/osu-compare.sh OSU_COLLECTIVE_DIR [FABRICBENCH] [NP] [SIZES] [REPS]
 # OSU_COLLECTIVE_DIR holds osu_allgather ... (OSU's libexec/osu-micro-benchmarks/mpi/collective).
 # SIZES are fabricbench's (nccl-tests') sizes in bytes, comma-separated (default
@@ -12,14 +13,18 @@
 # `$MPIRUN -np NP $BIND` (MPIRUN=mpirun, BIND="--bind-to core" unless set), and time the same
 # number of iterations: OSU_ITERS (500, after 20 warm-up) and FB_OPTS ("--trials
 # 10 --iters 50 --warmup 20": fixed, not calibrated, so a hiccup during calibration cannot
-# shorten the trials). Each pair runs REPS times (default 3), alternating; each figure is the
-# median over the repetitions.
-# Columns: bench, size, OSU's size; the means compared: OSU's "Avg Latency" (the mean over ranks
-# of each rank's mean iteration, a barrier between iterations, outside the time) and
-# fabricbench's `mean` of `time` (the mean over trials of the slowest rank's time per
-# iteration, iterations back to back), and their ratio (fabricbench / OSU); then the typical
-# iteration: OSU's P50 (-z) and fabricbench's median of `time_iter` (iterations timed one by
-# one), and their ratio. Exit 2 on bad arguments, 1 when a run fails.
+# shorten the trials). fabricbench runs with `--timing both`: its collectives are timed OSU's
+# way (a barrier before each iteration, outside the time; time_synced_avg and time_synced_max)
+# and, for the record, in its default batches (time). Each pair runs REPS times (default 3),
+# alternating; each figure is the median over the repetitions.
+# Columns: bench, size, OSU's size; the means compared: OSU's "Avg Latency" and fabricbench's
+# `mean` of time_synced_avg (both the mean over ranks of each rank's mean iteration) and their
+# ratio (fabricbench / OSU); OSU's "Max Latency" (-f) and fabricbench's time_synced_max (the
+# largest over ranks of each rank's mean) and their ratio; fabricbench's batch figure, the
+# `mean` of `time` (the slowest rank's time per iteration, iterations back to back) and its
+# ratio to OSU's average; then the typical iteration: OSU's P50 (-z) and fabricbench's median
+# of `time_iter` (iterations timed one by one in batch), and their ratio. Exit 2 on bad
+# arguments, 1 when a run fails.
 set -u
 die() { echo "error: $*" >&2; exit 2; }
 [ $# -ge 1 ] || die "usage: sh $0 OSU_COLLECTIVE_DIR [FABRICBENCH] [NP] [SIZES] [REPS]"
@@ -48,31 +53,38 @@ median() {
         print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# osu_run TOOL OSU_SIZE: "mean p50" in us at that size
+# med osu|fb N: the median over the repetitions of column N of size $s's lines
+med() { awk -v s="$s" -v n="$2" '$1 == s { print $n }' "$work/$1.all" | median; }
+
+# osu_run TOOL OSU_SIZE: "avg max p50" in us at that size (-f: Avg, Min, Max, Iterations,
+# then -z's P50, P90, P99)
 osu_run() {
     # shellcheck disable=SC2086 # BIND is a word list
-    $mpirun -np "$np" $bind "$osu/$1" -m "$2:$2" -T mpi_float -i "$iters" -x 20 -z \
+    $mpirun -np "$np" $bind "$osu/$1" -m "$2:$2" -T mpi_float -i "$iters" -x 20 -f -z \
         >"$work/osu.out" 2>&1 ||
         { echo "error: $1 failed: $(tail -n 3 "$work/osu.out")" >&2; exit 1; }
-    awk -v s="$2" '$1 == s { print $2, $3 }' "$work/osu.out"
+    awk -v s="$2" '$1 == s { print $2, $4, $6 }' "$work/osu.out"
 }
 
-# fb_run BENCH CASE: "size mean median_of_time_iter" per size
+# fb_run BENCH CASE: "size synced_avg synced_max batch_mean median_of_time_iter" per size
 fb_run() {
     rm -rf "$work/fb"
     # shellcheck disable=SC2086
     $mpirun -np "$np" $bind "$fb" run "$1" --backend host --sizes "$sizes" --ranks "$np" \
-        --dtype float32 $fb_opts --quiet --out "$work/fb" >"$work/fb.out" 2>&1 ||
+        --dtype float32 --timing both $fb_opts --quiet --out "$work/fb" >"$work/fb.out" 2>&1 ||
         { echo "error: fabricbench $1 failed: $(tail -n 3 "$work/fb.out")" >&2; exit 1; }
     awk -F, -v b="$1" -v k="$2" -v np="$np" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         $c["bench"] == b && $c["case"] == k && $c["ranks"] == np {
-            if ($c["metric"] == "time") mean[$c["bytes"]] = $c["mean"]
-            if ($c["metric"] == "time_iter") p50[$c["bytes"]] = $c["median"] }
-        END { for (s in mean) print s, mean[s], p50[s] }' "$work/fb/results.csv"
+            m = $c["metric"]; s = $c["bytes"]
+            if (m == "time_synced_avg") avg[s] = $c["mean"]
+            if (m == "time_synced_max") max[s] = $c["mean"]
+            if (m == "time") mean[s] = $c["mean"]
+            if (m == "time_iter") p50[s] = $c["median"] }
+        END { for (s in avg) print s, avg[s], max[s], mean[s], p50[s] }' "$work/fb/results.csv"
 }
 
-printf '%-14s %8s %8s %9s %9s %6s %9s %9s %6s\n' bench size osu_size osu_mean fb_mean ratio \
-    osu_p50 fb_p50 ratio
+printf '%-14s %8s %8s %8s %8s %6s %8s %8s %6s %8s %6s %8s %8s %6s\n' bench size osu_size \
+    osu_avg fb_avg ratio osu_max fb_max ratio fb_batch ratio osu_p50 fb_p50 ratio
 # bench:OSU tool:OSU's size (a block or the total):fabricbench's case like OSU's buffers
 for pair in all_gather:osu_allgather:block:out_of_place \
             reduce_scatter:osu_reduce_scatter:total:out_of_place \
@@ -91,12 +103,11 @@ for pair in all_gather:osu_allgather:block:out_of_place \
     done
     for s in $(echo "$sizes" | tr ',' ' '); do
         o=$s; [ "$kind" = block ] && o=$((s / np))
-        om=$(awk -v s="$s" '$1 == s { print $2 }' "$work/osu.all" | median)
-        op=$(awk -v s="$s" '$1 == s { print $3 }' "$work/osu.all" | median)
-        fm=$(awk -v s="$s" '$1 == s { print $2 }' "$work/fb.all" | median)
-        fp=$(awk -v s="$s" '$1 == s { print $3 }' "$work/fb.all" | median)
-        awk -v b="$bench" -v s="$s" -v o="$o" -v om="$om" -v fm="$fm" -v op="$op" -v fp="$fp" \
-            'BEGIN { printf "%-14s %8d %8d %9.2f %9.2f %6.3f %9.2f %9.2f %6.3f\n", b, s, o, om,
-                     fm, (om > 0 ? fm / om : 0), op, fp, (op > 0 ? fp / op : 0) }'
+        awk -v b="$bench" -v s="$s" -v o="$o" -v oa="$(med osu 2)" -v om="$(med osu 3)" \
+            -v op="$(med osu 4)" -v fa="$(med fb 2)" -v fm="$(med fb 3)" -v fb="$(med fb 4)" \
+            -v fp="$(med fb 5)" 'function r(x, y) { return y > 0 ? x / y : 0 }
+            BEGIN { printf "%-14s %8d %8d %8.2f %8.2f %6.3f %8.2f %8.2f %6.3f %8.2f %6.3f " \
+                           "%8.2f %8.2f %6.3f\n", b, s, o, oa, fa, r(fa, oa), om, fm, r(fm, om),
+                           fb, r(fb, oa), op, fp, r(fp, op) }'
     done
 done

@@ -20,6 +20,7 @@ enum fb_cmp_dir fb_compare_direction(const char *metric)
     };
     static const char *const lower[] = {
         "time", "latency", "time_iter", "stall_fraction", "overhead_vs_flat", "grad_ready",
+        "time_synced_avg", "time_synced_min", "time_synced_max", /* run --timing synced */
     };
 
     for (size_t i = 0; i < sizeof higher / sizeof higher[0]; i++)

@@ -19,7 +19,8 @@ enum {
     OPT_HOST_MEMORY, OPT_WIRE, OPT_RATE, OPT_PRECISION, OPT_MEMORY_BUDGET, OPT_OPTIMIZER,
     OPT_TELEMETRY_MS, OPT_FP16_ALLREDUCE, OPT_OVERLAP, OPT_TIMEOUT, OPT_MATRIX,
     OPT_MIX, OPT_SEQUENCE, OPT_SCALE, OPT_COMPUTE_US, /* replay */
-    OPT_BEYOND_LLC, OPT_MPI_THREAD
+    OPT_BEYOND_LLC, OPT_MPI_THREAD,
+    OPT_TIMING /* issue 18: OSU's timing */
 };
 
 static const struct option run_options[] = {
@@ -68,6 +69,7 @@ static const struct option run_options[] = {
     {"compute-us", required_argument, NULL, OPT_COMPUTE_US},
     {"beyond-llc", no_argument, NULL, OPT_BEYOND_LLC},
     {"mpi-thread", required_argument, NULL, OPT_MPI_THREAD},
+    {"timing", required_argument, NULL, OPT_TIMING},
     {NULL, 0, NULL, 0},
 };
 
@@ -92,6 +94,11 @@ void fb_cli_run_usage(void)
            "  --trials N                timed trials per point; statistics are over these "
            "(default 10)\n"
            "  --trial-ms MS             target length of a trial (default 5)\n"
+           "  --timing batch|synced|both  collectives: trials of back-to-back iterations, each\n"
+           "                            as long as its slowest rank (batch, the default); or\n"
+           "                            OSU's way (synced): a barrier before each iteration,\n"
+           "                            each timed alone, the mean, min and max over ranks of\n"
+           "                            each rank's mean (time_synced_avg, _min, _max); or both\n"
            "  --dtype float32|float64|int32|float16   element type of allreduce (default float32)\n"
            "  --ranks N[,N...]          rank counts of the scaling curve: allreduce and\n"
            "                            densenet_allreduce run on the first N ranks for each\n"
@@ -421,6 +428,7 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
     static const char *const overlaps[] = {"on", "off", "both", NULL};
     static const char *const matrices[] = {"auto", "all", "sampled", NULL};
     static const char *const mpi_threads[] = {"auto", "single", "serialized", NULL};
+    static const char *const timings[] = {"batch", "synced", "both", NULL};
     char why[256] = "", dtype[16];
     int c, idx = -1;
     fb_status st = FB_OK;
@@ -485,6 +493,9 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
         case OPT_OVERLAP: st = parse_choice(optarg, overlaps, o->overlap, sizeof o->overlap, why, sizeof why); break;
         case OPT_TIMEOUT: st = fb_cli_timeout_parse(optarg, &o->timeout_s, why, sizeof why); break;
         case OPT_MATRIX: st = parse_choice(optarg, matrices, o->matrix, sizeof o->matrix, why, sizeof why); break;
+        case OPT_TIMING:
+            st = parse_choice(optarg, timings, o->timing, sizeof o->timing, why, sizeof why);
+            break;
         case OPT_MIX:
             if (!*optarg) {
                 snprintf(why, sizeof why, "empty path");

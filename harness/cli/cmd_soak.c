@@ -390,6 +390,11 @@ static fb_status soak_prepare(void *arg, struct fb_options *o, char *err, size_t
     /* named, so that run's machinery sees the one benchmark soak runs (its plan, env.json) */
     if (o->nbench == 0)
         o->bench[o->nbench++] = "allreduce";
+    /* soak judges each trial's slowest rank in batches; OSU's per-iteration timing is run's */
+    if (strcmp(o->timing, "batch") != 0) {
+        snprintf(err, errlen, "--timing %s is run's; soak times in batches", o->timing);
+        return FB_ERR_USAGE;
+    }
     b = fb_bench_find(o->bench[0]);
     if (!b || (b->needs & FB_REPORTS_VALUES)) {
         snprintf(err, errlen, "soak times a point; '%s' reports figures, not times", o->bench[0]);

@@ -23,6 +23,7 @@ void fb_options_defaults(struct fb_options *o)
     strcpy(o->optimizer, "adam"); /* CheXNet trained with Adam */
     strcpy(o->overlap, "on");
     o->mix_scale = 1.0;
+    strcpy(o->timing, "batch");
 }
 
 double fb_options_timeout_default(double trial_ms)

@@ -69,6 +69,11 @@ struct fb_options {
     const char *mix;          /* --mix FILE; NULL = replay has nothing to run */
     double mix_scale;         /* --scale: each op's bytes times this (default 1) */
     double compute_us;        /* --compute-us: before each op the mix gives none (default 0) */
+    /* --timing (issue 18): how collective points are timed. "batch" (the default): trials of
+     * back-to-back iterations, each as long as its slowest rank; "synced": OSU's way, a barrier
+     * before every iteration (outside the time), each timed alone on each rank, reported as
+     * the mean, min and max over ranks of each rank's mean (time_synced_*); "both". */
+    char timing[8];
     /* locate (harness/cli/cmd_locate.c): the rounds of pairs bench/locate.c measures. */
     const struct fb_pairing *pairings;
     size_t npairings;
@@ -80,7 +85,7 @@ struct fb_options {
 };
 
 /* Fills the defaults: auto backends, 5 warm-up iterations, 10 trials of about 5 ms, float32,
- * telemetry every 100 ms. */
+ * telemetry every 100 ms, batch timing. */
 void fb_options_defaults(struct fb_options *o);
 
 /* --timeout's default: 300 s per phase, or three trials of --trial-ms when they are longer. */

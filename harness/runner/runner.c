@@ -17,10 +17,19 @@
 fb_status fb_runner_init(struct fb_runner *r, struct fb_session *s, const struct fb_options *opt,
                          struct fb_results *res)
 {
+    char why[160];
+
     memset(r, 0, sizeof *r);
     r->s = s;
     r->opt = opt;
     r->res = res;
+    /* every rank reads the same variable: one line, from rank 0 */
+    if (fb_runner_test_slow(getenv("FB_TEST_SLOW_RANK"), &r->slow_rank, &r->slow_us, why,
+                            sizeof why) != FB_OK) {
+        if (s->world.rank == 0)
+            fb_error("%s", why);
+        return FB_ERR_USAGE;
+    }
     if (!(r->node_of = malloc((size_t)s->world.size * sizeof *r->node_of)))
         return FB_ERR_NOMEM;
     MPI_Allgather(&s->world.node, 1, MPI_INT, r->node_of, 1, MPI_INT, s->world.comm);
@@ -37,6 +46,7 @@ void fb_runner_release(struct fb_runner *r)
     free(r->each_all);
     free(r->values_all);
     free(r->trial_all);
+    free(r->synced_all);
     memset(r, 0, sizeof *r);
 }
 
@@ -142,8 +152,14 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
                        "ranks", "metric", "value");
             else
                 fb_runner_print_columns(c->report, c->transport);
+            if (fb_runner_synced(r->opt, c))
+                fb_out("# --timing %s: a `synced:` line per point, timed as OSU does (a barrier "
+                       "before each iteration, outside the time): time_us is the mean over ranks "
+                       "of each rank's mean iteration, min and max over ranks beside it\n",
+                       r->opt->timing);
         }
         memset(m->samples, 0, (size_t)r->opt->trials * sizeof *m->samples);
+        memset(m->synced, 0, (size_t)r->opt->trials * sizeof *m->synced);
         if (m->trial)
             memset(m->trial, 0, (size_t)r->opt->trials * FB_MAX_VALUES * sizeof *m->trial);
         m->wrong = 0;
@@ -189,20 +205,28 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
         if (b->trial_values)
             MPI_Gather(m->trial, (int)r->opt->trials * FB_MAX_VALUES, MPI_DOUBLE, r->trial_all,
                        (int)r->opt->trials * FB_MAX_VALUES, MPI_DOUBLE, 0, w->comm);
+        if (fb_runner_synced(r->opt, c))
+            MPI_Gather(m->synced, (int)r->opt->trials, MPI_DOUBLE, r->synced_all,
+                       (int)r->opt->trials, MPI_DOUBLE, 0, w->comm);
         fb_watchdog_wait_end();
         if (w->rank == 0) {
             long long total_wrong = 0;
             for (int k = 0; k < w->size; k++)
                 total_wrong += fb_runner_is_active(c, k) ? wrong[k] : 0;
+            bool batched = fb_runner_batched(r->opt, c);
             fb_run_record_lock();
-            st = fb_runner_report(r, b, c, all, wrong, m->iters, m->neach);
+            if (batched)
+                st = fb_runner_report(r, b, c, all, wrong, m->iters, m->neach);
+            if (st == FB_OK && fb_runner_synced(r->opt, c))
+                st = fb_runner_report_synced(r, b, c, r->synced_all, total_wrong,
+                                             m->synced_iters);
             if (st == FB_OK && b->trial_values)
                 st = fb_runner_report_trial_values(r, b, c, m, all, r->trial_all, total_wrong,
                                                    m->iters);
             if (st == FB_OK)
                 st = flush_point(r);
             fb_run_record_unlock();
-            if (st == FB_OK && r->point_done)
+            if (st == FB_OK && batched && r->point_done)
                 r->point_done(r->point_arg, b, c, all, w->size, r->opt->trials, m->iters);
             if (total_wrong > 0) /* a point, however many of its ranks are wrong */
                 r->failed_points++;
@@ -259,6 +283,7 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
         ngroups = fb_runner_groups(r->opt, w->size, groups, FB_MAX_SIZES + 1);
 
     m.samples = calloc((size_t)r->opt->trials, sizeof *m.samples);
+    m.synced = calloc((size_t)r->opt->trials, sizeof *m.synced);
     if (b->trial_values)
         m.trial = calloc((size_t)r->opt->trials * FB_MAX_VALUES, sizeof *m.trial);
     if (w->rank == 0) {
@@ -271,10 +296,13 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
             r->each_all = calloc((size_t)w->size * MAX_EACH, sizeof *r->each_all);
         if (!r->values_all)
             r->values_all = calloc((size_t)w->size * FB_MAX_VALUES, sizeof *r->values_all);
+        if (!r->synced_all)
+            r->synced_all = calloc((size_t)w->size * (size_t)r->opt->trials,
+                                   sizeof *r->synced_all);
     }
-    st = (!m.samples || (b->trial_values && !m.trial) ||
+    st = (!m.samples || !m.synced || (b->trial_values && !m.trial) ||
           (w->rank == 0 && (!all || !wrong || !r->each_all || !r->values_all ||
-                            (b->trial_values && !r->trial_all))))
+                            !r->synced_all || (b->trial_values && !r->trial_all))))
              ? FB_ERR_NOMEM
              : FB_OK;
     for (int g = 0; g < ngroups && (st = fb_world_agree(w, st)) == FB_OK; g++) {
@@ -304,6 +332,7 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
     st = fb_world_agree(w, st);
     MPI_Bcast(&r->failed_points, 1, MPI_INT, 0, w->comm);
     free(m.samples);
+    free(m.synced);
     free(m.trial);
     free(all);
     free(wrong);

@@ -35,9 +35,14 @@ struct fb_runner {
     void (*point_done)(void *arg, const struct fb_bench *b, const struct fb_case *c,
                        const double *all, int nranks, long trials, long iters);
     void *point_arg;
+    /* --timing synced|both (issue 18) */
+    double *synced_all;     /* rank 0: every rank's synced trials, [rank][trial] */
+    int slow_rank;          /* FB_TEST_SLOW_RANK's rank (-1: none) */
+    double slow_us;         /* ... and the microseconds its every iteration takes longer */
 };
 
-/* Collective. Prepares a runner over an open session. */
+/* Collective. Prepares a runner over an open session. FB_ERR_USAGE (one line on rank 0) when
+ * FB_TEST_SLOW_RANK is set and not R:US. */
 fb_status fb_runner_init(struct fb_runner *r, struct fb_session *s, const struct fb_options *opt,
                          struct fb_results *res);
 void fb_runner_release(struct fb_runner *r);
@@ -52,6 +57,22 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b);
  * the ranks r with flag[r] set (a point lasts as long as its slowest rank). Returns how many
  * ranks were flagged. */
 int fb_runner_slowest(const double *all, const int *flag, int nranks, size_t trials, double *out);
+
+/* The synced reduction (--timing synced, OSU's Avg, Min and Max): for each trial t, over the
+ * ranks r with flag[r] set, mean[t], min[t] and max[t] of all[r * trials + t] (each rank's mean
+ * iteration). Returns how many ranks were flagged (0: every output 0). */
+int fb_runner_over_ranks(const double *all, const int *flag, int nranks, size_t trials,
+                         double *mean, double *min, double *max);
+
+/* Whether case c is timed OSU's way (--timing synced or both; collectives only), and whether
+ * in back-to-back batches (every other case, and collectives unless --timing synced). */
+bool fb_runner_synced(const struct fb_options *o, const struct fb_case *c);
+bool fb_runner_batched(const struct fb_options *o, const struct fb_case *c);
+
+/* FB_TEST_SLOW_RANK (tests only): "R:US" makes every iteration of rank R take US microseconds
+ * longer (a sleep after the benchmark's iteration, inside the time). NULL or "" sets *rank to
+ * -1. FB_ERR_USAGE with the reason in why when the text is not R:US (US from 1 to 1e7). */
+fb_status fb_runner_test_slow(const char *text, int *rank, double *us, char *why, size_t len);
 
 /* The rank counts a scaling benchmark runs on: --ranks as given, or 1, 2, 4, ... below `size`
  * and then `size`. Writes at most `cap`; returns how many. */

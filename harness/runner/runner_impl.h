@@ -12,6 +12,10 @@ enum { MAX_EACH = 200 };
 /* One case's measurements on this rank. */
 struct measured {
     double *samples; /* per trial: microseconds per iteration */
+    double *synced;  /* --timing synced|both, collectives: per trial, this rank's mean of its
+                        iterations timed one by one between barriers (OSU's way) */
+    long synced_iters; /* ... iterations per synced trial (--iters, or calibrated with the
+                          barriers: calibrate_synced) */
     long iters;
     double each[MAX_EACH]; /* collectives: iterations timed one by one, microseconds */
     long neach;
@@ -46,6 +50,15 @@ fb_status fb_runner_report_values(struct fb_runner *r, const struct fb_bench *b,
  * returns. */
 fb_status fb_runner_report(struct fb_runner *r, const struct fb_bench *b, const struct fb_case *c,
                            const double *all, const long long *wrong, long iters, long neach);
+
+/* Rank 0, --timing synced|both, a collective case: rows time_synced_avg, time_synced_min and
+ * time_synced_max from every rank's synced trials (synced[rank * trials + t]), the mean, least
+ * and largest over the active ranks of each rank's mean iteration, statistics over the trials;
+ * wrong: the point's wrong elements; then the point's line on stdout. Returns FB_OK,
+ * FB_ERR_NOMEM or what fb_results_add returns. */
+fb_status fb_runner_report_synced(struct fb_runner *r, const struct fb_bench *b,
+                                  const struct fb_case *c, const double *synced, long long wrong,
+                                  long iters);
 
 /* Rank 0, trial_values: one row per figure, each trial's value taken from the rank whose time
  * set that trial (the slowest of the active ranks), so a split of the step adds up to the

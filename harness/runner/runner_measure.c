@@ -1,10 +1,16 @@
 /* Timing one case: who takes part, warm-up, calibration of the iterations a trial needs, the
- * timed trials (and a collective's iterations one by one), and verification after timing.
+ * timed trials (and a collective's iterations one by one), a collective's trials timed OSU's
+ * way (--timing synced: a barrier before each iteration), and verification after timing.
  * Ranks that a case leaves idle still take part in its barriers. */
+#define _POSIX_C_SOURCE 200809L
 #include "runner_impl.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "watchdog.h"
 
@@ -28,11 +34,55 @@ static bool all_take_part(const struct fb_case *c, int size)
     return c->group == size && c->active == FB_ALL_RANKS && !c->partners;
 }
 
+bool fb_runner_synced(const struct fb_options *o, const struct fb_case *c)
+{
+    return c->report == FB_REPORT_COLLECTIVE && strcmp(o->timing, "batch") != 0;
+}
+
+bool fb_runner_batched(const struct fb_options *o, const struct fb_case *c)
+{
+    return c->report != FB_REPORT_COLLECTIVE || strcmp(o->timing, "synced") != 0;
+}
+
+fb_status fb_runner_test_slow(const char *text, int *rank, double *us, char *why, size_t len)
+{
+    int n = 0;
+
+    *rank = -1;
+    *us = 0.0;
+    if (!text || !*text)
+        return FB_OK;
+    if (sscanf(text, "%d:%lf%n", rank, us, &n) != 2 || text[n] || *rank < 0 || !(*us >= 1.0) ||
+        *us > 1e7) {
+        snprintf(why, len, "FB_TEST_SLOW_RANK='%s': expected R:US (a rank, then microseconds "
+                 "from 1 to 1e7)", text);
+        *rank = -1;
+        *us = 0.0;
+        return FB_ERR_USAGE;
+    }
+    return FB_OK;
+}
+
+/* One iteration of the benchmark; with FB_TEST_SLOW_RANK naming this rank, a sleep after it. */
+static fb_status iterate(const struct fb_runner *r, const struct fb_bench *b, void *state)
+{
+    fb_status st = b->iterate(state);
+
+    if (st == FB_OK && r->slow_rank == r->s->world.rank) {
+        struct timespec ts = {(time_t)(r->slow_us / 1e6),
+                              (long)(fmod(r->slow_us, 1e6) * 1e3)};
+        while (nanosleep(&ts, &ts) != 0)
+            ;
+    }
+    return st;
+}
+
 /* Times `iters` iterations between two events; returns microseconds per iteration. */
-static fb_status time_iters(const struct fb_bench *b, const struct fb_backend *be, void *state,
+static fb_status time_iters(const struct fb_runner *r, const struct fb_bench *b, void *state,
                             struct fb_stream *stream, struct fb_event *ev[2], long iters,
                             double *us)
 {
+    const struct fb_backend *be = r->s->be;
     fb_status st;
     double total = 0.0;
 
@@ -40,7 +90,7 @@ static fb_status time_iters(const struct fb_bench *b, const struct fb_backend *b
         return st;
     fb_backend_scope_hook("iterate");
     for (long i = 0; i < iters; i++)
-        if ((st = b->iterate(state)) != FB_OK)
+        if ((st = iterate(r, b, state)) != FB_OK)
             return st;
     fb_backend_scope_hook("timing");
     if ((st = be->event_record(ev[1], stream)) != FB_OK || (st = be->stream_sync(stream)) != FB_OK ||
@@ -52,9 +102,10 @@ static fb_status time_iters(const struct fb_bench *b, const struct fb_backend *b
 
 /* Times `n` iterations one by one: an event between every two, all enqueued back to back so
  * the stream never waits for the host; microseconds of each into us[]. */
-static fb_status time_each(const struct fb_bench *b, const struct fb_backend *be, void *state,
+static fb_status time_each(const struct fb_runner *r, const struct fb_bench *b, void *state,
                            struct fb_stream *stream, long n, double *us)
 {
+    const struct fb_backend *be = r->s->be;
     struct fb_event *ev[MAX_EACH + 1] = {NULL};
     fb_status st = FB_OK;
 
@@ -64,7 +115,7 @@ static fb_status time_each(const struct fb_bench *b, const struct fb_backend *be
         st = be->event_record(ev[0], stream);
     for (long i = 0; i < n && st == FB_OK; i++) {
         fb_backend_scope_hook("iterate");
-        if ((st = b->iterate(state)) == FB_OK) {
+        if ((st = iterate(r, b, state)) == FB_OK) {
             fb_backend_scope_hook("timing");
             st = be->event_record(ev[i + 1], stream);
         }
@@ -75,6 +126,36 @@ static fb_status time_each(const struct fb_bench *b, const struct fb_backend *be
         st = be->event_elapsed_us(ev[i], ev[i + 1], &us[i]);
     for (long i = 0; i <= n; i++)
         be->event_destroy(ev[i]);
+    return st;
+}
+
+/* OSU's way (--timing synced): before each of `iters` iterations a barrier, outside the time;
+ * then the iteration alone on this rank, from the monotonic clock before it is issued to the
+ * end of its stream; *us: this rank's mean. Collective: ranks that sit the case out enter the
+ * barriers quietly. An interruption (a signal) reaches every rank at the same barrier. */
+static fb_status time_synced(const struct fb_runner *r, const struct fb_bench *b, void *state,
+                             struct fb_stream *stream, bool active, bool everyone, long iters,
+                             double *us)
+{
+    const struct fb_world *w = &r->s->world;
+    double total = 0.0;
+    fb_status st = FB_OK;
+
+    for (long i = 0; i < iters; i++) {
+        double t0;
+        if (fb_world_barrier(w->comm, !active, everyone) == FB_ERR_INTERRUPTED)
+            return st == FB_OK ? FB_ERR_INTERRUPTED : st;
+        if (!active || st != FB_OK)
+            continue; /* a failed rank keeps entering the barriers: the others are in them */
+        fb_backend_scope_hook("iterate");
+        t0 = fb_clock_now_us();
+        if ((st = iterate(r, b, state)) == FB_OK) {
+            fb_backend_scope_hook("timing");
+            st = r->s->be->stream_sync(stream);
+        }
+        total += fb_clock_now_us() - t0;
+    }
+    *us = total / (double)iters;
     return st;
 }
 
@@ -98,7 +179,7 @@ static fb_status calibrate(struct fb_runner *r, const struct fb_bench *b,
         double us = 0.0;
         fb_watchdog_phase("calibration (%ld iterations)", n);
         if (active && st == FB_OK)
-            st = time_iters(b, r->s->be, state, stream, ev, n, &us);
+            st = time_iters(r, b, state, stream, ev, n, &us);
         fb_world_barrier(w->comm, !active, everyone);
         if ((st = fb_world_agree(w, st)) != FB_OK)
             return st;
@@ -120,6 +201,42 @@ static fb_status calibrate(struct fb_runner *r, const struct fb_bench *b,
             again = 1;
         }
     }
+    *iters = per_iter > 0.0 ? (long)ceil(target_us / per_iter) : MAX_ITERS;
+    if (*iters < c->min_iters)
+        *iters = c->min_iters;
+    *iters = *iters < 1 ? 1 : *iters > MAX_ITERS ? MAX_ITERS : *iters;
+    return FB_OK;
+}
+
+/* How many iterations fill a synced trial of --trial-ms, barriers included: rounds of 1, 4, 16,
+ * ... synced iterations until one lasts a fifth of a trial by the slowest rank's wall clock.
+ * Not the batch count: with a barrier each, an iteration of nanoseconds (a collective on one
+ * rank) costs the barrier's microseconds, and a barrier that an idle rank enters between naps
+ * (up to 2 ms) far more, so the batch count would stretch a trial a thousandfold. Collective. */
+static fb_status calibrate_synced(struct fb_runner *r, const struct fb_bench *b,
+                                  const struct fb_case *c, void *state,
+                                  struct fb_stream *stream, bool active, long *iters)
+{
+    const struct fb_world *w = &r->s->world;
+    double target_us = r->opt->trial_ms * 1e3, slowest = 0.0, per_iter;
+    bool everyone = all_take_part(c, w->size);
+    long n = 1;
+    fb_status st;
+
+    for (;; n *= 4) {
+        double us, wall = fb_clock_now_us();
+        fb_watchdog_phase("synced calibration (%ld iterations)", n);
+        st = time_synced(r, b, state, stream, active, everyone, n, &us);
+        wall = fb_clock_now_us() - wall;
+        if ((st = fb_world_agree(w, st)) != FB_OK)
+            return st;
+        fb_watchdog_wait_begin();
+        MPI_Allreduce(&wall, &slowest, 1, MPI_DOUBLE, MPI_MAX, w->comm);
+        fb_watchdog_wait_end();
+        if (slowest >= target_us / 5 || n * 4 > MAX_ITERS)
+            break;
+    }
+    per_iter = slowest / (double)n;
     *iters = per_iter > 0.0 ? (long)ceil(target_us / per_iter) : MAX_ITERS;
     if (*iters < c->min_iters)
         *iters = c->min_iters;
@@ -194,7 +311,7 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
     fb_watchdog_phase("warm-up");
     fb_backend_scope_hook("iterate");
     for (long i = 0; active && st == FB_OK && i < o->warmup; i++)
-        st = b->iterate(state);
+        st = iterate(r, b, state);
     if (active && st == FB_OK)
         st = be->stream_sync(stream);
     fb_world_barrier(w->comm, !active, everyone);
@@ -202,10 +319,11 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
         goto out;
     if (o->iters > 0)
         m->iters = o->iters;
-    else if ((st = calibrate(r, b, c, state, stream, ev, active, &m->iters)) != FB_OK)
+    else if (fb_runner_batched(o, c) &&
+             (st = calibrate(r, b, c, state, stream, ev, active, &m->iters)) != FB_OK)
         goto out;
 
-    for (long t = 0; t < o->trials; t++) {
+    for (long t = 0; fb_runner_batched(o, c) && t < o->trials; t++) {
         /* Start every trial together, so concurrent cases really overlap and a collective
          * is not charged for a late starter. Ranks that sit the case out wait quietly. */
         fb_watchdog_phase("trial %ld/%ld", t + 1, o->trials);
@@ -213,7 +331,7 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
         if (fb_world_barrier(w->comm, !active, everyone) == FB_ERR_INTERRUPTED && st == FB_OK)
             st = FB_ERR_INTERRUPTED;
         if (active && st == FB_OK)
-            st = time_iters(b, be, state, stream, ev, m->iters, &m->samples[t]);
+            st = time_iters(r, b, state, stream, ev, m->iters, &m->samples[t]);
         if (active && st == FB_OK && b->trial_values)
             st = trial_values(b, state, m, (size_t)t);
     }
@@ -221,16 +339,34 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
     if ((st = fb_world_agree(w, st)) != FB_OK)
         goto out;
 
+    /* --timing synced|both: the same trials OSU's way, each iteration alone between barriers.
+     * Every rank runs all of them (the barriers are collective); a failure is agreed after. */
+    m->synced_iters = o->iters > 0 ? o->iters : 0;
+    if (fb_runner_synced(o, c) && !m->synced_iters &&
+        (st = calibrate_synced(r, b, c, state, stream, active, &m->synced_iters)) != FB_OK)
+        goto out;
+    for (long t = 0; fb_runner_synced(o, c) && t < o->trials; t++) {
+        fb_status got;
+        fb_watchdog_phase("synced trial %ld/%ld", t + 1, o->trials);
+        got = time_synced(r, b, state, stream, active, everyone, m->synced_iters,
+                          &m->synced[t]);
+        st = st != FB_OK ? st : got;
+        if (got == FB_ERR_INTERRUPTED)
+            break;
+    }
+    if ((st = fb_world_agree(w, st)) != FB_OK)
+        goto out;
+
     /* A collective's spread from one iteration to the next (a slow member, a jittery link)
      * hides in a trial's average: time up to MAX_EACH iterations one by one, no more than the
      * trials themselves took. */
     m->neach = 0;
-    if (c->report == FB_REPORT_COLLECTIVE) {
+    if (c->report == FB_REPORT_COLLECTIVE && fb_runner_batched(o, c)) {
         m->neach = m->iters * o->trials < MAX_EACH ? m->iters * o->trials : MAX_EACH;
         fb_watchdog_phase("per-iteration timing");
         fb_world_barrier(w->comm, !active, everyone);
         if (active)
-            st = time_each(b, be, state, stream, m->neach, m->each);
+            st = time_each(r, b, state, stream, m->neach, m->each);
         fb_world_barrier(w->comm, !active, everyone);
         if ((st = fb_world_agree(w, st)) != FB_OK)
             goto out;

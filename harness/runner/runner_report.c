@@ -72,6 +72,29 @@ int fb_runner_slowest(const double *all, const int *flag, int nranks, size_t tri
     return n;
 }
 
+int fb_runner_over_ranks(const double *all, const int *flag, int nranks, size_t trials,
+                         double *mean, double *min, double *max)
+{
+    int n = 0;
+
+    for (size_t t = 0; t < trials; t++)
+        mean[t] = min[t] = max[t] = 0.0;
+    for (int k = 0; k < nranks; k++) {
+        if (!flag[k])
+            continue;
+        for (size_t t = 0; t < trials; t++) {
+            double v = all[(size_t)k * trials + t];
+            mean[t] += v;
+            min[t] = n == 0 || v < min[t] ? v : min[t];
+            max[t] = n == 0 || v > max[t] ? v : max[t];
+        }
+        n++;
+    }
+    for (size_t t = 0; n > 0 && t < trials; t++)
+        mean[t] /= n;
+    return n;
+}
+
 /* Rank 0: the point's own line in the stdout table. */
 static void print_line(const struct fb_case *c, int nactive, long iters, const struct fb_stats *time,
                        const struct fb_stats *bw, const struct fb_stats *bus, long long wrong)
@@ -337,6 +360,51 @@ out:
     free(slow);
     free(bw);
     free(bus);
+    return st;
+}
+
+fb_status fb_runner_report_synced(struct fb_runner *r, const struct fb_bench *b,
+                                  const struct fb_case *c, const double *synced, long long wrong,
+                                  long iters)
+{
+    const struct fb_world *w = &r->s->world;
+    size_t trials = (size_t)r->opt->trials;
+    int *flag = calloc((size_t)w->size, sizeof *flag), nactive, nodes;
+    double *v = calloc(3 * trials, sizeof *v);
+    struct fb_stats avg = {0}, lo = {0}, hi = {0};
+    struct fb_row row;
+    fb_status st = FB_OK;
+
+    if (!flag || !v) {
+        st = FB_ERR_NOMEM;
+        goto out;
+    }
+    for (int k = 0; k < w->size; k++)
+        flag[k] = fb_runner_is_active(c, k);
+    nactive = fb_runner_over_ranks(synced, flag, w->size, trials, v, v + trials, v + 2 * trials);
+    nodes = fb_world_count_nodes(r->node_of, flag, w->size);
+    row_init(&row, r, b, c, nactive, nodes, iters);
+    row_who(&row, r, c->active, c->pair ? c->peer : -1);
+    row.wrong = wrong;
+    /* a metric of its own, never `time`: compare, trend and accept cannot mix the methods */
+    if ((st = emit(r, &row, "time_synced_avg", "us", v, trials)) != FB_OK)
+        goto out;
+    avg = row.st;
+    if ((st = emit(r, &row, "time_synced_min", "us", v + trials, trials)) != FB_OK)
+        goto out;
+    lo = row.st;
+    if ((st = emit(r, &row, "time_synced_max", "us", v + 2 * trials, trials)) != FB_OK)
+        goto out;
+    hi = row.st;
+    /* nccl-tests' columns with the synced mean's time and no bandwidth, marked */
+    fb_out("%-16s %5d %12zu %10zu %8s %5s %4d %7ld %10.2f %10.2f %10.2f %9s %9s %6lld  synced: "
+           "min %.2f max %.2f%s\n",
+           c->name, nactive, c->bytes, c->count, c->typed ? dtype_names[c->dtype] : "-",
+           c->redop ? c->redop : "-", c->rooted ? c->root : -1, iters, avg.median, avg.p05,
+           avg.p95, "-", "-", wrong, lo.median, hi.median, wrong ? "  WRONG" : "");
+out:
+    free(flag);
+    free(v);
     return st;
 }
 

@@ -52,6 +52,8 @@ int main(void)
     CHECK(fb_compare_direction("batch_max") == FB_CMP_HIGHER);
     CHECK(fb_compare_direction("time") == FB_CMP_LOWER);
     CHECK(fb_compare_direction("latency") == FB_CMP_LOWER);
+    CHECK(fb_compare_direction("time_synced_avg") == FB_CMP_LOWER); /* --timing synced */
+    CHECK(fb_compare_direction("time_synced_max") == FB_CMP_LOWER);
     CHECK(fb_compare_direction("stall_fraction") == FB_CMP_LOWER);
     CHECK(fb_compare_direction("overhead_vs_flat") == FB_CMP_LOWER);
     CHECK(fb_compare_direction("bytes_fixed") == FB_CMP_UNKNOWN);

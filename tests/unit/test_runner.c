@@ -1,8 +1,11 @@
 /* The runner's cross-rank reduction: each trial lasts as long as its slowest taking-part rank;
- * idle ranks do not count; GB/s is 1e9 B/s; and h2d's size past the last-level cache. */
+ * idle ranks do not count; --timing synced's mean, min and max over ranks and which cases it
+ * times; FB_TEST_SLOW_RANK's parser; GB/s is 1e9 B/s; and h2d's size past the last-level
+ * cache. */
 #include "runner.h"
 
 #include <stdint.h>
+#include <string.h>
 
 #include "sweep.h"
 #include "test.h"
@@ -22,6 +25,55 @@ int main(void)
     CHECK(out[0] == 3.0 && out[1] == 5.0 && out[2] == 2.5 && out[3] == 9.0);
     CHECK(fb_runner_slowest(all, only_one, 3, 4, out) == 1);
     CHECK(out[0] == 3.0 && out[1] == 1.0 && out[2] == 2.5 && out[3] == 1.0);
+
+    /* --timing synced: OSU's Avg, Min and Max over the flagged ranks, trial by trial */
+    double mean[4], min[4], max[4];
+    CHECK(fb_runner_over_ranks(all, every, 3, 4, mean, min, max) == 3);
+    CHECK_NEAR(mean[0], 11.0 / 3, 1e-12);
+    CHECK(min[0] == 1.0 && max[0] == 7.0 && min[3] == 1.0 && max[3] == 99.0);
+    CHECK(fb_runner_over_ranks(all, first_two, 3, 4, mean, min, max) == 2);
+    CHECK(mean[0] == 2.0 && mean[1] == 3.0 && mean[2] == 2.25 && mean[3] == 5.0);
+    CHECK(min[1] == 1.0 && max[1] == 5.0 && min[2] == 2.0 && max[2] == 2.5);
+    CHECK(fb_runner_over_ranks(all, only_one, 3, 4, mean, min, max) == 1);
+    CHECK(mean[2] == 2.5 && min[2] == 2.5 && max[2] == 2.5);
+    {
+        const int none[] = {0, 0, 0};
+        CHECK(fb_runner_over_ranks(all, none, 3, 4, mean, min, max) == 0);
+        CHECK(mean[0] == 0.0 && min[0] == 0.0 && max[0] == 0.0);
+    }
+
+    /* which cases each --timing times how */
+    {
+        struct fb_options o;
+        struct fb_case coll = {.report = FB_REPORT_COLLECTIVE};
+        struct fb_case bw = {.report = FB_REPORT_BANDWIDTH};
+        fb_options_defaults(&o);
+        CHECK(strcmp(o.timing, "batch") == 0);
+        CHECK(fb_runner_batched(&o, &coll) && !fb_runner_synced(&o, &coll));
+        strcpy(o.timing, "synced");
+        CHECK(!fb_runner_batched(&o, &coll) && fb_runner_synced(&o, &coll));
+        CHECK(fb_runner_batched(&o, &bw) && !fb_runner_synced(&o, &bw));
+        strcpy(o.timing, "both");
+        CHECK(fb_runner_batched(&o, &coll) && fb_runner_synced(&o, &coll));
+        CHECK(fb_runner_batched(&o, &bw) && !fb_runner_synced(&o, &bw));
+    }
+
+    /* FB_TEST_SLOW_RANK=R:US, the test-only delay */
+    {
+        int rank;
+        double us;
+        char why[160] = "";
+        CHECK(fb_runner_test_slow(NULL, &rank, &us, why, sizeof why) == FB_OK && rank == -1);
+        CHECK(fb_runner_test_slow("", &rank, &us, why, sizeof why) == FB_OK && rank == -1);
+        CHECK(fb_runner_test_slow("1:4000", &rank, &us, why, sizeof why) == FB_OK);
+        CHECK(rank == 1 && us == 4000.0);
+        CHECK(fb_runner_test_slow("1:0", &rank, &us, why, sizeof why) == FB_ERR_USAGE);
+        CHECK(rank == -1 && strstr(why, "FB_TEST_SLOW_RANK='1:0': expected R:US") != NULL);
+        CHECK(fb_runner_test_slow("-1:5", &rank, &us, why, sizeof why) == FB_ERR_USAGE);
+        CHECK(fb_runner_test_slow("1:5x", &rank, &us, why, sizeof why) == FB_ERR_USAGE);
+        CHECK(fb_runner_test_slow("1:nan", &rank, &us, why, sizeof why) == FB_ERR_USAGE);
+        CHECK(fb_runner_test_slow("1", &rank, &us, why, sizeof why) == FB_ERR_USAGE);
+    }
 
     CHECK_NEAR(fb_gbps(1e9, 1e6), 1.0, 1e-12);     /* 1e9 bytes in one second */
     CHECK_NEAR(fb_gbps(27872824, 8465.57), 3.2925, 1e-4);
