@@ -191,9 +191,13 @@ static void grad_summarize(const struct fb_ctx *ctx, struct fb_results *res, siz
 {
     struct fb_densenet d;
     size_t nrows = res->nrows;
-    bool one_rank = false;
+    bool one_rank = false, any_time = false;
 
-    if (fb_densenet121(ctx->opt->classes, &d) != FB_OK)
+    /* --timing synced alone writes no batch `time` rows: nothing to set against the flat one */
+    for (size_t i = first; i < nrows && !any_time; i++)
+        any_time = strcmp(res->rows[i].bench, "densenet_allreduce") == 0 &&
+                   strcmp(res->rows[i].metric, "time") == 0;
+    if (!any_time || fb_densenet121(ctx->opt->classes, &d) != FB_OK)
         return;
     fb_out("\n# densenet_allreduce: DenseNet-121 (%d classes), %zu parameters in %zu tensors; "
            "one step's exchange against one flat buffer\n", ctx->opt->classes, d.parameters,

@@ -335,17 +335,23 @@ static fb_status replay_iterate(void *p)
     return st;
 }
 
-/* Rank 0's per-op figures of each trial become the largest over the ranks (MPI_MAX): an op
- * is as slow as its slowest rank. Collective over the case's ranks (all of them). */
-static void reduce_slowest(struct replay_state *s)
+/* Rank 0's per-op figures of each trial become the largest over the ranks (MPI_MAX), each
+ * figure on its own: an op is as slow as its slowest rank. Collective over the case's ranks
+ * (all of them); in chunks, so trials x ops may pass an int. */
+static fb_status reduce_slowest(struct replay_state *s)
 {
     const struct fb_ctx *ctx = s->ctx;
-    int n = (int)(s->trials * s->nops), root = ctx->s->world.rank == 0;
+    size_t total = (size_t)s->trials * s->nops, chunk = 1u << 24;
+    int root = ctx->s->world.rank == 0, rc = MPI_SUCCESS;
 
-    MPI_Reduce(root ? MPI_IN_PLACE : s->trial_op_us, s->trial_op_us, n, MPI_DOUBLE, MPI_MAX, 0,
-               ctx->comm);
-    MPI_Reduce(root ? MPI_IN_PLACE : s->trial_op_exposed, s->trial_op_exposed, n, MPI_DOUBLE,
-               MPI_MAX, 0, ctx->comm);
+    for (size_t at = 0; at < total; at += chunk) {
+        int n = (int)(total - at < chunk ? total - at : chunk);
+        double *us = s->trial_op_us + at, *ex = s->trial_op_exposed + at;
+        int r1 = MPI_Reduce(root ? MPI_IN_PLACE : us, us, n, MPI_DOUBLE, MPI_MAX, 0, ctx->comm);
+        int r2 = MPI_Reduce(root ? MPI_IN_PLACE : ex, ex, n, MPI_DOUBLE, MPI_MAX, 0, ctx->comm);
+        rc = rc != MPI_SUCCESS ? rc : r1 != MPI_SUCCESS ? r1 : r2;
+    }
+    return rc == MPI_SUCCESS ? FB_OK : FB_ERR_MPI;
 }
 
 static fb_status replay_verify(void *p, size_t *wrong)
@@ -358,7 +364,10 @@ static fb_status replay_verify(void *p, size_t *wrong)
         st = harvest(s);
     /* each op's figures of every trial: the slowest rank's, as the runner's `time` (called by
      * every rank whatever its status, so none is left waiting) */
-    reduce_slowest(s);
+    {
+        fb_status red = reduce_slowest(s);
+        st = st != FB_OK ? st : red;
+    }
     if (st != FB_OK)
         return st;
     for (size_t i = 0; i < s->nops && st == FB_OK; i++) {
@@ -449,7 +458,7 @@ static void replay_summarize(const struct fb_ctx *ctx, struct fb_results *res, s
                     row.bytes = (long long)o->bytes;
                     row.count = (long long)o->count;
                     row.st = m ? ex : us;
-                    row.src = 0;
+                    row.src = -1; /* every rank's largest, not one rank's */
                     row.wrong = -1;
                     row.detail = true;
                     if (fb_results_add(res, &row) != FB_OK)

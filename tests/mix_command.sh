@@ -128,6 +128,10 @@ expect_bad "mix: --moe-layers, --tokens, --hidden and --topk apply to moe only" 
 expect_bad "mix: --layers is for fsdp and horovod; moe takes --moe-layers N" \
     mix moe --layers tiny.layers
 expect_bad "mix: bad value for --tokens:" mix moe --tokens 0
+expect_bad "mix: bad value for --moe-layers:" mix moe --moe-layers 1000000000 --out w.mix
+# a file replay would refuse (a line of 64 KiB or more) is not written
+expect_bad "mix: the mix would be" mix fsdp --layers tiny.layers --out w.mix \
+    --comment "$(head -c 70000 /dev/zero | tr '\0' x)"
 expect_bad "mix: --tokens x --topk x --hidden elements of float16 are more than a mix op may hold (1e18 bytes)" \
     mix moe --tokens 1000000000 --hidden 1000000000 --topk 1000
 expect_bad "mix: unexpected argument 'moe'" mix fsdp moe --layers tiny.layers

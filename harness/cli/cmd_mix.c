@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "escape.h"
+#include "file_read.h"
 #include "fusion.h"
 #include "log.h"
 #include "mix.h"
@@ -66,6 +67,19 @@ struct mix_args {
     size_t threshold;
     long moe[4]; /* layers, tokens, hidden, top-k */
 };
+
+/* The length of text's longest line, its newline aside. */
+static size_t longest_line(const char *text)
+{
+    size_t most = 0;
+
+    while (*text) {
+        size_t n = strcspn(text, "\n");
+        most = n > most ? n : most;
+        text += n + (text[n] == '\n');
+    }
+    return most;
+}
 
 /* The command line as given (before getopt permutes argv), for the default comment. */
 static char *command_line(int argc, char **argv)
@@ -149,8 +163,9 @@ static int parse(int argc, char **argv, struct mix_args *a)
             }
             break;
         case OPT_MOE_LAYERS: case OPT_TOKENS: case OPT_HIDDEN: case OPT_TOPK:
-            if (fb_count_parse(optarg, 1, 1000000000L, &a->moe[c - OPT_MOE_LAYERS], why,
-                               sizeof why) != FB_OK) {
+            /* layers: 4 ops each, and replay reads at most a 64 MiB mix (fb_file_cap) */
+            if (fb_count_parse(optarg, 1, c == OPT_MOE_LAYERS ? 100000L : 1000000000L,
+                               &a->moe[c - OPT_MOE_LAYERS], why, sizeof why) != FB_OK) {
                 fb_error("mix: bad value for %s: %s", moe_opts[c - OPT_MOE_LAYERS], why);
                 return 2;
             }
@@ -286,6 +301,14 @@ int fb_cmd_mix(int argc, char **argv)
     if (fb_mix_format(&m, a.comment ? a.comment : comment, &text) != FB_OK) {
         fb_error("mix: out of memory");
         rc = 1;
+        goto out;
+    }
+    /* nothing replay would refuse is written: the whole file and each line within its caps */
+    if (strlen(text) > fb_file_cap(FB_FILE_MIX) || longest_line(text) >= FB_FILE_LINE_MAX) {
+        fb_error("mix: the mix would be %zu bytes with a line of %zu, more than `run replay "
+                 "--mix` reads (%zu bytes, lines under %d): fewer layers or a shorter --comment",
+                 strlen(text), longest_line(text), fb_file_cap(FB_FILE_MIX), FB_FILE_LINE_MAX);
+        rc = 2;
         goto out;
     }
     if (a.out) {

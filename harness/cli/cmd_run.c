@@ -47,7 +47,8 @@ struct run {
 /* The headline (harness/report/headline.c chooses the rows; `report` writes the same into
  * summary.md). Matrix cells and per-rank shares are left to their own tables. A host figure
  * from a buffer inside the last-level cache (llc_bytes, 0 = unknown) is marked as one. */
-static void print_headline(const struct fb_results *res, unsigned long long llc_bytes)
+static void print_headline(const struct fb_results *res, unsigned long long llc_bytes,
+                           bool level_forced)
 {
     size_t *idx = malloc((res->nrows + 1) * sizeof *idx);
     size_t n, cached = 0, over_mpi = 0;
@@ -85,10 +86,10 @@ static void print_headline(const struct fb_results *res, unsigned long long llc_
     }
     MPI_Query_thread(&level);
     if (over_mpi && level > MPI_THREAD_SINGLE)
-        fb_out("  mpi: MPI ran at thread level %s (step and replay need it; --mpi-thread): Open "
-               "MPI locks in every call, about 0.08 us a small message; a run without step and "
-               "replay runs at single\n",
-               fb_mpi_thread_name(level));
+        fb_out("  mpi: MPI ran at thread level %s (%s): Open MPI locks in every call, about "
+               "0.08 us a small message; a run without step and replay runs at single\n",
+               fb_mpi_thread_name(level),
+               level_forced ? "asked for with --mpi-thread" : "step and replay need it");
     free(idx);
 }
 
@@ -256,7 +257,7 @@ static int run_benchmarks(struct run *r)
             fb_out("\n%s (CUDA's rules enforced on a CPU, for tests): no headline\n",
                    FB_STRICT_NOTE);
         else
-            print_headline(&r->res, r->s.llc_bytes);
+            print_headline(&r->res, r->s.llc_bytes, strcmp(r->opt.mpi_thread, "auto") != 0);
         fb_out("\nresults: %s/results.csv (%zu rows), env.json, fabricbench.log\n", r->res.dir,
                r->res.nrows);
         if (failed_points > 0)
@@ -496,8 +497,9 @@ int fb_cmd_run_mode(int argc, char **argv, const struct fb_run_mode *mode)
         level = threaded ? MPI_THREAD_SERIALIZED : MPI_THREAD_SINGLE;
     fb_world_start(&argc, &argv, name, r->opt.timeout_s, level, &provided);
     if (provided < MPI_THREAD_SERIALIZED && threaded && fb_cli_rank_hint() == 0)
-        fb_info("MPI thread level %s, below MPI_THREAD_SERIALIZED: step and replay run "
-                "without a communication thread", fb_mpi_thread_name(provided));
+        fb_info("MPI thread level %s (%s): step and replay run without a communication thread",
+                fb_mpi_thread_name(provided), level < MPI_THREAD_SERIALIZED
+                ? "--mpi-thread single" : "MPI offers no more");
     rc = run_main(r);
     fb_mpi_half_free();
     rc = fb_world_finish(rc);

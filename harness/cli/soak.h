@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "health.h"
+#include "nccl_line.h"
 #include "log.h"
 #include "run_mode.h"
 #include "soak_rule.h"
@@ -15,8 +16,17 @@ struct fb_telemetry_nvml;
 
 /* The health side of a soak. Every rank has one; only rank 0 keeps the other ranks' readings
  * and writes health.csv. */
+/* One rank's NCCL log as soak reads it, interval after interval: where the last read ended
+ * and the events counted so far (fb_nccl_count_events_from). Zeroed: from the start. */
+struct fb_soak_nccl {
+    long long offset;
+    size_t events[FB_NCCL_EVENTS];
+    bool warned; /* the log could not be read, and the rank said so */
+};
+
 struct fb_soak_health {
     const struct fb_run_ctx *ctx;
+    struct fb_soak_nccl nccl;       /* this rank's NCCL log */
     const char (*hosts)[64];        /* rank 0: each rank's host */
     struct fb_telemetry_nvml *nvml; /* this rank's GPU through NVML; NULL when none */
     char gpu[40];                   /* "gpu<N>" or the GPU's PCI address */
@@ -39,11 +49,13 @@ fb_status fb_soak_health_interval(struct fb_soak_health *h, int interval);
 
 void fb_soak_health_close(struct fb_soak_health *h);
 
-/* Rank `rank`'s NCCL faults in its log at `path`, counted by nccllog (fb_nccl_count_events) as
- * nccl-log's verdict counts them, added to set as source "nccl", device "rank<N>", counters
- * warn_port_error, warn_fatal_event and warn_device_failed (judged). A log that is absent
- * counts 0; one that cannot be read adds nothing. FB_ERR_NOMEM. */
-fb_status fb_soak_nccl_read(const char *path, int rank, struct fb_health_set *set);
+/* Rank `rank`'s NCCL faults in its log at `path`, counted by nccllog's classifier as nccl-log's
+ * verdict counts them, from where the last call ended (n), added to set as source "nccl",
+ * device "rank<N>", counters warn_port_error, warn_fatal_event and warn_device_failed (judged,
+ * each the total since the start). A log that is absent counts 0; one that cannot be read adds
+ * nothing, with a warning the first time. FB_ERR_NOMEM. */
+fb_status fb_soak_nccl_read(struct fb_soak_nccl *n, const char *path, int rank,
+                            struct fb_health_set *set);
 
 /* A line of soak's verdict on rank 0's stdout, and in the run's log (fb_out). */
 #define FB_SOAK_FINDING(fmt, ...) fb_out("soak: degraded: " fmt "\n", __VA_ARGS__)

@@ -11,6 +11,7 @@
 
 #include "atomic_file.h"
 #include "csv.h"
+#include "log.h"
 #include "nccl_report.h"
 #include "telemetry_nvml.h"
 #include "watchdog.h"
@@ -29,20 +30,26 @@ static const struct {
     {FB_NCCL_EV_DEV_FAILED, "warn_device_failed"},
 };
 
-fb_status fb_soak_nccl_read(const char *path, int rank, struct fb_health_set *set)
+fb_status fb_soak_nccl_read(struct fb_soak_nccl *n, const char *path, int rank,
+                            struct fb_health_set *set)
 {
-    size_t events[FB_NCCL_EVENTS];
     char name[24], err[512];
-    fb_status st = FB_OK;
+    fb_status st;
 
-    /* NCCL's wordings are known in one place: nccllog's classifier. A log that cannot be read
-     * now (being written, cut) adds no reading this interval */
-    if (fb_nccl_count_events(path, events, err, sizeof err) != FB_OK)
+    /* NCCL's wordings are known in one place: nccllog's classifier. Each interval reads only
+     * what NCCL added since the last (a long soak's log grows without bound) */
+    if ((st = fb_nccl_count_events_from(path, &n->offset, n->events, err, sizeof err)) != FB_OK) {
+        if (st == FB_ERR_NOMEM)
+            return st;
+        if (!n->warned)
+            fb_warn("soak: rank %d: %s; its NCCL fault lines are not counted", rank, err);
+        n->warned = true;
         return FB_OK;
+    }
     snprintf(name, sizeof name, "rank%d", rank);
     for (size_t i = 0; i < sizeof nccl_counters / sizeof nccl_counters[0] && st == FB_OK; i++)
         st = fb_health_add(set, "nccl", name, nccl_counters[i].counter,
-                           (double)events[nccl_counters[i].event], NAN, true);
+                           (double)n->events[nccl_counters[i].event], NAN, true);
     return st;
 }
 
@@ -57,7 +64,7 @@ static fb_status read_mine(struct fb_soak_health *h, struct fb_health_set *set)
     if (st == FB_OK && h->nvml)
         st = fb_telemetry_nvml_health(h->nvml, h->gpu, set);
     if (st == FB_OK && h->ctx->nccl_log_path[0])
-        st = fb_soak_nccl_read(h->ctx->nccl_log_path, w->rank, set);
+        st = fb_soak_nccl_read(&h->nccl, h->ctx->nccl_log_path, w->rank, set);
     return st;
 }
 

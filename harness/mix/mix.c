@@ -126,7 +126,7 @@ static fb_status parse_size(const char *f, size_t n, size_t *bytes, char *why, s
             continue;
         total = v * units[u].scale;
         if (!(total >= 1.0) || total > (double)FB_MIX_MAX_BYTES) {
-            snprintf(why, whylen, "size '%s' is out of range (1 byte to 2^60)", shown);
+            snprintf(why, whylen, "size '%s' is out of range (1 byte to 1e18 bytes)", shown);
             return FB_ERR_USAGE;
         }
         if (total != floor(total)) {
@@ -134,6 +134,22 @@ static fb_status parse_size(const char *f, size_t n, size_t *bytes, char *why, s
             return FB_ERR_USAGE;
         }
         *bytes = (size_t)total;
+        /* plain digits are read exactly: a double holds whole numbers only to 2^53, and
+         * `fabricbench mix` writes byte counts up to 1e18 */
+        size_t digits = 0;
+        while (digits < k && f[digits] >= '0' && f[digits] <= '9')
+            digits++;
+        if (digits == k) {
+            size_t exact = 0;
+            for (size_t i = 0; i < k; i++)
+                exact = exact * 10 + (size_t)(f[i] - '0');
+            exact *= (size_t)units[u].scale;
+            if (exact > FB_MIX_MAX_BYTES) {
+                snprintf(why, whylen, "size '%s' is out of range (1 byte to 1e18 bytes)", shown);
+                return FB_ERR_USAGE;
+            }
+            *bytes = exact;
+        }
         return FB_OK;
     }
     snprintf(why, whylen, "size '%s' has an unknown unit (B, K, KiB, M, MiB, G, GiB: binary; "

@@ -244,27 +244,64 @@ static fb_status read_file(struct fb_nccl_report *r, size_t *cap, const char *pa
     return each_line(path, false, report_line, &a, &r->lines, err, errlen);
 }
 
-static fb_status count_line(void *arg, const struct fb_nccl_line *l, const char *path,
-                            size_t lineno, char *err, size_t errlen)
+fb_status fb_nccl_count_events_from(const char *path, long long *offset,
+                                    size_t events[FB_NCCL_EVENTS], char *err, size_t errlen)
 {
-    size_t *events = arg;
+    char shown[600], *line = malloc(FB_FILE_LINE_MAX + 2);
+    struct fb_nccl_line l;
+    struct stat sb;
+    FILE *f;
+    fb_status st = FB_OK;
 
-    (void)path, (void)lineno, (void)err, (void)errlen;
-    /* as take_event counts them: a WARN line or an INFO line on the network */
-    if ((l->kind == FB_NCCL_LINE_WARN || l->kind == FB_NCCL_LINE_NET_EVENT) &&
-        l->event != FB_NCCL_EV_NONE && (unsigned)l->event < FB_NCCL_EVENTS)
-        events[l->event]++;
-    return FB_OK;
-}
-
-fb_status fb_nccl_count_events(const char *path, size_t events[FB_NCCL_EVENTS], char *err,
-                               size_t errlen)
-{
-    size_t lines = 0;
-
-    memset(events, 0, FB_NCCL_EVENTS * sizeof *events);
     err[0] = '\0';
-    return each_line(path, true, count_line, events, &lines, err, errlen);
+    fb_escape_str(path, 0, shown, sizeof shown);
+    if (!line) {
+        snprintf(err, errlen, "%s: out of memory reading it", shown);
+        return FB_ERR_NOMEM;
+    }
+    if (!(f = fopen(path, "r"))) {
+        free(line);
+        if (errno == ENOENT)
+            return FB_OK;
+        snprintf(err, errlen, "%s: %s", shown, strerror(errno));
+        return FB_ERR_IO;
+    }
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", shown);
+        st = FB_ERR_IO;
+        goto out;
+    }
+    if ((long long)sb.st_size < *offset)
+        *offset = 0;
+    if (fseeko(f, (off_t)*offset, SEEK_SET) != 0) {
+        snprintf(err, errlen, "%s: %s", shown, strerror(errno));
+        st = FB_ERR_IO;
+        goto out;
+    }
+    /* line by line into a fixed buffer: a longer line is classified by its start and the rest
+     * skipped to its line end; a last line without one is left for the next call */
+    while (fgets(line, FB_FILE_LINE_MAX + 2, f)) {
+        bool whole = strchr(line, '\n') != NULL;
+        int c = 0;
+
+        while (!whole && (c = getc(f)) != EOF && c != '\n')
+            ;
+        if (!whole && c != '\n')
+            break; /* the file ends inside this line */
+        fb_nccl_classify_line(line, &l);
+        if ((l.kind == FB_NCCL_LINE_WARN || l.kind == FB_NCCL_LINE_NET_EVENT) &&
+            l.event != FB_NCCL_EV_NONE && (unsigned)l.event < FB_NCCL_EVENTS)
+            events[l.event]++;
+        *offset = (long long)ftello(f);
+    }
+    if (ferror(f)) {
+        snprintf(err, errlen, "%s: read error", shown);
+        st = FB_ERR_IO;
+    }
+out:
+    fclose(f);
+    free(line);
+    return st;
 }
 
 fb_status fb_nccl_report_files(const char *const *paths, size_t n, struct fb_nccl_report *r,

@@ -53,14 +53,17 @@ fb_status fb_nccl_report_files(const char *const *paths, size_t n, struct fb_ncc
 fb_status fb_nccl_report_path(const char *path, struct fb_nccl_report *r, char *err,
                               size_t errlen);
 
-/* The network events of one log (a rank's log during a soak, read again after each interval):
- * events[e] lines of each event (nccl_line.h), counted as a report counts them (WARN lines, and
- * INFO lines on the network), nothing else of the log read or judged, so a log still being
- * written (a transport line cut in two) is no error. A missing file counts nothing (FB_OK).
- * Errors as fb_file_read's (FB_ERR_IO, FB_ERR_USAGE, FB_ERR_NOMEM) and a NUL byte
- * (FB_ERR_USAGE), one line in err; events are then partial. */
-fb_status fb_nccl_count_events(const char *path, size_t events[FB_NCCL_EVENTS], char *err,
-                               size_t errlen);
+/* The network events of one log as it grows (a rank's log during a soak, read after each
+ * interval): the complete lines from byte *offset on are classified and their events added to
+ * events[e] (nccl_line.h), counted as a report counts them (WARN lines, and INFO lines on the
+ * network); *offset then points past the last complete line, so a line still being written is
+ * read whole next time, and each call reads only what was added (no cap on the log's size). A
+ * line over FB_FILE_LINE_MAX bytes is classified by its first FB_FILE_LINE_MAX; text after a NUL
+ * byte in a line is not seen. A missing file counts nothing (FB_OK); a file now shorter than
+ * *offset (cut, replaced) is read from its start. FB_ERR_IO, with one line in err, when it
+ * cannot be opened or read. */
+fb_status fb_nccl_count_events_from(const char *path, long long *offset,
+                                    size_t events[FB_NCCL_EVENTS], char *err, size_t errlen);
 
 /* One line summing the report up: "NCCL 2.19.3; 8 connections: intra-node P2P 4; inter-node
  * IB+GDR 4; NICs mlx5_0:1/IB". */

@@ -23,15 +23,17 @@ fb_status fb_runner_init(struct fb_runner *r, struct fb_session *s, const struct
     r->s = s;
     r->opt = opt;
     r->res = res;
-    /* every rank reads the same variable: one line, from rank 0 */
-    if (fb_runner_test_slow(getenv("FB_TEST_SLOW_RANK"), &r->slow_rank, &r->slow_us, why,
-                            sizeof why) != FB_OK) {
-        if (s->world.rank == 0)
-            fb_error("%s", why);
-        return FB_ERR_USAGE;
-    }
-    if (!(r->node_of = malloc((size_t)s->world.size * sizeof *r->node_of)))
-        return FB_ERR_NOMEM;
+    fb_status st = fb_runner_test_slow(getenv("FB_TEST_SLOW_RANK"), &r->slow_rank, &r->slow_us,
+                                       why, sizeof why), all;
+
+    /* agreed, so no rank goes on to the Allgather alone (a rank without the variable, say);
+     * each rank that refuses it says so */
+    if (st != FB_OK)
+        fb_error("%s", why);
+    if (st == FB_OK && !(r->node_of = malloc((size_t)s->world.size * sizeof *r->node_of)))
+        st = FB_ERR_NOMEM;
+    if ((all = fb_world_agree(&s->world, st)) != FB_OK)
+        return all;
     MPI_Allgather(&s->world.node, 1, MPI_INT, r->node_of, 1, MPI_INT, s->world.comm);
     return FB_OK;
 }

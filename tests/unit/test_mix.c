@@ -63,7 +63,10 @@ static void check_bad_texts(void)
               "KB, MB and GB are refused as ambiguous)");
     check_bad("allgather four float32\n",
               "bad.mix:1: size 'four' is not a number with a unit (4096, 64K, 1.5MiB)");
-    check_bad("allgather 0 float32\n", "bad.mix:1: size '0' is out of range (1 byte to 2^60)");
+    check_bad("allgather 0 float32\n", "bad.mix:1: size '0' is out of range (1 byte to 1e18 bytes)");
+    /* one byte past the limit, which a double rounds down onto it */
+    check_bad("allgather 1000000000000000001 int8\n",
+              "bad.mix:1: size '1000000000000000001' is out of range (1 byte to 1e18 bytes)");
     check_bad("allgather 1.5 float32\n", "bad.mix:1: size '1.5' is not a whole number of bytes");
     check_bad("allgather 1..5K float32\n",
               "bad.mix:1: size '1..5K': '1..5' is not a number (decimal only: no hex, inf or "
@@ -110,10 +113,12 @@ static void check_round_trip(void)
         {.coll = FB_MIX_ALLTOALL, .bytes = 1000, .dtype = FB_DTYPE_FLOAT16, .compute_us = 2.25},
         {.coll = FB_MIX_REDUCE, .bytes = 2u << 30, .dtype = FB_DTYPE_FLOAT64, .name = "r"},
         {.coll = FB_MIX_BROADCAST, .bytes = 5120, .dtype = FB_DTYPE_INT8, .name = "x"},
+        /* above 2^53: read back exactly, not through a double */
+        {.coll = FB_MIX_ALLGATHER, .bytes = 999999999999999998ull, .dtype = FB_DTYPE_INT8},
     };
     char *text = NULL, err[256] = "";
 
-    for (size_t i = 0; i < 4; i++)
+    for (size_t i = 0; i < 5; i++)
         CHECK(fb_mix_add(&a, &ops[i]) == FB_OK);
     CHECK(fb_mix_format(&a, "line one\n\nline three", &text) == FB_OK);
     CHECK_HAS(text, "# line one\n#\n# line three\n");
@@ -122,8 +127,8 @@ static void check_round_trip(void)
     CHECK_HAS(text, "reduce                 2GiB float64  r\n");
     CHECK_HAS(text, "broadcast              5KiB int8     x\n");
     CHECK(fb_mix_parse(text, strlen(text), "rt.mix", &b, err, sizeof err) == FB_OK);
-    CHECK(b.nops == 4);
-    for (size_t i = 0; i < b.nops && i < 4; i++) {
+    CHECK(b.nops == 5);
+    for (size_t i = 0; i < b.nops && i < 5; i++) {
         CHECK(b.ops[i].coll == ops[i].coll && b.ops[i].bytes == ops[i].bytes &&
               b.ops[i].dtype == ops[i].dtype && b.ops[i].compute_us == ops[i].compute_us);
         CHECK_STR(b.ops[i].name, ops[i].name);

@@ -33,10 +33,11 @@ static void check_log(const char *path, double ports, double fatal, double faile
                                                 FB_NCCL_EV_DEV_FAILED};
     const double want[] = {ports, fatal, failed};
     struct fb_health_set s = {0};
+    struct fb_soak_nccl from_start = {0};
     struct fb_nccl_report r;
     char err[512] = "";
 
-    CHECK(fb_soak_nccl_read(path, 3, &s) == FB_OK);
+    CHECK(fb_soak_nccl_read(&from_start, path, 3, &s) == FB_OK);
     CHECK(s.n == 3);
     /* an absent log: no report to compare with, soak counts 0 */
     if (access(path, F_OK) != 0)
@@ -119,8 +120,54 @@ int main(void)
     /* no log (yet): zeros; a log that cannot be read now: no reading */
     snprintf(log, sizeof log, "%s/absent.log", tmp);
     check_log(log, 0, 0, 0);
-    CHECK(fb_soak_nccl_read(tmp, 3, &s) == FB_OK && s.n == 0); /* a folder */
+    {
+        struct fb_soak_nccl folder = {0};
+        CHECK(fb_soak_nccl_read(&folder, tmp, 3, &s) == FB_OK && s.n == 0); /* a folder */
+        CHECK(folder.warned);
+    }
     fb_health_set_free(&s);
+
+    /* a log read as it grows: each read takes only what was added, a line still being written
+     * waits for its line end, the totals add up; a log cut shorter is read again from its start */
+    {
+        static const char port[] = "h:1:3 [0] transport/net_ib.cc:100 NCCL WARN NET/IB : "
+                                   "mlx5_0:1 Got async event : port error\n";
+        struct fb_soak_nccl grow = {0};
+        const struct fb_health_counter *c;
+        FILE *f;
+
+        snprintf(log, sizeof log, "%s/grow.log", tmp);
+        put(log, port);
+        CHECK(fb_soak_nccl_read(&grow, log, 3, &s) == FB_OK);
+        CHECK(grow.events[FB_NCCL_EV_PORT_ERROR] == 1 && grow.offset == (long long)strlen(port));
+        fb_health_set_free(&s);
+        /* a whole line and half of another (no line end yet) */
+        CHECK((f = fopen(log, "a")) != NULL);
+        if (f) {
+            fputs(port, f);
+            fwrite(port, 1, 40, f);
+            fclose(f);
+        }
+        CHECK(fb_soak_nccl_read(&grow, log, 3, &s) == FB_OK);
+        CHECK((c = get(&s, "warn_port_error")) && c->value == 2);
+        CHECK(grow.offset == 2 * (long long)strlen(port));
+        fb_health_set_free(&s);
+        /* the rest of the cut line arrives: counted once, now */
+        CHECK((f = fopen(log, "a")) != NULL);
+        if (f) {
+            fputs(port + 40, f);
+            fclose(f);
+        }
+        CHECK(fb_soak_nccl_read(&grow, log, 3, &s) == FB_OK);
+        CHECK((c = get(&s, "warn_port_error")) && c->value == 3);
+        fb_health_set_free(&s);
+        /* replaced by a shorter log: read from its start, added to the totals */
+        put(log, port);
+        CHECK(fb_soak_nccl_read(&grow, log, 3, &s) == FB_OK);
+        CHECK((c = get(&s, "warn_port_error")) && c->value == 4);
+        CHECK(!grow.warned);
+        fb_health_set_free(&s);
+    }
 
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     CHECK(system(cmd) == 0);
