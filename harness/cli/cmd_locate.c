@@ -392,6 +392,37 @@ out:
 
 /* ---- stragglers ---- */
 
+/* Rank 0: a link suspect with a straggler's node at one end is that straggler's doing, not the
+ * link's (a starved CPU moves the node's traffic late: TCP on a host fabric, or staging): the
+ * link is dropped from the suspects and its figure kept in the straggler's evidence, so an
+ * innocent peer is not named. */
+static void links_to_stragglers(struct loc *l)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; i < l->nsus; i++) {
+        struct loc_suspect *s = &l->sus[i];
+        bool explained = false;
+
+        for (size_t j = 0; j < l->nsus && !explained && strcmp(s->kind, "link") == 0; j++) {
+            struct loc_suspect *g = &l->sus[j];
+            size_t used;
+
+            if (strcmp(g->kind, "rank") != 0 || (g->node != s->node && g->node != s->peer))
+                continue;
+            explained = true;
+            used = strlen(g->evidence);
+            snprintf(g->evidence + used, sizeof g->evidence - used,
+                     "; its node's link %s-%s read %.3g GB/s against a typical %.3g (the "
+                     "straggler's, not the link's)", l->name[s->node], l->name[s->peer],
+                     s->measured, s->typical);
+        }
+        if (!explained)
+            l->sus[kept++] = *s;
+    }
+    l->nsus = kept;
+}
+
 /* Collective: every rank's compute-free loop at once; a rank far slower than the median rank
  * twice in a row is named. */
 static fb_status phase_stragglers(struct loc *l, struct fb_runner *r)
@@ -432,6 +463,8 @@ static fb_status phase_stragglers(struct loc *l, struct fb_runner *r)
             if (!loc_suspect_add(l, &s))
                 st = FB_ERR_NOMEM;
         }
+    if (w->rank == 0)
+        links_to_stragglers(l);
 out:
     free(t);
     free(t1);
