@@ -480,8 +480,9 @@ int fb_cmd_run_mode(int argc, char **argv, const struct fb_run_mode *mode)
     fb_log_set_quiet(r->opt.quiet);
     /* The thread level (--mpi-thread; docs/methodology.md#the-mpi-thread-level). `step`
      * all-reduces over MPI on a communication thread while the main thread computes (Horovod's
-     * design), and `replay` issues its mix on one: they need SERIALIZED, and with less they run
-     * without overlap and say so when they plan (fb_overlap_possible reads the level back).
+     * design), and `replay` issues its mix on one: they need SERIALIZED; with less, step runs
+     * without overlap and says so, and replay refuses to overlap (fb_overlap_possible reads the
+     * level back).
      * Every other benchmark calls MPI from the main thread only, and above SINGLE Open MPI 4.1
      * takes a lock in every call (about 0.08 us per small message, 10-20% of an 8-byte
      * latency): auto asks for SINGLE unless step or replay run. One behaviour differs: at
