@@ -45,6 +45,17 @@ static int fb_test_failures;
         }                                                                                  \
     } while (0)
 
+/* Writes text to path (a fixture file), checked. */
+static inline void fb_test_put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
 #define TEST_DONE()                                                                      \
     do {                                                                                 \
         if (fb_test_failures)                                                            \

@@ -28,16 +28,6 @@ static const char *at(const char *name)
     return buf[k];
 }
 
-static void put(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
-
 static int content_is(const char *path, const char *text)
 {
     char buf[256] = "";
@@ -84,7 +74,7 @@ static void run_lock(void)
     while (kill((pid_t)dead, 0) == 0)
         dead++;
     snprintf(text, sizeof text, "%ld %s\n", dead, host);
-    put(at("locked/.lock"), text);
+    fb_test_put(at("locked/.lock"), text);
     CHECK(fb_run_folder_lock(at("locked"), note, sizeof note, err, sizeof err) == FB_OK);
     snprintf(text, sizeof text, "took over the stale lock of '%s' (pid %ld on %s is gone)",
              at("locked"), dead, host);
@@ -92,12 +82,12 @@ static void run_lock(void)
     CHECK(content_is(at("locked/.lock"), mine));
     fb_run_folder_unlock(at("locked"));
     /* not ours: left alone by unlock; another host's is live, an unreadable one refused */
-    put(at("locked/.lock"), "1 another-host\n");
+    fb_test_put(at("locked/.lock"), "1 another-host\n");
     fb_run_folder_unlock(at("locked"));
     CHECK(content_is(at("locked/.lock"), "1 another-host\n"));
     CHECK(fb_run_folder_lock(at("locked"), note, sizeof note, err, sizeof err) == FB_ERR_USAGE);
     CHECK_HAS(err, "is being written by pid 1 on another-host");
-    put(at("locked/.lock"), "garbage");
+    fb_test_put(at("locked/.lock"), "garbage");
     CHECK(fb_run_folder_lock(at("locked"), note, sizeof note, err, sizeof err) == FB_ERR_USAGE);
     CHECK_HAS(err, "has a lock that cannot be read");
     CHECK(content_is(at("locked/.lock"), "garbage"));
@@ -111,7 +101,7 @@ static void holds(const char *file)
     char err[4400] = "";
     const char *dir = at("held");
     mkdir(dir, 0775);
-    put(at("held/notes.txt"), "not a run file\n");
+    fb_test_put(at("held/notes.txt"), "not a run file\n");
     CHECK(fb_run_folder_check(dir, false, err, sizeof err) == FB_OK);
     if (strchr(file, '>')) { /* "name>target": a dangling link of that name */
         char name[64];
@@ -120,7 +110,7 @@ static void holds(const char *file)
     } else {
         char name[64];
         snprintf(name, sizeof name, "held/%s", file);
-        put(at(name), "earlier\n");
+        fb_test_put(at(name), "earlier\n");
     }
     CHECK(fb_run_folder_check(dir, false, err, sizeof err) == FB_ERR_USAGE);
     CHECK_HAS(err, "already holds a run");
@@ -166,7 +156,7 @@ int main(void)
     CHECK(fb_run_folder_check(at("link/"), true, err, sizeof err) == FB_ERR_USAGE);
     /* ... but a link above the folder is the user's layout, and is followed */
     CHECK(fb_run_folder_check(at("link/run1"), false, err, sizeof err) == FB_OK);
-    put(at("afile"), "x");
+    fb_test_put(at("afile"), "x");
     CHECK(fb_run_folder_check(at("afile"), true, err, sizeof err) == FB_ERR_USAGE);
     CHECK_HAS(err, "not a folder");
 
@@ -175,7 +165,7 @@ int main(void)
     mkdir(at("sweep/v1"), 0775);
     CHECK(symlink(at("elsewhere"), at("sweep/v1/out")) == 0);
     CHECK(symlink(at("elsewhere"), at("sweep/link")) == 0);
-    put(at("sweep/file"), "x");
+    fb_test_put(at("sweep/file"), "x");
     CHECK(fb_run_folder_below(at("sweep"), "v1", err, sizeof err) == FB_OK);
     CHECK(fb_run_folder_below(at("sweep"), "./v1//new/deeper", err, sizeof err) == FB_OK);
     CHECK(fb_run_folder_below(at("sweep"), "../victim", err, sizeof err) == FB_ERR_USAGE);
@@ -209,7 +199,7 @@ int main(void)
     CHECK_STR(err, "bad value for --out: empty path");
 
     /* files are made by name: a link or a hard link of that name is replaced, not followed */
-    put(at("victim"), "keep me\n");
+    fb_test_put(at("victim"), "keep me\n");
     CHECK(symlink(at("victim"), at("empty/fabricbench.log")) == 0);
     FILE *f = fb_file_create(at("empty/fabricbench.log"));
     CHECK(f != NULL);

@@ -60,16 +60,6 @@ static void check_log(const char *path, double ports, double fatal, double faile
     fb_health_set_free(&s);
 }
 
-static void put(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
-
 int main(void)
 {
     char tmp[] = "/tmp/fb_test_soak_nccl.XXXXXX", log[4200], cmd[4300], *longline;
@@ -80,7 +70,7 @@ int main(void)
         return 2;
     /* the wordings to 2.22.3, and an INFO line quoting the words (not NCCL's event) */
     snprintf(log, sizeof log, "%s/old.log", tmp);
-    put(log, "h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB\n"
+    fb_test_put(log, "h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB\n"
              "h:1:3 [0] transport/net_ib.cc:100 NCCL WARN NET/IB : mlx5_0:1 Got async event : "
              "port error\n"
              "h:1:3 [0] NCCL INFO Got async event : port error (quoted in INFO)\n"
@@ -90,7 +80,7 @@ int main(void)
     check_log(log, 2, 0, 1);
     /* 2.23-2.28.3, 2.28.7 on, 2.29.7's failed device but not its "already marked" line */
     snprintf(log, sizeof log, "%s/new.log", tmp);
-    put(log, "[2026-03-04 10:11:12] g:1:2 [0] transport/net_ib.cc:179 NCCL WARN NET/IB : "
+    fb_test_put(log, "[2026-03-04 10:11:12] g:1:2 [0] transport/net_ib.cc:179 NCCL WARN NET/IB : "
              "mlx5_0:1 Got async error event: port error\n"
              "[2026-03-04 10:20:00] g:1:2 [0] transport/net_ib/common.cc:134 NCCL WARN NET/IB : "
              "mlx5_0:1 Got non-fatal async event: port error(10)\n"
@@ -113,7 +103,7 @@ int main(void)
                          "g:1:2 [0] transport/net_ib.cc:100 NCCL WARN NET/IB : mlx5_0:1 ");
         memset(longline + k, 'x', n);
         snprintf(longline + k + n, 400, " Got async event : port error\n");
-        put(log, longline);
+        fb_test_put(log, longline);
         free(longline);
     }
     check_log(log, 1, 1, 0);
@@ -137,7 +127,7 @@ int main(void)
         FILE *f;
 
         snprintf(log, sizeof log, "%s/grow.log", tmp);
-        put(log, port);
+        fb_test_put(log, port);
         CHECK(fb_soak_nccl_read(&grow, log, 3, &s) == FB_OK);
         CHECK(grow.events[FB_NCCL_EV_PORT_ERROR] == 1 && grow.offset == (long long)strlen(port));
         fb_health_set_free(&s);
@@ -162,7 +152,7 @@ int main(void)
         CHECK((c = get(&s, "warn_port_error")) && c->value == 3);
         fb_health_set_free(&s);
         /* replaced by a shorter log: read from its start, added to the totals */
-        put(log, port);
+        fb_test_put(log, port);
         CHECK(fb_soak_nccl_read(&grow, log, 3, &s) == FB_OK);
         CHECK((c = get(&s, "warn_port_error")) && c->value == 4);
         CHECK(!grow.warned);
