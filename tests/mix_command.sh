@@ -49,6 +49,42 @@ grep -qx "# made by: fabricbench mix fsdp --layers $data/gpt2-124m.layers" top.t
 [ "$(grep -v '^#' off.mix | head -1)" = "allreduce                56 float32  bucket0" ] ||
     fail "mix horovod --fusion off: first op '$(grep -v '^#' off.mix | head -1)'"
 
+# ddp: PyTorch DDP's buckets of the same tensors, last layer first, a bucket closed once it
+# reaches its limit (1 MiB for the first, 25 MiB after), computed here independently
+ddp_want() { # ELEMENT_BYTES FIRST_LIMIT LIMIT < layers: one bucket's bytes a line
+    grep -v '^ *#' | awk -v es="$1" -v f="$2" -v c="$3" 'NF { el[n++] = $1 }
+        END { b = 0; k = 0
+              for (i = n - 1; i >= 0; i--) {
+                  b += es * el[i]
+                  if (b >= (k == 0 ? f : c) || i == 0) { printf "%d\n", b; b = 0; k++ } } }'
+}
+ddp_got() { # the ops' bytes of a mix, a line each
+    awk '!/^#/ { v = $2; m = 1; if (v ~ /GiB$/) m = 2 ^ 30; else if (v ~ /MiB$/) m = 2 ^ 20
+                 else if (v ~ /KiB$/) m = 1024; sub(/[KMG]iB$/, "", v); printf "%d\n", v * m }' "$1"
+}
+"$bin" mix ddp --layers "$data/densenet121-14.layers" >ddp.mix 2>err.txt ||
+    fail "mix ddp exited $?: $(cat err.txt)"
+ddp_want 4 1048576 26214400 <"$data/densenet121-14.layers" >want-ddp.txt
+ddp_got ddp.mix >got-ddp.txt
+cmp -s got-ddp.txt want-ddp.txt ||
+    fail "mix ddp: buckets $(tr '\n' ' ' <got-ddp.txt), expected $(tr '\n' ' ' <want-ddp.txt)"
+[ "$(awk '{ s += $1 } END { print s }' got-ddp.txt)" = 27872824 ] ||
+    fail "mix ddp: the buckets do not add up to DenseNet-121's 27872824 gradient bytes"
+nb=$(wc -l <got-ddp.txt | tr -d ' ')
+[ "$nb" -ge 3 ] || fail "mix ddp: $nb buckets, expected 3 or more"
+grep -qx "# ddp step of $nb ops, 27872824 bytes in all" ddp.mix ||
+    fail "mix ddp's first comment line: $(head -1 ddp.mix)"
+awk '!/^#/ { if ($1 != "allreduce" || $3 != "float32" || $4 != "bucket" (k + 0)) { print; exit 1 }
+             k++ }' ddp.mix ||
+    fail "mix ddp: an op is not 'allreduce SIZE float32 bucketN': $(grep -v '^#' ddp.mix | head -3)"
+"$bin" mix ddp --layers "$data/densenet121-14.layers" --first-bucket 64K --bucket-cap 4M \
+    --dtype float16 >ddp16.mix || fail "mix ddp --bucket-cap 4M exited $?"
+ddp_want 2 65536 4194304 <"$data/densenet121-14.layers" >want16.txt
+ddp_got ddp16.mix >got16.txt
+cmp -s got16.txt want16.txt ||
+    fail "mix ddp float16 64K/4M: buckets $(tr '\n' ' ' <got16.txt), expected $(tr '\n' ' ' <want16.txt)"
+[ "$(wc -l <got16.txt)" -gt "$nb" ] || fail "mix ddp at 4M: no more buckets than at 25M"
+
 # a small model of our own, written with --out, read back and replayed at 2 ranks
 printf '# a test model\n4096 embed\n\n1000  # no name\r\n2048 head.w   # the head\n' >tiny.layers
 "$bin" mix fsdp --layers tiny.layers --dtype float32 --out tiny.mix >out.txt 2>err.txt ||
@@ -114,8 +150,8 @@ printf '10 a\n1\0002 b\n' >nul.layers
 expect_bad "mix: nul.layers:2: a NUL byte in the line" mix fsdp --layers nul.layers
 expect_bad "mix: cannot open 'nosuch.layers': No such file or directory" \
     mix fsdp --layers nosuch.layers --out w.mix
-expect_bad "mix: unknown mix 'zero3' (fsdp, horovod, moe)" mix zero3 --layers tiny.layers
-expect_bad "mix: which mix? fsdp, horovod or moe" mix --layers tiny.layers
+expect_bad "mix: unknown mix 'zero3' (fsdp, horovod, ddp, moe)" mix zero3 --layers tiny.layers
+expect_bad "mix: which mix? fsdp, horovod, ddp or moe" mix --layers tiny.layers
 expect_bad "mix: fsdp needs --layers FILE" mix fsdp
 expect_bad "mix: bad value for --dtype: 'bfloat16' (float32, float64, int32, float16, int8)" \
     mix fsdp --layers tiny.layers --dtype bfloat16
@@ -123,9 +159,21 @@ expect_bad "mix: bad value for --fusion:" mix horovod --layers tiny.layers --fus
 expect_bad "mix: bad value for --fusion: '0' is not 1 byte to 1e18 bytes ('off': no fusion)" \
     mix horovod --layers tiny.layers --fusion 0
 expect_bad "mix: --fusion applies to horovod only" mix fsdp --layers tiny.layers --fusion 4M
+expect_bad "mix: --fusion applies to horovod only" mix ddp --layers tiny.layers --fusion 4M
+expect_bad "mix: --first-bucket and --bucket-cap apply to ddp only" \
+    mix horovod --layers tiny.layers --bucket-cap 4M
+expect_bad "mix: bad value for --bucket-cap: '0' is not 1 byte to 1e18 bytes" \
+    mix ddp --layers tiny.layers --bucket-cap 0
+expect_bad "mix: bad value for --first-bucket:" mix ddp --layers tiny.layers --first-bucket 1Q
+expect_bad "mix: ddp needs --layers FILE" mix ddp
+# each layer fits a mix op (6e17 and 5e17 bytes); the first bucket, under its 1e18 limit after
+# the first, passes 1e18 with the second
+printf '150000000000000000 a\n125000000000000000 b\n' >big.layers
+expect_bad "mix: big.layers: a DDP bucket would hold more than a mix op may (1e18 bytes)" \
+    mix ddp --layers big.layers --first-bucket 1000000000000000000 --out w.mix
 expect_bad "mix: --moe-layers, --tokens, --hidden and --topk apply to moe only" \
     mix fsdp --layers tiny.layers --topk 2
-expect_bad "mix: --layers is for fsdp and horovod; moe takes --moe-layers N" \
+expect_bad "mix: --layers is for fsdp, horovod and ddp; moe takes --moe-layers N" \
     mix moe --layers tiny.layers
 expect_bad "mix: bad value for --tokens:" mix moe --tokens 0
 expect_bad "mix: bad value for --moe-layers:" mix moe --moe-layers 1000000000 --out w.mix

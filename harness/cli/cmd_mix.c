@@ -1,4 +1,4 @@
-/* `fabricbench mix fsdp|horovod|moe`: a user's model turned into a mix for `run replay --mix`
+/* `fabricbench mix fsdp|horovod|ddp|moe`: a user's model turned into a mix for `run replay --mix`
  * by the generators of the shipped mixes (harness/mix/mix_gen.c), from a list of layer sizes
  * (mix_layers.h) or MoE's shape. Written whole or not at all: to stdout, or atomically to
  * --out. No MPI. */
@@ -22,7 +22,7 @@
 
 static void usage(void)
 {
-    printf("usage: fabricbench mix fsdp|horovod --layers FILE [options]\n"
+    printf("usage: fabricbench mix fsdp|horovod|ddp --layers FILE [options]\n"
            "       fabricbench mix moe [--moe-layers N] [--tokens N] [--hidden N] [--topk N] "
            "[options]\n"
            "Writes a mix (the file `run replay --mix` replays) of your model, made the way the\n"
@@ -31,18 +31,26 @@ static void usage(void)
            "           unit first, an all-gather and a reduce-scatter of its gradients\n"
            "  horovod  data parallel: the gradients, last layer first, fused greedily into\n"
            "           all-reduces of at most --fusion bytes (Horovod's tensor fusion)\n"
+           "  ddp      data parallel as PyTorch DDP buckets it: the gradients, last layer first,\n"
+           "           each bucket closed once it reaches --first-bucket bytes (the first) or\n"
+           "           --bucket-cap bytes (the others), its last tensor in it\n"
            "  moe      a mixture of experts' all-to-alls: a dispatch and a combine per MoE layer\n"
            "           forward, their gradients backward\n"
            "FILE lists the model's layers in forward order, one a line: COUNT [NAME], COUNT its\n"
            "elements (parameters; decimal digits), NAME optional (letters, digits, _ . - / : [ ],\n"
            "at most 40 bytes); '#' starts a comment. For fsdp a line is an FSDP unit, for horovod\n"
-           "a gradient tensor.\n\n"
-           "  --layers FILE     fsdp, horovod: the list of layer sizes\n"
+           "and ddp a gradient tensor.\n\n"
+           "  --layers FILE     fsdp, horovod, ddp: the list of layer sizes\n"
            "  --dtype float32|float64|int32|float16|int8\n"
            "                    the elements' type (default float16 for fsdp and moe, float32\n"
-           "                    for horovod)\n"
+           "                    for horovod and ddp)\n"
            "  --fusion SIZE|off horovod: the fusion threshold in bytes, K/M/G binary (default\n"
            "                    128M, Horovod's since 0.21; off: an all-reduce per tensor)\n"
+           "  --bucket-cap SIZE ddp: the limit of every bucket but the first (default 25M, DDP's\n"
+           "                    bucket_cap_mb)\n"
+           "  --first-bucket SIZE\n"
+           "                    ddp: the first bucket's limit (default 1M, DDP's\n"
+           "                    first_bucket_bytes)\n"
            "  --moe-layers N    moe: MoE layers (default 32)\n"
            "  --tokens N        moe: tokens per rank (default 4096)\n"
            "  --hidden N        moe: the hidden size (default 4096)\n"
@@ -54,17 +62,17 @@ static void usage(void)
            "the option or FILE:LINE; nothing written)\n");
 }
 
-enum kind { FSDP, HOROVOD, MOE };
-static const char *const kinds[] = {"fsdp", "horovod", "moe"};
+enum kind { FSDP, HOROVOD, DDP, MOE };
+static const char *const kinds[] = {"fsdp", "horovod", "ddp", "moe"};
 enum { OPT_LAYERS = 256, OPT_DTYPE, OPT_FUSION, OPT_MOE_LAYERS, OPT_TOKENS, OPT_HIDDEN,
-       OPT_TOPK, OPT_COMMENT, OPT_OUT };
+       OPT_TOPK, OPT_COMMENT, OPT_OUT, OPT_BUCKET_CAP, OPT_FIRST_BUCKET };
 
 struct mix_args {
     enum kind kind;
     const char *layers, *comment, *out;
     enum fb_dtype dtype;
-    bool dtype_set, fusion_set, moe_set;
-    size_t threshold;
+    bool dtype_set, fusion_set, moe_set, ddp_set;
+    size_t threshold, ddp[2]; /* --first-bucket, --bucket-cap */
     long moe[4]; /* layers, tokens, hidden, top-k */
 };
 
@@ -125,6 +133,8 @@ static int parse(int argc, char **argv, struct mix_args *a)
         {"topk", required_argument, NULL, OPT_TOPK},
         {"comment", required_argument, NULL, OPT_COMMENT},
         {"out", required_argument, NULL, OPT_OUT},
+        {"first-bucket", required_argument, NULL, OPT_FIRST_BUCKET},
+        {"bucket-cap", required_argument, NULL, OPT_BUCKET_CAP},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -162,6 +172,21 @@ static int parse(int argc, char **argv, struct mix_args *a)
                 return 2;
             }
             break;
+        case OPT_FIRST_BUCKET: case OPT_BUCKET_CAP: {
+            const char *name = c == OPT_FIRST_BUCKET ? "--first-bucket" : "--bucket-cap";
+            size_t *v = &a->ddp[c == OPT_BUCKET_CAP];
+            if (fb_size_parse(optarg, v, why, sizeof why) != FB_OK) {
+                fb_error("mix: bad value for %s: %s", name, why);
+                return 2;
+            }
+            if (*v == 0 || *v > FB_MIX_MAX_BYTES) {
+                fb_error("mix: bad value for %s: '%s' is not 1 byte to 1e18 bytes", name,
+                         optarg);
+                return 2;
+            }
+            a->ddp_set = true;
+            break;
+        }
         case OPT_MOE_LAYERS: case OPT_TOKENS: case OPT_HIDDEN: case OPT_TOPK:
             /* layers: 4 ops each, and replay reads at most a 64 MiB mix (fb_file_cap) */
             if (fb_count_parse(optarg, 1, c == OPT_MOE_LAYERS ? 100000L : 1000000000L,
@@ -179,7 +204,7 @@ static int parse(int argc, char **argv, struct mix_args *a)
         }
     }
     if (optind >= argc) {
-        fb_error("mix: which mix? fsdp, horovod or moe (see `fabricbench mix --help`)");
+        fb_error("mix: which mix? fsdp, horovod, ddp or moe (see `fabricbench mix --help`)");
         return 2;
     }
     if (optind + 1 < argc) {
@@ -190,12 +215,14 @@ static int parse(int argc, char **argv, struct mix_args *a)
         a->kind = FSDP;
     else if (strcmp(argv[optind], "horovod") == 0)
         a->kind = HOROVOD;
+    else if (strcmp(argv[optind], "ddp") == 0)
+        a->kind = DDP;
     else if (strcmp(argv[optind], "moe") == 0)
         a->kind = MOE;
     else {
         char shown[80];
         fb_escape_str(argv[optind], 40, shown, sizeof shown);
-        fb_error("mix: unknown mix '%s' (fsdp, horovod, moe)", shown);
+        fb_error("mix: unknown mix '%s' (fsdp, horovod, ddp, moe)", shown);
         return 2;
     }
     if (a->kind != MOE && !a->layers) {
@@ -203,11 +230,15 @@ static int parse(int argc, char **argv, struct mix_args *a)
         return 2;
     }
     if (a->kind == MOE && a->layers) {
-        fb_error("mix: --layers is for fsdp and horovod; moe takes --moe-layers N");
+        fb_error("mix: --layers is for fsdp, horovod and ddp; moe takes --moe-layers N");
         return 2;
     }
     if (a->kind != HOROVOD && a->fusion_set) {
         fb_error("mix: --fusion applies to horovod only");
+        return 2;
+    }
+    if (a->kind != DDP && a->ddp_set) {
+        fb_error("mix: --first-bucket and --bucket-cap apply to ddp only");
         return 2;
     }
     if (a->kind != MOE && a->moe_set) {
@@ -215,7 +246,7 @@ static int parse(int argc, char **argv, struct mix_args *a)
         return 2;
     }
     if (!a->dtype_set)
-        a->dtype = a->kind == HOROVOD ? FB_DTYPE_FLOAT32 : FB_DTYPE_FLOAT16;
+        a->dtype = a->kind == HOROVOD || a->kind == DDP ? FB_DTYPE_FLOAT32 : FB_DTYPE_FLOAT16;
     return 0;
 }
 
@@ -263,8 +294,17 @@ static int generate(const struct mix_args *a, struct fb_mix *m)
             l.elements[i] = l.elements[l.n - 1 - i];
             l.elements[l.n - 1 - i] = t;
         }
-        /* a bucket of several tensors stays within the threshold, itself within 1e18 */
-        st = fb_mix_horovod(l.elements, l.n, a->dtype, a->threshold, m);
+        if (a->kind == HOROVOD) {
+            /* a bucket of several tensors stays within the threshold, itself within 1e18 */
+            st = fb_mix_horovod(l.elements, l.n, a->dtype, a->threshold, m);
+        } else if ((st = fb_mix_ddp(l.elements, l.n, a->dtype, a->ddp[0], a->ddp[1], m)) ==
+                   FB_ERR_USAGE) {
+            /* the layers are each within 1e18 bytes; a bucket passes its cap by its last */
+            fb_error("mix: %s: a DDP bucket would hold more than a mix op may (1e18 bytes): a "
+                     "smaller --bucket-cap", a->layers);
+            fb_mix_layers_free(&l);
+            return 2;
+        }
     }
 out:
     fb_mix_layers_free(&l);
@@ -280,7 +320,9 @@ out:
 
 int fb_cmd_mix(int argc, char **argv)
 {
-    struct mix_args a = {.threshold = (size_t)128 << 20, .moe = {32, 4096, 4096, 2}};
+    struct mix_args a = {.threshold = (size_t)128 << 20,
+                         .ddp = {(size_t)1 << 20, (size_t)25 << 20},
+                         .moe = {32, 4096, 4096, 2}};
     struct fb_mix m = {0};
     char *comment = NULL, *text = NULL, *cmdline = command_line(argc, argv);
     int rc = cmdline ? parse(argc, argv, &a) : 1;

@@ -8,6 +8,7 @@
 #include "densenet.h"
 #include "fusion.h"
 #include "mix_layers.h"
+#include "units.h"
 
 fb_status fb_mix_densenet_horovod(int classes, enum fb_dtype dtype, size_t threshold,
                                   struct fb_mix *out)
@@ -54,6 +55,34 @@ fb_status fb_mix_horovod(const size_t *elements, size_t n, enum fb_dtype dtype,
         st = fb_mix_add(out, &op);
     }
     free(b);
+    if (st != FB_OK)
+        fb_mix_free(out);
+    return st;
+}
+
+fb_status fb_mix_ddp(const size_t *elements, size_t n, enum fb_dtype dtype, size_t first,
+                     size_t cap, struct fb_mix *out)
+{
+    size_t es = fb_dtype_size(dtype), bytes = 0, t;
+    fb_status st = FB_OK;
+
+    *out = (struct fb_mix){0};
+    if (first == 0 || cap == 0)
+        return FB_ERR_USAGE;
+    for (size_t i = 0; i < n && st == FB_OK; i++) {
+        if (elements[i] == 0 || !fb_size_mul(elements[i], es, &t) ||
+            !fb_size_add(bytes, t, &bytes) || bytes > FB_MIX_MAX_BYTES) {
+            st = FB_ERR_USAGE;
+            break;
+        }
+        /* the Reducer closes a bucket once it reaches its limit, this tensor in it */
+        if (bytes >= (out->nops == 0 ? first : cap) || i + 1 == n) {
+            struct fb_mix_op op = {.coll = FB_MIX_ALLREDUCE, .dtype = dtype, .bytes = bytes};
+            snprintf(op.name, sizeof op.name, "bucket%zu", out->nops);
+            st = fb_mix_add(out, &op);
+            bytes = 0;
+        }
+    }
     if (st != FB_OK)
         fb_mix_free(out);
     return st;

@@ -22,6 +22,18 @@ fb_status fb_mix_densenet_horovod(int classes, enum fb_dtype dtype, size_t thres
 fb_status fb_mix_horovod(const size_t *elements, size_t n, enum fb_dtype dtype,
                          size_t threshold, struct fb_mix *out);
 
+/* PyTorch DistributedDataParallel's gradient buckets, as its Reducer has them from the second
+ * iteration on (rebuilt in the order the gradients became ready in the first): the tensors
+ * elements[0..n) in gradient-ready order (backward: the last layer's first) join the open
+ * bucket one by one, and a bucket closes as soon as it holds `first` bytes or more for the
+ * first bucket, `cap` bytes or more for every later one (DDP's first_bucket_bytes, 1 MiB, and
+ * bucket_cap_mb, 25 MiB, by default); the last bucket holds what is left. A bucket may thus
+ * pass its limit by its last tensor, unlike Horovod's fusion. One all-reduce per bucket,
+ * "bucketN". FB_ERR_USAGE for a tensor of 0 elements, a zero limit or a bucket of more than
+ * FB_MIX_MAX_BYTES; FB_ERR_NOMEM (emptied). */
+fb_status fb_mix_ddp(const size_t *elements, size_t n, enum fb_dtype dtype, size_t first,
+                     size_t cap, struct fb_mix *out);
+
 /* A fully-sharded data-parallel step (PyTorch FSDP, ZeRO-3) of a model whose FSDP units hold
  * elements[0..n) parameters, in forward order: forward all-gathers each unit's parameters
  * (unit 0 first, "fwd.NAME"); backward, from the last unit to the first, all-gathers them again

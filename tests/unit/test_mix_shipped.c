@@ -106,6 +106,38 @@ static void check_generators(void)
     fb_mix_free(&m);
     el[2] = 0;
     CHECK(fb_mix_horovod(el, 3, FB_DTYPE_FLOAT16, 120, &m) == FB_ERR_USAGE && m.nops == 0);
+
+    /* PyTorch DDP's buckets: a bucket closes once it reaches its limit, the tensor that
+     * reached it inside (so it may pass the limit); the first has its own limit */
+    {
+        size_t t[] = {10, 20, 30, 40, 5, 1};
+        /* float32: 40 | 80+120 = 200 >= 200 | 160+20 = 180 < 200, then 4: the rest */
+        CHECK(fb_mix_ddp(t, 6, FB_DTYPE_FLOAT32, 40, 200, &m) == FB_OK);
+        CHECK(m.nops == 3);
+        if (m.nops == 3) {
+            CHECK(m.ops[0].bytes == 40 && m.ops[1].bytes == 200 && m.ops[2].bytes == 184);
+            CHECK_STR(m.ops[2].name, "bucket2");
+            CHECK(m.ops[1].coll == FB_MIX_ALLREDUCE && m.ops[1].dtype == FB_DTYPE_FLOAT32);
+        }
+        fb_mix_free(&m);
+        /* the first limit is the first bucket's alone: 41 bytes take two tensors (120) */
+        CHECK(fb_mix_ddp(t, 6, FB_DTYPE_FLOAT32, 41, 1, &m) == FB_OK && m.nops == 5);
+        CHECK(m.nops == 5 && m.ops[0].bytes == 120 && m.ops[1].bytes == 120 &&
+              m.ops[4].bytes == 4);
+        fb_mix_free(&m);
+        /* limits above the whole model: one bucket */
+        CHECK(fb_mix_ddp(t, 6, FB_DTYPE_FLOAT16, 1000, 1000, &m) == FB_OK && m.nops == 1 &&
+              m.ops[0].bytes == 212);
+        fb_mix_free(&m);
+        CHECK(fb_mix_ddp(t, 6, FB_DTYPE_FLOAT32, 0, 200, &m) == FB_ERR_USAGE && m.nops == 0);
+        CHECK(fb_mix_ddp(t, 6, FB_DTYPE_FLOAT32, 40, 0, &m) == FB_ERR_USAGE && m.nops == 0);
+        t[3] = 0;
+        CHECK(fb_mix_ddp(t, 6, FB_DTYPE_FLOAT32, 40, 200, &m) == FB_ERR_USAGE && m.nops == 0);
+        /* two tensors of 6e17 and 5e17 bytes, each a valid op, make a bucket past 1e18 */
+        t[0] = 150000000000000000u, t[1] = 125000000000000000u;
+        CHECK(fb_mix_ddp(t, 2, FB_DTYPE_FLOAT32, FB_MIX_MAX_BYTES, FB_MIX_MAX_BYTES, &m) ==
+                  FB_ERR_USAGE && m.nops == 0);
+    }
 }
 
 int main(int argc, char **argv)
