@@ -2,7 +2,7 @@
 # Shows that each fuzz test fails when its parser is broken: puts one boundary bug (a read one
 # byte past the end, or before the start) into a copy of the sources, rebuilds the fuzz tree,
 # and expects tests/fuzz/run.sh to fail for that parser within the normal budget. Not part of
-# CI (it rebuilds five times); run by hand: sh tests/fuzz/mutants.sh [WORK_DIR].
+# CI (it rebuilds once per mutant); run by hand: sh tests/fuzz/mutants.sh [WORK_DIR].
 # Nothing here touches the working tree: the bugs live only in WORK_DIR/src.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -55,6 +55,8 @@ mutant results-crlf "results" harness/results/results_read.c \
 # nccl_line.c: the byte before "NCCL version" read when the line starts with it
 mutant nccl-version "nccl_line" harness/nccllog/nccl_line.c \
     's/if \(p != line && !strchr\(" :\]>", p\[-1\]\)\)/if (!strchr(" :]>", p[-1]))/'
+# mix.c: the writer rounds compute_us to 3 digits, so a mix written back reads differently
+mutant mix-format "mix" harness/mix/mix.c 's/" compute_us=%\.17g"/" compute_us=%.3g"/'
 # nccl_report.c: the merge compares with the entry before the first
 mutant nccl-merge "nccl_log" harness/nccllog/nccl_report.c \
     's/if \(out && conn_cmp\(&r->conns\[out - 1\], c\) == 0\)/if (conn_cmp(\&r->conns[out - 1], c) == 0)/'

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 src=$1 fuzzdir=$2 bin=${3:-}
 seconds=${FB_FUZZ_SECONDS:-20}
-fuzzers="cli units profile results nccl_line nccl_log escape"
+fuzzers="cli units profile results nccl_line nccl_log escape mix"
 [ -n "${FB_FUZZ_ONLY:-}" ] && fuzzers=$FB_FUZZ_ONLY
 cc=${FB_FUZZ_CC:-clang}
 
