@@ -94,9 +94,14 @@ static fb_status alloc_pages(enum fb_mem kind, size_t bytes, void **out)
             (void)mlock(*out, rounded);
         return st;
     }
-    p = aligned_alloc(HOST_ALIGN, rounded ? rounded : HOST_ALIGN);
-    if (!p)
-        return FB_ERR_NOMEM;
+    if (kind == FB_MEM_PAGEABLE) {
+        /* a user's buffer: from the heap, as malloc gives it */
+        if (!(p = aligned_alloc(HOST_ALIGN, rounded ? rounded : HOST_ALIGN)))
+            return FB_ERR_NOMEM;
+    } else if ((st = fb_map_alloc(rounded, &p)) != FB_OK) {
+        /* device and pinned memory: a mapping of its own, as the driver gives it (shm.h) */
+        return st;
+    }
     if (kind != FB_MEM_PAGEABLE) {
         /* Device and pinned memory are resident from the start, as with cudaMalloc and
          * cudaMallocHost: touch every page now so no page fault lands in a timed copy. */
@@ -123,8 +128,10 @@ static void host_free(enum fb_mem kind, void *ptr)
     /* munlock is implied when the pages are released */
     if (kind == FB_MEM_SHARED_DEVICE || kind == FB_MEM_SHARED_PINNED)
         fb_shm_free(ptr);
-    else
+    else if (kind == FB_MEM_PAGEABLE)
         free(ptr);
+    else
+        fb_map_free(ptr);
 }
 
 static fb_status host_ipc_export(enum fb_mem kind, void *ptr, struct fb_ipc_handle *h)

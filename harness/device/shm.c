@@ -1,4 +1,5 @@
-/* Shared host mappings through memfd. A short list remembers each mapping's size and
+/* Host mappings of their own: shared through memfd, or private. A short list, under a lock
+ * (a pipeline's or a step's threads may allocate), remembers each mapping's size and
  * descriptor, since munmap needs the one and the export the other. */
 #define _GNU_SOURCE
 #include "shm.h"
@@ -6,6 +7,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,17 +26,24 @@ struct mapping {
 };
 
 static struct mapping *mappings;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The mapping at ptr, unlinked from the list when unlink_it; NULL when none is. A pointer
+ * kept (not unlinked) stays valid until it is unlinked, by its owner's free. */
 static struct mapping *take(const void *ptr, bool unlink_it)
 {
+    struct mapping *found = NULL;
+
+    pthread_mutex_lock(&lock);
     for (struct mapping **m = &mappings; *m; m = &(*m)->next)
         if ((*m)->ptr == ptr) {
-            struct mapping *found = *m;
+            found = *m;
             if (unlink_it)
                 *m = found->next;
-            return found;
+            break;
         }
-    return NULL;
+    pthread_mutex_unlock(&lock);
+    return found;
 }
 
 static fb_status remember(void *ptr, size_t bytes, int fd)
@@ -43,8 +52,10 @@ static fb_status remember(void *ptr, size_t bytes, int fd)
 
     if (!m)
         return FB_ERR_NOMEM;
+    pthread_mutex_lock(&lock);
     *m = (struct mapping){ptr, bytes, fd, mappings};
     mappings = m;
+    pthread_mutex_unlock(&lock);
     return FB_OK;
 }
 
@@ -135,3 +146,27 @@ fb_status fb_shm_open(const struct fb_shm_handle *h, void **out)
 }
 
 void fb_shm_close(void *ptr) { fb_shm_free(ptr); }
+
+fb_status fb_map_alloc(size_t bytes, void **out)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    size_t rounded;
+    void *p;
+
+    *out = NULL;
+    if (page <= 0 || !fb_size_round_up(bytes, (size_t)page, &rounded))
+        return FB_ERR_NOMEM;
+    if (rounded == 0)
+        rounded = (size_t)page;
+    p = mmap(NULL, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return FB_ERR_NOMEM;
+    if (remember(p, rounded, -1) != FB_OK) {
+        munmap(p, rounded);
+        return FB_ERR_NOMEM;
+    }
+    *out = p;
+    return FB_OK;
+}
+
+void fb_map_free(void *ptr) { fb_shm_free(ptr); }

@@ -1,7 +1,8 @@
-/* Host memory that other processes of the node can map: an anonymous memfd, shared by handing
- * over (pid, fd), which the other process opens as /proc/<pid>/fd/<fd>. Nothing is left in
- * /dev/shm when a process dies. The host backend's IPC and the CUDA backend's shared pinned
- * staging buffers are built on it. */
+/* Host memory in mappings of its own. Shared: memory that other processes of the node can map,
+ * an anonymous memfd, shared by handing over (pid, fd), which the other process opens as
+ * /proc/<pid>/fd/<fd>; nothing is left in /dev/shm when a process dies. The host backend's IPC
+ * and the CUDA backend's shared pinned staging buffers are built on it. Private: the host
+ * backend's device and pinned buffers (fb_map_alloc). */
 #ifndef FB_SHM_H
 #define FB_SHM_H
 
@@ -25,5 +26,15 @@ fb_status fb_shm_export(const void *ptr, struct fb_shm_handle *h);
  * process or descriptor cannot be opened (another node, or /proc hidden). */
 fb_status fb_shm_open(const struct fb_shm_handle *h, void **out);
 void fb_shm_close(void *ptr); /* accepts NULL; only for fb_shm_open'ed pointers */
+
+/* A private anonymous mapping of `bytes` (rounded up to pages; at least one), page-aligned and
+ * not touched (the caller makes it resident). What cudaMalloc and cudaMallocHost are to the
+ * CUDA backend: memory of its own, outside the malloc heap. A heap buffer would place the
+ * heap's next small allocation right after its last page, and a library's temporary buffer
+ * there is 16 bytes past a page boundary from the buffer's start: the worst case for 4K
+ * aliasing when the library copies one into the other (measured: Open MPI 4.1's ring
+ * reduce-scatter at 16 KiB, 9-12% slower; docs/benchmarks/osu-compare.md). FB_ERR_NOMEM. */
+fb_status fb_map_alloc(size_t bytes, void **out);
+void fb_map_free(void *ptr); /* accepts NULL; only for fb_map_alloc'ed pointers */
 
 #endif

@@ -1,0 +1,111 @@
+/* The host backend's memory kinds (harness/device/backend_host.c, shm.c): device and pinned
+ * buffers are mappings of their own, outside the malloc heap, as cudaMalloc and cudaMallocHost
+ * memory is (a heap buffer put the heap's next small allocation, Open MPI's temporary buffer
+ * among them, 16 bytes past a page from the buffer: 4K aliasing in the library's copies,
+ * docs/benchmarks/osu-compare.md); pageable buffers come from the heap; every kind is
+ * page-aligned, resident, writable whole and given back when freed. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "test.h"
+
+static const struct fb_backend *be = &fb_backend_host;
+
+/* Whether p lies in the heap: in a [heap] line of /proc/self/maps (read again each time, the
+ * heap may have grown; mlock can split it into several lines). */
+static bool in_heap(const void *p)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    unsigned long lo, hi;
+    bool found = false;
+
+    while (f && !found && fgets(line, sizeof line, f))
+        found = strstr(line, "[heap]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2 &&
+                (uintptr_t)p >= lo && (uintptr_t)p < hi;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* VmSize of this process in kB (0 when unreadable). */
+static long vm_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = 0;
+
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %ld kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+static void check_kind(enum fb_mem kind, const char *name, bool heap)
+{
+    void *p = NULL, *next;
+    unsigned char *b;
+
+    CHECK(be->alloc(kind, 16384, &p) == FB_OK && p != NULL);
+    if (!p)
+        return;
+    CHECK((uintptr_t)p % 4096 == 0);
+    b = p;
+    memset(b, 0xA5, 16384); /* all of it writable */
+    CHECK(b[0] == 0xA5 && b[16383] == 0xA5);
+    /* the heap's next small block (what a library mallocs next) */
+    next = malloc(16384);
+    CHECK(next != NULL);
+    if (heap) {
+        if (!in_heap(p))
+            fprintf(stderr, "%s: %p is not in the heap\n", name, p);
+        CHECK(in_heap(p));
+    } else {
+        if (in_heap(p))
+            fprintf(stderr, "%s: %p is in the heap\n", name, p);
+        CHECK(!in_heap(p));
+        /* not right after the buffer, 16 bytes past its last page */
+        CHECK(!((uintptr_t)next >= (uintptr_t)p + 16384 && (uintptr_t)next < (uintptr_t)p + 20480));
+    }
+    free(next);
+    be->free(kind, p);
+}
+
+int main(void)
+{
+    void *p = NULL;
+    long before, after;
+
+    /* device and pinned memory: mappings of their own; pageable: the heap (a malloc'ed block
+     * of 16 KiB, below glibc's mmap threshold) */
+    check_kind(FB_MEM_DEVICE, "device", false);
+    check_kind(FB_MEM_PINNED, "pinned", false);
+    check_kind(FB_MEM_PAGEABLE, "pageable", true);
+
+    /* a zero-byte buffer is a page, and freed */
+    CHECK(be->alloc(FB_MEM_DEVICE, 0, &p) == FB_OK && p != NULL);
+    be->free(FB_MEM_DEVICE, p);
+    be->free(FB_MEM_DEVICE, NULL); /* accepted */
+
+    /* freed mappings are given back: 200 rounds of 2 x 1 MiB would add 400 MiB of address space */
+    before = vm_kb();
+    for (int i = 0; i < 200; i++) {
+        void *d = NULL, *q = NULL;
+        CHECK(be->alloc(FB_MEM_DEVICE, (size_t)1 << 20, &d) == FB_OK);
+        CHECK(be->alloc(FB_MEM_PINNED, (size_t)1 << 20, &q) == FB_OK);
+        be->free(FB_MEM_DEVICE, d);
+        be->free(FB_MEM_PINNED, q);
+    }
+    after = vm_kb();
+    CHECK(before > 0 && after > 0);
+    if (after - before > 64 * 1024)
+        fprintf(stderr, "VmSize grew from %ld kB to %ld kB\n", before, after);
+    CHECK(after - before <= 64 * 1024);
+    TEST_DONE();
+}
