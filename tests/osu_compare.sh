@@ -1,10 +1,11 @@
 #!/bin/sh
 # docs/benchmarks/osu-compare.sh's logic with stand-ins for OSU's binaries (shell scripts printing
 # OSU 7.4's table with -f -z, with fixed figures, recording their arguments) and the real
-# fabricbench at 2 ranks: OSU's size is size / ranks for allgather and alltoall and the size for
-# reduce_scatter and bcast, float32, the iteration count, -f and -z reach OSU, fabricbench's
-# figures are its synced ones (time_synced_avg <= time_synced_max) beside its batch one, the
-# ratios are fabricbench / OSU, and bad arguments give one error line and exit 2.
+# fabricbench at 2 ranks, 2 repetitions (so both orders of a pair run): OSU's size is size / ranks
+# for allgather and alltoall and the size for reduce_scatter and bcast, float32, the iteration
+# count, -f and -z reach OSU, fabricbench's figures are its synced ones (time_synced_avg <=
+# time_synced_max) beside its batch one, the ratios are fabricbench / OSU (the paired one the
+# median of each pair's), and bad arguments give one error line and exit 2.
 . "$(dirname "$0")/lib.sh"
 script=$1
 bin=$2
@@ -30,23 +31,27 @@ done
 
 MPIRUN="${MPIEXEC:-mpirun} --oversubscribe" BIND="--bind-to none" OSU_ITERS=7 \
     FB_OPTS="--trials 2 --iters 4 --warmup 1" \
-    sh "$script" "$osu" "$bin" 2 4096 1 >"$work/table" 2>"$work/err"
+    sh "$script" "$osu" "$bin" 2 4096 2 >"$work/table" 2>"$work/err"
 rc=$?
 [ "$rc" = 0 ] || fail "osu-compare.sh exited $rc: $(tail -n 3 "$work/err")"
-awk 'NR == 1 { if ($1 != "bench" || $4 != "osu_avg" || $5 != "fb_avg" || $7 != "osu_max" ||
-                 $8 != "fb_max" || $10 != "fb_batch" || $12 != "osu_p50") print "header: " $0
+awk 'NR == 1 { if ($1 != "bench" || $4 != "osu_avg" || $5 != "fb_avg" || $7 != "paired" ||
+                 $8 != "osu_max" || $9 != "fb_max" || $11 != "fb_batch" || $13 != "osu_p50")
+                   print "header: " $0
                next }
      function near(r, x, what) {
          if (r - x > 0.002 || x - r > 0.002) print $1 ": " what " " r " is not " x }
      { want = ($1 == "all_gather" || $1 == "alltoall") ? 2048 : 4096
        if ($2 != 4096 || $3 != want) print $1 ": sizes " $2 " " $3 ", expected 4096 " want
-       if ($4 != 10 || $7 != 20 || $12 != 8)
-           print $1 ": OSU figures " $4 " " $7 " " $12 ", expected 10, 20 and 8"
-       if (!($5 > 0) || !($8 > 0) || !($10 > 0) || !($13 > 0))
-           print $1 ": fabricbench figures " $5 " " $8 " " $10 " " $13
-       if ($5 > $8) print $1 ": fabricbench synced avg " $5 " above its max " $8
-       near($6, $5 / 10, "avg ratio"); near($9, $8 / 20, "max ratio")
-       near($11, $10 / 10, "batch ratio"); near($14, $13 / 8, "p50 ratio")
+       if ($4 != 10 || $8 != 20 || $13 != 8)
+           print $1 ": OSU figures " $4 " " $8 " " $13 ", expected 10, 20 and 8"
+       if (!($5 > 0) || !($9 > 0) || !($11 > 0) || !($14 > 0))
+           print $1 ": fabricbench figures " $5 " " $9 " " $11 " " $14
+       if ($5 > $9) print $1 ": fabricbench synced avg " $5 " above its max " $9
+       # OSU says 10 every time: each pair's ratio is fabricbench's / 10, and the median of
+       # two ratios that of the median of two figures
+       near($6, $5 / 10, "avg ratio"); near($7, $5 / 10, "paired ratio")
+       near($10, $9 / 20, "max ratio"); near($12, $11 / 10, "batch ratio")
+       near($15, $14 / 8, "p50 ratio")
        n++ }
      END { if (n != 4) print n + 0 " rows, expected 4" }' "$work/table" >"$work/bad"
 [ ! -s "$work/bad" ] || fail "table: $(cat "$work/bad") in: $(cat "$work/table")"
@@ -54,6 +59,29 @@ for t in osu_allgather osu_reduce_scatter osu_alltoall osu_bcast; do
     grep -q "^$t .*-T mpi_float -i 7 -x 20 -f -z" "$work/args" ||
         fail "$t was not given float32, 7 iterations, -f and -z: $(grep "^$t " "$work/args")"
 done
+
+# a failing OSU run ends the script (exit 1, one line naming it), as does one without a figure
+bad="$work/osu-bad"
+mkdir "$bad"
+cp "$osu"/* "$bad/"
+printf '#!/bin/sh\necho "MPI_Init failed" >&2\nexit 3\n' >"$bad/osu_allgather"
+chmod +x "$bad/osu_allgather"
+MPIRUN="${MPIEXEC:-mpirun} --oversubscribe" BIND="--bind-to none" OSU_ITERS=7 \
+    FB_OPTS="--trials 2 --iters 4 --warmup 1" sh "$script" "$bad" "$bin" 2 4096 1 \
+    >"$work/out" 2>"$work/err"
+rc=$?
+[ "$rc" = 1 ] || fail "with a failing osu_allgather the script exited $rc, expected 1"
+grep -q "^error: osu_allgather failed" "$work/err" || fail "no error naming osu_allgather: $(cat "$work/err")"
+[ "$(wc -l <"$work/out")" -le 1 ] || fail "a table was printed after the failure: $(cat "$work/out")"
+printf '#!/bin/sh\necho "# nothing"\n' >"$bad/osu_allgather"
+chmod +x "$bad/osu_allgather"
+MPIRUN="${MPIEXEC:-mpirun} --oversubscribe" BIND="--bind-to none" OSU_ITERS=7 \
+    FB_OPTS="--trials 2 --iters 4 --warmup 1" sh "$script" "$bad" "$bin" 2 4096 1 \
+    >"$work/out" 2>"$work/err"
+rc=$?
+[ "$rc" = 1 ] || fail "with an osu_allgather printing no figure the script exited $rc, expected 1"
+grep -q "^error: osu_allgather printed no figure for 2048 bytes" "$work/err" ||
+    fail "no error saying osu_allgather printed no figure: $(cat "$work/err")"
 
 cd "$work" || exit 1
 expect_error "not an executable" sh "$script" "$work/none" "$bin"

@@ -15,11 +15,14 @@
 # 10 --iters 50 --warmup 20": fixed, not calibrated, so a hiccup during calibration cannot
 # shorten the trials). fabricbench runs with `--timing both`: its collectives are timed OSU's
 # way (a barrier before each iteration, outside the time; time_synced_avg and time_synced_max)
-# and, for the record, in its default batches (time). Each pair runs REPS times (default 3),
-# alternating; each figure is the median over the repetitions.
+# and, for the record, in its default batches (time). Each size runs on its own: one OSU run
+# and one fabricbench run back to back, the first of the two alternating from one repetition
+# to the next, REPS times (default 3); each figure is the median over the repetitions.
 # Columns: bench, size, OSU's size; the means compared: OSU's "Avg Latency" and fabricbench's
-# `mean` of time_synced_avg (both the mean over ranks of each rank's mean iteration) and their
-# ratio (fabricbench / OSU); OSU's "Max Latency" (-f) and fabricbench's time_synced_max (the
+# `mean` of time_synced_avg (both the mean over ranks of each rank's mean iteration), the ratio
+# of their medians (fabricbench / OSU), and `paired`, the median over the repetitions of each
+# pair's ratio (the two runs of a pair seconds apart, so a drift of the machine's speed over a
+# minute cancels in it); OSU's "Max Latency" (-f) and fabricbench's time_synced_max (the
 # largest over ranks of each rank's mean) and their ratio; fabricbench's batch figure, the
 # `mean` of `time` (the slowest rank's time per iteration, iterations back to back) and its
 # ratio to OSU's average; then the typical iteration: OSU's P50 (-z) and fabricbench's median
@@ -53,8 +56,8 @@ median() {
         print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# med osu|fb N: the median over the repetitions of column N of size $s's lines
-med() { awk -v s="$s" -v n="$2" '$1 == s { print $n }' "$work/$1.all" | median; }
+# med N: the median over the repetitions of column N of size $s's lines in $work/all
+med() { awk -v s="$s" -v n="$1" '$1 == s { print $n }' "$work/all" | median; }
 
 # osu_run TOOL OSU_SIZE: "avg max p50" in us at that size (-f: Avg, Min, Max, Iterations,
 # then -z's P50, P90, P99)
@@ -62,52 +65,66 @@ osu_run() {
     # shellcheck disable=SC2086 # BIND is a word list
     $mpirun -np "$np" $bind "$osu/$1" -m "$2:$2" -T mpi_float -i "$iters" -x 20 -f -z \
         >"$work/osu.out" 2>&1 ||
-        { echo "error: $1 failed: $(tail -n 3 "$work/osu.out")" >&2; exit 1; }
-    awk -v s="$2" '$1 == s { print $2, $4, $6 }' "$work/osu.out"
+        { echo "error: $1 failed: $(tail -n 3 "$work/osu.out")" >&2; return 1; }
+    awk -v s="$2" '$1 == s { print $2, $4, $6; n++ } END { exit n != 1 }' "$work/osu.out" ||
+        { echo "error: $1 printed no figure for $2 bytes: $(tail -n 3 "$work/osu.out")" >&2
+          return 1; }
 }
 
-# fb_run BENCH CASE: "size synced_avg synced_max batch_mean median_of_time_iter" per size
+# fb_run BENCH CASE SIZE: "synced_avg synced_max batch_mean median_of_time_iter" at that size
 fb_run() {
     rm -rf "$work/fb"
     # shellcheck disable=SC2086
-    $mpirun -np "$np" $bind "$fb" run "$1" --backend host --sizes "$sizes" --ranks "$np" \
+    $mpirun -np "$np" $bind "$fb" run "$1" --backend host --sizes "$3" --ranks "$np" \
         --dtype float32 --timing both $fb_opts --quiet --out "$work/fb" >"$work/fb.out" 2>&1 ||
-        { echo "error: fabricbench $1 failed: $(tail -n 3 "$work/fb.out")" >&2; exit 1; }
-    awk -F, -v b="$1" -v k="$2" -v np="$np" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-        $c["bench"] == b && $c["case"] == k && $c["ranks"] == np {
-            m = $c["metric"]; s = $c["bytes"]
-            if (m == "time_synced_avg") avg[s] = $c["mean"]
-            if (m == "time_synced_max") max[s] = $c["mean"]
-            if (m == "time") mean[s] = $c["mean"]
-            if (m == "time_iter") p50[s] = $c["median"] }
-        END { for (s in avg) print s, avg[s], max[s], mean[s], p50[s] }' "$work/fb/results.csv"
+        { echo "error: fabricbench $1 failed: $(tail -n 3 "$work/fb.out")" >&2; return 1; }
+    awk -F, -v b="$1" -v k="$2" -v np="$np" -v s="$3" '
+        NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $c["bench"] == b && $c["case"] == k && $c["ranks"] == np && $c["bytes"] == s {
+            m = $c["metric"]
+            if (m == "time_synced_avg") avg = $c["mean"]
+            if (m == "time_synced_max") max = $c["mean"]
+            if (m == "time") mean = $c["mean"]
+            if (m == "time_iter") p50 = $c["median"] }
+        END { if (avg == "" || max == "" || mean == "" || p50 == "") exit 1
+              print avg, max, mean, p50 }' "$work/fb/results.csv" ||
+        { echo "error: fabricbench $1 wrote no $2 figures for $3 bytes" >&2; return 1; }
 }
 
-printf '%-14s %8s %8s %8s %8s %6s %8s %8s %6s %8s %6s %8s %8s %6s\n' bench size osu_size \
-    osu_avg fb_avg ratio osu_max fb_max ratio fb_batch ratio osu_p50 fb_p50 ratio
+printf '%-14s %8s %8s %8s %8s %6s %6s %8s %8s %6s %8s %6s %8s %8s %6s\n' bench size osu_size \
+    osu_avg fb_avg ratio paired osu_max fb_max ratio fb_batch ratio osu_p50 fb_p50 ratio
 # bench:OSU tool:OSU's size (a block or the total):fabricbench's case like OSU's buffers
 for pair in all_gather:osu_allgather:block:out_of_place \
             reduce_scatter:osu_reduce_scatter:total:out_of_place \
             alltoall:osu_alltoall:block:out_of_place broadcast:osu_bcast:total:in_place; do
     bench=${pair%%:*}; rest=${pair#*:}; tool=${rest%%:*}; rest=${rest#*:}
     kind=${rest%%:*}; kase=${rest#*:}
-    : >"$work/osu.all"; : >"$work/fb.all"
+    # one line per repetition and size: "size osu_avg osu_max osu_p50 fb_avg fb_max fb_batch
+    # fb_p50", the two runs of a line back to back, the first of them alternating
+    : >"$work/all"
     r=0
     while [ "$r" -lt "$reps" ]; do
         for s in $(echo "$sizes" | tr ',' ' '); do
             o=$s; [ "$kind" = block ] && o=$((s / np))
-            echo "$s $(osu_run "$tool" "$o")" >>"$work/osu.all"
+            if [ $((r % 2)) = 0 ]; then
+                ol=$(osu_run "$tool" "$o") || exit 1
+                fl=$(fb_run "$bench" "$kase" "$s") || exit 1
+            else
+                fl=$(fb_run "$bench" "$kase" "$s") || exit 1
+                ol=$(osu_run "$tool" "$o") || exit 1
+            fi
+            echo "$s $ol $fl" >>"$work/all"
         done
-        fb_run "$bench" "$kase" >>"$work/fb.all"
         r=$((r + 1))
     done
     for s in $(echo "$sizes" | tr ',' ' '); do
         o=$s; [ "$kind" = block ] && o=$((s / np))
-        awk -v b="$bench" -v s="$s" -v o="$o" -v oa="$(med osu 2)" -v om="$(med osu 3)" \
-            -v op="$(med osu 4)" -v fa="$(med fb 2)" -v fm="$(med fb 3)" -v fb="$(med fb 4)" \
-            -v fp="$(med fb 5)" 'function r(x, y) { return y > 0 ? x / y : 0 }
-            BEGIN { printf "%-14s %8d %8d %8.2f %8.2f %6.3f %8.2f %8.2f %6.3f %8.2f %6.3f " \
-                           "%8.2f %8.2f %6.3f\n", b, s, o, oa, fa, r(fa, oa), om, fm, r(fm, om),
-                           fb, r(fb, oa), op, fp, r(fp, op) }'
+        paired=$(awk -v s="$s" '$1 == s && $2 > 0 { print $5 / $2 }' "$work/all" | median)
+        awk -v b="$bench" -v s="$s" -v o="$o" -v oa="$(med 2)" -v om="$(med 3)" \
+            -v op="$(med 4)" -v fa="$(med 5)" -v fm="$(med 6)" -v fb="$(med 7)" \
+            -v fp="$(med 8)" -v pr="$paired" 'function r(x, y) { return y > 0 ? x / y : 0 }
+            BEGIN { printf "%-14s %8d %8d %8.2f %8.2f %6.3f %6.3f %8.2f %8.2f %6.3f %8.2f " \
+                           "%6.3f %8.2f %8.2f %6.3f\n", b, s, o, oa, fa, r(fa, oa), pr, om, fm,
+                           r(fm, om), fb, r(fb, oa), op, fp, r(fp, op) }'
     done
 done
