@@ -30,6 +30,20 @@ struct fb_event {
 /* Page alignment keeps host buffers comparable with cudaMalloc'ed ones (256 B or more). */
 enum { HOST_ALIGN = 4096 };
 
+/* Built with AddressSanitizer (gcc's macro, clang's feature): device and pinned buffers come
+ * from the heap, where the sanitizer sees their bounds and leaks, not from mappings it cannot
+ * see; their placement then is the sanitizer allocator's anyway. */
+#if defined(__SANITIZE_ADDRESS__)
+#define HOST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HOST_SANITIZED 1
+#endif
+#endif
+#ifndef HOST_SANITIZED
+#define HOST_SANITIZED 0
+#endif
+
 static int host_device_count(char *why, size_t whylen)
 {
     (void)why;
@@ -94,8 +108,9 @@ static fb_status alloc_pages(enum fb_mem kind, size_t bytes, void **out)
             (void)mlock(*out, rounded);
         return st;
     }
-    if (kind == FB_MEM_PAGEABLE) {
-        /* a user's buffer: from the heap, as malloc gives it */
+    if (kind == FB_MEM_PAGEABLE || HOST_SANITIZED) {
+        /* a user's buffer: from the heap, as malloc gives it (and, under AddressSanitizer,
+         * every kind: its allocator then checks each buffer's bounds and leaks) */
         if (!(p = aligned_alloc(HOST_ALIGN, rounded ? rounded : HOST_ALIGN)))
             return FB_ERR_NOMEM;
     } else if ((st = fb_map_alloc(rounded, &p)) != FB_OK) {
@@ -128,7 +143,7 @@ static void host_free(enum fb_mem kind, void *ptr)
     /* munlock is implied when the pages are released */
     if (kind == FB_MEM_SHARED_DEVICE || kind == FB_MEM_SHARED_PINNED)
         fb_shm_free(ptr);
-    else if (kind == FB_MEM_PAGEABLE)
+    else if (kind == FB_MEM_PAGEABLE || HOST_SANITIZED)
         free(ptr);
     else
         fb_map_free(ptr);

@@ -18,25 +18,29 @@
 #include "log.h"
 #include "units.h"
 
+/* What a mapping is, so each free takes only its own kind. */
+enum origin { SHARED, OPENED, PRIVATE };
+
 struct mapping {
     void *ptr;
     size_t bytes;
-    int fd; /* -1 for an opened (imported) mapping */
+    int fd; /* SHARED: its memfd; -1 otherwise */
+    enum origin origin;
     struct mapping *next;
 };
 
 static struct mapping *mappings;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The mapping at ptr, unlinked from the list when unlink_it; NULL when none is. A pointer
- * kept (not unlinked) stays valid until it is unlinked, by its owner's free. */
-static struct mapping *take(const void *ptr, bool unlink_it)
+/* The mapping of that origin at ptr, unlinked from the list when unlink_it; NULL when none is.
+ * A pointer kept (not unlinked) stays valid until it is unlinked, by its owner's free. */
+static struct mapping *take(const void *ptr, enum origin origin, bool unlink_it)
 {
     struct mapping *found = NULL;
 
     pthread_mutex_lock(&lock);
     for (struct mapping **m = &mappings; *m; m = &(*m)->next)
-        if ((*m)->ptr == ptr) {
+        if ((*m)->ptr == ptr && (*m)->origin == origin) {
             found = *m;
             if (unlink_it)
                 *m = found->next;
@@ -46,14 +50,14 @@ static struct mapping *take(const void *ptr, bool unlink_it)
     return found;
 }
 
-static fb_status remember(void *ptr, size_t bytes, int fd)
+static fb_status remember(void *ptr, size_t bytes, int fd, enum origin origin)
 {
     struct mapping *m = malloc(sizeof *m);
 
     if (!m)
         return FB_ERR_NOMEM;
     pthread_mutex_lock(&lock);
-    *m = (struct mapping){ptr, bytes, fd, mappings};
+    *m = (struct mapping){ptr, bytes, fd, origin, mappings};
     mappings = m;
     pthread_mutex_unlock(&lock);
     return FB_OK;
@@ -88,7 +92,7 @@ fb_status fb_shm_alloc(size_t bytes, void **out)
         return FB_ERR_NOMEM;
     }
     memset(p, 0, rounded); /* resident from the start, like device memory */
-    if (remember(p, rounded, fd) != FB_OK) {
+    if (remember(p, rounded, fd, SHARED) != FB_OK) {
         munmap(p, rounded);
         close(fd);
         return FB_ERR_NOMEM;
@@ -97,9 +101,11 @@ fb_status fb_shm_alloc(size_t bytes, void **out)
     return FB_OK;
 }
 
-void fb_shm_free(void *ptr)
+/* Unmaps the mapping of that origin at ptr (and closes its memfd); nothing for NULL or a
+ * pointer that is none. */
+static void release(void *ptr, enum origin origin)
 {
-    struct mapping *m = ptr ? take(ptr, true) : NULL;
+    struct mapping *m = ptr ? take(ptr, origin, true) : NULL;
 
     if (!m)
         return;
@@ -109,11 +115,13 @@ void fb_shm_free(void *ptr)
     free(m);
 }
 
+void fb_shm_free(void *ptr) { release(ptr, SHARED); }
+
 fb_status fb_shm_export(const void *ptr, struct fb_shm_handle *h)
 {
-    struct mapping *m = take(ptr, false);
+    struct mapping *m = take(ptr, SHARED, false);
 
-    if (!m || m->fd < 0)
+    if (!m)
         return FB_ERR_USAGE;
     *h = (struct fb_shm_handle){(int32_t)getpid(), m->fd, m->bytes};
     return FB_OK;
@@ -137,7 +145,7 @@ fb_status fb_shm_open(const struct fb_shm_handle *h, void **out)
         fb_error("cannot map the peer's shared memory %s: %s", path, strerror(errno));
         return FB_ERR_BACKEND;
     }
-    if (remember(p, (size_t)h->bytes, -1) != FB_OK) {
+    if (remember(p, (size_t)h->bytes, -1, OPENED) != FB_OK) {
         munmap(p, (size_t)h->bytes);
         return FB_ERR_NOMEM;
     }
@@ -145,7 +153,7 @@ fb_status fb_shm_open(const struct fb_shm_handle *h, void **out)
     return FB_OK;
 }
 
-void fb_shm_close(void *ptr) { fb_shm_free(ptr); }
+void fb_shm_close(void *ptr) { release(ptr, OPENED); }
 
 fb_status fb_map_alloc(size_t bytes, void **out)
 {
@@ -161,7 +169,7 @@ fb_status fb_map_alloc(size_t bytes, void **out)
     p = mmap(NULL, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return FB_ERR_NOMEM;
-    if (remember(p, rounded, -1) != FB_OK) {
+    if (remember(p, rounded, -1, PRIVATE) != FB_OK) {
         munmap(p, rounded);
         return FB_ERR_NOMEM;
     }
@@ -169,4 +177,15 @@ fb_status fb_map_alloc(size_t bytes, void **out)
     return FB_OK;
 }
 
-void fb_map_free(void *ptr) { fb_shm_free(ptr); }
+void fb_map_free(void *ptr) { release(ptr, PRIVATE); }
+
+size_t fb_map_count(void)
+{
+    size_t n = 0;
+
+    pthread_mutex_lock(&lock);
+    for (struct mapping *m = mappings; m; m = m->next)
+        n += m->origin == PRIVATE;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
