@@ -12,6 +12,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "escape.h"
+
 struct rec {
     unsigned long long sn;
     struct fb_mix_op op;
@@ -98,14 +100,18 @@ static bool read_record(const cJSON *o, char *comm, size_t commlen, int *rank0,
     if (!coll_of(coll->valuestring, &r->op.coll, &skip, &pieces)) {
         if (skip)
             return true;
-        snprintf(why, whylen, "unknown collective '%.40s' in 'coll' (AllReduce, AllGather, "
+        char shown[128]; /* the name as JSON decoded it: a line break in it stays escaped */
+        fb_escape_str(coll->valuestring, 40, shown, sizeof shown);
+        snprintf(why, whylen, "unknown collective '%s' in 'coll' (AllReduce, AllGather, "
                  "ReduceScatter, Broadcast, Reduce; Send, Recv and SendRecv are skipped)",
-                 coll->valuestring);
+                 shown);
         return false;
     }
     r->sn = (unsigned long long)sn;
     r->op.dtype = dtype;
-    if (!pieces && bytes * nranks > 1e18) { /* the whole buffer; checked before it can wrap */
+    /* the whole buffer, checked in integers before it can wrap (in doubles, products just
+     * above 1e18 rounded down to it and passed) */
+    if (!pieces && (size_t)bytes > FB_MIX_MAX_BYTES / (size_t)nranks) {
         snprintf(why, whylen, "coll_sn %llu: %.0f bytes times %.0f ranks is more than 1e18 bytes",
                  (unsigned long long)sn, bytes, nranks);
         return false;

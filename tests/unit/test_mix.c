@@ -205,6 +205,19 @@ static void check_inspector_bad_texts(void)
                         "\"coll_msg_size_bytes\":1099511627776}}",
                         "ins.json:1: coll_sn 1: 1099511627776 bytes times 16777217 ranks is more "
                         "than 1e18 bytes");
+    /* 555247084952804 x 1801 = 1000000000000000004 bytes: just above 1e18, which the check in
+     * doubles let through (the product rounds to 1e18) */
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":1801},"
+                        "\"coll_perf\":{\"coll\":\"AllGather\",\"coll_sn\":1,"
+                        "\"coll_msg_size_bytes\":555247084952804}}",
+                        "ins.json:1: coll_sn 1: 555247084952804 bytes times 1801 ranks is more "
+                        "than 1e18 bytes");
+    /* a collective's name with a line break (JSON's \n) is quoted escaped: one line */
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
+                        "{\"coll\":\"All\\nReduce\",\"coll_sn\":1,\"coll_msg_size_bytes\":8}}",
+                        "ins.json:1: unknown collective 'All\\x0aReduce' in 'coll' (AllReduce, "
+                        "AllGather, ReduceScatter, Broadcast, Reduce; Send, Recv and SendRecv "
+                        "are skipped)");
     check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
                         "{\"coll\":\"Send\",\"coll_sn\":1,\"coll_msg_size_bytes\":8}}\n\n",
                         "ins.json:3: no collectives in the NCCL Inspector output");
