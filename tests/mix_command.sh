@@ -84,6 +84,14 @@ ddp_got ddp16.mix >got16.txt
 cmp -s got16.txt want16.txt ||
     fail "mix ddp float16 64K/4M: buckets $(tr '\n' ' ' <got16.txt), expected $(tr '\n' ' ' <want16.txt)"
 [ "$(wc -l <got16.txt)" -gt "$nb" ] || fail "mix ddp at 4M: no more buckets than at 25M"
+# --bucket-cap alone: DDP(bucket_cap_mb=4) makes the first bucket's limit 4 MiB too
+"$bin" mix ddp --layers "$data/densenet121-14.layers" --bucket-cap 4M >ddp4.mix ||
+    fail "mix ddp --bucket-cap 4M alone exited $?"
+ddp_want 4 4194304 4194304 <"$data/densenet121-14.layers" >want4.txt
+ddp_got ddp4.mix >got4.txt
+cmp -s got4.txt want4.txt ||
+    fail "mix ddp --bucket-cap 4M: buckets $(tr '\n' ' ' <got4.txt), expected $(tr '\n' ' ' <want4.txt)"
+[ "$(head -n 1 got4.txt)" -ge 4194304 ] || fail "mix ddp --bucket-cap 4M: first bucket $(head -n 1 got4.txt) bytes"
 
 # a small model of our own, written with --out, read back and replayed at 2 ranks
 printf '# a test model\n4096 embed\n\n1000  # no name\r\n2048 head.w   # the head\n' >tiny.layers
@@ -169,7 +177,7 @@ expect_bad "mix: ddp needs --layers FILE" mix ddp
 # each layer fits a mix op (6e17 and 5e17 bytes); the first bucket, under its 1e18 limit after
 # the first, passes 1e18 with the second
 printf '150000000000000000 a\n125000000000000000 b\n' >big.layers
-expect_bad "mix: big.layers: a DDP bucket would hold more than a mix op may (1e18 bytes)" \
+expect_bad "mix: big.layers: a DDP bucket would hold more than a mix op may (1e18 bytes): a smaller --first-bucket or --bucket-cap" \
     mix ddp --layers big.layers --first-bucket 1000000000000000000 --out w.mix
 expect_bad "mix: --moe-layers, --tokens, --hidden and --topk apply to moe only" \
     mix fsdp --layers tiny.layers --topk 2

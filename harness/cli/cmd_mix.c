@@ -50,7 +50,8 @@ static void usage(void)
            "                    bucket_cap_mb)\n"
            "  --first-bucket SIZE\n"
            "                    ddp: the first bucket's limit (default 1M, DDP's\n"
-           "                    first_bucket_bytes)\n"
+           "                    first_bucket_bytes; with --bucket-cap alone, that cap, as DDP\n"
+           "                    does when bucket_cap_mb is given)\n"
            "  --moe-layers N    moe: MoE layers (default 32)\n"
            "  --tokens N        moe: tokens per rank (default 4096)\n"
            "  --hidden N        moe: the hidden size (default 4096)\n"
@@ -71,7 +72,7 @@ struct mix_args {
     enum kind kind;
     const char *layers, *comment, *out;
     enum fb_dtype dtype;
-    bool dtype_set, fusion_set, moe_set, ddp_set;
+    bool dtype_set, fusion_set, moe_set, ddp_set[2];
     size_t threshold, ddp[2]; /* --first-bucket, --bucket-cap */
     long moe[4]; /* layers, tokens, hidden, top-k */
 };
@@ -184,7 +185,7 @@ static int parse(int argc, char **argv, struct mix_args *a)
                          optarg);
                 return 2;
             }
-            a->ddp_set = true;
+            a->ddp_set[c == OPT_BUCKET_CAP] = true;
             break;
         }
         case OPT_MOE_LAYERS: case OPT_TOKENS: case OPT_HIDDEN: case OPT_TOPK:
@@ -237,7 +238,7 @@ static int parse(int argc, char **argv, struct mix_args *a)
         fb_error("mix: --fusion applies to horovod only");
         return 2;
     }
-    if (a->kind != DDP && a->ddp_set) {
+    if (a->kind != DDP && (a->ddp_set[0] || a->ddp_set[1])) {
         fb_error("mix: --first-bucket and --bucket-cap apply to ddp only");
         return 2;
     }
@@ -245,6 +246,10 @@ static int parse(int argc, char **argv, struct mix_args *a)
         fb_error("mix: --moe-layers, --tokens, --hidden and --topk apply to moe only");
         return 2;
     }
+    /* DDP(bucket_cap_mb=X) makes X the first bucket's limit too (torch/nn/parallel/
+     * distributed.py: first_bucket_bytes is 1 MiB only while bucket_cap_mb is the default) */
+    if (a->ddp_set[1] && !a->ddp_set[0])
+        a->ddp[0] = a->ddp[1];
     if (!a->dtype_set)
         a->dtype = a->kind == HOROVOD || a->kind == DDP ? FB_DTYPE_FLOAT32 : FB_DTYPE_FLOAT16;
     return 0;
@@ -300,8 +305,10 @@ static int generate(const struct mix_args *a, struct fb_mix *m)
         } else if ((st = fb_mix_ddp(l.elements, l.n, a->dtype, a->ddp[0], a->ddp[1], m)) ==
                    FB_ERR_USAGE) {
             /* the layers are each within 1e18 bytes; a bucket passes its cap by its last */
+            char shown[600];
+            fb_escape_str(a->layers, 0, shown, sizeof shown);
             fb_error("mix: %s: a DDP bucket would hold more than a mix op may (1e18 bytes): a "
-                     "smaller --bucket-cap", a->layers);
+                     "smaller --first-bucket or --bucket-cap", shown);
             fb_mix_layers_free(&l);
             return 2;
         }

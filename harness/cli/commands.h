@@ -26,7 +26,7 @@ int fb_cmd_accept(int argc, char **argv);
 int fb_cmd_nccl_log(int argc, char **argv);
 int fb_cmd_report(int argc, char **argv);
 int fb_cmd_trend(int argc, char **argv);
-/* `mix fsdp|horovod|moe`: a mix of the user's model for `run replay --mix` (docs/benchmarks/
+/* `mix fsdp|horovod|ddp|moe`: a mix of the user's model for `run replay --mix` (docs/benchmarks/
  * replay.md). Exit 0 written, 1 output error, 2 bad input. */
 int fb_cmd_mix(int argc, char **argv);
 

@@ -33,8 +33,8 @@ static void usage(FILE *f)
             "  nccl-log FILE... read NCCL_DEBUG=INFO logs: transports, version, NICs, verdicts\n"
             "  soak             one point for --duration seconds under mpirun, with every\n"
             "                   node's health counters: healthy or degraded (`soak --help`)\n"
-            "  mix KIND         a mix of your model for `run replay --mix`: fsdp, horovod\n"
-            "                   (from a list of layer sizes) or moe (`mix --help`)\n"
+            "  mix KIND         a mix of your model for `run replay --mix`: fsdp, horovod,\n"
+            "                   ddp (from a list of layer sizes) or moe (`mix --help`)\n"
             "  --version        print the version and what this binary was built with\n"
             "  --help           this text\n");
 }

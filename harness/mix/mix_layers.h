@@ -1,5 +1,5 @@
-/* A user's model as a list of layer sizes: the input `fabricbench mix fsdp|horovod` turns into
- * a mix (docs/benchmarks/replay.md, "A mix of your model"). One layer a line, in forward order
+/* A user's model as a list of layer sizes: the input `fabricbench mix fsdp|horovod|ddp` turns
+ * into a mix (docs/benchmarks/replay.md, "A mix of your model"). One layer a line, in forward order
  * (the order the model registers its parameters): `COUNT [NAME]`, COUNT the layer's elements
  * (parameters) in decimal digits, NAME optional; `#` starts a comment, blank lines are skipped. */
 #ifndef FB_MIX_LAYERS_H
