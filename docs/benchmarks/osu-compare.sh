@@ -65,9 +65,9 @@ osu_run() {
     # shellcheck disable=SC2086 # BIND is a word list
     $mpirun -np "$np" $bind "$osu/$1" -m "$2:$2" -T mpi_float -i "$iters" -x 20 -f -z \
         >"$work/osu.out" 2>&1 ||
-        { echo "error: $1 failed: $(tail -n 3 "$work/osu.out")" >&2; return 1; }
+        { echo "error: $1 failed: $(tail -n 3 "$work/osu.out" | tr '\n' ' ')" >&2; return 1; }
     awk -v s="$2" '$1 == s { print $2, $4, $6; n++ } END { exit n != 1 }' "$work/osu.out" ||
-        { echo "error: $1 printed no figure for $2 bytes: $(tail -n 3 "$work/osu.out")" >&2
+        { echo "error: $1 printed no figure for $2 bytes: $(tail -n 3 "$work/osu.out" | tr '\n' ' ')" >&2
           return 1; }
 }
 
@@ -77,7 +77,8 @@ fb_run() {
     # shellcheck disable=SC2086
     $mpirun -np "$np" $bind "$fb" run "$1" --backend host --sizes "$3" --ranks "$np" \
         --dtype float32 --timing both $fb_opts --quiet --out "$work/fb" >"$work/fb.out" 2>&1 ||
-        { echo "error: fabricbench $1 failed: $(tail -n 3 "$work/fb.out")" >&2; return 1; }
+        { echo "error: fabricbench $1 failed: $(tail -n 3 "$work/fb.out" | tr '\n' ' ')" >&2
+          return 1; }
     awk -F, -v b="$1" -v k="$2" -v np="$np" -v s="$3" '
         NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         $c["bench"] == b && $c["case"] == k && $c["ranks"] == np && $c["bytes"] == s {
