@@ -16,6 +16,22 @@
 
 static const struct fb_backend *be = &fb_backend_host;
 
+/* VmSize of this process in kB (0 when unreadable). */
+static long vm_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = 0;
+
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %ld kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+#if !defined(__SANITIZE_ADDRESS__) /* placement is checked without the sanitizer only */
 /* Whether p lies in the heap: in a [heap] line of /proc/self/maps (read again each time, the
  * heap may have grown; mlock can split it into several lines). */
 static bool in_heap(const void *p)
@@ -31,21 +47,6 @@ static bool in_heap(const void *p)
     if (f)
         fclose(f);
     return found;
-}
-
-/* VmSize of this process in kB (0 when unreadable). */
-static long vm_kb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = 0;
-
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmSize: %ld kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb;
 }
 
 static void check_kind(enum fb_mem kind, const char *name, bool heap)
@@ -77,6 +78,7 @@ static void check_kind(enum fb_mem kind, const char *name, bool heap)
     free(next);
     be->free(kind, p);
 }
+#endif
 
 int main(void)
 {
