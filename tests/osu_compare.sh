@@ -64,27 +64,30 @@ done
 bad="$work/osu-bad"
 mkdir "$bad"
 cp "$osu"/* "$bad/"
-printf '#!/bin/sh\necho "MPI_Init failed" >&2\necho "  (a second line)" >&2\nexit 3\n' >"$bad/osu_allgather"
-chmod +x "$bad/osu_allgather"
-MPIRUN="${MPIEXEC:-mpirun} --oversubscribe" BIND="--bind-to none" OSU_ITERS=7 \
-    FB_OPTS="--trials 2 --iters 4 --warmup 1" sh "$script" "$bad" "$bin" 2 4096 1 \
-    >"$work/out" 2>"$work/err"
-rc=$?
-[ "$rc" = 1 ] || fail "with a failing osu_allgather the script exited $rc, expected 1"
-grep -q "^error: osu_allgather failed: .*MPI_Init failed" "$work/err" ||
-    fail "no error naming osu_allgather: $(cat "$work/err")"
-[ "$(wc -l <"$work/err")" = 1 ] || fail "the failure took more than one line: $(cat "$work/err")"
-[ "$(wc -l <"$work/out")" -le 1 ] || fail "a table was printed after the failure: $(cat "$work/out")"
-printf '#!/bin/sh\necho "# nothing"\n' >"$bad/osu_allgather"
-chmod +x "$bad/osu_allgather"
-MPIRUN="${MPIEXEC:-mpirun} --oversubscribe" BIND="--bind-to none" OSU_ITERS=7 \
-    FB_OPTS="--trials 2 --iters 4 --warmup 1" sh "$script" "$bad" "$bin" 2 4096 1 \
-    >"$work/out" 2>"$work/err"
-rc=$?
-[ "$rc" = 1 ] || fail "with an osu_allgather printing no figure the script exited $rc, expected 1"
-grep -q "^error: osu_allgather printed no figure for 2048 bytes" "$work/err" ||
-    fail "no error saying osu_allgather printed no figure: $(cat "$work/err")"
-[ "$(wc -l <"$work/err")" = 1 ] || fail "the failure took more than one line: $(cat "$work/err")"
+# broken WHAT EXPECT SCRIPT: osu_allgather replaced by SCRIPT; the script exits 1 with one line
+# matching EXPECT on stderr and no table
+broken() {
+    printf '%s' "$3" >"$bad/osu_allgather"
+    chmod +x "$bad/osu_allgather"
+    MPIRUN="${MPIEXEC:-mpirun} --oversubscribe" BIND="--bind-to none" OSU_ITERS=7 \
+        FB_OPTS="--trials 2 --iters 4 --warmup 1" sh "$script" "$bad" "$bin" 2 4096 1 \
+        >"$work/out" 2>"$work/err"
+    rc=$?
+    [ "$rc" = 1 ] || fail "with $1 the script exited $rc, expected 1"
+    grep -q "^$2" "$work/err" || fail "with $1, no error '$2': $(cat "$work/err")"
+    [ "$(wc -l <"$work/err")" = 1 ] || fail "with $1, more than one line: $(cat "$work/err")"
+    [ "$(wc -l <"$work/out")" -le 1 ] || fail "with $1, a table was printed: $(cat "$work/out")"
+}
+broken "a failing osu_allgather" "error: osu_allgather failed: .*MPI_Init failed" \
+    '#!/bin/sh
+echo "MPI_Init failed" >&2
+echo "  (a second line)" >&2
+exit 3
+'
+broken "an osu_allgather printing no figure" \
+    "error: osu_allgather printed no figure for 2048 bytes" '#!/bin/sh
+echo "# nothing"
+'
 
 cd "$work" || exit 1
 expect_error "not an executable" sh "$script" "$work/none" "$bin"
