@@ -44,6 +44,10 @@ enum { HOST_ALIGN = 4096 };
 #define HOST_SANITIZED 0
 #endif
 
+/* Whether a private buffer of this kind is a heap block (else a mapping of its own): what
+ * alloc_pages gives and host_free gives back must agree. */
+static bool on_heap(enum fb_mem kind) { return kind == FB_MEM_PAGEABLE || HOST_SANITIZED; }
+
 static int host_device_count(char *why, size_t whylen)
 {
     (void)why;
@@ -108,7 +112,7 @@ static fb_status alloc_pages(enum fb_mem kind, size_t bytes, void **out)
             (void)mlock(*out, rounded);
         return st;
     }
-    if (kind == FB_MEM_PAGEABLE || HOST_SANITIZED) {
+    if (on_heap(kind)) {
         /* a user's buffer: from the heap, as malloc gives it (and, under AddressSanitizer,
          * every kind: its allocator then checks each buffer's bounds and leaks) */
         if (!(p = aligned_alloc(HOST_ALIGN, rounded ? rounded : HOST_ALIGN)))
@@ -143,7 +147,7 @@ static void host_free(enum fb_mem kind, void *ptr)
     /* munlock is implied when the pages are released */
     if (kind == FB_MEM_SHARED_DEVICE || kind == FB_MEM_SHARED_PINNED)
         fb_shm_free(ptr);
-    else if (kind == FB_MEM_PAGEABLE || HOST_SANITIZED)
+    else if (on_heap(kind))
         free(ptr);
     else
         fb_map_free(ptr);
