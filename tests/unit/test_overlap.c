@@ -31,10 +31,11 @@ struct rig {
 static const struct fb_pattern mine = {.seed = 11, .scale = 1, .offset = -3}; /* rank 0 */
 
 /* The ready calls of one backward pass: every parameter layer, last to first. With `swap`,
- * two neighbouring layers trade places; with `drop`, the last one is never made ready.
+ * two neighbouring layers trade places; with `drop`, the last one is never made ready; with
+ * `settle`, a pause before the last one.
  * Returns the first status that is not FB_OK. *before_last: host time before the last call. */
 static fb_status backward(struct rig *g, struct fb_overlap *ov, bool swap, bool drop,
-                          double *before_last)
+                          bool settle, double *before_last)
 {
     size_t order[512], n = 0;
     fb_status st = FB_OK;
@@ -51,8 +52,15 @@ static fb_status backward(struct rig *g, struct fb_overlap *ov, bool swap, bool 
         /* the layer's gradient kernels: 50 us, so a bucket handed over early can finish
          * before backward does */
         be->busy_wait(50.0, g->stream);
-        if (k == n - 1)
+        if (k == n - 1) {
+            /* Before the last layer, give the communication thread time to reduce what it
+             * was handed: on a loaded 2-core machine (CI, under ASan) it may not have been
+             * scheduled in the ~12 ms backward takes. Overlap that works has the first bucket
+             * done long before this sleep ends; a thread that waits for finish does not. */
+            if (settle)
+                fb_clock_sleep_s(0.3);
             *before_last = fb_clock_now_us();
+        }
         be->event_record(g->ev, g->stream);
         st = fb_overlap_ready(ov, g->layers.layers[order[k]].params, g->ev);
     }
@@ -80,7 +88,7 @@ static fb_status one_step(struct rig *g, enum fb_dtype dtype, size_t threshold, 
     *nbuckets = fb_overlap_nbuckets(ov);
     CHECK(fb_overlap_threaded(ov) == overlap);
     fb_overlap_begin(ov);
-    st = backward(g, ov, swap, drop, before_last);
+    st = backward(g, ov, swap, drop, overlap, before_last);
     fin = fb_overlap_finish(ov);
     st = st != FB_OK ? st : fin;
     if (st == FB_OK && *nbuckets <= 512 &&
