@@ -1,7 +1,9 @@
 /* NCCL Inspector's JSON output read as a mix (mix.h): the profiler plugin of nccl's
- * ext-profiler/inspector writes one JSON object per collective per communicator (format
- * "v4.0": header {id, rank, n_ranks, nnodes}, metadata {...}, coll_perf {coll, coll_sn,
- * coll_msg_size_bytes, coll_exec_time_us, ...}), pretty-printed or one a line. Objects are read
+ * ext-profiler/inspector (plugins/profiler/inspector since 2.29) writes one JSON object per
+ * collective per communicator (format "v4.0": header {id, rank, n_ranks, nnodes; comm_name
+ * since 2.30}, metadata {...}, coll_perf {coll, coll_sn, coll_msg_size_bytes,
+ * coll_exec_time_us, ...}; since 2.30 also p2p_perf records, left out), pretty-printed or
+ * one a line. Objects are read
  * one after another with cJSON; the line of each is counted for messages. */
 #include "mix.h"
 
@@ -74,6 +76,11 @@ static bool read_record(const cJSON *o, char *comm, size_t commlen, int *rank0,
     bool skip = false;
 
     *take = false;
+    /* 2.30 also records point-to-point operations, as "p2p_perf": left out, as Send and Recv
+     * collectives are */
+    if (cJSON_IsObject(hdr) && !perf &&
+        cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o, "p2p_perf")))
+        return true;
     if (!cJSON_IsObject(hdr) || !cJSON_IsObject(perf)) {
         snprintf(why, whylen, "not an NCCL Inspector record (no 'header' and 'coll_perf' "
                  "objects)");

@@ -163,6 +163,36 @@ static void check_inspector(const char *dir)
     fb_mix_free(&m);
 }
 
+/* NCCL 2.30's records: 'comm_name' in the header, and point-to-point operations as
+ * "p2p_perf" records (plugins/profiler/inspector/inspector_json.cc at v2.30.7-1), left out
+ * without deciding the communicator or rank replayed */
+static void check_inspector_230(void)
+{
+    static const char text[] =
+        "{\"header\":{\"id\":\"0x9\",\"comm_name\":\"unknown\",\"rank\":1,\"n_ranks\":2,"
+        "\"nnodes\":1},\"metadata\":{\"inspector_output_format_version\":\"v4.0\"},"
+        "\"p2p_perf\":{\"p2p\":\"Send\",\"p2p_sn\":1,\"p2p_peer\":0,"
+        "\"p2p_msg_size_bytes\":1024,\"p2p_exec_time_us\":5,\"p2p_timing_source\":"
+        "\"kernel_gpu\",\"p2p_algobw_gbs\":0.2,\"p2p_busbw_gbs\":0.2}}\n"
+        "{\"header\":{\"id\":\"0x1\",\"comm_name\":\"unknown\",\"rank\":0,\"n_ranks\":2,"
+        "\"nnodes\":1},\"metadata\":{\"inspector_output_format_version\":\"v4.0\"},"
+        "\"coll_perf\":{\"coll\":\"ReduceScatter\",\"coll_sn\":3,"
+        "\"coll_msg_size_bytes\":4096,\"coll_exec_time_us\":9,\"coll_timing_source\":"
+        "\"kernel_gpu\",\"coll_algobw_gbs\":0.9,\"coll_busbw_gbs\":0.45}}\n";
+    char err[512] = "";
+    struct fb_mix m;
+
+    CHECK(fb_mix_inspector_parse(text, strlen(text), "ins.json", FB_DTYPE_FLOAT32, &m, err,
+                                 sizeof err) == FB_OK);
+    CHECK_STR(err, "");
+    CHECK(m.nops == 1);
+    if (m.nops == 1) {
+        CHECK(m.ops[0].coll == FB_MIX_REDUCE_SCATTER && m.ops[0].bytes == 8192);
+        CHECK_STR(m.ops[0].name, "sn3");
+    }
+    fb_mix_free(&m);
+}
+
 static void check_inspector_bad(const char *text, const char *expect)
 {
     char err[512] = "";
@@ -183,6 +213,9 @@ static void check_inspector_bad_texts(void)
     snprintf(text, sizeof text, "%s\n{\"header\": 1", ok);
     check_inspector_bad(text, "ins.json:3: not a JSON object (NCCL Inspector writes one per "
                               "collective)");
+    snprintf(text, sizeof text, "%s{\"p2p_perf\":{}}\n", ok);
+    check_inspector_bad(text, "ins.json:2: not an NCCL Inspector record (no 'header' and "
+                              "'coll_perf' objects)");
     snprintf(text, sizeof text, "%s{\"a\":1}\n", ok);
     check_inspector_bad(text, "ins.json:2: not an NCCL Inspector record (no 'header' and "
                               "'coll_perf' objects)");
@@ -234,5 +267,6 @@ int main(int argc, char **argv)
     check_round_trip();
     check_inspector(argv[1]);
     check_inspector_bad_texts();
+    check_inspector_230();
     TEST_DONE();
 }

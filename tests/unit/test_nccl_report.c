@@ -51,6 +51,8 @@ static const struct expect expects[] = {
     {"version", FB_NCCL_LINE_VERSION, 0, NULL},
     {"warn", FB_NCCL_LINE_WARN, 0, NULL},
     {"warn_no_ibverbs", FB_NCCL_LINE_WARN, 0, NULL},
+    {"warn_port_error", FB_NCCL_LINE_WARN, 0, NULL},
+    {"warn_fatal_event", FB_NCCL_LINE_WARN, 0, NULL},
     {"dmabuf", FB_NCCL_LINE_DMABUF, 0, NULL},
     /* NCCL's bookkeeping: read as NCCL's and otherwise left alone (ring lists and ring graphs
      * look like transport lines but have no "via") */
@@ -68,6 +70,14 @@ static const struct expect expects[] = {
     {"topology", FB_NCCL_LINE_INFO, 0, NULL},
     {"trees", FB_NCCL_LINE_INFO, 0, NULL},
 };
+
+/* The network event a WARN category reports; none for the others. */
+static enum fb_nccl_event event_of(const char *category)
+{
+    return strcmp(category, "warn_port_error") == 0    ? FB_NCCL_EV_PORT_ERROR
+           : strcmp(category, "warn_fatal_event") == 0 ? FB_NCCL_EV_FATAL
+                                                       : FB_NCCL_EV_NONE;
+}
 
 static const struct expect *expect_of(const char *category)
 {
@@ -112,6 +122,12 @@ static int fixture_line_ok(const char *version_field, const char *category, cons
     if ((e->kind == FB_NCCL_LINE_NET_IB || e->kind == FB_NCCL_LINE_NETWORK ||
          e->kind == FB_NCCL_LINE_ENV || e->kind == FB_NCCL_LINE_DMABUF) && !l.text[0]) {
         fprintf(stderr, "fixture line %zu (%s): nothing read: %s\n", lineno, category, line);
+        return 0;
+    }
+    if (e->kind == FB_NCCL_LINE_WARN && l.event != event_of(category)) {
+        fprintf(stderr, "fixture line %zu (%s): event '%s', expected '%s': %s\n", lineno,
+                category, l.event ? fb_nccl_event_str(l.event) : "none",
+                event_of(category) ? fb_nccl_event_str(event_of(category)) : "none", line);
         return 0;
     }
     if (e->kind == FB_NCCL_LINE_GDR && l.gdr != (strcmp(category, "gdr_enabled") == 0)) {
