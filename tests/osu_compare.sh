@@ -60,6 +60,33 @@ for t in osu_allgather osu_reduce_scatter osu_alltoall osu_bcast; do
         fail "$t was not given float32, 7 iterations, -f and -z: $(grep "^$t " "$work/args")"
 done
 
+# without OSU_ITERS and FB_OPTS both time 2684354560 / size iterations within 500..10000:
+# 10000 at 4 KiB, 640 at 4 MiB (OSU -i N; fabricbench 10 trials of N / 10)
+cat >"$work/fb" <<EOS
+#!/bin/sh
+[ "\${OMPI_COMM_WORLD_RANK:-0}" = 0 ] && echo "\$*" >>"$work/fbargs"
+exec "$bin" "\$@"
+EOS
+chmod +x "$work/fb"
+: >"$work/args"
+MPIRUN="${MPIEXEC:-mpirun} --oversubscribe" BIND="--bind-to none" \
+    sh "$script" "$osu" "$work/fb" 2 4096,4194304 1 >"$work/table" 2>"$work/err" ||
+    fail "osu-compare.sh with the default iterations: $(tail -n 3 "$work/err")"
+for t in osu_allgather:2048:2097152 osu_reduce_scatter:4096:4194304 osu_alltoall:2048:2097152 \
+         osu_bcast:4096:4194304; do
+    tool=${t%%:*}; small=${t#*:}; small=${small%%:*}; big=${t##*:}
+    grep -q "^$tool -m $small:$small .*-i 10000 -x 20" "$work/args" ||
+        fail "$tool at $small bytes was not given 10000 iterations: $(grep "^$tool " "$work/args")"
+    grep -q "^$tool -m $big:$big .*-i 640 -x 20" "$work/args" ||
+        fail "$tool at $big bytes was not given 640 iterations: $(grep "^$tool " "$work/args")"
+done
+for b in all_gather reduce_scatter alltoall broadcast; do
+    grep -q "^run $b .*--sizes 4096 .*--trials 10 --iters 1000 --warmup 20 " "$work/fbargs" ||
+        fail "fabricbench $b at 4096 bytes was not given 10 x 1000 iterations: $(cat "$work/fbargs")"
+    grep -q "^run $b .*--sizes 4194304 .*--trials 10 --iters 64 --warmup 20 " "$work/fbargs" ||
+        fail "fabricbench $b at 4 MiB was not given 10 x 64 iterations: $(cat "$work/fbargs")"
+done
+
 # a failing OSU run ends the script (exit 1, one line naming it), as does one without a figure
 bad="$work/osu-bad"
 mkdir "$bad"

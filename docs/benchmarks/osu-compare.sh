@@ -11,9 +11,11 @@
 # OSU's buffers (out of place; broadcast in place: MPI_Bcast has one buffer, and fabricbench's
 # out of place broadcast copies the root's send buffer into it inside the time), under
 # `$MPIRUN -np NP $BIND` (MPIRUN=mpirun, BIND="--bind-to core" unless set), and time the same
-# number of iterations: OSU_ITERS (500, after 20 warm-up) and FB_OPTS ("--trials
-# 10 --iters 50 --warmup 20": fixed, not calibrated, so a hiccup during calibration cannot
-# shorten the trials). fabricbench runs with `--timing both`: its collectives are timed OSU's
+# number of iterations, fixed rather than calibrated (a hiccup during calibration cannot shorten
+# the trials): per size, 2684354560 / size iterations within 500 to 10000 (10000 up to 256 KiB,
+# 640 at 4 MiB: about 0.1-0.4 s of collectives a run, so one scheduler hiccup weighs little in a
+# mean), OSU's `-i N -x 20` and fabricbench's `--trials 10 --iters N/10 --warmup 20`. OSU_ITERS
+# (OSU's count) and FB_OPTS (fabricbench's options) replace them for every size. fabricbench runs with `--timing both`: its collectives are timed OSU's
 # way (a barrier before each iteration, outside the time; time_synced_avg and time_synced_max)
 # and, for the record, in its default batches (time). Each size runs on its own: one OSU run
 # and one fabricbench run back to back, the first of the two alternating from one repetition
@@ -38,8 +40,19 @@ sizes=${4:-16384,262144,4194304}
 reps=${5:-3}
 mpirun=${MPIRUN:-mpirun}
 bind=${BIND:---bind-to core}
-iters=${OSU_ITERS:-500}
-fb_opts=${FB_OPTS:---trials 10 --iters 50 --warmup 20}
+# iterations at size $1: OSU_ITERS, or 2684354560 / size within 500..10000, a multiple of 10
+iters_at() {
+    if [ -n "${OSU_ITERS:-}" ]; then echo "$OSU_ITERS"; return; fi
+    n=$((2684354560 / $1 / 10 * 10))
+    [ "$n" -lt 500 ] && n=500
+    [ "$n" -gt 10000 ] && n=10000
+    echo "$n"
+}
+# fabricbench's options at size $1: FB_OPTS, or the same count of iterations in 10 trials
+fb_opts_at() {
+    if [ -n "${FB_OPTS:-}" ]; then echo "$FB_OPTS"; return; fi
+    echo "--trials 10 --iters $(($(iters_at "$1") / 10)) --warmup 20"
+}
 for t in osu_allgather osu_reduce_scatter osu_alltoall osu_bcast; do
     [ -x "$osu/$t" ] || die "$osu/$t: not an executable (give OSU's collective folder)"
 done
@@ -59,11 +72,11 @@ median() {
 # med N: the median over the repetitions of column N of size $s's lines in $work/all
 med() { awk -v s="$s" -v n="$1" '$1 == s { print $n }' "$work/all" | median; }
 
-# osu_run TOOL OSU_SIZE: "avg max p50" in us at that size (-f: Avg, Min, Max, Iterations,
-# then -z's P50, P90, P99)
+# osu_run TOOL OSU_SIZE SIZE: "avg max p50" in us at that size (-f: Avg, Min, Max, Iterations,
+# then -z's P50, P90, P99); SIZE (fabricbench's) sets the iterations
 osu_run() {
     # shellcheck disable=SC2086 # BIND is a word list
-    $mpirun -np "$np" $bind "$osu/$1" -m "$2:$2" -T mpi_float -i "$iters" -x 20 -f -z \
+    $mpirun -np "$np" $bind "$osu/$1" -m "$2:$2" -T mpi_float -i "$(iters_at "$3")" -x 20 -f -z \
         >"$work/osu.out" 2>&1 ||
         { echo "error: $1 failed: $(tail -n 3 "$work/osu.out" | tr '\n' ' ')" >&2; return 1; }
     awk -v s="$2" '$1 == s { print $2, $4, $6; n++ } END { exit n != 1 }' "$work/osu.out" ||
@@ -74,9 +87,10 @@ osu_run() {
 # fb_run BENCH CASE SIZE: "synced_avg synced_max batch_mean median_of_time_iter" at that size
 fb_run() {
     rm -rf "$work/fb"
-    # shellcheck disable=SC2086
+    # shellcheck disable=SC2086,SC2046 # BIND and the options are word lists
     $mpirun -np "$np" $bind "$fb" run "$1" --backend host --sizes "$3" --ranks "$np" \
-        --dtype float32 --timing both $fb_opts --quiet --out "$work/fb" >"$work/fb.out" 2>&1 ||
+        --dtype float32 --timing both $(fb_opts_at "$3") --quiet --out "$work/fb" \
+        >"$work/fb.out" 2>&1 ||
         { echo "error: fabricbench $1 failed: $(tail -n 3 "$work/fb.out" | tr '\n' ' ')" >&2
           return 1; }
     awk -F, -v b="$1" -v k="$2" -v np="$np" -v s="$3" '
@@ -108,11 +122,11 @@ for pair in all_gather:osu_allgather:block:out_of_place \
         for s in $(echo "$sizes" | tr ',' ' '); do
             o=$s; [ "$kind" = block ] && o=$((s / np))
             if [ $((r % 2)) = 0 ]; then
-                ol=$(osu_run "$tool" "$o") || exit 1
+                ol=$(osu_run "$tool" "$o" "$s") || exit 1
                 fl=$(fb_run "$bench" "$kase" "$s") || exit 1
             else
                 fl=$(fb_run "$bench" "$kase" "$s") || exit 1
-                ol=$(osu_run "$tool" "$o") || exit 1
+                ol=$(osu_run "$tool" "$o" "$s") || exit 1
             fi
             echo "$s $ol $fl" >>"$work/all"
         done

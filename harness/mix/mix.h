@@ -102,10 +102,11 @@ fb_status fb_mix_read(const char *path, enum fb_dtype inspector_dtype, struct fb
 fb_status fb_mix_format(const struct fb_mix *m, const char *header, char **text);
 
 /* NCCL Inspector's JSON output (mix_inspector.c; docs/benchmarks/replay.md names the fields and
- * the version followed): the records of the first communicator and rank in text[0..len), in
- * coll_sn order, as ops of `dtype` (Inspector v4.0 records no type). AllGather's and
- * ReduceScatter's coll_msg_size_bytes is one rank's piece: the op's bytes are n_ranks times it.
- * Send, Recv and SendRecv records are skipped. Bad input FB_ERR_USAGE, "FILE:LINE: why". */
+ * the version followed): the records of the communicator and rank of the first collective
+ * record in text[0..len), in coll_sn order, as ops of `dtype` (Inspector v4.0 records no type).
+ * AllGather's and ReduceScatter's coll_msg_size_bytes is one rank's piece: the op's bytes are
+ * n_ranks times it. Point-to-point records (Send, Recv, SendRecv; 2.30's p2p_perf) are skipped
+ * and choose nothing. Bad input FB_ERR_USAGE, "FILE:LINE: why". */
 fb_status fb_mix_inspector_parse(const char *text, size_t len, const char *shown,
                                  enum fb_dtype dtype, struct fb_mix *out, char *err,
                                  size_t errlen);

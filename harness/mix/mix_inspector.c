@@ -1,8 +1,8 @@
 /* NCCL Inspector's JSON output read as a mix (mix.h): the profiler plugin of nccl's
- * ext-profiler/inspector (plugins/profiler/inspector since 2.29) writes one JSON object per
+ * ext-profiler/inspector (plugins/profiler/inspector since 2.29.7) writes one JSON object per
  * collective per communicator (format "v4.0": header {id, rank, n_ranks, nnodes; comm_name
  * since 2.30}, metadata {...}, coll_perf {coll, coll_sn, coll_msg_size_bytes,
- * coll_exec_time_us, ...}; since 2.30 also p2p_perf records, left out), pretty-printed or
+ * coll_exec_time_us, ...}; since 2.30, opt-in, p2p_perf records, left out), pretty-printed or
  * one a line. Objects are read
  * one after another with cJSON; the line of each is counted for messages. */
 #include "mix.h"
@@ -73,15 +73,12 @@ static bool read_record(const cJSON *o, char *comm, size_t commlen, int *rank0,
                 *coll = cJSON_GetObjectItemCaseSensitive(perf, "coll");
     double rank, nranks, sn, bytes;
     int pieces = 1;
-    bool skip = false;
+    bool skip = false, p2p, known;
 
     *take = false;
-    /* 2.30 also records point-to-point operations, as "p2p_perf": left out, as Send and Recv
-     * collectives are */
-    if (cJSON_IsObject(hdr) && !perf &&
-        cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o, "p2p_perf")))
-        return true;
-    if (!cJSON_IsObject(hdr) || !cJSON_IsObject(perf)) {
+    /* 2.30 can also record point-to-point operations (opt-in), as "p2p_perf" objects */
+    p2p = !perf && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o, "p2p_perf"));
+    if (!cJSON_IsObject(hdr) || (!cJSON_IsObject(perf) && !p2p)) {
         snprintf(why, whylen, "not an NCCL Inspector record (no 'header' and 'coll_perf' "
                  "objects)");
         return false;
@@ -92,21 +89,25 @@ static bool read_record(const cJSON *o, char *comm, size_t commlen, int *rank0,
                  "numbers, n_ranks >= 1)");
         return false;
     }
+    if (p2p) /* left out, and it does not choose the communicator replayed */
+        return true;
     if (!cJSON_IsString(coll) || !whole(perf, "coll_sn", 1.8e19, &sn) ||
         !whole(perf, "coll_msg_size_bytes", 1e18, &bytes)) {
         snprintf(why, whylen, "'coll_perf' needs 'coll' (a string), 'coll_sn' and "
                  "'coll_msg_size_bytes' (whole numbers)");
         return false;
     }
+    known = coll_of(coll->valuestring, &r->op.coll, &skip, &pieces);
+    if (!known && skip) /* Send, Recv, SendRecv: left out, as p2p_perf records are */
+        return true;
+    /* the first collective record chooses the communicator and the rank replayed */
     if (!comm[0]) {
         snprintf(comm, commlen, "%s", id->valuestring);
         *rank0 = (int)rank;
     }
     if (strcmp(comm, id->valuestring) != 0 || (int)rank != *rank0)
         return true;
-    if (!coll_of(coll->valuestring, &r->op.coll, &skip, &pieces)) {
-        if (skip)
-            return true;
+    if (!known) {
         char shown[128]; /* the name as JSON decoded it: a line break in it stays escaped */
         fb_escape_str(coll->valuestring, 40, shown, sizeof shown);
         snprintf(why, whylen, "unknown collective '%s' in 'coll' (AllReduce, AllGather, "

@@ -165,10 +165,12 @@ static void check_inspector(const char *dir)
 
 /* NCCL 2.30's records: 'comm_name' in the header, and point-to-point operations as
  * "p2p_perf" records (plugins/profiler/inspector/inspector_json.cc at v2.30.7-1), left out
- * without deciding the communicator or rank replayed */
+ * without deciding the communicator or rank replayed; nor does a Send collective record */
 static void check_inspector_230(void)
 {
     static const char text[] =
+        "{\"header\":{\"id\":\"0x8\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":{\"coll\":"
+        "\"Send\",\"coll_sn\":1,\"coll_msg_size_bytes\":64}}\n"
         "{\"header\":{\"id\":\"0x9\",\"comm_name\":\"unknown\",\"rank\":1,\"n_ranks\":2,"
         "\"nnodes\":1},\"metadata\":{\"inspector_output_format_version\":\"v4.0\"},"
         "\"p2p_perf\":{\"p2p\":\"Send\",\"p2p_sn\":1,\"p2p_peer\":0,"
@@ -213,6 +215,14 @@ static void check_inspector_bad_texts(void)
     snprintf(text, sizeof text, "%s\n{\"header\": 1", ok);
     check_inspector_bad(text, "ins.json:3: not a JSON object (NCCL Inspector writes one per "
                               "collective)");
+    /* a p2p_perf record's header is checked as a collective's */
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":\"x\",\"n_ranks\":2},"
+                        "\"p2p_perf\":{\"p2p\":\"Send\"}}",
+                        "ins.json:1: 'header' needs 'id' (a string), 'rank' and 'n_ranks' (whole "
+                        "numbers, n_ranks >= 1)");
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},"
+                        "\"p2p_perf\":{\"p2p\":\"Send\",\"p2p_sn\":1}}\n",
+                        "ins.json:2: no collectives in the NCCL Inspector output");
     snprintf(text, sizeof text, "%s{\"p2p_perf\":{}}\n", ok);
     check_inspector_bad(text, "ins.json:2: not an NCCL Inspector record (no 'header' and "
                               "'coll_perf' objects)");

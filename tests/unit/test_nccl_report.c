@@ -1,5 +1,6 @@
 /* The NCCL log classifier on real lines: every line of the fixture nccl-log-lines.tsv (lines
- * from public bug reports, NCCL 2.3 to 2.30, each labelled with what it shows) must be
+ * from public bug reports, and one test string of a public repository, NCCL 2.3 to 2.30, each
+ * labelled with what it shows) must be
  * classified as labelled; the wordings of 2.26-2.30's network faults, failover and recovery
  * line by line; then whole logs of tests/data/nccl read into reports and verdicts.
  * argv[1]: the fixture folder; argv[2]: tests/data/nccl. */
@@ -79,6 +80,22 @@ static enum fb_nccl_event event_of(const char *category)
                                                        : FB_NCCL_EV_NONE;
 }
 
+/* The first "[YYYY-MM-DD HH:MM:SS]" of a line (NCCL's stamp; a collector's own stamp before it
+ * has another shape), without the brackets, in out[20]; "" if none. */
+static void stamp_of(const char *line, char out[20])
+{
+    out[0] = '\0';
+    for (const char *p = line; (p = strchr(p, '[')); p++) {
+        int n = 0;
+        sscanf(p, "[%*4[0-9]-%*2[0-9]-%*2[0-9] %*2[0-9]:%*2[0-9]:%*2[0-9]]%n", &n);
+        if (n == 21) {
+            memcpy(out, p + 1, 19);
+            out[19] = '\0';
+            return;
+        }
+    }
+}
+
 static const struct expect *expect_of(const char *category)
 {
     for (size_t i = 0; i < sizeof expects / sizeof *expects; i++)
@@ -123,6 +140,15 @@ static int fixture_line_ok(const char *version_field, const char *category, cons
          e->kind == FB_NCCL_LINE_ENV || e->kind == FB_NCCL_LINE_DMABUF) && !l.text[0]) {
         fprintf(stderr, "fixture line %zu (%s): nothing read: %s\n", lineno, category, line);
         return 0;
+    }
+    if (e->kind == FB_NCCL_LINE_WARN) {
+        char stamp[20];
+        stamp_of(line, stamp);
+        if (strcmp(l.when, stamp) != 0 || (event_of(category) && !l.nic[0])) {
+            fprintf(stderr, "fixture line %zu (%s): time '%s' (the line's '%s'), device '%s': "
+                    "%s\n", lineno, category, l.when, stamp, l.nic, line);
+            return 0;
+        }
     }
     if (e->kind == FB_NCCL_LINE_WARN && l.event != event_of(category)) {
         fprintf(stderr, "fixture line %zu (%s): event '%s', expected '%s': %s\n", lineno,
