@@ -82,7 +82,7 @@ for t in osu_allgather:2048:2097152 osu_reduce_scatter:4096:4194304 osu_alltoall
 done
 for b in all_gather reduce_scatter alltoall broadcast; do
     grep -q "^run $b .*--sizes 4096 .*--trials 10 --iters 1000 --warmup 20 " "$work/fbargs" ||
-        fail "fabricbench $b at 4096 bytes was not given 10 x 1000 iterations: $(cat "$work/fbargs")"
+        fail "fabricbench $b at 4 KiB was not given 10 x 1000 iterations: $(cat "$work/fbargs")"
     grep -q "^run $b .*--sizes 4194304 .*--trials 10 --iters 64 --warmup 20 " "$work/fbargs" ||
         fail "fabricbench $b at 4 MiB was not given 10 x 64 iterations: $(cat "$work/fbargs")"
 done

@@ -3,8 +3,8 @@
  * collective per communicator (format "v4.0": header {id, rank, n_ranks, nnodes; comm_name
  * since 2.30}, metadata {...}, coll_perf {coll, coll_sn, coll_msg_size_bytes,
  * coll_exec_time_us, ...}; since 2.30, opt-in, p2p_perf records, left out), pretty-printed or
- * one a line. Objects are read
- * one after another with cJSON; the line of each is counted for messages. */
+ * one a line. Objects are read one after another with cJSON; the line of each is counted for
+ * messages. */
 #include "mix.h"
 
 #include <math.h>
