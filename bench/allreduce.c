@@ -133,7 +133,7 @@ const struct fb_bench fb_bench_allreduce = {
     .name = "allreduce",
     .summary = "sum all-reduce over a size sweep, out of place and in place, algbw and busbw "
                "as in nccl-tests",
-    .needs = FB_NEEDS_COLL | FB_SCALES,
+    .needs = FB_NEEDS_COLL | FB_SCALES | FB_ONE_CALL,
     .min_ranks = 1,
     .plan = allreduce_plan,
     .setup = allreduce_setup,

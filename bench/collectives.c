@@ -301,7 +301,7 @@ static fb_status coll_verify(void *p, size_t *wrong)
     const struct fb_bench fb_bench_##ident = {                                                  \
         .name = #ident,                                                                         \
         .summary = text,                                                                        \
-        .needs = FB_NEEDS_COLL | FB_SCALES,                                                     \
+        .needs = FB_NEEDS_COLL | FB_SCALES | FB_ONE_CALL,                                       \
         .min_ranks = 1,                                                                         \
         .plan = ident##_plan,                                                                   \
         .setup = ident##_setup,                                                                 \

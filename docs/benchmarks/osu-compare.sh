@@ -16,11 +16,12 @@
 # 640 at 4 MiB: about 0.1-0.4 s of collectives a run, so one scheduler hiccup weighs little in a
 # mean), OSU's `-i N -x 20` and fabricbench's `--trials 10 --iters N/10 --warmup 20`. OSU_ITERS
 # (OSU's count) and FB_OPTS (fabricbench's options) replace them for every size. fabricbench
-# runs with `--timing both`: its collectives are timed OSU's
-# way (a barrier before each iteration, outside the time; time_synced_avg and time_synced_max)
-# and, for the record, in its default batches (time). Each size runs on its own: one OSU run
-# and one fabricbench run back to back, the first of the two alternating from one repetition
-# to the next, REPS times (default 3); each figure is the median over the repetitions.
+# runs with `--timing both`: its collectives are timed OSU's way (a barrier before each
+# iteration, outside the time, and MPI's call between two clock reads; time_synced_avg and
+# time_synced_max) and, for the record, in its default batches (time). Each size runs on its
+# own: one OSU run and one fabricbench run back to back, the first of the two alternating from
+# one repetition to the next, REPS times (default 3); each figure is the median over the
+# repetitions.
 # Columns: bench, size, OSU's size; the means compared: OSU's "Avg Latency" and fabricbench's
 # `mean` of time_synced_avg (both the mean over ranks of each rank's mean iteration), the ratio
 # of their medians (fabricbench / OSU), and `paired`, the median over the repetitions of each

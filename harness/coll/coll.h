@@ -74,6 +74,25 @@ struct fb_coll {
                         enum fb_dtype dtype, enum fb_redop op, int root, struct fb_stream *s);
 };
 
+/* A collective call's own span, for --timing synced. A table whose call is complete when it
+ * returns (MPI on buffers it reads itself: host memory, or device memory with a CUDA-aware MPI)
+ * reads the monotonic clock just before and just after the library's call, as OSU reads
+ * MPI_Wtime around it; the runner then times an iteration that is one such call by that span
+ * rather than by its own reads around the benchmark's iteration, which would add this harness's
+ * dispatch to the figure (the benchmark's iterate, the table's arguments, the watchdog's flag:
+ * 0.3 us an iteration on the CI VM, 5% of a 16 KiB all-gather: docs/benchmarks/osu-compare.md).
+ * NCCL's calls return before the work is done, and a staged call's copies are part of its
+ * cost: those stamp nothing, and the runner's reads stand. One per thread. */
+void fb_call_span_clear(void);
+/* Around the library's call, in a table: begin, then end when the call was whole (its result
+ * in place on return, nothing else of it left out), else fb_call_span_partial. */
+void fb_call_span_begin(void);
+void fb_call_span_end(void);
+void fb_call_span_partial(void);
+/* The span of the one call since the clear, in microseconds: false where there were none, more
+ * than one, or one not stamped whole. */
+bool fb_call_span_take(double *us);
+
 extern const struct fb_coll fb_coll_mpi;
 extern const struct fb_coll fb_coll_nccl; /* a stub when built without NCCL */
 extern const struct fb_coll *const fb_colls[];

@@ -150,7 +150,9 @@ static fb_status mpi_allreduce(struct fb_coll_comm *c, const void *send, void *r
         int rc;
         /* a collective wait: this rank has arrived (the watchdog names those that have not) */
         fb_watchdog_wait_begin();
+        fb_call_span_begin();
         rc = MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count, t, sum, c->comm);
+        fb_call_span_end();
         fb_watchdog_wait_end();
         return mpi_check(rc, "MPI_Allreduce");
     }
@@ -159,6 +161,8 @@ static fb_status mpi_allreduce(struct fb_coll_comm *c, const void *send, void *r
         (st = c->be->stream_sync(s)) != FB_OK)
         return st;
     fb_watchdog_wait_begin();
+    fb_call_span_begin(); /* the copies are part of a staged call: its span is not the call's */
+    fb_call_span_partial();
     st = mpi_check(MPI_Allreduce(MPI_IN_PLACE, c->stage, (int)count, t, sum, c->comm),
                    "MPI_Allreduce");
     fb_watchdog_wait_end();
@@ -256,6 +260,7 @@ static fb_status mpi_call(MPI_Comm comm, const struct mpi_call *k)
     int rc = MPI_ERR_OTHER;
 
     fb_watchdog_wait_begin(); /* a collective wait, as allreduce's */
+    fb_call_span_begin();
     switch (k->kind) {
     case K_ALLGATHER:
         rc = MPI_Allgather(k->send, k->count, k->type, k->recv, k->count, k->type, comm);
@@ -273,6 +278,7 @@ static fb_status mpi_call(MPI_Comm comm, const struct mpi_call *k)
         rc = MPI_Reduce(k->send, k->recv, k->count, k->type, k->op, k->root, comm);
         break;
     }
+    fb_call_span_end();
     fb_watchdog_wait_end();
     return mpi_check(rc, kind_names[k->kind]);
 }
@@ -302,7 +308,9 @@ static fb_status mpi_run(struct fb_coll_comm *c, struct mpi_call k, const void *
         return st;
     k.send = stage;
     k.recv = k.kind == K_BCAST ? stage : stage + inb;
-    if ((st = mpi_call(c->comm, &k)) != FB_OK || !outb)
+    st = mpi_call(c->comm, &k);
+    fb_call_span_partial(); /* the copies are part of a staged call */
+    if (st != FB_OK || !outb)
         return st;
     if ((st = c->be->copy(out, k.recv, outb, FB_COPY_H2D, s)) != FB_OK)
         return st;

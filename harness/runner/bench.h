@@ -23,6 +23,8 @@ enum fb_needs {
     FB_NEEDS_LINKS = 1u << 2, /* rows about a pair of ranks carry the pair's link label */
     FB_REPORTS_VALUES = 1u << 3, /* not timed: setup finds figures (a batch that fits, ...)
                                     and the `values` hook reports them */
+    FB_ONE_CALL = 1u << 4, /* an iteration is one call of the collectives table and nothing
+                              else: --timing synced times the call's own span (coll.h) */
 };
 
 /* A figure a FB_REPORTS_VALUES benchmark found: one row with one sample. */

@@ -1,9 +1,14 @@
 #!/bin/sh
 # run --timing (issue 18): collectives timed OSU's way beside the batch figure. With a test-only
-# delay on rank 1 (FB_TEST_SLOW_RANK=1:D, every iteration of rank 1 sleeps D us after its call,
-# inside the time) at 2 ranks: time_synced_max is about D above time_synced_min, the fast rank's;
-# time_synced_avg is halfway, exactly (min + max) / 2 in every trial (so in the means); the batch
-# `time`, each trial as long as its slowest rank with iterations back to back, is about D.
+# delay on rank 1 (FB_TEST_SLOW_RANK=1:D, every iteration of rank 1 sleeps D us in the runner
+# before the benchmark's call) at 2 ranks, on the host backend, where the synced figure is the
+# MPI call's own span (coll.h): rank 0 waits D inside its call for rank 1, and rank 1's call,
+# made last, is short, its sleep not in it. So time_synced_max is about D above time_synced_min;
+# time_synced_avg is halfway, exactly (min + max) / 2 in every trial (so in the means); the
+# batch `time`, each trial as long as its slowest rank with iterations back to back, is about D.
+# Under host-strict, where MPI's call is staged through pinned memory (its copies part of it),
+# the runner's own clock reads around the iteration stand: rank 1's sleep is inside them too, so
+# time_synced_min is about D as well.
 # --timing synced alone writes no batch rows (time, algbw, busbw, time_iter); the default writes
 # no synced ones; bad values of --timing, and --timing on soak, are one line and exit 2.
 # usage: timing_synced.sh FABRICBENCH
@@ -56,6 +61,23 @@ n=$(grep -c "^out_of_place .*synced: min [0-9.]* max [0-9.]*$" "$work/both.out")
     fail "$n synced lines for out_of_place on stdout, expected 1: $(cat "$work/both.out")"
 grep -q "^# --timing both: a .synced:. line per point" "$work/both.out" ||
     fail "the table does not say how its synced lines were timed"
+
+# staged (host-strict): no call span, the runner's reads: both ranks about D
+# shellcheck disable=SC2086
+FB_TEST_SLOW_RANK=1:$d mpi 2 -x FB_TEST_SLOW_RANK "$bin" run all_gather \
+    $(echo "$opts" | sed 's/--backend host /--backend host-strict /') --timing synced \
+    --out "$work/strict" >/dev/null 2>"$work/strict.err" ||
+    fail "--timing synced under host-strict exited $?: $(tail -n 3 "$work/strict.err")"
+csv_awk '
+v("ranks") == 2 && v("metric") == "time_synced_min" {
+    n++
+    if (!(v("median") >= 0.95 * d && v("median") < 3 * d))
+        print v("case") ": time_synced_min " v("median") " us staged: not about " d " (the " \
+            "runner'"'"'s reads, rank 1'"'"'s sleep inside them)"
+}
+END { if (n != 2) print n + 0 " time_synced_min rows on 2 ranks under host-strict, expected 2" }
+' d="$d" "$work/strict/results.csv" >"$work/bad"
+[ ! -s "$work/bad" ] || fail "--timing synced, host-strict: $(cat "$work/bad")"
 
 # --timing synced alone: only the synced rows for a collective; the default: none of them
 # shellcheck disable=SC2086

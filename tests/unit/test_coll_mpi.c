@@ -2,7 +2,9 @@
  * (harness/coll/coll.h) under mpirun -np N: every element of every result checked, out of place
  * and in place, at two roots, in int32 and float16, on the host backend (MPI reads the buffers
  * directly) and on host-strict (staged through pinned memory, as device buffers without a
- * CUDA-aware MPI are). */
+ * CUDA-aware MPI are); and each call's own span (coll.h): stamped whole on host, where MPI's
+ * call is all there is, not on host-strict, whose copies are part of the call; two calls, no
+ * span. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -98,6 +100,19 @@ static int sum_block(int b, int i)
     return s;
 }
 
+/* After one call since fb_call_span_clear: its span is taken on host, not when staged. */
+static void expect_span(const char *what)
+{
+    double us = -1.0;
+    bool took = fb_call_span_take(&us);
+
+    if (took != be->host_memory || (took && !(us >= 0.0 && us < 1e7)))
+        fprintf(stderr, "rank %d, %s: %s: span %s (%g us), expected %s\n", rank, be->name, what,
+                took ? "taken" : "not taken", us, be->host_memory ? "one" : "none");
+    CHECK(took == be->host_memory);
+    CHECK(!took || (us >= 0.0 && us < 1e7));
+}
+
 static void run_ops(const struct fb_coll *coll, enum fb_dtype dt, bool in_place)
 {
     size_t blk = COUNT * fb_dtype_size(dt), all = blk * (size_t)nranks;
@@ -114,7 +129,9 @@ static void run_ops(const struct fb_coll *coll, enum fb_dtype dt, bool in_place)
         load((char *)recv + (size_t)rank * blk, dt, rank, 1);
     else
         load(send, dt, rank, 1);
+    fb_call_span_clear();
     CHECK(coll->allgather(comm, s, recv, COUNT, dt, stream) == FB_OK);
+    expect_span("allgather");
     for (int b = 0; b < nranks; b++) {
         snprintf(what, sizeof what, "allgather %s", how);
         expect(what, recv, dt, b, b, from_block_rank);
@@ -122,14 +139,18 @@ static void run_ops(const struct fb_coll *coll, enum fb_dtype dt, bool in_place)
 
     /* reduce-scatter: in place, the result lands in block `rank` */
     load(s, dt, 0, nranks);
+    fb_call_span_clear();
     CHECK(coll->reduce_scatter(comm, s, recv, COUNT, dt, FB_REDOP_SUM, stream) == FB_OK);
+    expect_span("reduce_scatter");
     snprintf(what, sizeof what, "reduce_scatter %s", how);
     expect(what, recv, dt, in_place ? rank : 0, rank, sum_block);
 
     /* all-to-all: out of place only */
     if (!in_place) {
         load(send, dt, 0, nranks);
+        fb_call_span_clear();
         CHECK(coll->alltoall(comm, send, recv, COUNT, dt, stream) == FB_OK);
+        expect_span("alltoall");
         for (int b = 0; b < nranks; b++)
             expect("alltoall", recv, dt, b, b, to_me);
     } else {
@@ -141,17 +162,36 @@ static void run_ops(const struct fb_coll *coll, enum fb_dtype dt, bool in_place)
         load(s, dt, 0, 1);
         if (!in_place)
             load(recv, dt, 3, 1); /* stale values that must go */
+        fb_call_span_clear();
         CHECK(coll->broadcast(comm, s, recv, COUNT, dt, root, stream) == FB_OK);
+        expect_span("broadcast");
         snprintf(what, sizeof what, "broadcast root %d %s", root, how);
         expect(what, recv, dt, 0, 0, from_root);
 
         load(s, dt, 0, 1);
+        fb_call_span_clear();
         CHECK(coll->reduce(comm, s, recv, COUNT, dt, FB_REDOP_SUM, root, stream) == FB_OK);
+        expect_span("reduce");
         snprintf(what, sizeof what, "reduce root %d %s", root, how);
         if (rank == root)
             expect(what, recv, dt, 0, 0, sum_block);
         if (nranks == 1)
             break;
+    }
+    /* all-reduce, the other table call with a span; then two calls: no span */
+    load(s, dt, 0, 1);
+    fb_call_span_clear();
+    CHECK(coll->allreduce(comm, s, recv, COUNT, dt, FB_REDOP_SUM, stream) == FB_OK);
+    expect_span("allreduce");
+    snprintf(what, sizeof what, "allreduce %s", how);
+    expect(what, recv, dt, 0, 0, sum_block);
+    {
+        double us;
+        fb_call_span_clear();
+        CHECK(!fb_call_span_take(&us));
+        CHECK(coll->allgather(comm, s, recv, COUNT, dt, stream) == FB_OK);
+        CHECK(coll->allgather(comm, s, recv, COUNT, dt, stream) == FB_OK);
+        CHECK(!fb_call_span_take(&us));
     }
     be->free(FB_MEM_DEVICE, send);
     be->free(FB_MEM_DEVICE, recv);
