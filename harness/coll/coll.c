@@ -35,6 +35,12 @@ void fb_call_span_end(void) { fb_call_span.end_us = fb_clock_now_us(); }
 
 void fb_call_span_partial(void) { fb_call_span.partial = true; }
 
+void fb_call_span_widen(double begin_us)
+{
+    if (begin_us < fb_call_span.begin_us)
+        fb_call_span.begin_us = begin_us;
+}
+
 bool fb_call_span_take(double *us)
 {
     if (fb_call_span.calls != 1 || fb_call_span.partial ||

@@ -89,6 +89,9 @@ void fb_call_span_clear(void);
 void fb_call_span_begin(void);
 void fb_call_span_end(void);
 void fb_call_span_partial(void);
+/* The stamped call began earlier, at begin_us (fb_clock_now_us): work of the table's call done
+ * before the library's (an out-of-place broadcast's copy at the root) is part of its span. */
+void fb_call_span_widen(double begin_us);
 /* The span of the one call since the clear, in microseconds: false where there were none, more
  * than one, or one not stamped whole. */
 bool fb_call_span_take(double *us);
