@@ -16,36 +16,48 @@ const struct fb_coll *fb_coll_find(const char *name)
     return NULL;
 }
 
-/* This thread's span (coll.h) */
-static _Thread_local struct fb_call_span {
+/* This thread's span (coll.h); nothing is stamped unless armed, so no other figure pays for
+ * the clock reads */
+static _Thread_local struct span {
+    bool armed;              /* between fb_call_span_clear and fb_call_span_take */
     double begin_us, end_us; /* fb_clock_now_us() around the last stamped call */
-    int calls;               /* calls made since fb_call_span_clear, stamped or not */
+    int calls;               /* calls since the clear, stamped or not; counts to 2 at most */
     bool partial;            /* one of them was not stamped whole */
-} fb_call_span;
+} this_span;
 
-void fb_call_span_clear(void) { fb_call_span = (struct fb_call_span){0}; }
+void fb_call_span_clear(void) { this_span = (struct span){.armed = true}; }
 
 void fb_call_span_begin(void)
 {
-    fb_call_span.calls++;
-    fb_call_span.begin_us = fb_clock_now_us();
+    if (!this_span.armed)
+        return;
+    this_span.calls += this_span.calls < 2;
+    this_span.begin_us = fb_clock_now_us();
 }
 
-void fb_call_span_end(void) { fb_call_span.end_us = fb_clock_now_us(); }
+void fb_call_span_end(void)
+{
+    if (this_span.armed)
+        this_span.end_us = fb_clock_now_us();
+}
 
-void fb_call_span_partial(void) { fb_call_span.partial = true; }
+void fb_call_span_partial(void) { this_span.partial = true; }
 
 void fb_call_span_widen(double begin_us)
 {
-    if (begin_us < fb_call_span.begin_us)
-        fb_call_span.begin_us = begin_us;
+    if (this_span.armed && begin_us < this_span.begin_us)
+        this_span.begin_us = begin_us;
 }
+
+void fb_call_span_stretch(void) { fb_call_span_end(); }
 
 bool fb_call_span_take(double *us)
 {
-    if (fb_call_span.calls != 1 || fb_call_span.partial ||
-        !(fb_call_span.end_us >= fb_call_span.begin_us))
-        return false;
-    *us = fb_call_span.end_us - fb_call_span.begin_us;
-    return true;
+    bool whole = this_span.armed && this_span.calls == 1 && !this_span.partial &&
+                 this_span.end_us >= this_span.begin_us;
+
+    if (whole)
+        *us = this_span.end_us - this_span.begin_us;
+    this_span.armed = false;
+    return whole;
 }

@@ -81,19 +81,22 @@ struct fb_coll {
  * rather than by its own reads around the benchmark's iteration, which would add this harness's
  * dispatch to the figure (the benchmark's iterate, the table's arguments, the watchdog's flag:
  * 0.3 us an iteration on the CI VM, 5% of a 16 KiB all-gather: docs/benchmarks/osu-compare.md).
- * NCCL's calls return before the work is done, and a staged call's copies are part of its
- * cost: those stamp nothing, and the runner's reads stand. One per thread. */
-void fb_call_span_clear(void);
+ * NCCL stamps nothing (its calls return before the work is done); a staged call marks its span
+ * partial (its copies are part of it); either way the runner's reads stand. Per thread, and
+ * armed only from a clear to the next take: no other figure pays for the clock reads. */
+void fb_call_span_clear(void); /* arms it, empty */
 /* Around the library's call, in a table: begin, then end when the call was whole (its result
  * in place on return, nothing else of it left out), else fb_call_span_partial. */
 void fb_call_span_begin(void);
 void fb_call_span_end(void);
 void fb_call_span_partial(void);
-/* The stamped call began earlier, at begin_us (fb_clock_now_us): work of the table's call done
- * before the library's (an out-of-place broadcast's copy at the root) is part of its span. */
+/* Work of the table's call around the library's is part of its span: before it, from begin_us
+ * (fb_clock_now_us; an out-of-place broadcast's copy at the root), and after it, to now (an
+ * in-place reduce-scatter's copy of its result into block `rank`). */
 void fb_call_span_widen(double begin_us);
+void fb_call_span_stretch(void);
 /* The span of the one call since the clear, in microseconds: false where there were none, more
- * than one, or one not stamped whole. */
+ * than one, or one not stamped whole. Disarms it. */
 bool fb_call_span_take(double *us);
 
 extern const struct fb_coll fb_coll_mpi;

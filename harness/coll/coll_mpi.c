@@ -153,7 +153,10 @@ static fb_status mpi_allreduce(struct fb_coll_comm *c, const void *send, void *r
         fb_watchdog_wait_begin();
         fb_call_span_begin();
         rc = MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count, t, sum, c->comm);
-        fb_call_span_end();
+        if (rc == MPI_SUCCESS)
+            fb_call_span_end();
+        else
+            fb_call_span_partial();
         fb_watchdog_wait_end();
         return mpi_check(rc, "MPI_Allreduce");
     }
@@ -279,7 +282,10 @@ static fb_status mpi_call(MPI_Comm comm, const struct mpi_call *k)
         rc = MPI_Reduce(k->send, k->recv, k->count, k->type, k->op, k->root, comm);
         break;
     }
-    fb_call_span_end();
+    if (rc == MPI_SUCCESS)
+        fb_call_span_end();
+    else
+        fb_call_span_partial();
     fb_watchdog_wait_end();
     return mpi_check(rc, kind_names[k->kind]);
 }
@@ -309,9 +315,8 @@ static fb_status mpi_run(struct fb_coll_comm *c, struct mpi_call k, const void *
         return st;
     k.send = stage;
     k.recv = k.kind == K_BCAST ? stage : stage + inb;
-    st = mpi_call(c->comm, &k);
     fb_call_span_partial(); /* the copies are part of a staged call */
-    if (st != FB_OK || !outb)
+    if ((st = mpi_call(c->comm, &k)) != FB_OK || !outb)
         return st;
     if ((st = c->be->copy(out, k.recv, outb, FB_COPY_H2D, s)) != FB_OK)
         return st;
@@ -383,9 +388,13 @@ static fb_status mpi_reduce_scatter(struct fb_coll_comm *c, const void *send, vo
     /* MPI's in place leaves the result in block 0; NCCL's (and ours) in block `rank`. */
     if ((st = mpi_run(c, k, send, 0, NULL, 0, s)) != FB_OK || rank == 0)
         return st;
-    if ((st = c->be->copy(mine, recv, blk, FB_COPY_D2D, s)) != FB_OK)
+    if ((st = c->be->copy(mine, recv, blk, FB_COPY_D2D, s)) != FB_OK ||
+        (st = c->be->stream_sync(s)) != FB_OK) {
+        fb_call_span_partial();
         return st;
-    return c->be->stream_sync(s);
+    }
+    fb_call_span_stretch(); /* the copy is part of the call */
+    return FB_OK;
 }
 
 static fb_status mpi_alltoall(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
@@ -425,8 +434,10 @@ static fb_status mpi_broadcast(struct fb_coll_comm *c, const void *send, void *r
     if (rank == root && send != recv) {
         double begin = fb_clock_now_us();
         if ((st = c->be->copy(recv, send, blk, FB_COPY_D2D, s)) != FB_OK ||
-            (st = mpi_run(c, k, NULL, 0, NULL, 0, s)) != FB_OK)
+            (st = mpi_run(c, k, NULL, 0, NULL, 0, s)) != FB_OK) {
+            fb_call_span_partial();
             return st;
+        }
         fb_call_span_widen(begin);
         return FB_OK;
     }

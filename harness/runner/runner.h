@@ -38,7 +38,7 @@ struct fb_runner {
     /* --timing synced|both (issue 18) */
     double *synced_all;     /* rank 0: every rank's synced trials, [rank][trial] */
     int slow_rank;          /* FB_TEST_SLOW_RANK's rank (-1: none) */
-    double slow_us;         /* ... and the microseconds its every iteration takes longer */
+    double slow_us;         /* ... and the microseconds it sleeps before every iteration */
 };
 
 /* Collective. Prepares a runner over an open session. FB_ERR_USAGE (one line on rank 0) when
@@ -69,9 +69,10 @@ int fb_runner_over_ranks(const double *all, const int *flag, int nranks, size_t 
 bool fb_runner_synced(const struct fb_options *o, const struct fb_case *c);
 bool fb_runner_batched(const struct fb_options *o, const struct fb_case *c);
 
-/* FB_TEST_SLOW_RANK (tests only): "R:US" makes every iteration of rank R take US microseconds
- * longer (a sleep after the benchmark's iteration, inside the time). NULL or "" sets *rank to
- * -1. FB_ERR_USAGE with the reason in why when the text is not R:US (US from 1 to 1e7). */
+/* FB_TEST_SLOW_RANK (tests only): "R:US" makes rank R sleep US microseconds before every
+ * iteration of the benchmark, inside the runner's time (a call's own span, coll.h, leaves it
+ * out: the other ranks then wait for R inside theirs). NULL or "" sets *rank to -1.
+ * FB_ERR_USAGE with the reason in why when the text is not R:US (US from 1 to 1e7). */
 fb_status fb_runner_test_slow(const char *text, int *rank, double *us, char *why, size_t len);
 
 /* The rank counts a scaling benchmark runs on: --ranks as given, or 1, 2, 4, ... below `size`

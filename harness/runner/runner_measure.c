@@ -63,7 +63,7 @@ fb_status fb_runner_test_slow(const char *text, int *rank, double *us, char *why
     return FB_OK;
 }
 
-/* One iteration of the benchmark; with FB_TEST_SLOW_RANK naming this rank, a sleep after it. */
+/* One iteration of the benchmark; with FB_TEST_SLOW_RANK naming this rank, a sleep before it. */
 static fb_status iterate(const struct fb_runner *r, const struct fb_bench *b, void *state)
 {
     if (r->slow_rank == r->s->world.rank) {
@@ -138,8 +138,9 @@ static fb_status time_each(const struct fb_runner *r, const struct fb_bench *b, 
 /* OSU's way (--timing synced): before each of `iters` iterations a barrier, outside the time;
  * then the iteration alone on this rank, from the monotonic clock before it is issued to the
  * end of its stream, or, for an iteration that is one call (FB_ONE_CALL) which the collectives
- * table stamped whole, that call's own span; *us: this rank's mean. Collective: ranks that sit the case out enter the
- * barriers quietly. An interruption (a signal) reaches every rank at the same barrier. */
+ * table stamped whole, that call's own span; *us: this rank's mean. Collective: ranks that sit
+ * the case out enter the barriers quietly. An interruption (a signal) reaches every rank at the
+ * same barrier. */
 static fb_status time_synced(const struct fb_runner *r, const struct fb_bench *b, void *state,
                              struct fb_stream *stream, bool active, bool everyone, long iters,
                              double *us)
@@ -150,21 +151,22 @@ static fb_status time_synced(const struct fb_runner *r, const struct fb_bench *b
     fb_status st = FB_OK;
 
     for (long i = 0; i < iters; i++) {
-        double t0, call;
+        double t0, took, call;
         if (fb_world_barrier(w->comm, !active, everyone) == FB_ERR_INTERRUPTED)
             return st == FB_OK ? FB_ERR_INTERRUPTED : st;
         if (!active || st != FB_OK)
             continue; /* a failed rank keeps entering the barriers: the others are in them */
         fb_backend_scope_hook("iterate");
-        fb_call_span_clear();
+        if (one_call)
+            fb_call_span_clear(); /* armed until the take below */
         t0 = fb_clock_now_us();
         if ((st = iterate(r, b, state)) == FB_OK) {
             fb_backend_scope_hook("timing");
             st = r->s->be->stream_sync(stream);
         }
-        t0 = fb_clock_now_us() - t0;
+        took = fb_clock_now_us() - t0;
         /* the library's call alone where the table stamped it whole (coll.h), as OSU times it */
-        total += one_call && fb_call_span_take(&call) ? call : t0;
+        total += (one_call && fb_call_span_take(&call)) ? call : took;
     }
     *us = total / (double)iters;
     return st;

@@ -3,12 +3,15 @@
  * and in place, at two roots, in int32 and float16, on the host backend (MPI reads the buffers
  * directly) and on host-strict (staged through pinned memory, as device buffers without a
  * CUDA-aware MPI are); and each call's own span (coll.h): stamped whole on host, where MPI's
- * call is all there is, with an out-of-place broadcast's copy in it; not on host-strict, whose
- * copies are part of the call; two calls, no span. */
+ * call is all there is, with the table's own copies in it (checked with a copy made slow); not
+ * on host-strict, whose copies are part of the call; two calls, or none since the clear, no
+ * span. */
+#define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend.h"
 #include "coll.h"
@@ -189,44 +192,83 @@ static void run_ops(const struct fb_coll *coll, enum fb_dtype dt, bool in_place)
     {
         double us;
         fb_call_span_clear();
-        CHECK(!fb_call_span_take(&us));
+        CHECK(!fb_call_span_take(&us)); /* no call */
+        fb_call_span_clear();
         CHECK(coll->allgather(comm, s, recv, COUNT, dt, stream) == FB_OK);
         CHECK(coll->allgather(comm, s, recv, COUNT, dt, stream) == FB_OK);
-        CHECK(!fb_call_span_take(&us));
+        CHECK(!fb_call_span_take(&us)); /* two calls */
+        CHECK(coll->allgather(comm, s, recv, COUNT, dt, stream) == FB_OK);
+        CHECK(!fb_call_span_take(&us)); /* not armed since the take */
     }
     be->free(FB_MEM_DEVICE, send);
     be->free(FB_MEM_DEVICE, recv);
 }
 
-/* An out-of-place broadcast's copy at the root is part of its call's span: on one rank, where
- * MPI_Bcast has nothing to do, the span of a 32 MiB broadcast is the copy's milliseconds (at
- * least 100 us even at 300 GB/s), not the microseconds of MPI's call alone. */
-static void span_covers_copy(void)
+/* The host backend with a copy that takes SLOW_US more: the table's own copies (an
+ * out-of-place broadcast's at the root, an in-place reduce-scatter's of its result into block
+ * `rank`) must then lengthen the call's span by that much. */
+enum { SLOW_US = 3000 };
+static fb_status slow_copy(void *dst, const void *src, size_t bytes, enum fb_copy dir,
+                           struct fb_stream *s)
 {
-    enum { BYTES = 32 << 20 };
-    struct fb_coll_comm *self = NULL;
-    void *send = NULL, *recv = NULL;
+    struct timespec nap = {0, SLOW_US * 1000L};
+
+    while (nanosleep(&nap, &nap) != 0)
+        ;
+    return fb_backend_find("host")->copy(dst, src, bytes, dir, s);
+}
+
+static double span_of(const char *what, fb_status st)
+{
     double us = -1.0;
 
-    CHECK(fb_coll_mpi.comm_create(MPI_COMM_SELF, be, &self) == FB_OK);
-    CHECK(be->alloc(FB_MEM_DEVICE, BYTES, &send) == FB_OK);
-    CHECK(be->alloc(FB_MEM_DEVICE, BYTES, &recv) == FB_OK);
-    if (self && send && recv) {
-        memset(send, 1, BYTES); /* host memory: every page there before the timed call */
-        memset(recv, 0, BYTES);
+    CHECK(st == FB_OK);
+    CHECK(fb_call_span_take(&us));
+    if (!(us >= SLOW_US))
+        fprintf(stderr, "rank %d: %s spans %g us: its %d us copy is not in it\n", rank, what, us,
+                SLOW_US);
+    return us;
+}
+
+static void span_covers_copies(void)
+{
+    struct fb_backend slow = *be;
+    struct fb_coll_comm *c = NULL;
+    void *send = NULL, *recv = NULL;
+    size_t blk = COUNT * sizeof(int32_t);
+
+    slow.copy = slow_copy;
+    CHECK(fb_coll_mpi.comm_create(MPI_COMM_WORLD, &slow, &c) == FB_OK);
+    CHECK(be->alloc(FB_MEM_DEVICE, blk * (size_t)nranks, &send) == FB_OK);
+    CHECK(be->alloc(FB_MEM_DEVICE, blk * (size_t)nranks, &recv) == FB_OK);
+    if (c && send && recv) {
+        g_root = 0;
+        load(send, FB_DTYPE_INT32, 0, 1);
         fb_call_span_clear();
-        CHECK(fb_coll_mpi.broadcast(self, send, recv, BYTES / 4, FB_DTYPE_INT32, 0, stream) ==
-              FB_OK);
-        CHECK(fb_call_span_take(&us));
-        if (!(us >= 100.0))
-            fprintf(stderr, "rank %d: a 32 MiB out-of-place broadcast on one rank spans %g us: "
-                            "its copy is not in it\n", rank, us);
-        CHECK(us >= 100.0);
-        CHECK(((unsigned char *)recv)[BYTES - 1] == 1);
+        if (rank == 0)
+            CHECK(span_of("an out-of-place broadcast at the root",
+                          fb_coll_mpi.broadcast(c, send, recv, COUNT, FB_DTYPE_INT32, 0,
+                                                stream)) >= SLOW_US);
+        else
+            CHECK(fb_coll_mpi.broadcast(c, send, recv, COUNT, FB_DTYPE_INT32, 0, stream) ==
+                  FB_OK);
+        expect("broadcast, slow copy", recv, FB_DTYPE_INT32, 0, 0, from_root);
+
+        load(recv, FB_DTYPE_INT32, 0, nranks);
+        fb_call_span_clear();
+        if (rank != 0)
+            CHECK(span_of("an in-place reduce-scatter off rank 0",
+                          fb_coll_mpi.reduce_scatter(c, recv, recv, COUNT, FB_DTYPE_INT32,
+                                                     FB_REDOP_SUM, stream)) >= SLOW_US);
+        else
+            CHECK(fb_coll_mpi.reduce_scatter(c, recv, recv, COUNT, FB_DTYPE_INT32, FB_REDOP_SUM,
+                                             stream) == FB_OK);
+        expect("reduce_scatter in place, slow copy", recv, FB_DTYPE_INT32, rank, rank,
+               sum_block);
     }
     be->free(FB_MEM_DEVICE, send);
     be->free(FB_MEM_DEVICE, recv);
-    fb_coll_mpi.comm_destroy(self);
+    fb_coll_mpi.comm_destroy(c);
 }
 
 static void run_backend(const char *name)
@@ -248,7 +290,7 @@ static void run_backend(const char *name)
         run_ops(&fb_coll_mpi, FB_DTYPE_FLOAT16, in_place);
     }
     if (be->host_memory)
-        span_covers_copy();
+        span_covers_copies();
     fb_coll_mpi.comm_destroy(comm);
     be->stream_destroy(stream);
     be->close();
