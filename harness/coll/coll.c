@@ -43,9 +43,11 @@ void fb_call_span_end(void)
 
 void fb_call_span_partial(void) { this_span.partial = true; }
 
+double fb_call_span_now(void) { return this_span.armed ? fb_clock_now_us() : 0.0; }
+
 void fb_call_span_widen(double begin_us)
 {
-    if (this_span.armed && begin_us < this_span.begin_us)
+    if (this_span.armed && begin_us > 0.0 && begin_us < this_span.begin_us)
         this_span.begin_us = begin_us;
 }
 

@@ -94,6 +94,8 @@ void fb_call_span_partial(void);
  * (fb_clock_now_us; an out-of-place broadcast's copy at the root), and after it, to now (an
  * in-place reduce-scatter's copy of its result into block `rank`). */
 void fb_call_span_widen(double begin_us);
+/* fb_clock_now_us() while armed, else 0 without reading the clock: a begin_us for widen */
+double fb_call_span_now(void);
 void fb_call_span_stretch(void);
 /* The span of the one call since the clear, in microseconds: false where there were none, more
  * than one, or one not stamped whole. Disarms it. */

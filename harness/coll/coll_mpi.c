@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
 #include "log.h"
 #include "mpi_half.h"
 #include "watchdog.h"
@@ -432,7 +431,7 @@ static fb_status mpi_broadcast(struct fb_coll_comm *c, const void *send, void *r
     /* MPI_Bcast has one buffer: out of place, the root's data is copied into it first, a part
      * of the call and of its span */
     if (rank == root && send != recv) {
-        double begin = fb_clock_now_us();
+        double begin = fb_call_span_now();
         if ((st = c->be->copy(recv, send, blk, FB_COPY_D2D, s)) != FB_OK ||
             (st = mpi_run(c, k, NULL, 0, NULL, 0, s)) != FB_OK) {
             fb_call_span_partial();
