@@ -35,9 +35,11 @@ void fb_call_span_begin(void)
     this_span.begin_us = fb_clock_now_us();
 }
 
-void fb_call_span_end(void)
+void fb_call_span_end(bool whole)
 {
-    if (this_span.armed)
+    if (!whole)
+        this_span.partial = true;
+    else if (this_span.armed)
         this_span.end_us = fb_clock_now_us();
 }
 
@@ -50,8 +52,6 @@ void fb_call_span_widen(double begin_us)
     if (this_span.armed && begin_us > 0.0 && begin_us < this_span.begin_us)
         this_span.begin_us = begin_us;
 }
-
-void fb_call_span_stretch(void) { fb_call_span_end(); }
 
 bool fb_call_span_take(double *us)
 {

@@ -85,18 +85,19 @@ struct fb_coll {
  * partial (its copies are part of it); either way the runner's reads stand. Per thread, and
  * armed only from a clear to the next take: no other figure pays for the clock reads. */
 void fb_call_span_clear(void); /* arms it, empty */
-/* Around the library's call, in a table: begin, then end when the call was whole (its result
- * in place on return, nothing else of it left out), else fb_call_span_partial. */
+/* Around the library's call, in a table: begin, then end, `whole` when the call succeeded and
+ * its result is in place on return (nothing else of it left out); partial marks a call whose
+ * span is not its cost (a staged call, a failed copy). Work of the table's call after the
+ * library's (an in-place reduce-scatter's copy of its result into block `rank`) is in the span
+ * by ending it again after that work. */
 void fb_call_span_begin(void);
-void fb_call_span_end(void);
+void fb_call_span_end(bool whole);
 void fb_call_span_partial(void);
-/* Work of the table's call around the library's is part of its span: before it, from begin_us
- * (fb_clock_now_us; an out-of-place broadcast's copy at the root), and after it, to now (an
- * in-place reduce-scatter's copy of its result into block `rank`). */
-void fb_call_span_widen(double begin_us);
-/* fb_clock_now_us() while armed, else 0 without reading the clock: a begin_us for widen */
+/* Work of the table's call before the library's (an out-of-place broadcast's copy at the root)
+ * is in the span from begin_us, taken with fb_call_span_now: fb_clock_now_us() while armed, else
+ * 0 without reading the clock. */
 double fb_call_span_now(void);
-void fb_call_span_stretch(void);
+void fb_call_span_widen(double begin_us);
 /* The span of the one call since the clear, in microseconds: false where there were none, more
  * than one, or one not stamped whole. Disarms it. */
 bool fb_call_span_take(double *us);

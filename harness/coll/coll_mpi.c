@@ -152,10 +152,7 @@ static fb_status mpi_allreduce(struct fb_coll_comm *c, const void *send, void *r
         fb_watchdog_wait_begin();
         fb_call_span_begin();
         rc = MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count, t, sum, c->comm);
-        if (rc == MPI_SUCCESS)
-            fb_call_span_end();
-        else
-            fb_call_span_partial();
+        fb_call_span_end(rc == MPI_SUCCESS);
         fb_watchdog_wait_end();
         return mpi_check(rc, "MPI_Allreduce");
     }
@@ -164,8 +161,7 @@ static fb_status mpi_allreduce(struct fb_coll_comm *c, const void *send, void *r
         (st = c->be->stream_sync(s)) != FB_OK)
         return st;
     fb_watchdog_wait_begin();
-    fb_call_span_begin(); /* the copies are part of a staged call: its span is not the call's */
-    fb_call_span_partial();
+    fb_call_span_partial(); /* the copies are part of a staged call: its span is not the call's */
     st = mpi_check(MPI_Allreduce(MPI_IN_PLACE, c->stage, (int)count, t, sum, c->comm),
                    "MPI_Allreduce");
     fb_watchdog_wait_end();
@@ -281,10 +277,7 @@ static fb_status mpi_call(MPI_Comm comm, const struct mpi_call *k)
         rc = MPI_Reduce(k->send, k->recv, k->count, k->type, k->op, k->root, comm);
         break;
     }
-    if (rc == MPI_SUCCESS)
-        fb_call_span_end();
-    else
-        fb_call_span_partial();
+    fb_call_span_end(rc == MPI_SUCCESS);
     fb_watchdog_wait_end();
     return mpi_check(rc, kind_names[k->kind]);
 }
@@ -392,7 +385,7 @@ static fb_status mpi_reduce_scatter(struct fb_coll_comm *c, const void *send, vo
         fb_call_span_partial();
         return st;
     }
-    fb_call_span_stretch(); /* the copy is part of the call */
+    fb_call_span_end(true); /* the copy is part of the call: its span ends after it */
     return FB_OK;
 }
 
