@@ -54,6 +54,7 @@ static const struct expect expects[] = {
     {"warn_no_ibverbs", FB_NCCL_LINE_WARN, 0, NULL},
     {"warn_port_error", FB_NCCL_LINE_WARN, 0, NULL},
     {"warn_fatal_event", FB_NCCL_LINE_WARN, 0, NULL},
+    {"warn_device_failed", FB_NCCL_LINE_WARN, 0, NULL},
     {"dmabuf", FB_NCCL_LINE_DMABUF, 0, NULL},
     /* NCCL's bookkeeping: read as NCCL's and otherwise left alone (ring lists and ring graphs
      * look like transport lines but have no "via") */
@@ -75,9 +76,10 @@ static const struct expect expects[] = {
 /* The network event a WARN category reports; none for the others. */
 static enum fb_nccl_event event_of(const char *category)
 {
-    return strcmp(category, "warn_port_error") == 0    ? FB_NCCL_EV_PORT_ERROR
-           : strcmp(category, "warn_fatal_event") == 0 ? FB_NCCL_EV_FATAL
-                                                       : FB_NCCL_EV_NONE;
+    return strcmp(category, "warn_port_error") == 0      ? FB_NCCL_EV_PORT_ERROR
+           : strcmp(category, "warn_fatal_event") == 0   ? FB_NCCL_EV_FATAL
+           : strcmp(category, "warn_device_failed") == 0 ? FB_NCCL_EV_DEV_FAILED
+                                                         : FB_NCCL_EV_NONE;
 }
 
 /* The first "[YYYY-MM-DD HH:MM:SS]" of a line (NCCL's stamp; a collector's own stamp before it
@@ -285,7 +287,7 @@ static void test_lines_226_230(void)
     CHECK(l.event == FB_NCCL_EV_PORT_ERROR);
     CHECK_STR(l.when, "2026-03-04 10:11:12");
     CHECK_STR(l.text, "NET/IB : mlx5_0:1 Got async error event: port error");
-    /* v2.30.7-1 transport/net_ib/common.cc:179 (2.28.7 on), 2.30's "(function)" and
+    /* v2.30.7-1 transport/net_ib/common.cc:179 (2.28.7 on), 2.30.7's "(function)" and
      * NCCL_DEBUG_TIMESTAMP_FORMAT with subseconds ("[%F %T.%3f] ") */
     CHECK(fb_nccl_classify_line("[2026-03-04 10:11:12.345] h:1:2 [0] transport/net_ib/common.cc"
                                 ":179 (ncclIbAsyncThreadMain) NCCL WARN NET/IB : mlx5_1:1 Got "
