@@ -35,7 +35,8 @@ MPIRUN="${MPIEXEC:-mpirun} --oversubscribe" BIND="--bind-to none" OSU_ITERS=7 \
 rc=$?
 [ "$rc" = 0 ] || fail "osu-compare.sh exited $rc: $(tail -n 3 "$work/err")"
 awk 'NR == 1 { if ($1 != "bench" || $4 != "osu_avg" || $5 != "fb_avg" || $7 != "paired" ||
-                 $8 != "osu_max" || $9 != "fb_max" || $11 != "fb_batch" || $13 != "osu_p50")
+                 $8 != "osu_max" || $9 != "fb_max" || $11 != "fb_batch" || $13 != "osu_p50" ||
+                 $16 != "paired_lo" || $17 != "paired_hi")
                    print "header: " $0
                next }
      function near(r, x, what) {
@@ -47,6 +48,8 @@ awk 'NR == 1 { if ($1 != "bench" || $4 != "osu_avg" || $5 != "fb_avg" || $7 != "
        if (!($5 > 0) || !($9 > 0) || !($11 > 0) || !($14 > 0))
            print $1 ": fabricbench figures " $5 " " $9 " " $11 " " $14
        if ($5 > $9) print $1 ": fabricbench synced avg " $5 " above its max " $9
+       if ($16 != "nan" || $17 != "nan")
+           print $1 ": an interval " $16 " " $17 " from 2 repetitions, expected nan nan"
        # OSU says 10 every time: each pair's ratio is fabricbench's / 10, and the median of
        # two ratios that of the median of two figures
        near($6, $5 / 10, "avg ratio"); near($7, $5 / 10, "paired ratio")
@@ -59,6 +62,47 @@ for t in osu_allgather osu_reduce_scatter osu_alltoall osu_bcast; do
     grep -q "^$t .*-T mpi_float -i 7 -x 20 -f -z" "$work/args" ||
         fail "$t was not given float32, 7 iterations, -f and -z: $(grep "^$t " "$work/args")"
 done
+
+# AA=osu, OSU in both slots: a stand-in whose Avg is its call's number (1, 2, ...) gives known
+# pairs. Repetition r's calls are 2r+1 and 2r+2, the first slot's first in even repetitions, so
+# the first slot reads 1, 4, 5, 8, 9, 12, 13 (median 8), the second 2, 3, 6, 7, 10, 11, 14
+# (median 7, its Avg in the batch column too), the pairs' ratios 2/1, 3/4, 6/5, 7/8, 10/9, 11/12,
+# 14/13 (median 14/13 = 1.077) and, at 7 ratios, the interval of the median is their extremes.
+count="$work/osu-count"
+mkdir "$count"
+for t in osu_allgather osu_reduce_scatter osu_alltoall osu_bcast; do
+    cat >"$count/$t" <<EOS
+#!/bin/sh
+[ "\${OMPI_COMM_WORLD_RANK:-0}" = 0 ] || exit 0
+n=\$((\$(cat "$work/n.$t" 2>/dev/null || echo 0) + 1))
+echo \$n >"$work/n.$t"
+size=\$(echo "\$*" | sed 's/.*-m \([0-9]*\):.*/\1/')
+echo "# Size Avg Min Max Iterations P50 P90 P99"
+echo "\$size \$n 1 \$n 7 \$n \$n \$n"
+EOS
+    chmod +x "$count/$t"
+done
+AA=osu MPIRUN="${MPIEXEC:-mpirun} --oversubscribe" BIND="--bind-to none" OSU_ITERS=7 \
+    sh "$script" "$count" "$bin" 2 4096 7 >"$work/table" 2>"$work/err" ||
+    fail "AA=osu: $(tail -n 3 "$work/err")"
+awk 'NR == 1 { next }
+     { if ($4 != 8 || $5 != 7 || $11 != 7 || $7 != 1.077 || $16 != "0.750" || $17 != "2.000")
+           print $1 ": avg " $4 " and " $5 ", batch " $11 ", paired " $7 " in " $16 "-" $17 \
+                 ", expected 8 and 7, 7, 1.077 in 0.750-2.000"
+       n++ }
+     END { if (n != 4) print n + 0 " rows, expected 4" }' "$work/table" >"$work/bad"
+[ ! -s "$work/bad" ] || fail "AA=osu: $(cat "$work/bad") in: $(cat "$work/table")"
+
+# AA=fabricbench, fabricbench in both slots: OSU is never run, both sides hold its figures
+: >"$work/args"
+AA=fabricbench MPIRUN="${MPIEXEC:-mpirun} --oversubscribe" BIND="--bind-to none" \
+    FB_OPTS="--trials 2 --iters 4 --warmup 1" \
+    sh "$script" "$osu" "$bin" 2 4096 2 >"$work/table" 2>"$work/err" ||
+    fail "AA=fabricbench: $(tail -n 3 "$work/err")"
+[ ! -s "$work/args" ] || fail "AA=fabricbench ran OSU: $(cat "$work/args")"
+awk 'NR > 1 && ($4 == 10 || !($4 > 0) || !($5 > 0) || !($13 > 0)) { print }
+     END { if (NR != 5) print NR - 1 " rows, expected 4" }' "$work/table" >"$work/bad"
+[ ! -s "$work/bad" ] || fail "AA=fabricbench: $(cat "$work/bad")"
 
 # without OSU_ITERS and FB_OPTS both time 2684354560 / size iterations within 500..10000:
 # 10000 at 4 KiB, 640 at 4 MiB (OSU -i N; fabricbench 10 trials of N / 10)
@@ -120,4 +164,6 @@ cd "$work" || exit 1
 expect_error "not an executable" sh "$script" "$work/none" "$bin"
 expect_error "REPS 'x' is not a positive count" sh "$script" "$osu" "$bin" 2 4096 x
 expect_error "is not a list of byte counts" sh "$script" "$osu" "$bin" 2 4K
+expect_error "REPS '1001' is above 1000" sh "$script" "$osu" "$bin" 2 4096 1001
+expect_error "AA 'fb' is neither osu nor fabricbench" env AA=fb sh "$script" "$osu" "$bin"
 finish

@@ -30,8 +30,12 @@
 # largest over ranks of each rank's mean) and their ratio; fabricbench's batch figure, the
 # `mean` of `time` (the slowest rank's time per iteration, iterations back to back) and its
 # ratio to OSU's average; then the typical iteration: OSU's P50 (-z) and fabricbench's median
-# of `time_iter` (iterations timed one by one in batch), and their ratio. Exit 2 on bad
-# arguments, 1 when a run fails.
+# of `time_iter` (iterations timed one by one in batch), and their ratio; last, paired_lo and
+# paired_hi, a confidence interval of the paired median (at least 95%, from the pairs' ratios;
+# nan under 6 repetitions). AA=osu runs OSU in both slots and AA=fabricbench fabricbench in
+# both (an A/A run: how far the ratios move by chance on this machine; the "fb" columns are
+# then the second OSU run's, its avg in the batch column, or the "osu" columns the first
+# fabricbench run's). Exit 2 on bad arguments, 1 when a run fails.
 set -u
 die() { echo "error: $*" >&2; exit 2; }
 [ $# -ge 1 ] || die "usage: sh $0 OSU_COLLECTIVE_DIR [FABRICBENCH] [NP] [SIZES] [REPS]"
@@ -61,6 +65,9 @@ done
 command -v "$fb" >/dev/null 2>&1 || die "$fb: fabricbench not found"
 case "$np" in '' | *[!0-9]* | 0) die "NP '$np' is not a rank count" ;; esac
 case "$reps" in '' | *[!0-9]* | 0) die "REPS '$reps' is not a positive count" ;; esac
+[ "${#reps}" -le 4 ] && [ "$reps" -le 1000 ] || die "REPS '$reps' is above 1000"
+aa=${AA:-}
+case "$aa" in '' | osu | fabricbench) ;; *) die "AA '$aa' is neither osu nor fabricbench" ;; esac
 case "$sizes" in '' | *[!0-9,]*) die "SIZES '$sizes' is not a list of byte counts" ;; esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -69,6 +76,18 @@ trap 'rm -rf "$work"' EXIT
 median() {
     sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2)
         print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# ci: "lo hi", a distribution-free confidence interval of the median of the numbers on stdin:
+# the order statistics x(k) and x(n+1-k), k the largest with P(Binomial(n, 1/2) < k) <= 0.025,
+# so that it holds the median with at least 95% confidence (31 numbers: x(10) and x(22), 97%);
+# "nan nan" under 6 numbers, too few for any
+ci() {
+    sort -g | awk '{ v[NR] = $1 } END { n = NR; k = 0; c = 0; p = 0.5 ^ n
+        for (i = 0; i < n; i++) {
+            c += p; if (c > 0.025) break
+            k = i + 1; p = p * (n - i) / (i + 1) }
+        if (k < 1) print "nan nan"; else print v[k], v[n + 1 - k] }'
 }
 
 # med N: the median over the repetitions of column N of size $s's lines in $work/all
@@ -108,8 +127,30 @@ fb_run() {
         { echo "error: fabricbench $1 wrote no $2 figures for $3 bytes" >&2; return 1; }
 }
 
-printf '%-14s %8s %8s %8s %8s %6s %6s %8s %8s %6s %8s %6s %8s %8s %6s\n' bench size osu_size \
-    osu_avg fb_avg ratio paired osu_max fb_max ratio fb_batch ratio osu_p50 fb_p50 ratio
+# first_run: the first slot's "avg max p50" (OSU's; fabricbench's under AA=fabricbench), at
+# $bench/$tool, $kase, OSU's size $o and size $s
+first_run() {
+    if [ "$aa" = fabricbench ]; then
+        l=$(fb_run "$bench" "$kase" "$s") || return 1
+        echo "$l" | awk '{ print $1, $2, $4 }'
+    else
+        osu_run "$tool" "$o" "$s"
+    fi
+}
+# second_run: the second slot's "avg max batch p50" (fabricbench's; OSU's under AA=osu, whose
+# avg stands in the batch column)
+second_run() {
+    if [ "$aa" = osu ]; then
+        l=$(osu_run "$tool" "$o" "$s") || return 1
+        echo "$l" | awk '{ print $1, $2, $1, $3 }'
+    else
+        fb_run "$bench" "$kase" "$s"
+    fi
+}
+
+printf '%-14s %8s %8s %8s %8s %6s %6s %8s %8s %6s %8s %6s %8s %8s %6s %9s %9s\n' bench size \
+    osu_size osu_avg fb_avg ratio paired osu_max fb_max ratio fb_batch ratio osu_p50 fb_p50 \
+    ratio paired_lo paired_hi
 # bench:OSU tool:OSU's size (a block or the total):fabricbench's case like OSU's buffers
 for pair in all_gather:osu_allgather:block:out_of_place \
             reduce_scatter:osu_reduce_scatter:total:out_of_place \
@@ -124,11 +165,11 @@ for pair in all_gather:osu_allgather:block:out_of_place \
         for s in $(echo "$sizes" | tr ',' ' '); do
             o=$s; [ "$kind" = block ] && o=$((s / np))
             if [ $((r % 2)) = 0 ]; then
-                ol=$(osu_run "$tool" "$o" "$s") || exit 1
-                fl=$(fb_run "$bench" "$kase" "$s") || exit 1
+                ol=$(first_run) || exit 1
+                fl=$(second_run) || exit 1
             else
-                fl=$(fb_run "$bench" "$kase" "$s") || exit 1
-                ol=$(osu_run "$tool" "$o" "$s") || exit 1
+                fl=$(second_run) || exit 1
+                ol=$(first_run) || exit 1
             fi
             echo "$s $ol $fl" >>"$work/all"
         done
@@ -136,12 +177,17 @@ for pair in all_gather:osu_allgather:block:out_of_place \
     done
     for s in $(echo "$sizes" | tr ',' ' '); do
         o=$s; [ "$kind" = block ] && o=$((s / np))
-        paired=$(awk -v s="$s" '$1 == s && $2 > 0 { print $5 / $2 }' "$work/all" | median)
+        awk -v s="$s" '$1 == s && $2 > 0 { print $5 / $2 }' "$work/all" >"$work/pairs"
+        paired=$(median <"$work/pairs")
+        bounds=$(ci <"$work/pairs")
         awk -v b="$bench" -v s="$s" -v o="$o" -v oa="$(med 2)" -v om="$(med 3)" \
             -v op="$(med 4)" -v fa="$(med 5)" -v fm="$(med 6)" -v fb="$(med 7)" \
-            -v fp="$(med 8)" -v pr="$paired" 'function r(x, y) { return y > 0 ? x / y : 0 }
-            BEGIN { printf "%-14s %8d %8d %8.2f %8.2f %6.3f %6.3f %8.2f %8.2f %6.3f %8.2f " \
-                           "%6.3f %8.2f %8.2f %6.3f\n", b, s, o, oa, fa, r(fa, oa), pr, om, fm,
-                           r(fm, om), fb, r(fb, oa), op, fp, r(fp, op) }'
+            -v fp="$(med 8)" -v pr="$paired" -v ci="$bounds" '
+            function r(x, y) { return y > 0 ? x / y : 0 }
+            function f(x) { return x == "nan" ? x : sprintf("%.3f", x) }
+            BEGIN { split(ci, c, " ")
+                    printf "%-14s %8d %8d %8.2f %8.2f %6.3f %6.3f %8.2f %8.2f %6.3f %8.2f " \
+                           "%6.3f %8.2f %8.2f %6.3f %9s %9s\n", b, s, o, oa, fa, r(fa, oa), pr,
+                           om, fm, r(fm, om), fb, r(fb, oa), op, fp, r(fp, op), f(c[1]), f(c[2]) }'
     done
 done
