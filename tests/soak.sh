@@ -55,6 +55,23 @@ moved=$(rows calm 'v("finding") != "" { n++ } END { print n + 0 }')
 rows calm 'v("counter") == "rate_gbps" && v("value") != 100 { bad = 1 } END { exit bad }' ||
     fail "health.csv rate is not the tree's 100 Gb/s"
 
+# ---- 1b. one rank: a collective in place moves nothing; timed, never judged ----------------
+# (its tens of nanoseconds doubled by a hiccup once made a healthy 1-rank soak "degraded")
+rm -rf "$work/one.sys" && cp -a "$tree" "$work/one.sys"
+FB_SYSFS_ROOT="$work/one.sys" timeout 150 "${MPIEXEC:-mpirun}" --oversubscribe -np 1 "$bin" soak \
+    --duration 4 --interval 1 $fast --out "$work/one" >"$work/one.out" 2>"$work/one.err"
+rc=$?
+[ "$rc" = 0 ] || fail "1-rank soak exited $rc: $(tail -n 5 "$work/one.err" "$work/one.out")"
+v=$(csv_awk 'v("rank") == "all" { printf "%s:%s:%s:%s ", v("interval"), v("case"), v("verdict"),
+    v("limit_us") }' "$work/one/soak.csv")
+want=""
+for i in 1 2 3 4; do
+    vo=baseline; [ "$i" = 4 ] && vo=ok
+    want="$want$i:out_of_place:$vo:X $i:in_place:not_judged: "
+done
+got=$(echo "$v" | sed 's/:out_of_place:\(baseline\|ok\):[^ :]*/:out_of_place:\1:X/g')
+[ "$got" = "$want" ] || fail "1-rank soak.csv verdicts: '$v', expected '$want' (X: any limit)"
+
 # ---- 2. counters bumped mid-soak: InfiniBand symbol errors, NVML ECC and XID ---------------
 : >"$work/nvml"
 (   # after interval 2's health rows are written, bump the counters

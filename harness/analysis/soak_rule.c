@@ -13,6 +13,11 @@ struct fb_soak_rule fb_soak_rule_defaults(void)
     return r;
 }
 
+bool fb_soak_moves_nothing(bool collective, int ranks, const char *kase)
+{
+    return collective && ranks == 1 && strcmp(kase, "in_place") == 0;
+}
+
 fb_status fb_soak_baseline(const double *samples, size_t n, double *median, double *mad)
 {
     if (n == 0) {

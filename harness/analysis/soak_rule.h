@@ -5,6 +5,7 @@
 #ifndef FB_SOAK_RULE_H
 #define FB_SOAK_RULE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "status.h"
@@ -15,6 +16,11 @@ struct fb_soak_rule {
     double tolerance; /* a slow-down smaller than this fraction of the baseline is never one */
     double mads;      /* ... nor one within this many MADs (scaled to a standard deviation) */
 };
+
+/* Whether a point is timed but never judged: a collective in place on one rank, whose result
+ * is its input, moves nothing; its time is the call's own overhead (tens of nanoseconds on the
+ * host backend), which doubles with any hiccup and says nothing of a fabric or a GPU. */
+bool fb_soak_moves_nothing(bool collective, int ranks, const char *kase);
 
 /* The defaults: 3 baseline intervals, 10%, 5 MADs. */
 struct fb_soak_rule fb_soak_rule_defaults(void);

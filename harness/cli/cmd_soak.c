@@ -164,6 +164,7 @@ static fb_status judge_interval(struct soak *k, int interval, double start)
         int slowest = 0;
         double worst = -1.0;
         const char *verdict = "baseline";
+        bool idle = fb_soak_moves_nothing(p->collective, k->size, p->kase);
 
         for (int r = 0; r < k->size; r++) {
             char rk[16];
@@ -181,7 +182,9 @@ static fb_status judge_interval(struct soak *k, int interval, double start)
             st = FB_ERR_NOMEM;
             goto out;
         }
-        if (interval <= k->rule.baseline) {
+        if (idle) {
+            verdict = "not_judged";
+        } else if (interval <= k->rule.baseline) {
             double *grown = realloc(s->base, (s->nbase + (size_t)k->trials) * sizeof *grown);
             if (!grown) {
                 st = FB_ERR_NOMEM;

@@ -25,5 +25,10 @@ int main(void)
     CHECK_NEAR(mad, 0, 0);
     CHECK_NEAR(fb_soak_limit_us(&r, med, mad), 55, 1e-9);
     CHECK(fb_soak_baseline(flat, 0, &med, &mad) == FB_ERR_USAGE);
+    /* only a collective in place on one rank moves nothing */
+    CHECK(fb_soak_moves_nothing(true, 1, "in_place"));
+    CHECK(!fb_soak_moves_nothing(true, 2, "in_place"));
+    CHECK(!fb_soak_moves_nothing(true, 1, "out_of_place"));
+    CHECK(!fb_soak_moves_nothing(false, 1, "in_place"));
     TEST_DONE();
 }
