@@ -45,6 +45,16 @@ done
 [ "$(grep -c ' pipeline ' "$work/log1")" = 1 ] ||
     fail "pipeline ran other than once: $(cat "$work/log1")"
 grep -q '^run step .*--batch 7 ' "$work/log1" || fail "the step did not run at memfit's batch 7"
+# issue 18's steps: the five other collectives, replay of a shipped mix that exists, a soak
+grep -q '^run all_gather reduce_scatter alltoall broadcast reduce --backend host ' "$work/log1" ||
+    fail "the collectives did not run: $(cat "$work/log1")"
+mix=$(sed -n 's/^run replay --mix \([^ ]*\) .*/\1/p' "$work/log1")
+[ -n "$mix" ] && [ -f "$mix" ] || fail "replay's mix '$mix' is not a file: $(cat "$work/log1")"
+grep -q '^soak --duration 20 --interval 5 --backend host ' "$work/log1" ||
+    fail "the soak did not run: $(cat "$work/log1")"
+for s in collectives replay soak; do
+    grep -q "^$s	0	" "$work/out1/steps.tsv" || fail "$s is not in steps.tsv: $(cat "$work/out1/steps.tsv")"
+done
 want='| memfit batch | batch_max 7 (fp32_momentum_r64) |'
 grep -qF "$want a step at batch 7 fits: 3.5 images/s |" "$work/out1/summary.md" ||
     fail "memfit's batch is not confirmed in summary.md"

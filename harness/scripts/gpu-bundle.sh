@@ -39,6 +39,9 @@ for t in tests/gpu/test_conv_gemm tests/gpu/test_pool_kernels tests/test_conv_en
             "the bundle's gpu-check.sh will fail" >&2
     fi
 done
+# replay's shipped mixes, where gpu-check.sh looks for them in a checkout.
+mkdir -p "$root/profiles/mixes"
+cp "$top"/profiles/mixes/*.mix "$root/profiles/mixes/"
 # gpu-check.sh itself sits beside the archive, not in it.
 for s in gpu-summary.sh torch_densenet_step.py torch_copy.py; do
     cp "$top/harness/scripts/$s" "$root/harness/scripts/"

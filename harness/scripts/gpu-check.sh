@@ -1,6 +1,7 @@
 #!/bin/sh
 # The prepared GPU check (docs/gpu-check.md): doctor; h2d, allreduce and densenet_allreduce on one
-# GPU; p2p between two processes sharing it; the kernels' self-checks; pipeline (once), compute
+# GPU; p2p between two processes sharing it; the other collectives (all_gather ... reduce), replay
+# of the DenseNet-121 mix and a 20 s soak on one GPU; the kernels' self-checks; pipeline (once), compute
 # (ours against cuBLAS, fp16 and bf16) and memfit, then a step at memfit's batch; PyTorch's copies
 # and DenseNet-121 step as peers; each step under `timeout` within an 8-minute budget, everything
 # under $OUT (or ./gpu-check) and the table of truth in $OUT/summary.md (gpu-summary.sh).
@@ -46,7 +47,9 @@ if [ "${installed:-0}" = 1 ]; then
     bin=${FB_BIN:-$top/bin/fabricbench}
     tests=$here
     scripts=$here
+    mixes=$top/share/fabricbench/profiles/mixes
 else
+    mixes=$top/profiles/mixes
     bin=${FB_BIN:-$top/build/bench/fabricbench}
     tests=$(cd "$(dirname "$bin")/.." 2>/dev/null && pwd)/tests
     scripts=$top/harness/scripts
@@ -121,8 +124,11 @@ if [ "$backend" = host ]; then
     res=64 fit="--memory-budget 104M" fit_prec=fp32
     quick="--min-bytes 4K --max-bytes 1M --matrix-bytes 256K --trials 3 --warmup 1 --trial-ms 1"
     quick_train="--threads 2 --batch 2 --trials 3 --warmup 1 --trial-ms 1"
+    coll_sizes=$quick
 else
     res=224 fit="" fit_prec=fp16 quick="" quick_train=""
+    # the collectives to 64 MiB: 5 benchmarks x 2 cases x 24 sizes within the step's 90 s
+    coll_sizes="--max-bytes 64M"
 fi
 
 {
@@ -146,6 +152,18 @@ else
     printf 'p2p\t-\t0\tnot run: two processes need mpirun\n' >>"$out/steps.tsv"
     failed=1
 fi
+# Issue 18's pieces on one GPU (NCCL on cuda): the other collectives, each verified; one training
+# step's communication replayed from the DenseNet-121 mix; a soak of the default point, with
+# NVML's counters read each interval and its verdict (0 healthy).
+must collectives 90 $launch "$bin" run all_gather reduce_scatter alltoall broadcast reduce \
+    --backend "$backend" $coll_sizes --out "$out/coll" --force --quiet
+keep coll
+must replay 45 $launch "$bin" run replay --mix "$mixes/densenet121-horovod.mix" \
+    --backend "$backend" $quick --out "$out/replay" --force --quiet
+keep replay
+must soak 45 $launch "$bin" soak --duration 20 --interval 5 --backend "$backend" \
+    --out "$out/soak" --force --quiet
+cp "$out/soak/soak.csv" "$out/soak/health.csv" "$out/" 2>/dev/null
 # The conv, BatchNorm and pool kernels, and the GPU engine, against their CPU references.
 gpu_test test_conv_gemm "$tests/gpu/test_conv_gemm" 30
 gpu_test test_pool_kernels "$tests/gpu/test_pool_kernels" 30
