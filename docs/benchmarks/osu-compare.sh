@@ -127,26 +127,20 @@ fb_run() {
         { echo "error: fabricbench $1 wrote no $2 figures for $3 bytes" >&2; return 1; }
 }
 
-# first_run: the first slot's "avg max p50" (OSU's; fabricbench's under AA=fabricbench), at
-# $bench/$tool, $kase, OSU's size $o and size $s
-first_run() {
-    if [ "$aa" = fabricbench ]; then
-        l=$(fb_run "$bench" "$kase" "$s") || return 1
-        echo "$l" | awk '{ print $1, $2, $4 }'
-    else
-        osu_run "$tool" "$o" "$s"
-    fi
-}
-# second_run: the second slot's "avg max batch p50" (fabricbench's; OSU's under AA=osu, whose
-# avg stands in the batch column)
-second_run() {
-    if [ "$aa" = osu ]; then
+# run_as KIND: "avg max batch p50" at $bench/$tool, $kase, OSU's size $o and size $s from a run
+# of KIND (osu or fabricbench; OSU has no batch figure: its avg stands in that column)
+run_as() {
+    if [ "$1" = osu ]; then
         l=$(osu_run "$tool" "$o" "$s") || return 1
         echo "$l" | awk '{ print $1, $2, $1, $3 }'
     else
         fb_run "$bench" "$kase" "$s"
     fi
 }
+# the two slots of a pair: OSU's and fabricbench's, or one of them twice (A/A)
+first=osu second=fabricbench
+[ "$aa" = osu ] && second=osu
+[ "$aa" = fabricbench ] && first=fabricbench
 
 printf '%-14s %8s %8s %8s %8s %6s %6s %8s %8s %6s %8s %6s %8s %8s %6s %9s %9s\n' bench size \
     osu_size osu_avg fb_avg ratio paired osu_max fb_max ratio fb_batch ratio osu_p50 fb_p50 \
@@ -157,19 +151,19 @@ for pair in all_gather:osu_allgather:block:out_of_place \
             alltoall:osu_alltoall:block:out_of_place broadcast:osu_bcast:total:in_place; do
     bench=${pair%%:*}; rest=${pair#*:}; tool=${rest%%:*}; rest=${rest#*:}
     kind=${rest%%:*}; kase=${rest#*:}
-    # one line per repetition and size: "size osu_avg osu_max osu_p50 fb_avg fb_max fb_batch
-    # fb_p50", the two runs of a line back to back, the first of them alternating
+    # one line per repetition and size: "size osu_avg osu_max osu_batch osu_p50 fb_avg fb_max
+    # fb_batch fb_p50", the two runs of a line back to back, the first of them alternating
     : >"$work/all"
     r=0
     while [ "$r" -lt "$reps" ]; do
         for s in $(echo "$sizes" | tr ',' ' '); do
             o=$s; [ "$kind" = block ] && o=$((s / np))
             if [ $((r % 2)) = 0 ]; then
-                ol=$(first_run) || exit 1
-                fl=$(second_run) || exit 1
+                ol=$(run_as $first) || exit 1
+                fl=$(run_as $second) || exit 1
             else
-                fl=$(second_run) || exit 1
-                ol=$(first_run) || exit 1
+                fl=$(run_as $second) || exit 1
+                ol=$(run_as $first) || exit 1
             fi
             echo "$s $ol $fl" >>"$work/all"
         done
@@ -177,12 +171,12 @@ for pair in all_gather:osu_allgather:block:out_of_place \
     done
     for s in $(echo "$sizes" | tr ',' ' '); do
         o=$s; [ "$kind" = block ] && o=$((s / np))
-        awk -v s="$s" '$1 == s && $2 > 0 { print $5 / $2 }' "$work/all" >"$work/pairs"
+        awk -v s="$s" '$1 == s && $2 > 0 { print $6 / $2 }' "$work/all" >"$work/pairs"
         paired=$(median <"$work/pairs")
         bounds=$(ci <"$work/pairs")
         awk -v b="$bench" -v s="$s" -v o="$o" -v oa="$(med 2)" -v om="$(med 3)" \
-            -v op="$(med 4)" -v fa="$(med 5)" -v fm="$(med 6)" -v fb="$(med 7)" \
-            -v fp="$(med 8)" -v pr="$paired" -v ci="$bounds" '
+            -v op="$(med 5)" -v fa="$(med 6)" -v fm="$(med 7)" -v fb="$(med 8)" \
+            -v fp="$(med 9)" -v pr="$paired" -v ci="$bounds" '
             function r(x, y) { return y > 0 ? x / y : 0 }
             function f(x) { return x == "nan" ? x : sprintf("%.3f", x) }
             BEGIN { split(ci, c, " ")
