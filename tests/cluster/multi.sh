@@ -119,8 +119,8 @@ mc_write_agent() {
 }
 
 # Every host's veth is up on both ends and its address no longer tentative (DAD done).
-mc_wait_links() {
-    for _ in $(seq 1 25); do
+mc_wait_links() { # (10 s at most: cl_wait_link in lib.sh says why)
+    for _ in $(seq 1 50); do
         mc_ok=1 mc_i=0
         while [ "$mc_i" -lt "$MC_N" ]; do
             mc_ns=$(multi_ns $mc_i) mc_hif=$(mc_if_host $mc_i) mc_bif=$(mc_if_br $mc_i)
