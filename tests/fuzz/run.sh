@@ -1,15 +1,23 @@
 #!/bin/sh
-# Runs every parser fuzzer of tests/fuzz for a fixed budget and fails on any crash, sanitizer
+# Runs the parser fuzzers of tests/fuzz for a fixed budget each and fails on any crash, sanitizer
 # report, hang or memory blow-up (docs/fuzzing.md). Builds the fuzz tree first (clang with
 # libFuzzer, -DFB_FUZZ=ON); exits 77 (skipped) with the reason when this machine cannot.
 # usage: run.sh SOURCE_DIR FUZZ_BUILD_DIR [FABRICBENCH]
-# environment: FB_FUZZ_SECONDS (per fuzzer, default 20), FB_FUZZ_ONLY (one fuzzer's name),
-# FB_FUZZ_JOBS (build jobs, default nproc).
+# environment: FB_FUZZ_STEP (all: build, then every fuzzer, the default; build: the build and
+# the registry check only, as CTest's fixture fuzz_build; run: the fuzzers only, into a tree
+# built before, as CTest's fuzz_NAME), FB_FUZZ_SECONDS (per fuzzer, default 20), FB_FUZZ_ONLY
+# (one fuzzer's name), FB_FUZZ_JOBS (build jobs, default nproc). The fuzzers are the harnesses
+# tests/fuzz/fuzz_NAME.c, whatever their number.
 . "$(dirname "$0")/../lib.sh"
 src=$1 fuzzdir=$2 bin=${3:-}
 seconds=${FB_FUZZ_SECONDS:-20}
-fuzzers="cli units profile results nccl_line nccl_log escape mix"
-[ -n "${FB_FUZZ_ONLY:-}" ] && fuzzers=$FB_FUZZ_ONLY
+step=${FB_FUZZ_STEP:-all}
+case $step in all | build | run) ;; *) echo "run.sh: FB_FUZZ_STEP is all, build or run, not '$step'" >&2; exit 2 ;; esac
+fuzzers=$(cd "$src/tests/fuzz" && ls fuzz_*.c | sed 's/^fuzz_\(.*\)\.c$/\1/' | tr '\n' ' ')
+if [ -n "${FB_FUZZ_ONLY:-}" ]; then
+    case " $fuzzers " in *" $FB_FUZZ_ONLY "*) ;; *) echo "run.sh: no fuzzer '$FB_FUZZ_ONLY' (there are: $fuzzers)" >&2; exit 2 ;; esac
+    fuzzers=$FB_FUZZ_ONLY
+fi
 cc=${FB_FUZZ_CC:-clang}
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -21,6 +29,7 @@ printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (v
     skip "$cc cannot link -fsanitize=fuzzer,address,undefined (libFuzzer missing?): $(head -n 3 "$probe/cc.log")"
 
 # The fuzz tree: configured once, then rebuilt incrementally (the parsers' sources may change).
+if [ "$step" != run ]; then
 if [ ! -f "$fuzzdir/CMakeCache.txt" ]; then
     cmake -S "$src" -B "$fuzzdir" -DFB_FUZZ=ON -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         >"$fuzzdir.configure.log" 2>&1 || { cat "$fuzzdir.configure.log"; fail "configuring the fuzz tree"; finish; }
@@ -34,20 +43,24 @@ if [ -n "$bin" ] && [ -x "$bin" ]; then
     stub=$(sed -n '/names\[\] = {/,/};/p' "$src/tests/fuzz/stub_registry.c" | grep -o '"[a-z0-9_]*"' | tr -d '"' | sort | tr '\n' ' ')
     [ "$real" = "$stub" ] || fail "tests/fuzz/stub_registry.c names '$stub', fabricbench list names '$real'"
 fi
+fi
+[ "$step" = build ] && { echo "fuzz tree built: $fuzzdir (fuzzers: $fuzzers)"; finish; }
 
 # ASan keeps freed memory in a 256 MB quarantine by default, which the RSS limit would count;
 # 64 MB leaves the limit to measure the parsers.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-quarantine_size_mb=64}"
+# Each fuzzer's scratch folder and failed inputs are its own: fuzzers run side by side.
 work=$fuzzdir/runs
-rm -rf "$work"
 mkdir -p "$work"
 stats=$fuzzdir/fuzz-stats.txt
+[ -n "${FB_FUZZ_ONLY:-}" ] && stats=$fuzzdir/fuzz-stats-$FB_FUZZ_ONLY.txt
 printf '%-10s %10s %8s %9s %6s %8s  %s\n' fuzzer execs seconds execs/s new rss_mb verdict >"$stats"
 total=0
 for f in $fuzzers; do
     exe=$fuzzdir/tests/fuzz/fb_fuzz_$f
     case $f in nccl_*) dict=nccl ;; *) dict=$f ;; esac
     [ -x "$exe" ] || { fail "$exe was not built"; continue; }
+    rm -rf "$work/$f" "$work/$f"-*
     mkdir -p "$work/$f"
     log=$work/$f.log
     # New inputs go to the scratch folder; the seeds (tests/fuzz/corpus, regression inputs
