@@ -6,7 +6,11 @@
 # timeout), no crash, and no report from AddressSanitizer, UBSan or LeakSanitizer (which halt
 # on their first and, with our suppressions, report only our leaks). That is every error path
 # behind those calls freeing what it took.
-#   fault.sh BIN [full]
+#   fault.sh BIN [ci|full] [PART]
+# PART (default all) runs one share of the plan, so CTest can run the shares side by side:
+# p2p_alloc (p2p at every N of its allocations), p2p (its copies, streams and events, the faults
+# on one rank, and the malformed FB_FAULT), quick (the quick benchmarks, densenet_allreduce and
+# compute) or step. Each share must inject at least one fault.
 # Counts come first (FB_FAULT=count). In CI: p2p, the benchmark with the most calls of every
 # kind (IPC shared memory, three transports, matrices), is failed at every N of its allocations
 # and at 6 points spread over its copies, streams and events, plus three faults on one rank
@@ -15,7 +19,12 @@
 # first calls. `full` fails every N of every kind of the first two sets (about 370 runs).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
-bin=$1 mode=${2:-ci}
+bin=$1 mode=${2:-ci} part=${3:-all}
+case $mode in ci | full) ;; *) echo "fault.sh: mode is ci or full, not '$mode'" >&2; exit 2 ;; esac
+case $part in all | p2p_alloc | p2p | quick | step) ;;
+    *) echo "fault.sh: part is all, p2p_alloc, p2p, quick or step, not '$part'" >&2; exit 2 ;; esac
+# share NAME: whether this run does that share of the plan
+share() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 # Hundreds of jobs: the fast unwinder (about 5 times less CPU than the full stacks the other
 # tests take); lsan.supp has the short-stack form of each suppression.
 ASAN_OPTIONS="${ASAN_OPTIONS:-}:fast_unwind_on_malloc=1:malloc_context_size=30"
@@ -89,6 +98,7 @@ sweep() { # SET KIND MAX [POINTS]
     for n in $ns; do fault "$s" "$kind:$n"; done
 }
 
+if share p2p; then
 # A malformed FB_FAULT is bad input: one error line (not one per rank), exit 2, nothing written.
 FB_FAULT=alloc:0 mpi 2 "$bin" run p2p $opts --out "$work/bad" >"$work/bad.out" 2>"$work/bad.err"
 rc=$?
@@ -97,13 +107,20 @@ rc=$?
 grep -q "FB_FAULT='alloc:0': N must be a whole number from 1" "$work/bad.err" || fail "FB_FAULT=alloc:0: $(cat "$work/bad.err")"
 [ ! -e "$work/bad" ] || fail "FB_FAULT=alloc:0: the run folder was written"
 
+fi
+if share p2p || share p2p_alloc; then
 count p2p
 set -- $(cat "$work/counts")
 echo "p2p: $1 allocations, $2 copies, $3 streams, $4 events (the most over the ranks)"
-sweep p2p alloc "$1"; sweep p2p copy "$2" 6; sweep p2p stream "$3" 6; sweep p2p event "$4" 6
+if share p2p_alloc; then sweep p2p alloc "$1"; fi
+if share p2p; then
+sweep p2p copy "$2" 6; sweep p2p stream "$3" 6; sweep p2p event "$4" 6
 # one rank alone failing while the other goes on to its next collective: the ranks must agree
 fault p2p "alloc:$(($1 / 2 + 1))@1"; fault p2p "copy:3@1"; fault p2p "event:2@0"
+fi
+fi
 
+if share quick; then
 quick="h2d allreduce pipeline memfit"
 count "$quick"
 set -- $(cat "$work/counts")
@@ -114,11 +131,15 @@ sweep "$quick" event "$4" 4
 # (densenet_allreduce makes no copy on host: a copy fault would only run it to the end)
 for plan in alloc:1 alloc:2 stream:1 event:1; do fault densenet_allreduce "$plan"; done
 for plan in alloc:1 alloc:2 copy:1 stream:1 event:1; do fault compute "$plan"; done
+fi
+
+if share step; then
 # step: the pipeline's ring, the stand-in, the bucket engine and its thread, the timeline
 count step
 set -- $(cat "$work/counts")
 echo "step: $1 allocations, $2 copies, $3 streams, $4 events"
 sweep step alloc "$1" 6; sweep step copy "$2" 3; sweep step stream "$3" 3; sweep step event "$4" 3
-echo "$runs fault runs, $injected with a fault injected, each ending cleanly unless said above"
+fi
+echo "$part: $runs fault runs, $injected with a fault injected, each ending cleanly unless said above"
 [ "$injected" -gt 0 ] || fail "no fault was ever injected"
 finish
