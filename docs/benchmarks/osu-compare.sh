@@ -93,13 +93,20 @@ ci() {
 # med N: the median over the repetitions of column N of size $s's lines in $work/all
 med() { awk -v s="$s" -v n="$1" '$1 == s { print $n }' "$work/all" | median; }
 
+# last_lines FILE: the last 3 lines of a failed program's output, on one line, without mpirun's
+# own notices (the blocks between lines of dashes), which can come after the program's lines
+# or before them, as the job's ending goes
+last_lines() {
+    awk '/^-----+$/ { box = !box; next } !box' "$1" | tail -n 3 | tr '\n' ' '
+}
+
 # osu_run TOOL OSU_SIZE SIZE: "avg max p50" in us at that size (-f: Avg, Min, Max, Iterations,
 # then -z's P50, P90, P99); SIZE (fabricbench's) sets the iterations
 osu_run() {
     # shellcheck disable=SC2086 # BIND is a word list
     $mpirun -np "$np" $bind "$osu/$1" -m "$2:$2" -T mpi_float -i "$(iters_at "$3")" -x 20 -f -z \
         >"$work/osu.out" 2>&1 ||
-        { echo "error: $1 failed: $(tail -n 3 "$work/osu.out" | tr '\n' ' ')" >&2; return 1; }
+        { echo "error: $1 failed: $(last_lines "$work/osu.out")" >&2; return 1; }
     awk -v s="$2" '$1 == s { print $2, $4, $6; n++ } END { exit n != 1 }' "$work/osu.out" ||
         { echo "error: $1 printed no figure for $2 bytes: $(tail -n 3 "$work/osu.out" | tr '\n' ' ')" >&2
           return 1; }
@@ -112,7 +119,7 @@ fb_run() {
     $mpirun -np "$np" $bind "$fb" run "$1" --backend host --sizes "$3" --ranks "$np" \
         --dtype float32 --timing both $(fb_opts_at "$3") --quiet --out "$work/fb" \
         >"$work/fb.out" 2>&1 ||
-        { echo "error: fabricbench $1 failed: $(tail -n 3 "$work/fb.out" | tr '\n' ' ')" >&2
+        { echo "error: fabricbench $1 failed: $(last_lines "$work/fb.out")" >&2
           return 1; }
     awk -F, -v b="$1" -v k="$2" -v np="$np" -v s="$3" '
         NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
