@@ -1,5 +1,7 @@
 #!/bin/sh
 # Configures and builds fabricbench into build/ (or $FB_BUILD_DIR). Extra arguments go to cmake.
+# FB_CONFIGURE_ONLY=1 configures and stops (test.sh configures the sanitizer tree this way; the
+# test sanitizer_build builds it).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${FB_BUILD_DIR:-$top/build}
@@ -7,6 +9,7 @@ build=${FB_BUILD_DIR:-$top/build}
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$build.configure.log" 2>&1 ||
     { cat "$build.configure.log" >&2; exit 1; }
 grep -A6 'fabricbench configuration' "$build.configure.log" | sed 's/^-- //'
+[ "${FB_CONFIGURE_ONLY:-0}" = 1 ] && { echo "configured $build"; exit 0; }
 cmake --build "$build" -j "$(nproc)" >"$build.build.log" 2>&1 ||
     { tail -n 40 "$build.build.log" >&2; exit 1; }
 echo "built $build/bench/fabricbench"

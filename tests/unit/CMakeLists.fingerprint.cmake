@@ -13,7 +13,7 @@ target_link_libraries(test_doctor PRIVATE fb_doctor)
 add_test(NAME test_topology COMMAND test_topology ${FB_TOPOLOGY_DATA})
 add_test(NAME test_doctor COMMAND test_doctor)
 add_test(NAME test_pair_link COMMAND test_pair_link ${FB_TOPOLOGY_DATA})
-set_tests_properties(test_topology test_doctor test_pair_link PROPERTIES LABELS unit SKIP_RETURN_CODE 77)
+set_tests_properties(test_topology test_doctor test_pair_link PROPERTIES LABELS "unit;quick" SKIP_RETURN_CODE 77)
 
 # NVML's link counting, run against a fake libnvidia-ml.so.1 built from test_pair_link.c itself
 # and put first on the library path, since no machine here has NVLink to check it on.
@@ -25,5 +25,5 @@ set_target_properties(fb_fake_nvml PROPERTIES OUTPUT_NAME nvidia-ml PREFIX lib S
 add_dependencies(test_pair_link fb_fake_nvml)
 add_test(NAME test_pair_link_fake_nvml
          COMMAND test_pair_link ${FB_TOPOLOGY_DATA} fake-nvml)
-set_tests_properties(test_pair_link_fake_nvml PROPERTIES LABELS unit
+set_tests_properties(test_pair_link_fake_nvml PROPERTIES LABELS "unit;quick"
   ENVIRONMENT_MODIFICATION "LD_LIBRARY_PATH=path_list_prepend:$<TARGET_FILE_DIR:fb_fake_nvml>")
