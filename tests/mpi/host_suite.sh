@@ -110,13 +110,23 @@ END {
     # every collective point has its one-by-one iterations, and they measure the same thing as
     # the trials: the average of a trial lies within their range, with a factor 100 of slack as
     # the two are taken at different moments on a shared, oversubscribed machine where a rank
-    # can lose a 4 ms time slice (a unit slip is a factor 1000). Below 1 us the clock read of
-    # one-by-one timing itself dominates.
+    # can lose a 4 ms time slice. Below 1 us the clock read of one-by-one timing itself
+    # dominates. A unit slip (a factor 1000) moves every point of a benchmark out of range; a
+    # burst of load from other tests moves one or two (seen: a 1 KiB all-reduce with trials of
+    # 3 ms against one-by-one iterations of 2 us, taken moments apart while other tests ran).
+    # So a benchmark fails when more than a quarter of its points are out of range (a slip of
+    # densenet_allreduce time_iter by 1000, injected, put 7 of 8 out); each one out is printed.
     for (key in tkey) {
         if (!(key in each)) { bad(key, "no time_iter row"); continue }
         if (each[key] <= 0) bad(key, "time_iter median " each[key])
-        if (tkey[key] >= 1 && (tkey[key] < each_min[key] / 100 || tkey[key] > each_max[key] * 100)) bad(key, "time " tkey[key] " outside the one-by-one range [" each_min[key] ", " each_max[key] "]")
+        if (tkey[key] < 1) continue
+        split(key, parts, ","); pts[parts[1]]++
+        if (tkey[key] < each_min[key] / 100 || tkey[key] > each_max[key] * 100) {
+            outside[parts[1]]++
+            print "note: " key ": time " tkey[key] " outside the one-by-one range [" each_min[key] ", " each_max[key] "]" > "/dev/stderr"
+        }
     }
+    for (bn in pts) if (outside[bn] * 4 > pts[bn]) bad(bn, outside[bn] " of " pts[bn] " points outside their one-by-one range (a unit slip moves them all)")
     # h2d: 8 B .. 1 MiB by 4 = 9 sizes; each of the 4 variants alone on every rank...
     for (vv = 0; vv < 4; vv++) {
         name = vv == 0 ? "pinned_h2d" : vv == 1 ? "pinned_d2h" : vv == 2 ? "pageable_h2d" : "pageable_d2h"
