@@ -13,6 +13,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$PWD/gpu-check}
 backend=${FB_BACKEND:-auto}
 budget_s=${FB_CHECK_BUDGET_S:-480}
+# the soak's --tolerance (percent; the soak's own default is 10)
+soak_tolerance=${FB_CHECK_SOAK_TOLERANCE:-10}
+case $soak_tolerance in '' | *[!0-9]*) echo "gpu-check: FB_CHECK_SOAK_TOLERANCE must be a whole number of percent, not '$soak_tolerance'" >&2; exit 2 ;; esac
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 host_ld=${LD_LIBRARY_PATH-}
 if [ -f "$here/fabricbench-bundle.tar.xz" ]; then
@@ -162,8 +165,8 @@ keep coll
 must replay 45 $launch "$bin" run replay --mix "$mixes/densenet121-horovod.mix" \
     --backend "$backend" $quick --out "$out/replay" --force --quiet
 keep replay
-must soak 45 $launch "$bin" soak --duration 20 --interval 5 --backend "$backend" \
-    --out "$out/soak" --force --quiet
+must soak 45 $launch "$bin" soak --duration 20 --interval 5 --tolerance "$soak_tolerance" \
+    --backend "$backend" --out "$out/soak" --force --quiet
 cp "$out/soak/soak.csv" "$out/soak/health.csv" "$out/" 2>/dev/null
 # The conv, BatchNorm and pool kernels, and the GPU engine, against their CPU references.
 gpu_test test_conv_gemm "$tests/gpu/test_conv_gemm" 30
