@@ -2,12 +2,13 @@
 # soak on the two-host cluster (lib.sh), 1 rank per host: the veth's rate is lowered halfway
 # through, and the soak says degraded, naming the interval where it happened.
 #   A soak of 8 intervals of 1 s (allreduce of 256 KiB, 3 trials, --tolerance 300) runs in the
-#   background; once soak.csv holds interval 4, tbf 4 Mbit/s goes on both veth ends
-#   (cluster_shape). A 256 KiB all-reduce over 2 ranks sends 256 KiB each way: about 520 ms at
-#   4 Mbit/s, against under 1 ms unshaped. On this shared 2-core machine (load 10-18 from other
-#   builds) an unshaped iteration was seen to take up to 150 ms when a rank waits for a CPU, so
-#   the baseline's limit (4 x its median, or 5 MADs) can reach about 300 ms: the shaped time
-#   stays well above it. Ranks yield when idle (mpi_yield_when_idle) to keep that noise down.
+#   background; once soak.csv holds interval 4, tbf 16 Mbit/s goes on both veth ends
+#   (cluster_shape). A 256 KiB all-reduce over 2 ranks sends 256 KiB each way: about 140 ms per
+#   iteration at 16 Mbit/s (read: 138-174 ms), against 0.15-0.2 ms unshaped, so the baseline's
+#   limit (4 x its median, or 5 MADs: 0.6-0.9 ms) is passed 150 times over. The test runs
+#   alone (RUN_SERIAL): beside other tests an unshaped iteration was seen to take up to 150 ms
+#   when a rank waited for a CPU. At 4 Mbit/s (until issue 31) each shaped interval took 11 s
+#   and the test 52 s; at 16 Mbit/s, 2.5 s and 20 s.
 #   Expected: exit 1; every interval up to the last one soak.csv held before the shaping (K) is
 #   "baseline" or "ok"; the first "degraded" interval is K + 1 or K + 2 (the one running when tc
 #   acted, or the next); every later one is degraded; the `soak: degraded:` line names that
@@ -30,8 +31,8 @@ for _ in $(seq 1 1200); do
     kill -0 "$soaker" 2>/dev/null || break
     sleep 0.1
 done
-cluster_shape 4mbit 64kb || fail "tc tbf could not be set"
-echo "rate changed: tbf 4 Mbit/s (bucket 64 KiB) on both veth ends at $(date -u +%H:%M:%S), after interval ${k:-?} of 8 was in soak.csv"
+cluster_shape 16mbit 64kb || fail "tc tbf could not be set"
+echo "rate changed: tbf 16 Mbit/s (bucket 64 KiB) on both veth ends at $(date -u +%H:%M:%S), after interval ${k:-?} of 8 was in soak.csv"
 wait "$soaker"
 rc=$?
 grep "^soak: " "$w/soak.out"
