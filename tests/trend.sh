@@ -2,9 +2,9 @@
 # `fabricbench trend` over real runs: 8 runs of h2d where the machine changes from run 5 on (the
 # job is put under a CPU quota of a quarter of a core, and NCCL_PROTO is set so the fingerprint
 # differs too) must show a step at run 5 and only there in the pinned copies' series, labelled
-# with the NCCL_PROTO change, and exit 1 (the latest run sits past a worse step); 4 runs of the
-# same machine must show no step in them and exit 0. Root with a cgroup cpu controller (v1 or
-# v2); skipped (77) with the reason otherwise. Usage: trend.sh FABRICBENCH
+# with the NCCL_PROTO change, and exit 1 (the latest run sits past a worse step); the 4 runs
+# before the change, alone, must show no step in them and exit 0. Root with a cgroup cpu
+# controller (v1 or v2); skipped (77) with the reason otherwise. Usage: trend.sh FABRICBENCH
 . "$(dirname "$0")/lib.sh"
 bin=$1
 tmp=$(mktemp -d)
@@ -40,7 +40,9 @@ run() {
 mkdir "$tmp/step" "$tmp/flat"
 for i in 1 2 3 4; do run "$tmp/step/run$i"; done
 for i in 5 6 7 8; do run "$tmp/step/run$i" throttled; done
-for i in 1 2 3 4; do run "$tmp/flat/run$i"; done
+# The flat series: the four runs before the change, the same machine four times (copies of their
+# folders: trend reads a folder of runs).
+for i in 1 2 3 4; do cp -R "$tmp/step/run$i" "$tmp/flat/run$i"; done
 
 # --threshold 30: this machine's copies drift 10-30% between runs with nothing changed (a level
 # held for two runs is a step at 5%, rightly); the imposed change is a 75% drop.
