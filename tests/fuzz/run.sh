@@ -5,14 +5,17 @@
 # usage: run.sh SOURCE_DIR FUZZ_BUILD_DIR [FABRICBENCH]
 # environment: FB_FUZZ_STEP (all: build, then every fuzzer, the default; build: the build and
 # the registry check only, as CTest's fixture fuzz_build; run: the fuzzers only, into a tree
-# built before, as CTest's fuzz_NAME), FB_FUZZ_SECONDS (per fuzzer, default 20), FB_FUZZ_ONLY
-# (one fuzzer's name), FB_FUZZ_JOBS (build jobs, default nproc). The fuzzers are the harnesses
-# tests/fuzz/fuzz_NAME.c, whatever their number.
+# built before, as CTest's fuzz_NAME; merge: what the last runs found, minimized into the kept
+# corpus tests/data/fuzz/NAME), FB_FUZZ_SECONDS (per fuzzer, default 8), FB_FUZZ_ONLY (one
+# fuzzer's name), FB_FUZZ_JOBS (build jobs, default nproc). The fuzzers are the harnesses
+# tests/fuzz/fuzz_NAME.c, whatever their number. Every run starts from the seeds
+# (tests/fuzz/corpus/NAME) and the kept corpus, so what a run covers does not depend on its
+# seconds: they are spent past it.
 . "$(dirname "$0")/../lib.sh"
 src=$1 fuzzdir=$2 bin=${3:-}
-seconds=${FB_FUZZ_SECONDS:-20}
+seconds=${FB_FUZZ_SECONDS:-8}
 step=${FB_FUZZ_STEP:-all}
-case $step in all | build | run) ;; *) echo "run.sh: FB_FUZZ_STEP is all, build or run, not '$step'" >&2; exit 2 ;; esac
+case $step in all | build | run | merge) ;; *) echo "run.sh: FB_FUZZ_STEP is all, build, run or merge, not '$step'" >&2; exit 2 ;; esac
 fuzzers=$(cd "$src/tests/fuzz" && ls fuzz_*.c | sed 's/^fuzz_\(.*\)\.c$/\1/' | tr '\n' ' ')
 if [ -n "${FB_FUZZ_ONLY:-}" ]; then
     case " $fuzzers " in *" $FB_FUZZ_ONLY "*) ;; *) echo "run.sh: no fuzzer '$FB_FUZZ_ONLY' (there are: $fuzzers)" >&2; exit 2 ;; esac
@@ -46,15 +49,35 @@ fi
 fi
 [ "$step" = build ] && { echo "fuzz tree built: $fuzzdir (fuzzers: $fuzzers)"; finish; }
 
+kept=$src/tests/data/fuzz
+work=$fuzzdir/runs
+# merge: each fuzzer's last scratch folder into the kept corpus, minimized by libFuzzer (-merge=1
+# keeps an input only when it adds coverage to what the folder holds), the seeds' copies left
+# out (they are read from tests/fuzz/corpus every run).
+if [ "$step" = merge ]; then
+    for f in $fuzzers; do
+        exe=$fuzzdir/tests/fuzz/fb_fuzz_$f
+        [ -x "$exe" ] && [ -d "$work/$f" ] || { fail "$f: no fuzzer or no scratch folder $work/$f to merge"; continue; }
+        mkdir -p "$kept/$f"
+        "$exe" -merge=1 "$kept/$f" "$work/$f" >"$work/$f.merge.log" 2>&1 ||
+            { tail -n 5 "$work/$f.merge.log"; fail "$f: merging into $kept/$f"; continue; }
+        for seed in "$src/tests/fuzz/corpus/$f"/*; do
+            rm -f "$kept/$f/$(sha1sum <"$seed" | cut -c1-40)"
+        done
+        echo "$f: $(ls "$kept/$f" | wc -l) inputs kept in $kept/$f"
+    done
+    finish
+fi
+
 # ASan keeps freed memory in a 256 MB quarantine by default, which the RSS limit would count;
 # 64 MB leaves the limit to measure the parsers.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-quarantine_size_mb=64}"
 # Each fuzzer's scratch folder and failed inputs are its own: fuzzers run side by side.
-work=$fuzzdir/runs
 mkdir -p "$work"
 stats=$fuzzdir/fuzz-stats.txt
 [ -n "${FB_FUZZ_ONLY:-}" ] && stats=$fuzzdir/fuzz-stats-$FB_FUZZ_ONLY.txt
-printf '%-10s %10s %8s %9s %6s %8s  %s\n' fuzzer execs seconds execs/s new rss_mb verdict >"$stats"
+printf '%-10s %10s %8s %9s %6s %8s %11s %11s  %s\n' fuzzer execs seconds execs/s new rss_mb \
+    cov/ft_start cov/ft_end verdict >"$stats"
 total=0
 for f in $fuzzers; do
     exe=$fuzzdir/tests/fuzz/fb_fuzz_$f
@@ -64,12 +87,12 @@ for f in $fuzzers; do
     mkdir -p "$work/$f"
     log=$work/$f.log
     # New inputs go to the scratch folder; the seeds (tests/fuzz/corpus, regression inputs
-    # included) are read first, every run. -error_exitcode=1: libFuzzer's default of 77 would
-    # read as "skipped" to CTest.
+    # included) and the kept corpus (tests/data/fuzz) are read first, every run.
+    # -error_exitcode=1: libFuzzer's default of 77 would read as "skipped" to CTest.
     "$exe" -max_total_time="$seconds" -rss_limit_mb=512 -malloc_limit_mb=512 -timeout=5 \
         -error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 \
         -dict="$src/tests/fuzz/dict/$dict.dict" -artifact_prefix="$work/$f-" \
-        "$work/$f" "$src/tests/fuzz/corpus/$f" >"$log" 2>&1
+        "$work/$f" "$src/tests/fuzz/corpus/$f" "$kept/$f" >"$log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -n 1)
@@ -85,11 +108,14 @@ for f in $fuzzers; do
             [ -e "$a" ] && echo "input that failed: $a (add it to tests/fuzz/corpus/$f/ once fixed)"
         done
     fi
+    # coverage once the corpus was read, and at the end
+    cov0=$(sed -n 's/.*INITED cov: \([0-9]*\) ft: \([0-9]*\).*/\1\/\2/p' "$log" | tail -n 1)
+    cov1=$(sed -n 's/.*DONE   cov: \([0-9]*\) ft: \([0-9]*\).*/\1\/\2/p' "$log" | tail -n 1)
     rate=0
     [ -n "$secs" ] && [ "$secs" -gt 0 ] && rate=$((${execs:-0} / secs))
     total=$((total + ${execs:-0}))
-    printf '%-10s %10s %8s %9s %6s %8s  %s\n' "$f" "${execs:-?}" "${secs:-?}" "$rate" "${new:-?}" \
-        "${rss:-?}" "$verdict" >>"$stats"
+    printf '%-10s %10s %8s %9s %6s %8s %11s %11s  %s\n' "$f" "${execs:-?}" "${secs:-?}" "$rate" \
+        "${new:-?}" "${rss:-?}" "${cov0:-?}" "${cov1:-?}" "$verdict" >>"$stats"
 done
 echo "fuzz budget ${seconds}s per fuzzer, limits: rss 512 MB, malloc 512 MB, 5 s per input"
 cat "$stats"
