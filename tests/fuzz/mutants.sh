@@ -2,8 +2,8 @@
 # Shows that each fuzz test fails when its parser is broken: puts one boundary bug (a read one
 # byte past the end, or before the start) into a copy of the sources, rebuilds the fuzz tree,
 # and expects tests/fuzz/run.sh to fail for that parser within the normal budget (8 s, the kept
-# corpus of tests/data/fuzz read first, as in CI). Not part of
-# CI (it rebuilds once per mutant); run by hand: sh tests/fuzz/mutants.sh [WORK_DIR].
+# corpus of tests/data/fuzz read first, as in CI). Not part of CI (it rebuilds once per
+# mutant); run by hand: sh tests/fuzz/mutants.sh [WORK_DIR].
 # Nothing here touches the working tree: the bugs live only in WORK_DIR/src.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -50,8 +50,8 @@ mutant units-kib "units cli" harness/core/units.c \
 # profile.c: the in-memory reader takes the line end even when the text ended without one
 mutant profile-take "profile" harness/analysis/profile.c \
     's/size_t take = len \+ \(ps->text\[len\] == .\\n.\);/size_t take = len + 1;/'
-# results_read.c: "\r\n" looked for one byte too far
-mutant results-crlf "results" harness/results/results_read.c \
+# csv_reader.c (results.csv's reader): "\r\n" looked for one byte too far
+mutant results-crlf "results" harness/files/csv_reader.c \
     's/if \(p->pos \+ 1 < p->len && p->buf\[p->pos\] == .\\r./if (p->pos < p->len \&\& p->buf[p->pos] == '"'"'\\r'"'"'/'
 # nccl_line.c: the byte before "NCCL version" read when the line starts with it
 mutant nccl-version "nccl_line" harness/nccllog/nccl_line.c \
