@@ -49,14 +49,15 @@ if(FB_SANITIZE)
 
   add_test(NAME sanitize_host_suite_np2 COMMAND sh ${_fb_san_dir}/suite.sh $<TARGET_FILE:fabricbench>)
   set_tests_properties(sanitize_host_suite_np2 PROPERTIES LABELS sanitize SKIP_RETURN_CODE 77
-                       ENVIRONMENT "${FB_TEST_ENV};${FB_SANITIZER_ENV}" PROCESSORS 4 COST 60)
+                       ENVIRONMENT "${FB_TEST_ENV};${FB_SANITIZER_ENV}" PROCESSORS 10 COST 60)
   # fault injection in four shares that run side by side (each run ends in mpirun's clean-up
-  # naps more than in work)
+  # naps more than in work: 0.1-0.3 of a CPU)
   foreach(part IN ITEMS p2p_alloc p2p quick step)
     add_test(NAME fault_injection_${part} COMMAND sh ${_fb_san_dir}/fault.sh $<TARGET_FILE:fabricbench> ci ${part})
     set_tests_properties(fault_injection_${part} PROPERTIES LABELS fault SKIP_RETURN_CODE 77
                          ENVIRONMENT "${FB_TEST_ENV};${FB_SANITIZER_ENV}" COST 150 PROCESSORS 1)
   endforeach()
+  set_tests_properties(fault_injection_quick fault_injection_step PROPERTIES PROCESSORS 2)
   fb_sanitizer_suite_for_main_tree()
 endif()
 # FB_SANITIZER_TREE (harness/scripts/test.sh sets it): the sanitizer build's folder, configured
@@ -68,7 +69,7 @@ if(NOT FB_SANITIZE AND FB_SANITIZER_TREE)
            sh ${PROJECT_SOURCE_DIR}/harness/scripts/build.sh -DFB_WITH_CUDA=OFF -DFB_SANITIZE=ON)
   # the longest chain (build, then fault injection): started first
   set_tests_properties(sanitizer_build PROPERTIES LABELS "asan" FIXTURES_SETUP sanitizer_tree
-                       PROCESSORS 8 COST 1000 TIMEOUT 900)
+                       PROCESSORS 16 COST 1000 TIMEOUT 900)
   file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/sanitizer-include.cmake"
        "if(EXISTS \"${FB_SANITIZER_TREE}/sanitizer-tests.cmake\")\n"
        "  include(\"${FB_SANITIZER_TREE}/sanitizer-tests.cmake\")\n"
