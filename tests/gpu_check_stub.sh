@@ -50,8 +50,14 @@ grep -q '^run all_gather reduce_scatter alltoall broadcast reduce --backend host
     fail "the collectives did not run: $(cat "$work/log1")"
 mix=$(sed -n 's/^run replay --mix \([^ ]*\) .*/\1/p' "$work/log1")
 [ -n "$mix" ] && [ -f "$mix" ] || fail "replay's mix '$mix' is not a file: $(cat "$work/log1")"
-grep -q '^soak --duration 20 --interval 5 --backend host ' "$work/log1" ||
-    fail "the soak did not run: $(cat "$work/log1")"
+grep -q '^soak --duration 20 --interval 5 --tolerance 10 --backend host ' "$work/log1" ||
+    fail "the soak did not run (at the soak's own tolerance, 10%): $(cat "$work/log1")"
+# FB_CHECK_SOAK_TOLERANCE: a whole number of percent, or exit 2 before anything is written
+FB_CHECK_SOAK_TOLERANCE=1e9 OUT=$work/out-tol sh "$script" >/dev/null 2>"$work/tol.err"
+rc=$?
+[ "$rc" = 2 ] && grep -q "FB_CHECK_SOAK_TOLERANCE must be a whole number of percent, not '1e9'" \
+    "$work/tol.err" && [ ! -e "$work/out-tol" ] ||
+    fail "FB_CHECK_SOAK_TOLERANCE=1e9: exit $rc, $(cat "$work/tol.err"), out written: $(ls "$work/out-tol" 2>&1)"
 for s in collectives replay soak; do
     grep -q "^$s	0	" "$work/out1/steps.tsv" || fail "$s is not in steps.tsv: $(cat "$work/out1/steps.tsv")"
 done
