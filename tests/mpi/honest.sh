@@ -6,16 +6,24 @@
 # two forked processes copying through one shared buffer with spinning flags) within 25%. The
 # staged check is the one that catches a harness cost in the staged path (a sleeping wait, a
 # fresh buffer's page faults): the reference has none of it.
-# A 2-core shared machine is noisy; each side is the median of several trials, and the set is
-# retried once before failing.
+# A 2-core shared machine is noisy; each side is the median of several trials, the set is
+# measured up to 3 times, and each figure compares each side's best so far (the highest
+# bandwidth, the lowest time): the two sides run moments apart, and in one run of the test alone
+# the second set read the copy 26% under the reference and the staged transfer 34% over it, after
+# a first set where both were within 7%. A cost in fabricbench's path is in every set.
 . "$(dirname "$0")/../lib.sh"
 bin=$1 ref_memcpy=$2 ref_allreduce=$3 ref_sendrecv=$4 ref_staged=$5
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ratio_ok() { awk -v a="$1" -v b="$2" 'BEGIN { r = a / b; printf "%.3f", r; exit !(r > 0.75 && r < 1.333) }'; }
+# best KIND OLD NEW: the better of two figures (KIND max for a bandwidth, min for a time); an
+# empty one is ignored
+best() { awk -v k="$1" -v a="$2" -v b="$3" 'BEGIN { if (a == "") print b; else if (b == "") print a
+    else if (k == "max") print (a + 0 > b + 0 ? a : b); else print (a + 0 < b + 0 ? a : b) }'; }
 
 copy_bytes=67108864 ar_bytes=27872824 p2p_bytes=16777216
-for attempt in 1 2; do
+b_copy= b_rcopy= b_ar= b_rar= b_p2p= b_rp2p= b_stg= b_rstg=
+for attempt in 1 2 3; do
     rm -rf "$work/h2d" "$work/ar" "$work/p2p"
     mpi 1 "$bin" run h2d --backend host --out "$work/h2d" --sizes 64M --trials 9 --quiet >/dev/null 2>&1 ||
         fail "fabricbench h2d failed"
@@ -35,14 +43,19 @@ for attempt in 1 2; do
     ours_staged=$(csv_awk 'v("case") == "sweep_uni" && v("transport") == "ipc-staged" && v("metric") == "time" { print v("median") }' \
         "$work/p2p/results.csv")
     ref_stg=$("$ref_staged" "$p2p_bytes" 25)
-    r1=$(ratio_ok "$ours_copy" "$ref_copy"); ok1=$?
-    r2=$(ratio_ok "$ours_ar" "$ref_ar"); ok2=$?
-    r3=$(ratio_ok "$ours_p2p" "$ref_p2p"); ok3=$?
-    r4=$(ratio_ok "$ours_staged" "$ref_stg"); ok4=$?
-    echo "pinned h2d 64M: fabricbench $ours_copy GB/s, memcpy loop $ref_copy GB/s, ratio $r1"
-    echo "allreduce 27872824 B on 2 ranks: fabricbench $ours_ar us, MPI_Allreduce loop $ref_ar us, ratio $r2"
-    echo "p2p 16M 0>1 over MPI: fabricbench $ours_p2p us, MPI_Send/Recv loop $ref_p2p us, ratio $r3"
-    echo "p2p 16M 0>1 staged: fabricbench ipc-staged $ours_staged us, two processes through a shared buffer $ref_stg us, ratio $r4"
+    b_copy=$(best max "$b_copy" "$ours_copy") b_rcopy=$(best max "$b_rcopy" "$ref_copy")
+    b_ar=$(best min "$b_ar" "$ours_ar") b_rar=$(best min "$b_rar" "$ref_ar")
+    b_p2p=$(best min "$b_p2p" "$ours_p2p") b_rp2p=$(best min "$b_rp2p" "$ref_p2p")
+    b_stg=$(best min "$b_stg" "$ours_staged") b_rstg=$(best min "$b_rstg" "$ref_stg")
+    r1=$(ratio_ok "$b_copy" "$b_rcopy"); ok1=$?
+    r2=$(ratio_ok "$b_ar" "$b_rar"); ok2=$?
+    r3=$(ratio_ok "$b_p2p" "$b_rp2p"); ok3=$?
+    r4=$(ratio_ok "$b_stg" "$b_rstg"); ok4=$?
+    echo "set $attempt (this set's figures; the ratio of each side's best so far):"
+    echo "pinned h2d 64M: fabricbench $ours_copy GB/s, memcpy loop $ref_copy GB/s, best ratio $r1"
+    echo "allreduce 27872824 B on 2 ranks: fabricbench $ours_ar us, MPI_Allreduce loop $ref_ar us, best ratio $r2"
+    echo "p2p 16M 0>1 over MPI: fabricbench $ours_p2p us, MPI_Send/Recv loop $ref_p2p us, best ratio $r3"
+    echo "p2p 16M 0>1 staged: fabricbench ipc-staged $ours_staged us, two processes through a shared buffer $ref_stg us, best ratio $r4"
     [ $ok1 = 0 ] && [ $ok2 = 0 ] && [ $ok3 = 0 ] && [ $ok4 = 0 ] && finish
 done
 [ $ok1 = 0 ] || fail "copy bandwidth differs from the reference by more than 25%"
