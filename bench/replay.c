@@ -310,10 +310,8 @@ static fb_status replay_iterate(void *p)
     /* the previous step's figures first (they are read against its own anchor), then this
      * step's anchor: an event the device has passed, at a known host time */
     if ((st = be->stream_sync(s->compute)) != FB_OK || (st = harvest(s)) != FB_OK ||
-        (st = be->event_record(s->anchor, s->compute)) != FB_OK ||
-        (st = be->event_sync(s->anchor)) != FB_OK)
+        (st = fb_overlap_anchor(be, s->anchor, s->compute, &s->anchor_us)) != FB_OK)
         return st;
-    s->anchor_us = fb_clock_now_us();
     if ((st = fb_overlap_begin(s->ov)) != FB_OK)
         return st;
     for (size_t i = 0; i < s->nops; i++) {

@@ -350,6 +350,23 @@ fb_status fb_overlap_finish(struct fb_overlap *ov)
     return st;
 }
 
+fb_status fb_overlap_anchor(const struct fb_backend *be, struct fb_event *anchor,
+                            struct fb_stream *stream, double *anchor_us)
+{
+    fb_status st = FB_OK;
+
+    for (int attempt = 0; attempt < 4; attempt++) {
+        double t0 = fb_clock_now_us();
+        if ((st = be->event_record(anchor, stream)) != FB_OK ||
+            (st = be->event_sync(anchor)) != FB_OK)
+            return st;
+        *anchor_us = t0;
+        if (fb_clock_now_us() - t0 <= FB_ANCHOR_SLACK_US)
+            break;
+    }
+    return st;
+}
+
 fb_status fb_overlap_spans(const struct fb_overlap *ov, struct fb_event *anchor, double anchor_us,
                            double *start, double *end)
 {

@@ -86,6 +86,16 @@ fb_status fb_overlap_finish(struct fb_overlap *ov);
 fb_status fb_overlap_spans(const struct fb_overlap *ov, struct fb_event *anchor, double anchor_us,
                            double *start, double *end);
 
+/* Records `anchor` on `stream` (idle: nothing left on it) and waits for it, setting *anchor_us
+ * to the host time just before the record: the event cannot complete earlier, so a time placed
+ * through it (an op's readiness) is never later than it was, and an op never reads as exposed
+ * for less than it ran. A thread descheduled between the record and the clock would otherwise
+ * shift every such time by the pause; so the anchor is taken again (up to 4 times) until the
+ * record and its wait took at most FB_ANCHOR_SLACK_US. */
+#define FB_ANCHOR_SLACK_US 50.0
+fb_status fb_overlap_anchor(const struct fb_backend *be, struct fb_event *anchor,
+                            struct fb_stream *stream, double *anchor_us);
+
 /* The bucket i's tensors: [first, first + count) of the model, `elements` parameters. */
 const struct fb_bucket *fb_overlap_bucket(const struct fb_overlap *ov, size_t i);
 

@@ -308,10 +308,8 @@ fb_status fb_train_step_run(struct fb_train_step *ts, struct fb_trace *trace, in
     if (trace) {
         /* the anchor: an event the device has passed, at a known host time (the stream is
          * idle between steps, so it completes at once) */
-        if ((st = be->event_record(ts->ev[EV_ANCHOR], ts->cfg.stream)) == FB_OK &&
-            (st = be->event_sync(ts->ev[EV_ANCHOR])) == FB_OK)
-            anchor_us = fb_clock_now_us();
-        if (st != FB_OK)
+        if ((st = fb_overlap_anchor(be, ts->ev[EV_ANCHOR], ts->cfg.stream, &anchor_us)) !=
+            FB_OK)
             return st;
     }
     t0 = fb_clock_now_us();
