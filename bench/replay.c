@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "bench.h"
-#include "clock.h"
 #include "log.h"
 #include "mix.h"
 #include "overlap.h"

@@ -353,10 +353,9 @@ fb_status fb_overlap_finish(struct fb_overlap *ov)
 fb_status fb_overlap_anchor(const struct fb_backend *be, struct fb_event *anchor,
                             struct fb_stream *stream, double *anchor_us)
 {
-    fb_status st = FB_OK;
-
     for (int attempt = 0; attempt < 4; attempt++) {
         double t0 = fb_clock_now_us();
+        fb_status st;
         if ((st = be->event_record(anchor, stream)) != FB_OK ||
             (st = be->event_sync(anchor)) != FB_OK)
             return st;
@@ -364,7 +363,7 @@ fb_status fb_overlap_anchor(const struct fb_backend *be, struct fb_event *anchor
         if (fb_clock_now_us() - t0 <= FB_ANCHOR_SLACK_US)
             break;
     }
-    return st;
+    return FB_OK;
 }
 
 fb_status fb_overlap_spans(const struct fb_overlap *ov, struct fb_event *anchor, double anchor_us,

@@ -90,7 +90,7 @@ fb_status fb_overlap_spans(const struct fb_overlap *ov, struct fb_event *anchor,
  * to the host time just before the record: the event cannot complete earlier, so a time placed
  * through it (an op's readiness) is never later than it was, and an op never reads as exposed
  * for less than it ran. A thread descheduled between the record and the clock would otherwise
- * shift every such time by the pause; so the anchor is taken again (up to 4 times) until the
+ * shift every such time by the pause; so the anchor is retaken (at most 4 attempts) until the
  * record and its wait took at most FB_ANCHOR_SLACK_US. */
 #define FB_ANCHOR_SLACK_US 50.0
 fb_status fb_overlap_anchor(const struct fb_backend *be, struct fb_event *anchor,
