@@ -32,8 +32,7 @@ enum fb_cmp_dir fb_compare_direction(const char *metric)
     return FB_CMP_UNKNOWN;
 }
 
-/* Metrics whose value is a fraction of time in [0, 1]. */
-static bool is_fraction(const char *metric) { return strcmp(metric, "stall_fraction") == 0; }
+bool fb_compare_is_fraction(const char *metric) { return strcmp(metric, "stall_fraction") == 0; }
 
 /* One-sample metrics computed from other rows' medians (the ratios a summary writes) or from a
  * single timing (grad_ready), as opposed to figures found exactly (memfit's batches). */
@@ -70,7 +69,7 @@ enum fb_cmp_verdict fb_compare_judge(const struct fb_row *base, const struct fb_
     *ratio = r;
     /* A fraction of time (a stall of 0.02 against 0.03) changes by points, not by ratio: a
      * consumer that waits 1% of its time more is not 50% worse. */
-    if (!(is_fraction(base->metric) ? fabs(c - b) > threshold : fabs(r - 1) > threshold))
+    if (!(fb_compare_is_fraction(base->metric) ? fabs(c - b) > threshold : fabs(r - 1) > threshold))
         return FB_CMP_SAME;
     if (dir == FB_CMP_UNKNOWN)
         return FB_CMP_CHANGED;
@@ -130,8 +129,8 @@ static int cmp_index(const void *x, const void *y, void *ctx)
     return d ? d : cmp_ll((long long)i, (long long)j); /* stable: duplicates in file order */
 }
 
-fb_status fb_compare_join(const struct fb_read_results *base, const struct fb_read_results *cur,
-                          double threshold, struct fb_comparison *out)
+static fb_status join(const struct fb_read_results *base, const struct fb_read_results *cur,
+                     double threshold, bool runs, struct fb_comparison *out)
 {
     size_t *order = NULL, *taken = NULL;
     bool *used = NULL;
@@ -169,7 +168,10 @@ fb_status fb_compare_join(const struct fb_read_results *base, const struct fb_re
             used[at] = true;
             e->cur = &cur->rows[at];
         }
-        if (e->cur)
+        e->runs = runs;
+        if (e->cur && runs)
+            e->verdict = fb_compare_judge_runs(&e->base->row, &e->cur->row, threshold, &e->ratio);
+        else if (e->cur)
             e->verdict = fb_compare_judge(&e->base->row, &e->cur->row, threshold, &e->ratio,
                                           &e->threshold_only);
         else
@@ -181,6 +183,7 @@ fb_status fb_compare_join(const struct fb_read_results *base, const struct fb_re
             continue;
         struct fb_cmp_entry *e = &out->e[out->n++];
         e->cur = &cur->rows[i];
+        e->runs = runs;
         e->ratio = NAN;
         e->verdict = FB_CMP_ONLY_NEW;
         out->count[e->verdict]++;
@@ -193,6 +196,19 @@ out:
     if (st != FB_OK)
         fb_compare_release(out);
     return st;
+}
+
+fb_status fb_compare_join(const struct fb_read_results *base, const struct fb_read_results *cur,
+                          double threshold, struct fb_comparison *out)
+{
+    return join(base, cur, threshold, false, out);
+}
+
+fb_status fb_compare_join_runs(const struct fb_read_results *base,
+                               const struct fb_read_results *cur, double threshold,
+                               struct fb_comparison *out)
+{
+    return join(base, cur, threshold, true, out);
 }
 
 void fb_compare_release(struct fb_comparison *c)

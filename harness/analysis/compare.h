@@ -41,6 +41,33 @@ enum fb_cmp_dir fb_compare_direction(const char *metric);
 enum fb_cmp_verdict fb_compare_judge(const struct fb_row *base, const struct fb_row *cur,
                                      double threshold, double *ratio, bool *threshold_only);
 
+/* Whether a metric is a fraction of time in [0, 1] (stall_fraction): its change is measured in
+ * points, not as a ratio. */
+bool fb_compare_is_fraction(const char *metric);
+
+/* The verdict for one joined pair of pooled rows (fb_compare_pool: st.samples counts runs,
+ * st.median is the median of the runs' medians, st.mean and st.stddev their mean and sample
+ * standard deviation), and the ratio of the medians. Beyond the threshold (as
+ * fb_compare_judge), a change counts only when Welch's t of the runs' medians passes the
+ * two-sided 1% level (Student's t quantile, its degrees of freedom rounded down); with one run
+ * on a side the other side's variance stands for both (its runs - 1 degrees of freedom); with
+ * one run on each side, never (noise). Figures derived from other rows are judged like any
+ * other: each run has its own. */
+enum fb_cmp_verdict fb_compare_judge_runs(const struct fb_row *base, const struct fb_row *cur,
+                                          double threshold, double *ratio);
+
+/* Student's t quantile at 0.995 for df degrees of freedom (rounded down; at least 1). */
+double fb_compare_t995(double df);
+
+/* The most runs fb_compare_runs_needed looks at. */
+#define FB_COMPARE_RUNS_MAX 1000
+
+/* The runs per side that see a relative change `change` (0.05 = 5%) at the rule's two-sided 1%
+ * level with 80% power, when the runs' medians spread with relative standard deviation cv: the
+ * least n >= 2 with (t_0.995 + t_0.80)(2n - 2 df) x cv x sqrt(2 / n) <= change. -1 when more
+ * than FB_COMPARE_RUNS_MAX, or the inputs are not finite and positive. */
+int fb_compare_runs_needed(double cv, double change);
+
 /* The verdict's word: "REGRESSION", "improved", ... With machines (comparing two machines,
  * not two runs of one), "worse" / "better" replace "REGRESSION" / "improved". */
 const char *fb_compare_verdict_str(enum fb_cmp_verdict v, bool machines);
@@ -54,6 +81,7 @@ struct fb_cmp_entry {
     double ratio;
     enum fb_cmp_verdict verdict;
     bool threshold_only;
+    bool runs; /* judged by fb_compare_judge_runs (pooled rows of several runs) */
 };
 
 struct fb_comparison {
@@ -68,6 +96,36 @@ struct fb_comparison {
 fb_status fb_compare_join(const struct fb_read_results *base, const struct fb_read_results *cur,
                           double threshold, struct fb_comparison *out);
 void fb_compare_release(struct fb_comparison *c);
+
+/* The same join over pooled rows (fb_compare_pool), each pair judged by fb_compare_judge_runs. */
+fb_status fb_compare_join_runs(const struct fb_read_results *base,
+                               const struct fb_read_results *cur, double threshold,
+                               struct fb_comparison *out);
+
+/* Pools k runs of one side into one row per key and occurrence (the j-th row with a key in each
+ * run goes with the j-th in the others): the row of the first run that has it (its line and run
+ * id), in that run's order, its statistics those of the runs' medians (fb_stats_compute over
+ * the finite ones: samples counts them; NAN medians when there is none). Returns FB_OK or
+ * FB_ERR_NOMEM; release out with fb_results_read_release. */
+fb_status fb_compare_pool(const struct fb_read_results *runs, size_t k,
+                          struct fb_read_results *out);
+
+/* One benchmark's run-to-run spread in a comparison of pooled rows: over its rows with a better
+ * way (not fractions) and two runs or more on a side, the relative standard deviation of the
+ * runs' medians (both sides' variances averaged), its median and 90th percentile over the rows,
+ * and the runs per side that see `change` at each (fb_compare_runs_needed; -1: more than
+ * FB_COMPARE_RUNS_MAX). */
+struct fb_cmp_spread {
+    char bench[24];
+    size_t rows;
+    double cv, cv_p90;
+    int runs_needed, runs_needed_p90;
+};
+
+/* Fills out[0..max) with one entry per benchmark, in the comparison's order, and returns how
+ * many; 0 when no entry was judged by runs (or out of memory). */
+size_t fb_compare_spread(const struct fb_comparison *c, double change, struct fb_cmp_spread *out,
+                         size_t max);
 
 /* One difference between two fingerprints: a JSON path ("cuda.driver_version",
  * "ranks[0].cpus", "environment.NCCL_ALGO") and both values as text ("(absent)" when missing). */

@@ -106,12 +106,30 @@ void fb_compare_print_glance(const struct fb_comparison *c, bool machines, const
            machines ? "second" : "new",
            reg ? (machines ? "DIFFERENT (worse rows)" : "REGRESSION") : "no regression");
     fb_out("  %zu rows: %zu %s, %zu %s, %zu noise, %zu same, %zu changed (no better way), %zu "
-           "n/a, %zu only in base, %zu only in new; threshold %.4g%% and the runs' own noise\n\n",
+           "n/a, %zu only in base, %zu only in new; threshold %.4g%% and the runs' own noise\n",
            c->n, reg, fb_compare_verdict_str(FB_CMP_REGRESSION, machines),
            c->count[FB_CMP_IMPROVED], fb_compare_verdict_str(FB_CMP_IMPROVED, machines),
            c->count[FB_CMP_NOISE], c->count[FB_CMP_SAME], c->count[FB_CMP_CHANGED],
            c->count[FB_CMP_NA], c->count[FB_CMP_ONLY_BASE], c->count[FB_CMP_ONLY_NEW],
            threshold * 100);
+    if (fb_compare_by_runs(c)) {
+        struct fb_cmp_spread sp[8];
+        size_t n = fb_compare_spread(c, threshold, sp, sizeof sp / sizeof sp[0]);
+        fb_out("run-to-run spread (median over rows) and the runs per side a %.4g%% change "
+               "needs:", threshold * 100);
+        for (size_t i = 0; i < n; i++) {
+            if (sp[i].runs_needed < 0)
+                fb_out("%s %s %.1f%% >%d", i ? "," : "", sp[i].bench, sp[i].cv * 100,
+                       FB_COMPARE_RUNS_MAX);
+            else
+                fb_out("%s %s %.1f%% %d", i ? "," : "", sp[i].bench, sp[i].cv * 100,
+                       sp[i].runs_needed);
+        }
+        fb_out("%s\n\n", n ? "" : " unknown (no row has two runs on a side)");
+    } else {
+        fb_out("one run on each side: the bands are the trials' noise, not the runs'; give each "
+               "side several runs to know it (docs/compare.md)\n\n");
+    }
     print_rows(c, FB_CMP_REGRESSION, machines, FB_GLANCE_MAX_REGRESSIONS);
     print_rows(c, FB_CMP_IMPROVED, machines, FB_GLANCE_MAX_IMPROVEMENTS);
     fb_out("\nfingerprint differences that matter:\n");

@@ -106,7 +106,9 @@ int fb_compare_write_csv(const char *path, const struct fb_comparison *c, bool m
             snprintf(v[23], 48, "%.4g", (e->ratio - 1) * 100);
         }
         if (e->base && e->cur)
-            f[24] = e->threshold_only ? "threshold-only" : "threshold+bands";
+            f[24] = e->runs             ? "threshold+runs"
+                    : e->threshold_only ? "threshold-only"
+                                        : "threshold+bands";
         fb_csv_row(af.f, f, 27);
     }
     if (ferror(af.f)) {
@@ -151,7 +153,7 @@ static void md_rows(FILE *f, const struct fb_comparison *c, enum fb_cmp_verdict 
             snprintf(nm, sizeof nm, "-");
         snprintf(ratio, sizeof ratio, isnan(e->ratio) ? "-" : "%.3f", e->ratio);
         snprintf(ch, sizeof ch, isnan(e->ratio) ? "-" : "%+.1f%%%s", (e->ratio - 1) * 100,
-                 e->threshold_only ? " (1 sample)" : "");
+                 e->threshold_only && !e->runs ? " (1 sample)" : "");
         /* every text cell comes from a results.csv: escaped (md_text.h) */
         const char *text[] = {r->bench, r->kase, r->transport};
         for (size_t k = 0; k < 3; k++) {
@@ -169,34 +171,95 @@ static void md_rows(FILE *f, const struct fb_comparison *c, enum fb_cmp_verdict 
     }
 }
 
-int fb_compare_write_md(const char *path, const char *out, const struct fb_cmp_side *b,
-                        const struct fb_cmp_side *n, const struct fb_comparison *c,
+bool fb_compare_by_runs(const struct fb_comparison *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->e[i].runs)
+            return true;
+    return false;
+}
+
+/* a side's runs: each results.csv, as a list */
+static void md_runs(FILE *f, const char *what, const struct fb_cmp_set *s)
+{
+    fprintf(f, "- %s: ", what);
+    fb_md_put_text(f, s->label);
+    for (size_t i = 0; i < s->n; i++) {
+        fprintf(f, "%s", s->n > 1 ? "\n  - " : ", ");
+        fb_md_put_code(f, s->run[i].csv, false);
+        fprintf(f, " (run ");
+        fb_md_put_text(f, s->run[i].id);
+        fprintf(f, ")");
+    }
+    fprintf(f, "\n");
+}
+
+/* the runs' spread per benchmark and the runs a change of the threshold needs */
+static void md_spread(FILE *f, const struct fb_comparison *c, double threshold)
+{
+    struct fb_cmp_spread sp[64];
+    size_t n = fb_compare_spread(c, threshold, sp, sizeof sp / sizeof sp[0]);
+    char need[24], need90[24];
+
+    fprintf(f, "\n## Run-to-run spread\n\n");
+    if (!n) {
+        fprintf(f, "Unknown: no row has two runs or more on a side.\n");
+        return;
+    }
+    fprintf(f, "The relative standard deviation of the runs' medians, over each benchmark's rows "
+               "(median and 90th percentile), and the runs per side that see a change of "
+               "%.4g%% at the 1%% level with 80%% power.\n\n"
+               "| bench | rows | spread (median) | runs per side | spread (90th pct) | runs "
+               "per side |\n|---|---|---|---|---|---|\n",
+               threshold * 100);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(need, sizeof need, sp[i].runs_needed < 0 ? "more than %d" : "%d",
+                 sp[i].runs_needed < 0 ? FB_COMPARE_RUNS_MAX : sp[i].runs_needed);
+        snprintf(need90, sizeof need90, sp[i].runs_needed_p90 < 0 ? "more than %d" : "%d",
+                 sp[i].runs_needed_p90 < 0 ? FB_COMPARE_RUNS_MAX : sp[i].runs_needed_p90);
+        fprintf(f, "| ");
+        fb_md_put_text(f, sp[i].bench);
+        fprintf(f, " | %zu | %.2f%% | %s | %.2f%% | %s |\n", sp[i].rows, sp[i].cv * 100, need,
+                sp[i].cv_p90 * 100, need90);
+    }
+}
+
+int fb_compare_write_md(const char *path, const char *out, const struct fb_cmp_set *b,
+                        const struct fb_cmp_set *n, const struct fb_comparison *c,
                         double threshold, bool machines, const struct fb_fp_diff *d, size_t nd,
                         const char *fp_note)
 {
     struct fb_atomic_file af;
-    bool no_gnuplot = false;
+    bool no_gnuplot = false, runs = fb_compare_by_runs(c);
     int rc;
 
     if (fb_atomic_open(&af, path) != FB_OK)
         return 1;
-    /* run ids and paths come from the runs' files and the command line: escaped */
+    /* labels, run ids and paths come from the runs' files and the command line: escaped */
     fprintf(af.f, machines ? "# " : "# Regression report: ");
-    fb_md_put_text(af.f, b->id);
+    fb_md_put_text(af.f, b->label);
     fprintf(af.f, machines ? " vs " : " (base) vs ");
-    fb_md_put_text(af.f, n->id);
+    fb_md_put_text(af.f, n->label);
     fprintf(af.f, machines ? ": which is better where\n\n" : " (new)\n\n");
-    fprintf(af.f, "- %s: ", machines ? "first" : "base");
-    fb_md_put_code(af.f, b->csv, false);
-    fprintf(af.f, "\n- %s: ", machines ? "second" : "new");
-    fb_md_put_code(af.f, n->csv, false);
-    fprintf(af.f,
-            "\n- threshold: %.4g%%\n- rule: a change counts when "
-            "|new/base - 1| > threshold **and** the two runs' [p05, p95] trial bands do not "
-            "overlap; rows with one sample on either side: threshold only (see "
-            "docs/compare.md)\n",
-            threshold * 100);
+    md_runs(af.f, machines ? "first" : "base", b);
+    md_runs(af.f, machines ? "second" : "new", n);
+    fprintf(af.f, "- threshold: %.4g%%\n", threshold * 100);
+    if (runs)
+        fprintf(af.f, "- rule: several runs on a side: a change counts when |new/base - 1| > "
+                      "threshold (the medians of the runs' medians) **and** Welch's t of the "
+                      "runs' medians passes the two-sided 1%% level; one run on a side borrows "
+                      "the other side's spread (see docs/compare.md)\n");
+    else
+        fprintf(af.f, "- rule: a change counts when |new/base - 1| > threshold **and** the two "
+                      "runs' [p05, p95] trial bands do not overlap; rows with one sample on "
+                      "either side: threshold only. One run on each side: the noise between "
+                      "runs is not known; give each side several runs to know it (see "
+                      "docs/compare.md)\n");
+    if (runs)
+        md_spread(af.f, c, threshold);
     fprintf(af.f, "\n## Fingerprint differences\n\n");
+    if (b->n > 1 || n->n > 1)
+        fprintf(af.f, "Between the first run of each side.\n\n");
     if (fp_note) {
         fb_md_put_text(af.f, fp_note);
         fprintf(af.f, "\n");
@@ -204,7 +267,7 @@ int fb_compare_write_md(const char *path, const char *out, const struct fb_cmp_s
     else if (!nd)
         fprintf(af.f, "None: the two env.json files agree.\n");
     else
-        fb_compare_print_fingerprint(af.f, d, nd, b->id, n->id);
+        fb_compare_print_fingerprint(af.f, d, nd, b->run[0].id, n->run[0].id);
     fprintf(af.f, "\n## Summary\n\n| verdict | rows |\n|---|---|\n");
     for (int v = 0; v <= FB_CMP_ONLY_NEW; v++)
         if (c->count[v])
@@ -223,7 +286,7 @@ int fb_compare_write_md(const char *path, const char *out, const struct fb_cmp_s
             machines ? "Only on the second" : "Only in new (not flagged)");
     md_rows(af.f, c, FB_CMP_SAME, machines, "Within the threshold");
     fprintf(af.f, "\n## Plots\n");
-    rc = fb_compare_write_plots(out, c, machines, b->id, n->id, af.f, &no_gnuplot);
+    rc = fb_compare_write_plots(out, c, machines, b->label, n->label, af.f, &no_gnuplot);
     if (rc || ferror(af.f)) {
         fb_error("compare: cannot write '%s'", af.tmp);
         fb_atomic_abort(&af);

@@ -4,6 +4,7 @@
  * outputs in compare_out.c and compare_plots.c beside it; here: the usage, the two runs opened
  * and the order of work. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -25,15 +26,20 @@
 static void usage(void)
 {
     printf("usage: fabricbench compare [--threshold PCT] [--out DIR] [--machines] BASE NEW\n"
-           "Compares two runs: BASE and NEW are run folders (or their results.csv). Prints the\n"
-           "verdict, the regressions largest first, the improvements, and the fingerprint\n"
-           "differences that can explain them; writes every row joined on its keys, with the\n"
-           "ratio of medians NEW/BASE and its verdict, to compare.csv and compare.md, and plots.\n"
-           "A change is a REGRESSION only when it is worse by more than the threshold AND the\n"
-           "two runs' [p05, p95] trial bands do not overlap (docs/compare.md).\n\n"
+           "       fabricbench compare [options] BASE... -- NEW...\n"
+           "Compares two runs: BASE and NEW are run folders (or their results.csv), or folders\n"
+           "of run folders; with --, several runs a side. Prints the verdict, the regressions\n"
+           "largest first, the improvements, and the fingerprint differences that can explain\n"
+           "them; writes every row joined on its keys, with the ratio of medians NEW/BASE and\n"
+           "its verdict, to compare.csv and compare.md, and plots.\n"
+           "A change is a REGRESSION only when it is worse by more than the threshold AND\n"
+           "beyond the noise: with one run a side, the two runs' [p05, p95] trial bands do not\n"
+           "overlap; with several, Welch's t of the runs' medians passes the 1%% level, and\n"
+           "the screen says how many runs a side a change of the threshold needs\n"
+           "(docs/compare.md). One run a side cannot see the noise between runs.\n\n"
            "  --threshold PCT  smallest change that counts, in percent (default 5)\n"
-           "  --out DIR        where to write (default ./compare-<BASE>-vs-<NEW>, the folders'\n"
-           "                   names); never inside either run folder (a run is a record)\n"
+           "  --out DIR        where to write (default ./compare-<BASE>-vs-<NEW>, the first\n"
+           "                   folders' names); never inside a run folder (a run is a record)\n"
            "  --machines       BASE and NEW are two machines: 'better'/'worse' wording, and\n"
            "                   exit 0 whichever is better\n"
            "  --help           this text\n\n"
@@ -79,6 +85,7 @@ static int side_open(struct fb_cmp_side *s, const char *arg)
     fb_status st;
 
     memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", arg);
     if (stat(arg, &sb) != 0) {
         fb_error("compare: cannot open '%s': %s", arg, strerror(errno));
         return 2;
@@ -116,6 +123,124 @@ static int side_open(struct fb_cmp_side *s, const char *arg)
     return 0;
 }
 
+/* The most runs a side may have. */
+#define FB_COMPARE_MAX_RUNS 256
+
+/* One side of the comparison: its runs, each opened; with several, their rows pooled. */
+struct side {
+    struct fb_cmp_side *run;
+    size_t n;
+    struct fb_read_results pooled;
+    char label[640];
+};
+
+static int cmp_name(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int side_add_one(struct side *sd, const char *arg)
+{
+    struct fb_cmp_side *r;
+    int rc;
+
+    if (sd->n == FB_COMPARE_MAX_RUNS) {
+        fb_error("compare: more than %d runs on a side (at '%s')", FB_COMPARE_MAX_RUNS, arg);
+        return 2;
+    }
+    r = realloc(sd->run, (sd->n + 1) * sizeof *sd->run);
+    if (!r) {
+        fb_error("compare: out of memory");
+        return 1;
+    }
+    sd->run = r;
+    if ((rc = side_open(&sd->run[sd->n], arg)) != 0)
+        return rc;
+    sd->n++;
+    return 0;
+}
+
+/* A run folder, a results.csv, or a folder of run folders (each subfolder holding a
+ * results.csv, in name order). */
+static int side_add(struct side *sd, const char *arg)
+{
+    struct dirent **list = NULL;
+    struct stat sb;
+    char csv[4500], sub[4400];
+    int k, rc = 0, found = 0;
+
+    snprintf(csv, sizeof csv, "%s/results.csv", arg);
+    if (stat(arg, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(csv, F_OK) == 0 || errno != ENOENT)
+        return side_add_one(sd, arg);
+    k = scandir(arg, &list, NULL, cmp_name);
+    if (k < 0)
+        return side_add_one(sd, arg); /* says why it cannot be read */
+    for (int i = 0; i < k; i++) {
+        snprintf(sub, sizeof sub, "%s/%s", arg, list[i]->d_name);
+        snprintf(csv, sizeof csv, "%s/results.csv", sub);
+        if (rc == 0 && list[i]->d_name[0] != '.' && stat(sub, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+            access(csv, F_OK) == 0) {
+            found++;
+            rc = side_add_one(sd, sub);
+        }
+        free(list[i]);
+    }
+    free(list);
+    if (rc == 0 && !found) {
+        fb_error("compare: '%s' holds no results.csv and no run folder with one", arg);
+        rc = 2;
+    }
+    return rc;
+}
+
+/* "NAME" for one run (the folder as given, without trailing slashes), "N runs: A, B, ..." for
+ * several (cut short with "..."). */
+static void side_label(struct side *sd)
+{
+    size_t used = 0, len = sizeof sd->label;
+    int w;
+
+    if (sd->n > 1) {
+        w = snprintf(sd->label, len, "%zu runs: ", sd->n);
+        used = w > 0 ? (size_t)w : 0;
+    }
+    for (size_t i = 0; i < sd->n && used + 4 < len; i++) {
+        const char *name = sd->run[i].name;
+        size_t nl = strlen(name);
+        while (nl > 1 && name[nl - 1] == '/')
+            nl--;
+        w = snprintf(sd->label + used, len - used, "%s%.*s", i ? ", " : "", (int)nl, name);
+        if (w < 0 || (size_t)w >= len - used) {
+            snprintf(sd->label + len - 4, 4, "...");
+            break;
+        }
+        used += (size_t)w;
+    }
+}
+
+static void side_release(struct side *sd)
+{
+    for (size_t i = 0; i < sd->n; i++)
+        fb_results_read_release(&sd->run[i].res);
+    free(sd->run);
+    fb_results_read_release(&sd->pooled);
+}
+
+/* The runs' rows pooled into sd->pooled. */
+static fb_status side_pool(struct side *sd)
+{
+    struct fb_read_results *r = calloc(sd->n + 1, sizeof *r);
+    fb_status st;
+
+    if (!r)
+        return FB_ERR_NOMEM;
+    for (size_t i = 0; i < sd->n; i++)
+        r[i] = sd->run[i].res; /* shallow: the pool copies what it keeps */
+    st = fb_compare_pool(r, sd->n, &sd->pooled);
+    free(r);
+    return st;
+}
+
 int fb_cmd_compare(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -125,19 +250,25 @@ int fb_cmd_compare(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct fb_cmp_side *b = NULL, *n = NULL;
+    struct side b = {0}, n = {0};
     struct fb_comparison cmp = {0};
     struct fb_fp_diff *diffs = NULL;
     size_t ndiffs = 0;
     double threshold = FB_COMPARE_THRESHOLD_DEFAULT;
     const char *out_arg = NULL, *fp_note = NULL;
     char why[160], why2[900], out[4300], path[4400], fperr[600], note[800];
-    bool machines = false;
-    int c, rc = 2;
+    bool machines = false, runs;
+    int c, rc = 2, split = argc;
 
+    /* BASE... -- NEW...: the options come from what stands before "--" */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--") == 0) {
+            split = i;
+            break;
+        }
     optind = 0; /* a full restart of getopt (see cli.c) */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", options, NULL)) != -1) {
+    while ((c = getopt_long(split, argv, ":", options, NULL)) != -1) {
         switch (c) {
         case 't': {
             double pct;
@@ -159,26 +290,33 @@ int fb_cmd_compare(int argc, char **argv)
             return 2;
         }
     }
-    if (argc - optind != 2) {
-        fb_error("compare: expected two runs, BASE and NEW (see `fabricbench compare --help`)");
+    if (split == argc && argc - optind != 2) {
+        fb_error("compare: expected two runs, BASE and NEW, or BASE... -- NEW... (see "
+                 "`fabricbench compare --help`)");
         return 2;
     }
-    b = calloc(1, sizeof *b);
-    n = calloc(1, sizeof *n);
-    if (!b || !n) {
-        fb_error("compare: out of memory");
-        rc = 1;
-        goto out;
+    if (split < argc && (split - optind < 1 || argc - split - 1 < 1)) {
+        fb_error("compare: expected at least one run on each side of '--' (BASE... -- NEW...)");
+        return 2;
     }
-    if ((rc = side_open(b, argv[optind])) != 0 || (rc = side_open(n, argv[optind + 1])) != 0)
-        goto out;
+    int b_end = split == argc ? optind + 1 : split, n_at = split == argc ? optind + 1 : split + 1;
+    for (int i = optind; i < b_end; i++)
+        if ((rc = side_add(&b, argv[i])) != 0)
+            goto out;
+    for (int i = n_at; i < argc; i++)
+        if ((rc = side_add(&n, argv[i])) != 0)
+            goto out;
+    side_label(&b);
+    side_label(&n);
     /* An incomplete run is compared on the points it finished: said, not refused. */
     for (int k = 0; k < 2; k++) {
-        char why[1200];
-        const struct fb_cmp_side *sd = k ? n : b;
-        if (fb_run_state_incomplete_dir(sd->dir, why, sizeof why))
-            fb_warn("compare: run '%s' is incomplete (%s); only its finished points are "
-                    "compared", sd->id, why);
+        const struct side *sd = k ? &n : &b;
+        for (size_t i = 0; i < sd->n; i++) {
+            char why[1200];
+            if (fb_run_state_incomplete_dir(sd->run[i].dir, why, sizeof why))
+                fb_warn("compare: run '%s' is incomplete (%s); only its finished points are "
+                        "compared", sd->run[i].id, why);
+        }
     }
     rc = 2;
     if (out_arg) {
@@ -189,52 +327,65 @@ int fb_cmd_compare(int argc, char **argv)
         }
         snprintf(out, sizeof out, "%s", out_arg);
     } else {
-        /* named after both run folders: made one safe folder name in the current folder, which
-         * must not be a link */
+        /* named after both sides' first run folders: made one safe folder name in the current
+         * folder, which must not be a link */
         char name[160];
-        safe_folder_name(name, sizeof name, b->dir, n->dir);
+        safe_folder_name(name, sizeof name, b.run[0].dir, n.run[0].dir);
         if (fb_run_folder_below(".", name, why2, sizeof why2) != FB_OK) {
             fb_error("compare: default output folder %s (give --out)", why2);
             goto out;
         }
         snprintf(out, sizeof out, "%s", name);
     }
-    for (int k = 0; k < 2; k++)
-        if (fb_run_folder_inside(out, (k ? n : b)->dir)) {
-            fb_error("compare: output folder '%s' is inside run '%s'; a run folder is a record, "
-                     "left as it was written (give --out elsewhere)", out, (k ? n : b)->id);
-            goto out;
-        }
+    for (int k = 0; k < 2; k++) {
+        const struct side *sd = k ? &n : &b;
+        for (size_t i = 0; i < sd->n; i++)
+            if (fb_run_folder_inside(out, sd->run[i].dir)) {
+                fb_error("compare: output folder '%s' is inside run '%s'; a run folder is a "
+                         "record, left as it was written (give --out elsewhere)",
+                         out, sd->run[i].id);
+                goto out;
+            }
+    }
     rc = 1;
+    runs = b.n > 1 || n.n > 1;
+    if (runs && (side_pool(&b) != FB_OK || side_pool(&n) != FB_OK)) {
+        fb_error("compare: out of memory");
+        goto out;
+    }
     if (fb_mkdirs(out) != 0) {
         fb_error("compare: cannot create '%s': %s", out, strerror(errno));
         rc = 2;
         goto out;
     }
 
-    /* The fingerprint first: what changed is the likely cause of what follows. */
-    if (!b->has_env || !n->has_env) {
+    /* The fingerprint first: what changed is the likely cause of what follows (between the
+     * first run of each side). */
+    const struct fb_cmp_side *b0 = &b.run[0], *n0 = &n.run[0];
+    if (!b0->has_env || !n0->has_env) {
         /* a note cut short still says which file */
         if (snprintf(note, sizeof note, "No fingerprint difference: '%s' cannot be read.",
-                     !b->has_env ? b->env : n->env) < 0)
+                     !b0->has_env ? b0->env : n0->env) < 0)
             note[0] = '\0';
         fp_note = note;
-    } else if (fb_compare_fingerprints(b->env, n->env, &diffs, &ndiffs, fperr, sizeof fperr) !=
-               FB_OK) {
+    } else if (fb_compare_fingerprints(b0->env, n0->env, &diffs, &ndiffs, fperr,
+                                       sizeof fperr) != FB_OK) {
         snprintf(note, sizeof note, "No fingerprint difference: %s", fperr);
         fp_note = note;
     }
-    if (fb_compare_join(&b->res, &n->res, threshold, &cmp) != FB_OK) {
+    if ((runs ? fb_compare_join_runs(&b.pooled, &n.pooled, threshold, &cmp)
+              : fb_compare_join(&b0->res, &n0->res, threshold, &cmp)) != FB_OK) {
         fb_error("compare: out of memory");
         goto out;
     }
-    fb_compare_print_glance(&cmp, machines, b->id, n->id, threshold, diffs, ndiffs, fp_note);
+    fb_compare_print_glance(&cmp, machines, b.label, n.label, threshold, diffs, ndiffs, fp_note);
 
     snprintf(path, sizeof path, "%s/compare.csv", out);
     if (fb_compare_write_csv(path, &cmp, machines) != 0)
         goto out;
     snprintf(path, sizeof path, "%s/compare.md", out);
-    if (fb_compare_write_md(path, out, b, n, &cmp, threshold, machines, diffs, ndiffs,
+    struct fb_cmp_set bs = {b.run, b.n, b.label}, ns = {n.run, n.n, n.label};
+    if (fb_compare_write_md(path, out, &bs, &ns, &cmp, threshold, machines, diffs, ndiffs,
                             fp_note) != 0)
         goto out;
     fb_out("\nevery row and difference: %s/compare.md, compare.csv\n", out);
@@ -242,11 +393,7 @@ int fb_cmd_compare(int argc, char **argv)
 out:
     fb_compare_release(&cmp);
     free(diffs);
-    if (b)
-        fb_results_read_release(&b->res);
-    if (n)
-        fb_results_read_release(&n->res);
-    free(b);
-    free(n);
+    side_release(&b);
+    side_release(&n);
     return rc;
 }

@@ -180,6 +180,141 @@ int main(void)
         fb_compare_release(&cmp);
     }
 
+    /* Several runs a side. Pooling: each key's k-th row in each run meets the k-th in the
+     * others; the pooled row is the first run's (its line), in that run's order, with the
+     * statistics of the runs' medians; a row only some runs have counts only those. */
+    {
+        struct fb_read_row r0[3], r1[3], r2[2];
+        struct fb_read_results runs[3] = {{.rows = r0, .nrows = 3}, {.rows = r1, .nrows = 3},
+                                          {.rows = r2, .nrows = 2}};
+        struct fb_read_results pool;
+
+        memset(r0, 0, sizeof r0);
+        memset(r1, 0, sizeof r1);
+        memset(r2, 0, sizeof r2);
+        r0[0].row = row("time", 10, 0.01, 10);
+        r0[1].row = row("time", 20, 0.01, 10); /* the same key again: its second occurrence */
+        r0[2].row = row("bandwidth", 5, 0.01, 10);
+        for (size_t i = 0; i < 3; i++)
+            r0[i].line = 2 + i;
+        r1[0].row = row("bandwidth", 7, 0.01, 10); /* another order in run 1 */
+        r1[1].row = row("time", 12, 0.01, 10);
+        r1[2].row = row("time", 22, 0.01, 10);
+        r2[0].row = row("time", 14, 0.01, 10);
+        r2[1].row = row("time", NAN, 0.01, 10); /* a non-finite median is left out */
+        r2[0].line = 99;
+        CHECK(fb_compare_pool(runs, 3, &pool) == FB_OK);
+        CHECK(pool.nrows == 3);
+        if (pool.nrows == 3) {
+            CHECK(pool.rows[0].line == 2 && pool.rows[1].line == 3 && pool.rows[2].line == 4);
+            CHECK(pool.rows[0].row.st.samples == 3 && pool.rows[0].row.st.median == 12);
+            CHECK(pool.rows[0].row.st.min == 10 && pool.rows[0].row.st.max == 14);
+            CHECK(fabs(pool.rows[0].row.st.stddev - 2) < 1e-12);
+            CHECK(pool.rows[1].row.st.samples == 2 && pool.rows[1].row.st.median == 21);
+            CHECK(strcmp(pool.rows[2].row.metric, "bandwidth") == 0);
+            CHECK(pool.rows[2].row.st.samples == 2 && pool.rows[2].row.st.median == 6);
+        }
+        fb_results_read_release(&pool);
+        /* a row in a later run only: placed after the first run's rows, its line kept */
+        r2[1].row = row("latency", 3, 0.01, 10);
+        r2[1].line = 7;
+        CHECK(fb_compare_pool(runs, 3, &pool) == FB_OK);
+        CHECK(pool.nrows == 4 && pool.nrows == 4 && pool.rows[3].line == 7 &&
+              pool.rows[3].row.st.samples == 1 && pool.rows[3].row.st.median == 3);
+        fb_results_read_release(&pool);
+    }
+
+    /* The run rule on runs' medians: st.samples runs, st.mean and st.stddev theirs. */
+    {
+        struct fb_row b = row("bandwidth", 100, 0.01, 3), c = row("bandwidth", 90, 0.01, 3);
+        /* 3 runs each, spread 1: t = 10 / sqrt(2/3) = 12.2 > t(4) = 4.604: flagged */
+        b.st.stddev = c.st.stddev = 1;
+        CHECK(fb_compare_judge_runs(&b, &c, 0.05, &r) == FB_CMP_REGRESSION && fabs(r - 0.9) < 1e-12);
+        CHECK(fb_compare_judge_runs(&c, &b, 0.05, &r) == FB_CMP_IMPROVED);
+        /* spread 4: t = 10 / 3.27 = 3.06 < 4.604: noise, though the bands of min/max would
+         * have been apart (a run-to-run spread the trials cannot see) */
+        b.st.stddev = c.st.stddev = 4;
+        CHECK(fb_compare_judge_runs(&b, &c, 0.05, &r) == FB_CMP_NOISE);
+        /* within the threshold: same, whatever the spread */
+        c.st.median = c.st.mean = 97;
+        b.st.stddev = c.st.stddev = 0.01;
+        CHECK(fb_compare_judge_runs(&b, &c, 0.05, &r) == FB_CMP_SAME);
+        /* one run on NEW: BASE's spread stands for both, 2 degrees of freedom (t 9.925):
+         * 10 / (1 x sqrt(1/3 + 1)) = 8.66 is not enough, 20 is */
+        c = row("bandwidth", 90, 0.01, 1);
+        b.st.stddev = 1;
+        CHECK(fb_compare_judge_runs(&b, &c, 0.05, &r) == FB_CMP_NOISE);
+        c.st.median = c.st.mean = 80;
+        CHECK(fb_compare_judge_runs(&b, &c, 0.05, &r) == FB_CMP_REGRESSION);
+        /* one run on each side: never flagged */
+        b = row("bandwidth", 100, 0.01, 1);
+        CHECK(fb_compare_judge_runs(&b, &c, 0.05, &r) == FB_CMP_NOISE);
+        /* no spread at all (found figures): beyond the threshold is a change */
+        b = row("batch_max", 100, 0, 3);
+        c = row("batch_max", 90, 0, 3);
+        CHECK(fb_compare_judge_runs(&b, &c, 0.05, &r) == FB_CMP_REGRESSION);
+        /* a fraction of time moves by points */
+        b = row("stall_fraction", 0.02, 0, 3);
+        c = row("stall_fraction", 0.03, 0, 3);
+        CHECK(fb_compare_judge_runs(&b, &c, 0.05, &r) == FB_CMP_SAME);
+        c.st.median = c.st.mean = 0.12;
+        CHECK(fb_compare_judge_runs(&b, &c, 0.05, &r) == FB_CMP_REGRESSION);
+        /* no better way: changed */
+        b = row("bytes_fixed", 100, 0, 3);
+        c = row("bytes_fixed", 200, 0, 3);
+        CHECK(fb_compare_judge_runs(&b, &c, 0.05, &r) == FB_CMP_CHANGED);
+    }
+
+    /* Student's t at 0.995 and the runs a change needs. */
+    CHECK(fabs(fb_compare_t995(1) - 63.657) < 1e-9);
+    CHECK(fabs(fb_compare_t995(4.9) - 4.604) < 1e-9); /* rounded down */
+    CHECK(fabs(fb_compare_t995(30) - 2.750) < 1e-9);
+    CHECK(fabs(fb_compare_t995(40) - 2.704) < 1e-9);
+    CHECK(fabs(fb_compare_t995(120) - 2.617) < 1e-9);
+    CHECK(fb_compare_t995(50) < 2.704 && fb_compare_t995(50) > 2.660);
+    CHECK(fabs(fb_compare_t995(1e9) - 2.576) < 1e-3);
+    CHECK(fb_compare_t995(0.5) == fb_compare_t995(1));
+    /* spread 1%, change 5%: n = 2 gives (9.925 + 1.061) x 0.01 x 1 = 0.11 > 0.05; n = 3
+     * (df 4): (4.604 + 0.941) x 0.01 x 0.816 = 0.045 <= 0.05 */
+    CHECK(fb_compare_runs_needed(0.01, 0.05) == 3);
+    CHECK(fb_compare_runs_needed(0, 0.05) == 2);
+    /* spread equal to the change: about 2 x (2.576 + 0.842)^2 = 23.4, a little more for t */
+    CHECK(fb_compare_runs_needed(0.05, 0.05) >= 24 && fb_compare_runs_needed(0.05, 0.05) <= 27);
+    CHECK(fb_compare_runs_needed(10, 0.05) == -1);
+    CHECK(fb_compare_runs_needed(NAN, 0.05) == -1 && fb_compare_runs_needed(0.01, 0) == -1);
+
+    /* The join over pooled rows is judged by runs, and the spread per benchmark says so. */
+    {
+        struct fb_read_row brows[2], crows[2];
+        struct fb_read_results b = {.rows = brows, .nrows = 2}, c = {.rows = crows, .nrows = 2};
+        struct fb_comparison cmp;
+        struct fb_cmp_spread sp[4];
+
+        memset(brows, 0, sizeof brows);
+        memset(crows, 0, sizeof crows);
+        brows[0].row = row("bandwidth", 100, 0.01, 4);
+        crows[0].row = row("bandwidth", 80, 0.01, 4);
+        brows[1].row = row("time", 10, 0.01, 4);
+        crows[1].row = row("time", 10.1, 0.01, 4);
+        brows[0].row.st.stddev = crows[0].row.st.stddev = 2;     /* 2% */
+        brows[1].row.st.stddev = crows[1].row.st.stddev = 0.4;   /* 4% */
+        CHECK(fb_compare_join_runs(&b, &c, 0.05, &cmp) == FB_OK);
+        CHECK(cmp.n == 2 && cmp.e[0].runs && cmp.e[0].verdict == FB_CMP_REGRESSION &&
+              cmp.e[1].verdict == FB_CMP_SAME);
+        CHECK(fb_compare_spread(&cmp, 0.05, sp, 4) == 1);
+        CHECK_STR(sp[0].bench, "h2d");
+        /* each row: both sides' relative variances averaged; the median of the two rows */
+        double cv0 = sqrt((0.02 * 0.02 + 0.025 * 0.025) / 2);
+        double cv1 = sqrt((0.04 * 0.04 + (0.4 / 10.1) * (0.4 / 10.1)) / 2);
+        CHECK(sp[0].rows == 2 && fabs(sp[0].cv - (cv0 + cv1) / 2) < 1e-12);
+        CHECK(fabs(sp[0].cv_p90 - (cv0 + 0.9 * (cv1 - cv0))) < 1e-12); /* interpolated */
+        CHECK(sp[0].runs_needed == fb_compare_runs_needed(sp[0].cv, 0.05));
+        fb_compare_release(&cmp);
+        CHECK(fb_compare_join(&b, &c, 0.05, &cmp) == FB_OK);
+        CHECK(!cmp.e[0].runs && fb_compare_spread(&cmp, 0.05, sp, 4) == 0);
+        fb_compare_release(&cmp);
+    }
+
     /* Fingerprints: versions before environment before host; equal leaves left out. */
     {
         char dir[] = "/tmp/fb_test_compare.XXXXXX", bp[64], cp[64], err[256];

@@ -255,7 +255,8 @@ static void one_round(struct fb_report_run *r, const struct fb_row *orig,
     mkdir(out, 0700);
     snprintf(path, sizeof path, "%s/compare.md", out);
     CHECK(fb_compare_join(&b->res, &n->res, 0.05, &c) == FB_OK);
-    CHECK(fb_compare_write_md(path, out, b, n, &c, 0.05, false, NULL, 0, note) == 0);
+    struct fb_cmp_set bs = {b, 1, b->id}, ns = {n, 1, n->id};
+    CHECK(fb_compare_write_md(path, out, &bs, &ns, &c, 0.05, false, NULL, 0, note) == 0);
     fb_compare_release(&c);
     CHECK(nftw(top, check_one, 16, FTW_PHYS) == 0);
     nftw(checked_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
