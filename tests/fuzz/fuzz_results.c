@@ -79,6 +79,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    (cmp.e[i].base != cmp.e[i].cur || isnan(cmp.e[i].ratio) ||
                     cmp.e[i].ratio == 1));
     fb_compare_release(&cmp);
+    /* the file as three runs a side: one pooled row per row of it (each key's k-th occurrence
+     * is one row), every run counted where the median is finite, and nothing left over when
+     * the pool is joined with itself */
+    {
+        struct fb_read_results three[3] = {*r, *r, *r}, pool;
+        FUZZ_CHECK(fb_compare_pool(three, 3, &pool) == FB_OK);
+        FUZZ_CHECK(pool.nrows == r->nrows);
+        for (size_t i = 0; i < pool.nrows; i++)
+            FUZZ_CHECK(pool.rows[i].row.st.samples == 0 || pool.rows[i].row.st.samples == 3);
+        FUZZ_CHECK(fb_compare_join_runs(&pool, &pool, 0.05, &cmp) == FB_OK);
+        FUZZ_CHECK(cmp.n == pool.nrows && cmp.count[FB_CMP_ONLY_BASE] == 0 &&
+                   cmp.count[FB_CMP_ONLY_NEW] == 0 && cmp.count[FB_CMP_REGRESSION] == 0);
+        fb_compare_release(&cmp);
+        fb_results_read_release(&pool);
+    }
     fb_results_read_release(r);
     free(r);
     return 0;
