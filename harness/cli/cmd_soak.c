@@ -83,7 +83,8 @@ static void soak_usage(void)
            "                    (`fabricbench run --help`); --trial-ms is set from --interval\n\n"
            "Writes soak.csv, health.csv, results.csv (one point per interval) and env.json.\n"
            "Exit: 0 healthy, 1 degraded (each finding on a `soak: degraded:` line naming the\n"
-           "rank, host, interval and counter), 2 bad usage, 3 timeout. docs/soak.md.\n");
+           "rank, host, interval and counter), 2 bad usage, 3 timeout, 4 interrupted (SIGINT\n"
+           "or SIGTERM: the finished intervals are kept). docs/soak.md.\n");
 }
 
 /* Rank 0, the runner's point_done hook: the point's samples kept for the interval. */
