@@ -78,7 +78,9 @@ static fb_status replay_plan(const struct fb_ctx *ctx, struct fb_case **out, siz
 {
     const struct fb_options *o = ctx->opt;
     bool on = strcmp(o->overlap, "off") != 0, off = strcmp(o->overlap, "on") != 0;
+    static bool noted; /* plan runs more than once (the progress plan, the run): say it once */
     struct fb_replay_op *ops = NULL;
+    char why[256];
     struct fb_case *cases;
     size_t nops = 0, bytes = 0, k = 0;
     double busy = 0.0;
@@ -95,6 +97,16 @@ static fb_status replay_plan(const struct fb_ctx *ctx, struct fb_case **out, siz
         busy += ops[i].compute_us;
     }
     free(ops);
+    /* As step does: without a way to overlap (MPI below MPI_THREAD_SERIALIZED: no
+     * communication thread) the overlap case becomes the sequence, said once, rather than a
+     * run that prints errors and ends with no rows. */
+    if (on && !fb_overlap_possible(ctx->s->coll, why, sizeof why)) {
+        if (ctx->s->world.rank == 0 && !noted)
+            fb_warn("replay: overlap off: %s", why);
+        on = false;
+        off = true;
+    }
+    noted = true;
     if (!(cases = calloc(2, sizeof *cases)))
         return FB_ERR_NOMEM;
     for (int mode = 1; mode >= 0; mode--) {

@@ -3,7 +3,8 @@
 # sequence, verified (wrong = 0), with its rows: time per step, the step's exposed time, and each
 # op's time and exposed time at the sizes the mix and --scale give; an NCCL Inspector file as
 # the mix; the per-op rows the slowest rank's (one rank slowed, FB_TEST_REPLAY_SLOW); and bad
-# mixes refused before anything is written (exit 2, file:line).
+# mixes refused before anything is written (exit 2, file:line); at --mpi-thread single the
+# sequence instead of the overlap, said once.
 # Arguments: the fabricbench binary, profiles/mixes, tests/data/mix.
 . "$(dirname "$0")/../lib.sh"
 bin=$1 mixes=$2 data=$3
@@ -72,6 +73,18 @@ for m in op_time op_exposed; do
         run-slow/results.csv)
     [ "$n" = 2 ] || fail "rank 1 slowed by 20 ms per op: $m rows $got (expected both >= 20000 us)"
 done
+
+# at MPI_THREAD_SINGLE there is no communication thread: the overlap case becomes the sequence,
+# said once in a warning, as step does (it printed errors and ended with 0 rows and exit 0)
+mpi 2 "$bin" run replay --mix slow.mix --mpi-thread single --compute-us 20 --trials 2 \
+    --warmup 1 --trial-ms 2 --out run-single >single.txt 2>&1 ||
+    fail "replay at --mpi-thread single exited $?: $(tail -5 single.txt)"
+grep -q 'error' single.txt && fail "replay at --mpi-thread single printed an error: $(grep error single.txt)"
+[ "$(grep -c 'warning: replay: overlap off: .*below MPI_THREAD_SERIALIZED' single.txt)" = 1 ] ||
+    fail "replay at --mpi-thread single does not say once that the overlap is off: $(cat single.txt)"
+n=$(csv_awk 'v("case") == "sequence" && v("metric") == "time" && v("wrong") == 0 { n++ }
+             v("case") == "overlap" { o++ } END { print n + 0, o + 0 }' run-single/results.csv)
+[ "$n" = "1 0" ] || fail "replay at --mpi-thread single: sequence/overlap time rows '$n', expected '1 0'"
 
 # bad mixes: one line naming the file and line, exit 2, nothing written
 printf 'allreduce 4M float32\nallreduse 4M float32\n' >bad.mix
