@@ -49,6 +49,13 @@ ls compare-base-vs-new/*.tmp >/dev/null 2>&1 && fail "temporary files left behin
 "$bin" compare --out no-such/../new/sub2 base new >/dev/null 2>inside.err
 [ $? = 2 ] && grep -q "inside run 'new'" inside.err && [ ! -e new/sub2 ] ||
     fail "--out reaching NEW through a '..' after a new folder: $(cat inside.err)"
+# The variables CUDA, the driver and fabricbench read are in env.json, so their differences show.
+CUDA_LAUNCH_BLOCKING=1 NVIDIA_TF32_OVERRIDE=0 FB_TEST_NOTE=x run envd memfit
+"$bin" compare --out envd-cmp base envd >envd.out 2>&1
+for var in CUDA_LAUNCH_BLOCKING NVIDIA_TF32_OVERRIDE FB_TEST_NOTE; do
+    grep -q "^  environment\.$var  *(absent)  ->  " envd.out ||
+        fail "a change of $var is not among the fingerprint differences: $(sed -n '/fingerprint/,$p' envd.out)"
+done
 # Trailing slashes name the same folder: compare-base-vs-new, not compare--vs-.
 "$bin" compare base/ new/ >/dev/null 2>&1
 [ -d compare-base-vs-new ] && [ ! -e compare--vs- ] || fail "trailing slashes changed the default folder"

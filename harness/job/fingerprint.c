@@ -424,7 +424,10 @@ static void add_hosts(struct jb *b, cJSON *root, const struct fb_rank_facts *all
 
 static bool env_wanted(const char *entry)
 {
-    static const char *const prefixes[] = {"NCCL_", "OMPI_", "UCX_", "SLURM_"};
+    /* what the libraries and fabricbench read: compare and trend show their differences
+     * (CUDA_LAUNCH_BLOCKING, NVIDIA_TF32_OVERRIDE, an FB_TEST_ hook change figures) */
+    static const char *const prefixes[] = {"NCCL_", "OMPI_", "UCX_", "SLURM_",
+                                           "CUDA_", "NVIDIA_", "FB_"};
     /* Set by mpirun for each job: a contact address and a per-job key. They differ in every
      * run, would show as a change in every comparison, and the key is nobody's business. */
     static const char *const per_job[] = {"OMPI_MCA_orte_hnp_uri=",
@@ -437,7 +440,7 @@ static bool env_wanted(const char *entry)
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (strncmp(entry, prefixes[i], strlen(prefixes[i])) == 0)
             return true;
-    return strncmp(entry, "CUDA_VISIBLE_DEVICES=", 21) == 0;
+    return false;
 }
 
 static int cmp_str(const void *a, const void *b)
