@@ -4,7 +4,7 @@
 # option a --help lists is in its row (both ways), with the same values (a|b|c); each exit code
 # README gives is in --help's exit line and every non-zero one of --help's is in README's; each
 # default of the run options table (its numbers, its `quoted` values, the choice it names) is
-# in the option's own --help text.
+# in the option's own --help text; and the Files table names every bench/*.c and harness folder.
 # One line per mismatch, naming the command or option.
 . "$(dirname "$0")/lib.sh"
 readme=$1 bin=$2
@@ -150,6 +150,15 @@ for row in run_rows:
                        "is not the default its --help names")
 for o in sorted(set(blocks) - seen - {"--help"}):
     bad.append(f"README: fabricbench run --help lists {o}, README's run options table does not")
+# The Files table names every benchmark source and every harness folder.
+top = os.path.dirname(os.path.abspath(readme))
+files = section("## Files")
+for f in sorted(os.listdir(os.path.join(top, "bench"))):
+    if f.endswith(".c") and f"`{f}`" not in files:
+        bad.append(f"README: the Files table does not name bench/{f}")
+for d in sorted(os.listdir(os.path.join(top, "harness"))):
+    if os.path.isdir(os.path.join(top, "harness", d)) and d != "scripts" and f"`{d}/`" not in files:
+        bad.append(f"README: the Files table does not name harness/{d}/")
 print("\n".join(bad))
 PY
 while IFS= read -r line; do
