@@ -66,6 +66,7 @@ static void usage(void)
            "launch variant: `doctor` then `run RUN-ARGS`, under the same launcher. Run it\n"
            "WITHOUT mpirun. The launch variants are the product of --binding and every --vary.\n\n"
            "  --np N                 ranks (default: the GPUs of this node, from\n"
+           "                         CUDA_VISIBLE_DEVICES when set, else\n"
            "                         /proc/driver/nvidia/gpus or nvidia-smi -L; else 2)\n"
            "  --launcher mpirun|srun|auto   auto: srun inside a Slurm job (SLURM_JOB_ID),\n"
            "                         else mpirun\n"
