@@ -5,6 +5,8 @@
 # with the NCCL_PROTO change, and exit 1 (the latest run sits past a worse step); the 4 runs
 # before the change, alone, must show no step in them and exit 0. Root with a cgroup cpu
 # controller (v1 or v2); skipped (77) with the reason otherwise. Usage: trend.sh FABRICBENCH
+# With a second argument `ranks` (the test trend_ranks, which need not run alone): trend.csv's key
+# cells tell the per-rank series of 2-rank runs apart.
 . "$(dirname "$0")/lib.sh"
 bin=$1
 tmp=$(mktemp -d)
@@ -14,6 +16,25 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT; [ -n "${FB_KEEP:-}" ] && trap - EXIT && echo "kept $tmp"
+if [ "${2:-}" = ranks ]; then
+    # trend.csv's key cells tell per-rank series apart: four 2-rank h2d runs (each rank's share,
+    # src 0 and 1) give no two rows with the same key and run
+    mkdir "$tmp/ranks"
+    for i in 1 2 3 4; do
+        mpirun --oversubscribe -np 2 "$bin" run h2d --backend host --sizes 1M --trial-ms 5 --trials 3 \
+            --quiet --out "$tmp/ranks/run$i" >"$tmp/ranks$i.log" 2>&1 || fail "2-rank run $i failed"
+    done
+    "$bin" trend --out "$tmp/trend-ranks" "$tmp/ranks" >"$tmp/ranks.out" 2>&1
+    [ $? -le 1 ] || fail "trend over 2-rank runs: $(cat "$tmp/ranks.out")"
+    dup=$(csv_awk '{ k = v("bench") "|" v("case") "|" v("backend") "|" v("transport") "|" v("dtype") "|" \
+            v("bytes") "|" v("batch") "|" v("ranks") "|" v("nodes") "|" v("src") "|" v("dst") "|" \
+            v("metric") "|" v("run"); if (seen[k]++) print k }' "$tmp/trend-ranks/trend.csv" | head -3)
+    [ -z "$dup" ] || fail "trend.csv rows whose key cells and run are the same: $dup"
+    n=$(csv_awk 'v("case") == "pinned_h2d" && v("metric") == "bandwidth" && v("run") == 1 { print v("src") }' \
+        "$tmp/trend-ranks/trend.csv" | sort | tr '\n' ' ')
+    case " $n" in *" 0 1 "*) ;; *) fail "pinned_h2d bandwidth at run 1: src cells '$n', expected 0 and 1 among them" ;; esac
+    finish
+fi
 if [ -d /sys/fs/cgroup/cpu ] && mkdir "/sys/fs/cgroup/cpu/fb-trend.$$" 2>/dev/null; then
     cg=/sys/fs/cgroup/cpu/fb-trend.$$
     echo 10000 >"$cg/cpu.cfs_period_us" && echo 2500 >"$cg/cpu.cfs_quota_us" || cg=""
@@ -56,7 +77,7 @@ series=$(awk -F, 'NR > 1 { print $1 }' "$tmp/trend-step/trend.csv" | sort -u | w
 # The pageable copies are shown, not judged: their runs carry page-fault and allocation noise
 # (one unthrottled run in a few reads at the throttled level), so their steps may fall a run off.
 for c in pinned_h2d pinned_d2h; do
-    steps=$(awk -F, -v c="$c" 'NR > 1 && $3 == c && $NF == 1 { print $10 }' \
+    steps=$(csv_awk 'v("case") == c && v("step") == 1 { print v("run") }' c="$c" \
         "$tmp/trend-step/trend.csv")
     [ "$steps" = 5 ] || fail "$c: steps at run(s) '$(echo $steps)', expected at run 5 only"
 done

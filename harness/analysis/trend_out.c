@@ -68,8 +68,10 @@ static int write_csv(const char *out, const struct fb_trend_run *runs, size_t nr
     snprintf(path, sizeof path, "%s/trend.csv", out);
     if (fb_atomic_open(&af, path) != FB_OK)
         return 1;
-    fputs("series,bench,case,dtype,bytes,batch,ranks,metric,unit,run,run_id,started,median,p05,"
-          "p95,samples,step\n", af.f);
+    /* every cell of the series' key (fb_compare_key_cmp's), so that series that differ only
+     * in a rank (src), a pair (dst) or a transport are told apart; empty when not about one */
+    fputs("series,bench,case,backend,transport,dtype,bytes,batch,ranks,nodes,src,dst,metric,unit,"
+          "run,run_id,started,median,p05,p95,samples,step\n", af.f);
     for (size_t k = 0; k < ns; k++)
         for (size_t r = 0; r < nruns; r++) {
             const struct fb_trend_point *p = &s[k].pt[r];
@@ -83,8 +85,19 @@ static int write_csv(const char *out, const struct fb_trend_run *runs, size_t nr
             fputc(',', af.f);
             fb_csv_field(af.f, s[k].key.kase);
             fputc(',', af.f);
+            fb_csv_field(af.f, s[k].key.backend);
+            fputc(',', af.f);
+            fb_csv_field(af.f, s[k].key.transport);
+            fputc(',', af.f);
             fb_csv_field(af.f, s[k].key.dtype);
-            fprintf(af.f, ",%lld,%ld,%d,", s[k].key.bytes, s[k].key.batch, s[k].key.ranks);
+            fprintf(af.f, ",%lld,%ld,%d,%d,", s[k].key.bytes, s[k].key.batch, s[k].key.ranks,
+                    s[k].key.nodes);
+            if (s[k].key.src >= 0)
+                fprintf(af.f, "%d", s[k].key.src);
+            fputc(',', af.f);
+            if (s[k].key.dst >= 0)
+                fprintf(af.f, "%d", s[k].key.dst);
+            fputc(',', af.f);
             fb_csv_field(af.f, s[k].key.metric);
             fputc(',', af.f);
             fb_csv_field(af.f, s[k].key.unit);
