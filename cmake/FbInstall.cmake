@@ -4,7 +4,7 @@
 #   P/share/fabricbench/profiles/*.ini   hardware profiles (`accept --profile c4140-m` finds them
 #                                        relative to the binary, so a relocated tree works)
 #   P/share/fabricbench/profiles/mixes/  replay's mixes (`run replay --mix PATH`)
-#   P/share/doc/fabricbench/             README, docs/, results/SCHEMA.md
+#   P/share/doc/fabricbench/             README.md, docs/, results/SCHEMA.md (as in the source tree)
 #   P/share/man/man1/fabricbench.1       the man page (help2man over --help and --version)
 #   P/libexec/fabricbench/               the GPU check (gpu-check.sh), its helpers and GPU tests
 include(GNUInstallDirs)
@@ -25,8 +25,10 @@ endforeach()
 file(GLOB fb_mixes CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/profiles/mixes/*.mix)
 install(FILES ${fb_mixes} DESTINATION ${CMAKE_INSTALL_DATADIR}/fabricbench/profiles/mixes)
 
-install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/results/SCHEMA.md
-        DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# the source tree's layout, so that README's and docs' links to results/SCHEMA.md (and to each
+# other) hold in the installed tree too
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/results/SCHEMA.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/results)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
         FILES_MATCHING PATTERN "*.md" PATTERN "*.sh" PATTERN "*.gp")
 

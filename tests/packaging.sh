@@ -37,10 +37,22 @@ done
 P=$tmp/prefix
 cmake --install "$build" --prefix "$P" >"$tmp/install.log" 2>&1 || fail "cmake --install failed"
 for f in bin/fabricbench share/fabricbench/profiles/c4140-m.ini share/fabricbench/profiles/host-ci.ini \
-         share/doc/fabricbench/README.md share/doc/fabricbench/SCHEMA.md \
+         share/doc/fabricbench/README.md share/doc/fabricbench/results/SCHEMA.md \
          share/doc/fabricbench/docs/accept.md share/man/man1/fabricbench.1 \
          libexec/fabricbench/gpu-check.sh libexec/fabricbench/gpu-summary.sh; do
     [ -f "$P/$f" ] || fail "install: $f missing"
+done
+# Links between the installed pages hold: every relative link of README.md and docs/ to a .md
+# file of the docs (README, docs/, results/SCHEMA.md) names a file that is there.
+doc=$P/share/doc/fabricbench
+for page in "$doc/README.md" "$doc"/docs/*.md "$doc"/docs/*/*.md; do
+    [ -f "$page" ] || continue
+    for target in $(grep -o '](\([^)#:]*\.md\)' "$page" | sed 's/^](//'); do
+        dest=$(cd "$(dirname "$page")" && realpath -m "$target")
+        case $dest in "$doc"/*) ;; *) continue ;; esac # a link out of the docs (source files)
+        case $dest in "$doc"/README.md | "$doc"/docs/* | "$doc"/results/*) ;; *) continue ;; esac
+        [ -f "$dest" ] || fail "installed ${page#"$doc"/}: the link to $target is broken"
+    done
 done
 grep -q '^\.TH FABRICBENCH "1"' "$P/share/man/man1/fabricbench.1" || fail "man page has no .TH"
 grep -q 'accept' "$P/share/man/man1/fabricbench.1" || fail "man page lacks the commands"
