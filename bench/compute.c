@@ -500,9 +500,10 @@ static void compute_summarize(const struct fb_ctx *ctx, struct fb_results *res, 
             fb_out("# grad_ready: %zu weight gradients (convolutions and classifier), the first "
                    "after %.1f us of backward, the last after %.1f us\n",
                    rec->n, rec->items[0].us, rec->items[rec->n - 1].us);
+            /* measured on rank 0 alone: a row about one rank (src 0, results/SCHEMA.md) */
             for (size_t j = 0; j < rec->n; j++)
                 add_row(res, w, rec->items[j].name, "grad_ready", "us", rec->items[j].us, true,
-                        -1);
+                        0);
         }
     }
 }

@@ -33,6 +33,7 @@ v("bench") == "compute" {
     if (m == "efficiency") { eff[c]++; if (!(med > 0 && med < 1000)) bad(where, "efficiency " med) }
     if (m == "grad_ready") {
         ready++
+        if (v("src") != "0") bad(where, "grad_ready measured on rank 0 has src '\''" v("src") "'\''")
         if (med < last) bad(where, "grad_ready " med " before the previous " last)
         last = med
         if (NR > 1 && ready == 1 && c != "classifier") bad(where, "the first gradient ready is " c)
