@@ -4,7 +4,8 @@
 # option a --help lists is in its row (both ways), with the same values (a|b|c); each exit code
 # README gives is in --help's exit line and every non-zero one of --help's is in README's; each
 # default of the run options table (its numbers, its `quoted` values, the choice it names) is
-# in the option's own --help text; and the Files table names every bench/*.c and harness folder.
+# in the option's own --help text; the Files table names every bench/*.c and harness folder; and
+# every link of docs/README.md, the index by question, names a page and heading that exist.
 # One line per mismatch, naming the command or option.
 . "$(dirname "$0")/lib.sh"
 readme=$1 bin=$2
@@ -159,6 +160,27 @@ for f in sorted(os.listdir(os.path.join(top, "bench"))):
 for d in sorted(os.listdir(os.path.join(top, "harness"))):
     if os.path.isdir(os.path.join(top, "harness", d)) and d != "scripts" and f"`{d}/`" not in files:
         bad.append(f"README: the Files table does not name harness/{d}/")
+# docs/README.md, the index by question: every link names a page that exists and, with #, a
+# heading of it (GitHub's anchor: lower case, spaces as '-', punctuation dropped).
+def anchors(path):
+    out = set()
+    for line in open(path):
+        m = re.match(r"#+ (.*)", line)
+        if m:
+            t = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower())
+            out.add(t.replace(" ", "-"))
+    return out
+index = os.path.join(top, "docs", "README.md")
+if not os.path.exists(index):
+    bad.append("docs/README.md (the index by question) is missing")
+else:
+    for target in re.findall(r"\]\(([^)]+)\)", open(index).read()):
+        page, _, anchor = target.partition("#")
+        path = os.path.normpath(os.path.join(top, "docs", page))
+        if not os.path.exists(path):
+            bad.append(f"docs/README.md: the link {target} names no file")
+        elif anchor and anchor not in anchors(path):
+            bad.append(f"docs/README.md: the link {target}: no such heading")
 print("\n".join(bad))
 PY
 while IFS= read -r line; do
