@@ -113,7 +113,7 @@ void fb_compare_print_glance(const struct fb_comparison *c, bool machines, const
            c->count[FB_CMP_NA], c->count[FB_CMP_ONLY_BASE], c->count[FB_CMP_ONLY_NEW],
            threshold * 100);
     if (fb_compare_by_runs(c)) {
-        struct fb_cmp_spread sp[8];
+        struct fb_cmp_spread sp[32];
         size_t n = fb_compare_spread(c, threshold, sp, sizeof sp / sizeof sp[0]);
         fb_out("run-to-run spread (median over rows) and the runs per side a %.4g%% change "
                "needs:", threshold * 100);
