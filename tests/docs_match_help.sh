@@ -181,6 +181,28 @@ else:
             bad.append(f"docs/README.md: the link {target} names no file")
         elif anchor and anchor not in anchors(path):
             bad.append(f"docs/README.md: the link {target}: no such heading")
+# docs/doctor.md quotes each check's fix: every quoted fix is a string doctor.c prints (adjacent
+# C literals joined; a printf conversion stands for one word of the quote).
+doctor_md = os.path.join(top, "docs", "doctor.md")
+csrc = open(os.path.join(top, "harness", "doctor", "doctor.c")).read()
+lits = []
+for m in re.finditer(r'"((?:[^"\\\n]|\\.)*)"(?:\s*"((?:[^"\\\n]|\\.)*)")*', csrc):
+    joined = "".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', m.group(0)))
+    lits.append(re.compile(re.sub(r"%(?:\\\.\d+)?[a-z]+", r"\\S+", re.escape(joined)) + r"$"))
+if not os.path.exists(doctor_md):
+    bad.append("docs/doctor.md is missing")
+else:
+    quoted = 0
+    for line in open(doctor_md):
+        row = cells(line) if line.startswith("| `") else []
+        if len(row) != 5 or row[0] == "check":
+            continue
+        for fix in re.findall(r"`([^`]+)`", row[4]):
+            quoted += 1
+            if not any(l.match(fix) for l in lits):
+                bad.append(f"docs/doctor.md: {row[0]}: the fix '{fix}' is not what doctor.c prints")
+    if quoted < 7:
+        bad.append(f"docs/doctor.md: {quoted} fixes quoted, expected every check's (7 or more)")
 print("\n".join(bad))
 PY
 while IFS= read -r line; do
