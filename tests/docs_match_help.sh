@@ -203,6 +203,43 @@ else:
                 bad.append(f"docs/doctor.md: {row[0]}: the fix '{fix}' is not what doctor.c prints")
     if quoted < 7:
         bad.append(f"docs/doctor.md: {quoted} fixes quoted, expected every check's (7 or more)")
+# docs/troubleshooting.md quotes messages in bold code (<...> for what varies): each quote's
+# fixed parts of 12 characters or more are, in order, in one string the code prints (adjacent C
+# literals joined, printf conversions and <...> as gaps, %% as %).
+gap = "\x00"
+printed = []
+for base in ("harness", "bench"):
+    for root, _, names in os.walk(os.path.join(top, base)):
+        for name in names:
+            if not name.endswith(".c"):
+                continue
+            src = open(os.path.join(root, name)).read()
+            for m in re.finditer(r'"(?:[^"\\\n]|\\.)*"(?:\s*"(?:[^"\\\n]|\\.)*")*', src):
+                joined = "".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', m.group(0)))
+                joined = re.sub(r"%[-+ #0]*[0-9*]*(?:\.[0-9*]+)?(?:z|l|ll|h)?[a-zA-Z]", gap, joined)
+                printed.append(joined.replace("%%", "%"))
+def said(quote):
+    parts = [p for p in re.split(r"<[^>]*>|\.\.\.", quote) if len(p) >= 12]
+    for text in printed:
+        at = 0
+        for p in parts:
+            at = text.find(p, at)
+            if at < 0:
+                break
+            at += len(p)
+        else:
+            return bool(parts)
+    return False
+tsmd = os.path.join(top, "docs", "troubleshooting.md")
+if not os.path.exists(tsmd):
+    bad.append("docs/troubleshooting.md is missing")
+else:
+    quotes = re.findall(r"\*\*(`+)(.+?)\1\*\*", open(tsmd).read())
+    for _, q in quotes:
+        if not said(q):
+            bad.append(f"docs/troubleshooting.md: '{q}' is not a message the code prints")
+    if len(quotes) < 10:
+        bad.append(f"docs/troubleshooting.md: {len(quotes)} messages quoted, expected 10 or more")
 print("\n".join(bad))
 PY
 while IFS= read -r line; do
