@@ -1,6 +1,7 @@
 /* The join, the noise rule and the fingerprint difference of `fabricbench compare`. */
 #define _GNU_SOURCE
 #include "compare.h"
+#include "compare_impl.h"
 #include "json_file.h"
 
 #include <errno.h>
@@ -46,33 +47,52 @@ static bool is_derived(const char *metric)
     return false;
 }
 
+bool fb_compare_screen(const struct fb_row *base, const struct fb_row *cur, double threshold,
+                       double *ratio, enum fb_cmp_verdict *v)
+{
+    double b = base->st.median, c = cur->st.median;
+
+    *ratio = NAN;
+    if (!isfinite(b) || !isfinite(c) || b < 0 || c < 0) {
+        *v = FB_CMP_NA;
+        return true;
+    }
+    if (b == 0) {
+        /* busbw on one rank is 0 by definition: equal zeros are the same figure. */
+        if (c == 0)
+            *ratio = 1;
+        *v = c == 0 ? FB_CMP_SAME : FB_CMP_NA;
+        return true;
+    }
+    *ratio = c / b;
+    /* A fraction of time (a stall of 0.02 against 0.03) changes by points, not by ratio: a
+     * consumer that waits 1% of its time more is not 50% worse. */
+    if (!(fb_compare_is_fraction(base->metric) ? fabs(c - b) > threshold
+                                                : fabs(*ratio - 1) > threshold)) {
+        *v = FB_CMP_SAME;
+        return true;
+    }
+    if (fb_compare_direction(base->metric) == FB_CMP_UNKNOWN) {
+        *v = FB_CMP_CHANGED;
+        return true;
+    }
+    return false;
+}
+
+enum fb_cmp_verdict fb_compare_way(const char *metric, double ratio)
+{
+    bool worse = fb_compare_direction(metric) == FB_CMP_HIGHER ? ratio < 1 : ratio > 1;
+    return worse ? FB_CMP_REGRESSION : FB_CMP_IMPROVED;
+}
+
 enum fb_cmp_verdict fb_compare_judge(const struct fb_row *base, const struct fb_row *cur,
                                      double threshold, double *ratio, bool *threshold_only)
 {
-    double b = base->st.median, c = cur->st.median, r;
-    enum fb_cmp_dir dir = fb_compare_direction(base->metric);
-    bool worse;
+    enum fb_cmp_verdict v;
 
-    *ratio = NAN;
     *threshold_only = base->st.samples < 2 || cur->st.samples < 2;
-    if (!isfinite(b) || !isfinite(c) || b < 0 || c < 0)
-        return FB_CMP_NA;
-    if (b == 0) {
-        /* busbw on one rank is 0 by definition: equal zeros are the same figure. */
-        if (c == 0) {
-            *ratio = 1;
-            return FB_CMP_SAME;
-        }
-        return FB_CMP_NA;
-    }
-    r = c / b;
-    *ratio = r;
-    /* A fraction of time (a stall of 0.02 against 0.03) changes by points, not by ratio: a
-     * consumer that waits 1% of its time more is not 50% worse. */
-    if (!(fb_compare_is_fraction(base->metric) ? fabs(c - b) > threshold : fabs(r - 1) > threshold))
-        return FB_CMP_SAME;
-    if (dir == FB_CMP_UNKNOWN)
-        return FB_CMP_CHANGED;
+    if (fb_compare_screen(base, cur, threshold, ratio, &v))
+        return v;
     /* One figure derived from other rows' medians, or one timing, has no spread to judge it by:
      * its inputs are judged on their own rows. */
     if (*threshold_only && is_derived(base->metric))
@@ -84,8 +104,7 @@ enum fb_cmp_verdict fb_compare_judge(const struct fb_row *base, const struct fb_
         if (!separated)
             return FB_CMP_NOISE;
     }
-    worse = dir == FB_CMP_HIGHER ? r < 1 : r > 1;
-    return worse ? FB_CMP_REGRESSION : FB_CMP_IMPROVED;
+    return fb_compare_way(base->metric, *ratio);
 }
 
 const char *fb_compare_verdict_str(enum fb_cmp_verdict v, bool machines)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "compare_impl.h"
 #include "stats.h"
 
 /* ---- Student's t quantiles ---- */
@@ -179,25 +180,14 @@ enum fb_cmp_verdict fb_compare_judge_runs(const struct fb_row *base, const struc
                                           double threshold, double *ratio)
 {
     size_t nb = base->st.samples, nc = cur->st.samples;
-    double b = base->st.median, c = cur->st.median, vb, vc, se2, df, t;
-    enum fb_cmp_dir dir = fb_compare_direction(base->metric);
+    double vb, vc, se2, df, t;
+    enum fb_cmp_verdict v;
 
     *ratio = NAN;
-    if (!nb || !nc || !isfinite(b) || !isfinite(c) || b < 0 || c < 0)
+    if (!nb || !nc)
         return FB_CMP_NA;
-    if (b == 0) {
-        if (c == 0) {
-            *ratio = 1;
-            return FB_CMP_SAME;
-        }
-        return FB_CMP_NA;
-    }
-    *ratio = c / b;
-    if (!(fb_compare_is_fraction(base->metric) ? fabs(c - b) > threshold
-                                                : fabs(*ratio - 1) > threshold))
-        return FB_CMP_SAME;
-    if (dir == FB_CMP_UNKNOWN)
-        return FB_CMP_CHANGED;
+    if (fb_compare_screen(base, cur, threshold, ratio, &v))
+        return v;
     vb = base->st.stddev * base->st.stddev;
     vc = cur->st.stddev * cur->st.stddev;
     if (nb >= 2 && nc >= 2) {
@@ -221,8 +211,7 @@ enum fb_cmp_verdict fb_compare_judge_runs(const struct fb_row *base, const struc
     } else if (cur->st.mean == base->st.mean) {
         return FB_CMP_NOISE;
     }
-    bool worse = dir == FB_CMP_HIGHER ? *ratio < 1 : *ratio > 1;
-    return worse ? FB_CMP_REGRESSION : FB_CMP_IMPROVED;
+    return fb_compare_way(base->metric, *ratio);
 }
 
 /* ---- how many runs a change needs ---- */
