@@ -181,14 +181,21 @@ else:
             bad.append(f"docs/README.md: the link {target} names no file")
         elif anchor and anchor not in anchors(path):
             bad.append(f"docs/README.md: the link {target}: no such heading")
-# docs/doctor.md quotes each check's fix: every quoted fix is a string doctor.c prints (adjacent
-# C literals joined; a printf conversion stands for one word of the quote).
+# The strings a C file prints: adjacent literals joined, each printf conversion as a gap (\0),
+# %% as %. docs/doctor.md and docs/troubleshooting.md quote them.
+gap = "\x00"
+def c_strings(path):
+    out = []
+    for m in re.finditer(r'"(?:[^"\\\n]|\\.)*"(?:\s*"(?:[^"\\\n]|\\.)*")*', open(path).read()):
+        joined = "".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', m.group(0)))
+        joined = re.sub(r"%[-+ #0]*[0-9*]*(?:\.[0-9*]+)?(?:z|l|ll|h)?[a-zA-Z]", gap, joined)
+        out.append(joined.replace("%%", "%"))
+    return out
+# docs/doctor.md quotes each check's fix: every quoted fix is a string doctor.c prints (a
+# conversion stands for one word of the quote).
 doctor_md = os.path.join(top, "docs", "doctor.md")
-csrc = open(os.path.join(top, "harness", "doctor", "doctor.c")).read()
-lits = []
-for m in re.finditer(r'"((?:[^"\\\n]|\\.)*)"(?:\s*"((?:[^"\\\n]|\\.)*)")*', csrc):
-    joined = "".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', m.group(0)))
-    lits.append(re.compile(re.sub(r"%(?:\\\.\d+)?[a-z]+", r"\\S+", re.escape(joined)) + r"$"))
+lits = [re.compile(re.escape(t).replace(gap, r"\S+") + r"$")
+        for t in c_strings(os.path.join(top, "harness", "doctor", "doctor.c"))]
 if not os.path.exists(doctor_md):
     bad.append("docs/doctor.md is missing")
 else:
@@ -204,20 +211,12 @@ else:
     if quoted < 7:
         bad.append(f"docs/doctor.md: {quoted} fixes quoted, expected every check's (7 or more)")
 # docs/troubleshooting.md quotes messages in bold code (<...> for what varies): each quote's
-# fixed parts of 12 characters or more are, in order, in one string the code prints (adjacent C
-# literals joined, printf conversions and <...> as gaps, %% as %).
-gap = "\x00"
+# fixed parts of 12 characters or more are, in order, in one string the code prints
+# (c_strings; <...> and "..." as gaps).
 printed = []
 for base in ("harness", "bench"):
     for root, _, names in os.walk(os.path.join(top, base)):
-        for name in names:
-            if not name.endswith(".c"):
-                continue
-            src = open(os.path.join(root, name)).read()
-            for m in re.finditer(r'"(?:[^"\\\n]|\\.)*"(?:\s*"(?:[^"\\\n]|\\.)*")*', src):
-                joined = "".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', m.group(0)))
-                joined = re.sub(r"%[-+ #0]*[0-9*]*(?:\.[0-9*]+)?(?:z|l|ll|h)?[a-zA-Z]", gap, joined)
-                printed.append(joined.replace("%%", "%"))
+        printed += [t for n in names if n.endswith(".c") for t in c_strings(os.path.join(root, n))]
 def said(quote):
     parts = [p for p in re.split(r"<[^>]*>|\.\.\.", quote) if len(p) >= 12]
     for text in printed:
