@@ -7,6 +7,11 @@
 # controller (v1 or v2); skipped (77) with the reason otherwise. Usage: trend.sh FABRICBENCH
 # With a second argument `ranks` (the test trend_ranks, which need not run alone): trend.csv's key
 # cells tell the per-rank series of 2-rank runs apart.
+# In two parts, so that only the part a neighbour would move runs alone: `trend.sh BIN base DIR`
+# makes the 4 runs before the change into DIR (the test trend_host_base, RUN_SERIAL: a neighbour
+# moves an unthrottled copy by 2x); `trend.sh BIN step DIR` makes the 4 throttled runs beside the
+# other tests (the quota holds them at a quarter of a core: 4.3-5.0 GB/s alone, 4.5-5.2 GB/s with
+# two memory-bound neighbours on both CPUs) and judges all 8 (trend_host). Without a part, both.
 . "$(dirname "$0")/lib.sh"
 bin=$1
 tmp=$(mktemp -d)
@@ -35,6 +40,15 @@ if [ "${2:-}" = ranks ]; then
     case " $n" in *" 0 1 "*) ;; *) fail "pinned_h2d bandwidth at run 1: src cells '$n', expected 0 and 1 among them" ;; esac
     finish
 fi
+# one rank: nothing to yield to; and the two parts' runs (one alone, one beside the others, whose
+# environments differ in this) must differ in NCCL_PROTO alone
+unset OMPI_MCA_mpi_yield_when_idle
+part=${2:-all} runs=${3:-}
+case $part in
+all) runs=$tmp/base ;;
+base | step) [ -n "$runs" ] || { echo "trend.sh: $part needs a folder for the runs" >&2; exit 2; } ;;
+*) echo "trend.sh: the part is base or step, not '$part'" >&2; exit 2 ;;
+esac
 if [ -d /sys/fs/cgroup/cpu ] && mkdir "/sys/fs/cgroup/cpu/fb-trend.$$" 2>/dev/null; then
     cg=/sys/fs/cgroup/cpu/fb-trend.$$
     echo 10000 >"$cg/cpu.cfs_period_us" && echo 2500 >"$cg/cpu.cfs_quota_us" || cg=""
@@ -58,8 +72,16 @@ run() {
         mpirun --oversubscribe -np 1 --bind-to core "$bin" $h2d --out "$1" >"$1.log" 2>&1
     fi || fail "run $1 failed: $(tail -n 3 "$1.log")"
 }
+if [ "$part" != step ]; then
+    rm -rf "$runs" && mkdir -p "$runs" || { fail "cannot make '$runs'"; finish; }
+    for i in 1 2 3 4; do run "$runs/run$i"; done
+    [ "$part" = base ] && finish
+fi
+for i in 1 2 3 4; do
+    [ -f "$runs/run$i/results.csv" ] || { fail "no run $i before the change in '$runs' (trend_host_base makes them)"; finish; }
+done
 mkdir "$tmp/step" "$tmp/flat"
-for i in 1 2 3 4; do run "$tmp/step/run$i"; done
+for i in 1 2 3 4; do cp -R "$runs/run$i" "$tmp/step/run$i"; done
 for i in 5 6 7 8; do run "$tmp/step/run$i" throttled; done
 # The flat series: the four runs before the change, the same machine four times (copies of their
 # folders: trend reads a folder of runs).
