@@ -62,4 +62,19 @@ expect_bad "accept: not a profile file: 'profiles.d' is a directory" accept --pr
 expect_bad "doctor: bad value for --json: empty path" doctor --json ''
 expect_bad "doctor: bad value for --json: 'profiles.d' is a directory" doctor --json profiles.d
 expect_bad "doctor: bad value for --json: folder 'nosuch' does not exist" doctor --json nosuch/fp.json
+
+# ---- the run's last line names the results.csv it wrote, and none when it wrote none ----
+# (issue 32: a run stopped before its first point named a "results.csv (0 rows)" that was not there)
+FB_FAULT=alloc:1 "$bin" run h2d --backend host --sizes 4K --trials 2 --quiet --out stopped >out.txt 2>err.txt
+rc=$?
+[ "$rc" = 1 ] || fail "a run whose first allocation fails: exit $rc, expected 1: $(cat err.txt)"
+[ ! -e stopped/results.csv ] || fail "the stopped run wrote a results.csv"
+grep -q "^results: stopped: no results.csv (the run stopped before its first benchmark ended), env.json, fabricbench.log$" out.txt ||
+    fail "the stopped run's results line: $(grep '^results' out.txt)"
+grep -q "results.csv ([0-9]* rows)" out.txt && fail "the stopped run names a results.csv: $(grep '^results' out.txt)"
+"$bin" run h2d --backend host --sizes 4K --trials 2 --quiet --out whole >out.txt 2>err.txt ||
+    fail "a short h2d run failed: $(cat err.txt)"
+n=$(($(wc -l <whole/results.csv) - 1))
+grep -q "^results: whole/results.csv ($n rows), env.json, fabricbench.log$" out.txt ||
+    fail "the run's results line does not name its $n rows: $(grep '^results' out.txt)"
 finish

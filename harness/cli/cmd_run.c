@@ -258,8 +258,12 @@ static int run_benchmarks(struct run *r)
                    FB_STRICT_NOTE);
         else
             print_headline(&r->res, r->s.llc_bytes, strcmp(r->opt.mpi_thread, "auto") != 0);
-        fb_out("\nresults: %s/results.csv (%zu rows), env.json, fabricbench.log\n", r->res.dir,
-               r->res.nrows);
+        if (r->res.written)
+            fb_out("\nresults: %s/results.csv (%zu rows), env.json, fabricbench.log\n",
+                   r->res.dir, r->res.nrows);
+        else /* stopped before its first benchmark ended: no results.csv to name */
+            fb_out("\nresults: %s: no results.csv (the run stopped before its first benchmark "
+                   "ended), env.json, fabricbench.log\n", r->res.dir);
         if (failed_points > 0)
             fb_error("%d point(s) failed verification: see the `wrong` column", failed_points);
     }

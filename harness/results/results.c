@@ -213,7 +213,9 @@ fb_status fb_results_flush(struct fb_results *r)
         fb_atomic_abort(&af);
         return FB_ERR_IO;
     }
-    return fb_atomic_commit(&af);
+    if ((st = fb_atomic_commit(&af)) == FB_OK)
+        r->written = true;
+    return st;
 }
 
 void fb_results_release(struct fb_results *r)

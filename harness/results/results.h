@@ -44,6 +44,7 @@ struct fb_results {
     struct fb_row *rows;
     size_t nrows, cap;
     bool locked; /* this process holds the folder's run lock (run_folder.h) */
+    bool written; /* results.csv is on disk: a flush succeeded */
 };
 
 /* Chooses and creates the run folder and takes its run lock (fb_run_folder_lock; a folder a
