@@ -1,8 +1,9 @@
 #!/bin/sh
 # README.md's Commands table and `run` options table against the binary's --help: every command
 # is in `fabricbench --help`; every option a row names is in that command's --help, and every
-# option a --help lists is in its row (both ways), with the same values (a|b|c); each exit code
-# README gives is in --help's exit line and every non-zero one of --help's is in README's; each
+# option a --help lists is in its row (both ways), with the same values (a|b|c); the Exit codes
+# table gives each command exactly the codes of its --help exit line, and no Commands row gives
+# exit codes of its own (one place for them); each
 # default of the run options table (its numbers, its `quoted` values, the choice it names) is
 # in the option's own --help text; the Files table names every bench/*.c and harness folder; and
 # every link of docs/README.md, the index by question, names a page and heading that exist.
@@ -92,16 +93,37 @@ for row in rows:
     same_choices(cmd, values_of(synopsis), values_of(h))
     for o in sorted(listed(h) - opts(synopsis)):
         bad.append(f"README: fabricbench {cmd} --help lists {o}, README's {cmd} row does not")
-    rc_readme, rc_help = exit_codes(row[1], False), exit_codes(h, True)
-    if rc_readme is not None:
-        if rc_help is None:
-            bad.append(f"README: '{cmd}' gives exit codes, fabricbench {cmd} --help none")
-        else:
-            for c in sorted(rc_readme - rc_help):
-                bad.append(f"README: '{cmd}' exit {c} is not in fabricbench {cmd} --help")
-            for c in sorted(rc_help - rc_readme - {"0"}):
-                bad.append(f"README: fabricbench {cmd} --help gives exit {c}, "
-                           "README's row does not")
+    if re.search(r"\bexit (code )?[0-9]", row[1]):
+        bad.append(f"README: the Commands row of '{cmd}' gives exit codes; they belong in the "
+                   "Exit codes table")
+
+# the Exit codes table: each command's codes (the columns whose cell is not empty) are exactly
+# those of its --help exit line, and every command whose --help has one has a row
+exits = {}
+m = re.search(r"^## Exit codes$(.*?)(?=^## |\Z)", text, re.M | re.S)
+for line in (m.group(1) if m else "").splitlines():
+    c = cells(line) if line.startswith("| `") else []
+    if len(c) == 6:
+        exits[c[0].strip("`")] = {str(i) for i in range(5) if c[1 + i]}
+if not exits:
+    bad.append("README: no Exit codes table rows found")
+for row in rows:
+    cmd = row[0].strip("`").split()[1]
+    if cmd.startswith("<") or cmd == "--version":
+        continue
+    rc_help = exit_codes(help_of(cmd), True)
+    if cmd not in exits:
+        if rc_help is not None:
+            bad.append(f"README: fabricbench {cmd} --help gives exit codes, the Exit codes table "
+                       "has no row for it")
+    elif rc_help is None:
+        bad.append(f"README: the Exit codes table gives '{cmd}' codes, fabricbench {cmd} --help none")
+    else:
+        for c in sorted(exits[cmd] - rc_help):
+            bad.append(f"README: '{cmd}' exit {c} is not in fabricbench {cmd} --help")
+        for c in sorted(rc_help - exits[cmd]):
+            bad.append(f"README: fabricbench {cmd} --help gives exit {c}, the Exit codes table "
+                       "does not")
 
 # run's options table: the rows after "`run` options"
 run_help = help_of("run")

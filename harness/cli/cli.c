@@ -166,7 +166,11 @@ void fb_cli_run_usage(void)
            "  --quiet                   fewer progress messages\n"
            "  --help                    this text\n\n"
            "SIZE is bytes with an optional binary suffix: K = 2^10, M = 2^20, G = 2^30 (64K,\n"
-           "256M, 1G). Bandwidths are decimal: GB/s = 1e9 bytes/s.\n");
+           "256M, 1G). Bandwidths are decimal: GB/s = 1e9 bytes/s.\n"
+           "\n"
+           "exit: 0 every benchmark ran, 1 a benchmark failed (the rank and host named), 2 bad\n"
+           "input (one line; nothing written), 3 a phase timed out, 4 interrupted (SIGINT,\n"
+           "SIGTERM: the finished points are kept).\n");
 }
 
 void fb_cli_option_error(int c, char **argv, char *err, size_t errlen)
