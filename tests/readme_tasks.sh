@@ -37,6 +37,8 @@ grep -Eq '^compare: exit [01]$' "$work/out.txt" || fail "compare: $(grep '^compa
 grep -Eq '^compare: 3 runs: results/ab/a/r1, results/ab/a/r2, results/ab/a/r3 \(base\) vs 3 runs: results/ab/b/r1, results/ab/b/r2, results/ab/b/r3 \(new\): (no regression|REGRESSION)' \
     "$work/out.txt" || fail "compare's verdict line is not as README says: $(grep '^compare: [0-9]' "$work/out.txt")"
 grep -q 'runs per side a 5% change needs' "$work/out.txt" || fail "compare did not say how many runs a change needs"
+grep -Eq '^ +ranks\[0\]\.bound +true +-> +false$' "$work/out.txt" ||
+    fail "compare did not name the binding difference README says it shows"
 [ "$(wc -l <"$r/ab/compare/compare.csv" 2>/dev/null || echo 0)" -gt 1 ] || fail "no rows in compare.csv"
 
 # trend: exit 0 or 1, trend.csv with the four runs
