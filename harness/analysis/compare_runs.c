@@ -9,6 +9,8 @@
 #include "compare_impl.h"
 #include "stats.h"
 
+static int cmp_double(const void *x, const void *y);
+
 /* ---- Student's t quantiles ---- */
 
 /* t quantiles at 0.995 (two-sided 1%) and 0.80 (power 80%) for 1..30 degrees of freedom, then
@@ -103,6 +105,29 @@ static int by_origin(const void *x, const void *y)
     return a->run != b->run ? cmp_size(a->run, b->run) : cmp_size(a->idx, b->idx);
 }
 
+/* The resolution of a group's figures: the smallest step between the distinct values its runs
+ * wrote (each run's min, p05, median, p95 and max of its trials); 0 when a run has fewer than 2
+ * trials (a figure found exactly, memfit's batches) or no two values differ. */
+static double group_resolution(const struct item *it, size_t from, size_t to,
+                               const struct fb_read_results *runs)
+{
+    double v[5 * 64], q = 0;
+    size_t n = 0;
+
+    for (size_t i = from; i < to && n + 5 <= sizeof v / sizeof v[0]; i++) {
+        const struct fb_stats *s = &item_row(&it[i], runs)->st;
+        if (s->samples < 2)
+            return 0;
+        v[n++] = s->min, v[n++] = s->p05, v[n++] = s->median, v[n++] = s->p95, v[n++] = s->max;
+    }
+    qsort(v, n, sizeof v[0], cmp_double);
+    for (size_t i = 1; i < n; i++)
+        if (isfinite(v[i]) && isfinite(v[i - 1]) && v[i] > v[i - 1] &&
+            (q == 0 || v[i] - v[i - 1] < q))
+            q = v[i] - v[i - 1];
+    return q;
+}
+
 fb_status fb_compare_pool(const struct fb_read_results *runs, size_t k,
                           struct fb_read_results *out)
 {
@@ -161,6 +186,14 @@ fb_status fb_compare_pool(const struct fb_read_results *runs, size_t k,
         row->row.st.median = row->row.st.p05 = row->row.st.p95 = NAN;
         if (m && fb_stats_compute(med, m, &row->row.st) != 0)
             goto out;
+        /* A timing read in steps of a clock's tick (0.05 or 0.06 us) can agree to the tick in
+         * every run of a side: no spread, yet not an exact figure. The runs' spread is then at
+         * least that of rounding to the step, resolution / sqrt(12). */
+        if (m >= 2) {
+            double floor_sd = group_resolution(it, start[g], start[g + 1], runs) / sqrt(12.0);
+            if (row->row.st.stddev < floor_sd)
+                row->row.st.stddev = floor_sd;
+        }
     }
     snprintf(out->path, sizeof out->path, "%s", k ? runs[0].path : "");
     st = FB_OK;

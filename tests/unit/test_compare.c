@@ -224,6 +224,56 @@ int main(void)
         fb_results_read_release(&pool);
     }
 
+    /* A timing in steps of a clock's tick whose runs agree to the tick on each side: pooled,
+     * its spread is at least the step's rounding (step / sqrt(12)), so one tick apart over three
+     * runs a side is noise (t = 0.01 / 0.00236 = 4.24 < 4.604), two ticks a regression (8.5);
+     * found figures (one sample per run) keep no floor: 12 against 8 stays a regression. */
+    {
+        struct fb_read_row a[3][1], b[3][1];
+        struct fb_read_results ra[3], rb[3], pa, pb;
+        const double base[] = {0.04, 0.05, 0.05, 0.06, 0.07}; /* min p05 median p95 max */
+        double ticks[] = {1, 2};
+
+        for (size_t t = 0; t < 2; t++) {
+            for (size_t k = 0; k < 3; k++) {
+                memset(&a[k][0], 0, sizeof a[k][0]);
+                a[k][0].row = row("time_iter", 0.05, 0, 10);
+                a[k][0].row.st.min = base[0], a[k][0].row.st.p05 = base[1];
+                a[k][0].row.st.p95 = base[3], a[k][0].row.st.max = base[4];
+                b[k][0] = a[k][0];
+                b[k][0].row.st.median = b[k][0].row.st.mean = 0.05 + 0.01 * ticks[t];
+                b[k][0].row.st.min += 0.01 * ticks[t], b[k][0].row.st.p05 += 0.01 * ticks[t];
+                b[k][0].row.st.p95 += 0.01 * ticks[t], b[k][0].row.st.max += 0.01 * ticks[t];
+                ra[k] = (struct fb_read_results){.rows = a[k], .nrows = 1};
+                rb[k] = (struct fb_read_results){.rows = b[k], .nrows = 1};
+            }
+            CHECK(fb_compare_pool(ra, 3, &pa) == FB_OK && fb_compare_pool(rb, 3, &pb) == FB_OK);
+            if (pa.nrows == 1 && pb.nrows == 1) {
+                CHECK(fabs(pa.rows[0].row.st.stddev - 0.01 / sqrt(12.0)) < 1e-9);
+                CHECK(fb_compare_judge_runs(&pa.rows[0].row, &pb.rows[0].row, 0.05, &r) ==
+                      (t == 0 ? FB_CMP_NOISE : FB_CMP_REGRESSION));
+            }
+            fb_results_read_release(&pa);
+            fb_results_read_release(&pb);
+        }
+        for (size_t k = 0; k < 3; k++) {
+            memset(&a[k][0], 0, sizeof a[k][0]);
+            a[k][0].row = row("batch_max", 12, 0, 1);
+            b[k][0] = a[k][0];
+            b[k][0].row = row("batch_max", 8, 0, 1);
+            ra[k] = (struct fb_read_results){.rows = a[k], .nrows = 1};
+            rb[k] = (struct fb_read_results){.rows = b[k], .nrows = 1};
+        }
+        CHECK(fb_compare_pool(ra, 3, &pa) == FB_OK && fb_compare_pool(rb, 3, &pb) == FB_OK);
+        if (pa.nrows == 1 && pb.nrows == 1) {
+            CHECK(pa.rows[0].row.st.stddev == 0);
+            CHECK(fb_compare_judge_runs(&pa.rows[0].row, &pb.rows[0].row, 0.05, &r) ==
+                  FB_CMP_REGRESSION);
+        }
+        fb_results_read_release(&pa);
+        fb_results_read_release(&pb);
+    }
+
     /* The run rule on runs' medians: st.samples runs, st.mean and st.stddev theirs. */
     {
         struct fb_row b = row("bandwidth", 100, 0.01, 3), c = row("bandwidth", 90, 0.01, 3);
