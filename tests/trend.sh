@@ -10,7 +10,7 @@
 # In two parts, so that only the part a neighbour would move runs alone: `trend.sh BIN base DIR`
 # makes the 4 runs before the change into DIR (the test trend_host_base, RUN_SERIAL: a neighbour
 # moves an unthrottled copy by 2x); `trend.sh BIN step DIR` makes the 4 throttled runs beside the
-# other tests (the quota holds them at a quarter of a core: 4.3-5.0 GB/s alone, 4.5-5.2 GB/s with
+# other tests (the quota holds them at a quarter of a core: 4.3-4.9 GB/s alone, 4.5-5.2 GB/s with
 # two memory-bound neighbours on both CPUs) and judges all 8 (trend_host). Without a part, both.
 . "$(dirname "$0")/lib.sh"
 bin=$1
