@@ -9,7 +9,11 @@
 #include "compare_impl.h"
 #include "stats.h"
 
-static int cmp_double(const void *x, const void *y);
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
 
 /* ---- Student's t quantiles ---- */
 
@@ -248,12 +252,6 @@ enum fb_cmp_verdict fb_compare_judge_runs(const struct fb_row *base, const struc
 }
 
 /* ---- how many runs a change needs ---- */
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
 
 size_t fb_compare_spread(const struct fb_comparison *c, double change, struct fb_cmp_spread *out,
                          size_t max)

@@ -4,7 +4,6 @@
  * outputs in compare_out.c and compare_plots.c beside it; here: the usage, the two runs opened
  * and the order of work. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -134,11 +133,6 @@ struct side {
     char label[640];
 };
 
-static int cmp_name(const struct dirent **a, const struct dirent **b)
-{
-    return strcmp((*a)->d_name, (*b)->d_name);
-}
-
 static int side_add_one(struct side *sd, const char *arg)
 {
     struct fb_cmp_side *r;
@@ -161,35 +155,32 @@ static int side_add_one(struct side *sd, const char *arg)
 }
 
 /* A run folder, a results.csv, or a folder of run folders (each subfolder holding a
- * results.csv, in name order). */
+ * results.csv, in name order: fb_run_folder_runs_inside, as trend reads one). */
 static int side_add(struct side *sd, const char *arg)
 {
-    struct dirent **list = NULL;
+    char (*list)[4096], csv[4500], err[600];
     struct stat sb;
-    char csv[4500], sub[4400];
-    int k, rc = 0, found = 0;
+    long k;
+    int rc = 0;
 
     snprintf(csv, sizeof csv, "%s/results.csv", arg);
     if (stat(arg, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(csv, F_OK) == 0 || errno != ENOENT)
         return side_add_one(sd, arg);
-    k = scandir(arg, &list, NULL, cmp_name);
-    if (k < 0)
-        return side_add_one(sd, arg); /* says why it cannot be read */
-    for (int i = 0; i < k; i++) {
-        snprintf(sub, sizeof sub, "%s/%s", arg, list[i]->d_name);
-        snprintf(csv, sizeof csv, "%s/results.csv", sub);
-        if (rc == 0 && list[i]->d_name[0] != '.' && stat(sub, &sb) == 0 && S_ISDIR(sb.st_mode) &&
-            access(csv, F_OK) == 0) {
-            found++;
-            rc = side_add_one(sd, sub);
-        }
-        free(list[i]);
+    if (!(list = calloc(FB_COMPARE_MAX_RUNS + 1, sizeof *list))) {
+        fb_error("compare: out of memory");
+        return 1;
     }
-    free(list);
-    if (rc == 0 && !found) {
+    k = fb_run_folder_runs_inside(arg, list, FB_COMPARE_MAX_RUNS + 1, err, sizeof err);
+    if (k < 0) {
+        fb_error("compare: %s", err); /* unreadable, or more runs than a side may have */
+        rc = 2;
+    } else if (k == 0) {
         fb_error("compare: '%s' holds no results.csv and no run folder with one", arg);
         rc = 2;
     }
+    for (long i = 0; i < k && rc == 0; i++)
+        rc = side_add_one(sd, list[i]);
+    free(list);
     return rc;
 }
 

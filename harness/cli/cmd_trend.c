@@ -46,42 +46,6 @@ static void usage(void)
            "input\n");
 }
 
-static bool is_run(const char *dir)
-{
-    char p[PATH_MAX + 16];
-    struct stat sb;
-    snprintf(p, sizeof p, "%s/results.csv", dir);
-    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
-/* The run folders inside `top`, sorted by name, into list (cap entries): their count, or -1
- * with one line printed when top cannot be read or holds more than cap runs. */
-static long runs_inside(const char *top, char (*list)[4096], size_t cap)
-{
-    struct dirent **e = NULL;
-    int ne = scandir(top, &e, NULL, alphasort);
-    long n = 0;
-    if (ne < 0) {
-        fb_error("trend: cannot read folder '%s': %s", top, strerror(errno));
-        return -1;
-    }
-    for (int i = 0; i < ne; i++) {
-        if (n >= 0 && e[i]->d_name[0] != '.') {
-            if ((size_t)n == cap) {
-                fb_error("trend: '%s' holds more than %zu runs; give the runs to compare", top,
-                         cap);
-                n = -1;
-            } else if (snprintf(list[n], sizeof list[n], "%s/%s", top, e[i]->d_name) <
-                           (int)sizeof list[n] && is_run(list[n])) {
-                n++;
-            }
-        }
-        free(e[i]);
-    }
-    free(e);
-    return n;
-}
-
 /* Seconds since the epoch of a run: env.json's "started", else the run id's
  * YYYYmmdd-HHMMSS prefix; NAN when neither. */
 static double run_time(const struct fb_report_run *r, struct fb_trend_run *t)
@@ -188,10 +152,13 @@ int fb_cmd_trend(int argc, char **argv)
     }
     if (!(dirs = calloc(TREND_MAX_RUNS, sizeof *dirs)))
         goto nomem;
-    if (argc - optind == 1 && !is_run(argv[optind])) {
-        long found = runs_inside(argv[optind], dirs, TREND_MAX_RUNS);
-        if (found < 0)
+    if (argc - optind == 1 && !fb_run_folder_is_run(argv[optind])) {
+        long found = fb_run_folder_runs_inside(argv[optind], dirs, TREND_MAX_RUNS, why,
+                                               sizeof why);
+        if (found < 0) {
+            fb_error("trend: %s", why);
             goto out;
+        }
         n = (size_t)found;
     } else {
         for (int i = optind; i < argc; i++) {

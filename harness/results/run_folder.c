@@ -386,3 +386,41 @@ void fb_run_folder_unlock(const char *dir)
         strcmp(theirs, mine) == 0)
         (void)unlink(lock);
 }
+
+bool fb_run_folder_is_run(const char *dir)
+{
+    char p[PATH_MAX + 16];
+    struct stat sb;
+
+    snprintf(p, sizeof p, "%s/results.csv", dir);
+    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+long fb_run_folder_runs_inside(const char *top, char (*list)[4096], size_t cap, char *err,
+                               size_t errlen)
+{
+    struct dirent **e = NULL;
+    int ne = scandir(top, &e, NULL, alphasort);
+    long n = 0;
+
+    if (ne < 0) {
+        snprintf(err, errlen, "cannot read folder '%s': %s", top, strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < ne; i++) {
+        if (n >= 0 && e[i]->d_name[0] != '.') {
+            if ((size_t)n == cap) {
+                snprintf(err, errlen, "'%s' holds more than %zu runs; give the runs themselves",
+                         top, cap);
+                n = -1;
+            } else if (snprintf(list[n], sizeof list[n], "%s/%s", top, e[i]->d_name) <
+                           (int)sizeof list[n] &&
+                       fb_run_folder_is_run(list[n])) {
+                n++;
+            }
+        }
+        free(e[i]);
+    }
+    free(e);
+    return n;
+}

@@ -55,4 +55,14 @@ bool fb_run_folder_is_run_file(const char *name);
  * `trend` never go into one. False when dir cannot be resolved. */
 bool fb_run_folder_inside(const char *path, const char *dir);
 
+/* Whether `dir` holds a run: a results.csv that is a regular file. */
+bool fb_run_folder_is_run(const char *dir);
+
+/* The run folders directly inside `top` (each holding a results.csv; names starting with '.'
+ * left out), sorted by name, into list (cap entries): their count (0 when there is none). -1
+ * with one line in err when top cannot be read or holds more than cap runs (`trend` and
+ * `compare` read "a folder of runs" this way). */
+long fb_run_folder_runs_inside(const char *top, char (*list)[4096], size_t cap, char *err,
+                               size_t errlen);
+
 #endif
