@@ -117,18 +117,18 @@ static fb_status alloc_pages(enum fb_mem kind, size_t bytes, void **out)
          * every kind: its allocator then checks each buffer's bounds and leaks) */
         if (!(p = aligned_alloc(HOST_ALIGN, rounded ? rounded : HOST_ALIGN)))
             return FB_ERR_NOMEM;
-        /* Device and pinned memory are resident from the start, as with cudaMalloc and
-         * cudaMallocHost: touch every page now so no page fault lands in a timed copy. */
-        if (kind != FB_MEM_PAGEABLE)
-            memset(p, 0, rounded);
     } else if ((st = fb_map_alloc(rounded, &p)) != FB_OK) {
-        /* device and pinned memory: a mapping of its own, as the driver gives it (shm.h),
-         * resident from the start */
+        /* device and pinned memory: a mapping of its own, as the driver gives it (shm.h) */
         return st;
     }
-    /* mlock fails under a low RLIMIT_MEMLOCK; the pages are resident anyway. */
-    if (kind == FB_MEM_PINNED)
-        (void)mlock(p, rounded);
+    if (kind != FB_MEM_PAGEABLE) {
+        /* Device and pinned memory are resident from the start, as with cudaMalloc and
+         * cudaMallocHost: touch every page now so no page fault lands in a timed copy. */
+        memset(p, 0, rounded);
+        /* mlock fails under a low RLIMIT_MEMLOCK; the pages are resident anyway. */
+        if (kind == FB_MEM_PINNED)
+            (void)mlock(p, rounded);
+    }
     *out = p;
     return FB_OK;
 }
