@@ -179,6 +179,20 @@ fb_status fb_map_alloc(size_t bytes, void **out)
 
 void fb_map_free(void *ptr) { release(ptr, PRIVATE); }
 
+size_t fb_map_size(const void *ptr)
+{
+    size_t bytes = 0;
+
+    pthread_mutex_lock(&lock);
+    for (struct mapping *m = mappings; m; m = m->next)
+        if (m->ptr == ptr && m->origin == PRIVATE) {
+            bytes = m->bytes;
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    return bytes;
+}
+
 size_t fb_map_count(void)
 {
     size_t n = 0;

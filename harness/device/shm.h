@@ -36,6 +36,8 @@ void fb_shm_close(void *ptr); /* accepts NULL; only for fb_shm_open'ed pointers 
  * reduce-scatter at 16 KiB, 9-12% slower; docs/benchmarks/osu-compare.md). FB_ERR_NOMEM. */
 fb_status fb_map_alloc(size_t bytes, void **out);
 void fb_map_free(void *ptr); /* accepts NULL; only for fb_map_alloc'ed pointers */
+/* The size of the fb_map_alloc'ed mapping at ptr (rounded up to pages); 0 when ptr is none. */
+size_t fb_map_size(const void *ptr);
 /* How many fb_map_alloc'ed mappings are not yet freed (LeakSanitizer does not see mappings:
  * a test counts them instead). */
 size_t fb_map_count(void);

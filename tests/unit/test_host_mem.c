@@ -5,7 +5,9 @@
  * docs/benchmarks/osu-compare.md); pageable buffers come from the heap; every kind is
  * page-aligned, writable whole and given back when freed; device and pinned buffers (shared or
  * not) are resident before their first touch, as the driver's are, so no timed copy takes
- * their page faults. */
+ * their page faults. A freed device or pinned buffer of 64 MiB or more is kept for the next
+ * allocation of its kind and size (resident, zeroed again), one a kind, and given back when a
+ * large allocation of another size comes, when memory is counted or probed, and at close. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -116,6 +118,58 @@ static void check_kind(enum fb_mem kind, const char *name, bool heap)
 }
 #endif
 
+#if !defined(__SANITIZE_ADDRESS__)
+/* The kept buffers (backend_host.c): what is reused, what is given back, and when. */
+static void check_kept(void)
+{
+    const size_t big = (size_t)64 << 20;
+    size_t maps = fb_map_count(), free_b = 0, total_b = 0;
+    unsigned char *d = NULL, *d2 = NULL, *q = NULL, *q2 = NULL, *e = NULL, *s = NULL, *pr = NULL;
+
+    CHECK(be->alloc(FB_MEM_DEVICE, big, (void **)&d) == FB_OK);
+    memset(d, 0xab, big);
+    be->free(FB_MEM_DEVICE, d);
+    CHECK(fb_map_count() == maps + 1); /* kept, not given back */
+    /* the same kind and size: the same memory, resident and zeroed again */
+    CHECK(be->alloc(FB_MEM_DEVICE, big, (void **)&d2) == FB_OK);
+    CHECK(d2 == d);
+    CHECK(resident(d2, big));
+    CHECK(d2[0] == 0 && d2[big / 2] == 0 && d2[big - 1] == 0);
+    /* another kind never takes it; each kind keeps its own */
+    CHECK(be->alloc(FB_MEM_PINNED, big, (void **)&q) == FB_OK);
+    CHECK(q != d2);
+    be->free(FB_MEM_DEVICE, d2);
+    be->free(FB_MEM_PINNED, q);
+    CHECK(fb_map_count() == maps + 2);
+    /* a small buffer neither takes nor disturbs them */
+    CHECK(be->alloc(FB_MEM_DEVICE, (size_t)1 << 20, (void **)&s) == FB_OK);
+    CHECK(s != d && fb_map_count() == maps + 3);
+    be->free(FB_MEM_DEVICE, s);
+    CHECK(fb_map_count() == maps + 2);
+    /* a large buffer of another size: the kept device buffer is given back first */
+    CHECK(be->alloc(FB_MEM_DEVICE, 2 * big, (void **)&e) == FB_OK);
+    CHECK(fb_map_count() == maps + 2); /* the new one and the kept pinned one */
+    be->free(FB_MEM_DEVICE, e);
+    CHECK(be->alloc(FB_MEM_PINNED, big, (void **)&q2) == FB_OK && q2 == q);
+    be->free(FB_MEM_PINNED, q2);
+    CHECK(fb_map_count() == maps + 2);
+    /* counting memory gives both back (memfit and the step size their batch by it) */
+    CHECK(be->mem_info(&free_b, &total_b) == FB_OK);
+    CHECK(fb_map_count() == maps);
+    /* so does probing it, and closing */
+    CHECK(be->alloc(FB_MEM_DEVICE, big, (void **)&d) == FB_OK);
+    be->free(FB_MEM_DEVICE, d);
+    CHECK(be->probe_alloc(big / 2, (void **)&pr) == FB_OK);
+    CHECK(fb_map_count() == maps + 1); /* the probe's own */
+    be->free(FB_MEM_DEVICE, pr);
+    CHECK(be->alloc(FB_MEM_PINNED, big, (void **)&q) == FB_OK);
+    be->free(FB_MEM_PINNED, q);
+    CHECK(fb_map_count() == maps + 1);
+    be->close();
+    CHECK(fb_map_count() == maps);
+}
+#endif
+
 int main(void)
 {
     void *p = NULL;
@@ -132,6 +186,7 @@ int main(void)
     check_kind(FB_MEM_PINNED, "pinned", false);
     check_kind(FB_MEM_PAGEABLE, "pageable", true);
     CHECK(fb_map_count() == maps); /* each freed */
+    check_kept();
 #endif
 
     check_resident(FB_MEM_DEVICE, "device");
