@@ -58,6 +58,17 @@ rc=$?
 [ "$rc" = 2 ] && grep -q "FB_CHECK_SOAK_TOLERANCE must be a whole number of percent, not '1e9'" \
     "$work/tol.err" && [ ! -e "$work/out-tol" ] ||
     fail "FB_CHECK_SOAK_TOLERANCE=1e9: exit $rc, $(cat "$work/tol.err"), out written: $(ls "$work/out-tol" 2>&1)"
+# FB_CHECK_SOAK_S: the soak's duration in four intervals; out of range, exit 2 and nothing written
+FB_CHECK_SOAK_S=8 FB_STUB_LOG=$work/log-soak OUT=$work/out-soak8 sh "$script" >/dev/null 2>&1
+grep -q '^soak --duration 8 --interval 2 --tolerance 10 --backend host ' "$work/log-soak" ||
+    fail "FB_CHECK_SOAK_S=8: $(grep '^soak' "$work/log-soak")"
+for bad in 3 08 12x 10000; do
+    FB_CHECK_SOAK_S=$bad OUT=$work/out-soak sh "$script" >/dev/null 2>"$work/soak.err"
+    rc=$?
+    [ "$rc" = 2 ] && grep -q "FB_CHECK_SOAK_S must be a whole number of seconds from 4 to 9999, not '$bad'" \
+        "$work/soak.err" && [ ! -e "$work/out-soak" ] ||
+        fail "FB_CHECK_SOAK_S=$bad: exit $rc, $(cat "$work/soak.err"), out written: $(ls "$work/out-soak" 2>&1)"
+done
 for s in collectives replay soak; do
     grep -q "^$s	0	" "$work/out1/steps.tsv" || fail "$s is not in steps.tsv: $(cat "$work/out1/steps.tsv")"
 done

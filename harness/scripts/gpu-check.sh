@@ -1,7 +1,7 @@
 #!/bin/sh
 # The prepared GPU check (docs/gpu-check.md): doctor; h2d, allreduce and densenet_allreduce on one
 # GPU; p2p between two processes sharing it; the other collectives (all_gather ... reduce), replay
-# of the DenseNet-121 mix and a 20 s soak on one GPU; the kernels' self-checks; pipeline (once),
+# of the DenseNet-121 mix and a 20 s soak on one GPU (FB_CHECK_SOAK_S); the kernels' self-checks; pipeline (once),
 # compute (ours against cuBLAS, fp16 and bf16) and memfit, then a step at memfit's batch;
 # PyTorch's copies and DenseNet-121 step as peers; each step under `timeout` within an 8-minute
 # budget, everything under $OUT (or ./gpu-check) and the table of truth in $OUT/summary.md
@@ -16,6 +16,9 @@ budget_s=${FB_CHECK_BUDGET_S:-480}
 # the soak's --tolerance (percent; the soak's own default is 10)
 soak_tolerance=${FB_CHECK_SOAK_TOLERANCE:-10}
 case $soak_tolerance in '' | *[!0-9]*) echo "gpu-check: FB_CHECK_SOAK_TOLERANCE must be a whole number of percent, not '$soak_tolerance'" >&2; exit 2 ;; esac
+# the soak's --duration (seconds, 4 to 9999: four intervals of a quarter each; default 20)
+soak_s=${FB_CHECK_SOAK_S:-20}
+case $soak_s in '' | *[!0-9]* | [0-3] | 0* | ?????*) echo "gpu-check: FB_CHECK_SOAK_S must be a whole number of seconds from 4 to 9999, not '$soak_s'" >&2; exit 2 ;; esac
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 host_ld=${LD_LIBRARY_PATH-}
 if [ -f "$here/fabricbench-bundle.tar.xz" ]; then
@@ -165,8 +168,8 @@ keep coll
 must replay 45 $launch "$bin" run replay --mix "$mixes/densenet121-horovod.mix" \
     --backend "$backend" $quick --out "$out/replay" --force --quiet
 keep replay
-must soak 45 $launch "$bin" soak --duration 20 --interval 5 --tolerance "$soak_tolerance" \
-    --backend "$backend" --out "$out/soak" --force --quiet
+must soak $((soak_s + 25)) $launch "$bin" soak --duration "$soak_s" --interval $((soak_s / 4)) \
+    --tolerance "$soak_tolerance" --backend "$backend" --out "$out/soak" --force --quiet
 cp "$out/soak/soak.csv" "$out/soak/health.csv" "$out/" 2>/dev/null
 # The conv, BatchNorm and pool kernels, and the GPU engine, against their CPU references.
 gpu_test test_conv_gemm "$tests/gpu/test_conv_gemm" 30
