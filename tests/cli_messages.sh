@@ -58,9 +58,22 @@ expect_bad "bad value for --threshold: '0x10'" compare --threshold 0x10 good goo
 mkdir profiles.d
 expect_bad "accept: not a profile file: 'profiles.d' is a directory" accept --profile profiles.d good
 
+# ---- a run is its folder, whatever the name: trend and compare count each once (issue 30:
+# trend counted one folder named twice as two runs) ----
+mkrun good2 2 0
+mkrun good3 2 0
+ln -s good goodlink
+expect_bad "trend: 'good' and './good' are one run (the same results.csv); each run counts once" \
+    trend good good2 good3 ./good
+expect_bad "trend: 'good' and 'goodlink/results.csv' are one run" trend good good2 good3 goodlink/results.csv
+expect_bad "compare: base side: 'good' and 'good/' are one run" compare good good/ -- good2
+expect_bad "compare: new side: 'good2' and 'good2/results.csv' are one run" compare good -- good2 good2/results.csv
+[ ! -e trend ] && [ ! -e compare-good-vs-good2 ] ||
+    fail "a refused trend or compare wrote a folder: $(ls -d trend compare-good-vs-good2 2>&1)"
+
 # ---- doctor's --json: refused before the fingerprint, not after it with exit 1 ----
 expect_bad "doctor: bad value for --json: empty path" doctor --json ''
-expect_bad "doctor: bad value for --json: 'profiles.d' is a directory" doctor --json profiles.d
+expect_bad "doctor: cannot use --json 'profiles.d': it exists and is a folder" doctor --json profiles.d
 expect_bad "doctor: bad value for --json: folder 'nosuch' does not exist" doctor --json nosuch/fp.json
 
 # ---- the run's last line names the results.csv it wrote, and none when it wrote none ----
@@ -77,4 +90,15 @@ grep -q "results.csv ([0-9]* rows)" out.txt && fail "the stopped run names a res
 n=$(($(wc -l <whole/results.csv) - 1))
 grep -q "^results: whole/results.csv ($n rows), env.json, fabricbench.log$" out.txt ||
     fail "the run's results line does not name its $n rows: $(grep '^results' out.txt)"
+# measuring nothing is an error with its reason (issue 30: allreduce at --sizes 1, below one
+# float32, exited 0 as complete with no row)
+"$bin" run allreduce --backend host --sizes 1 --trials 2 --quiet --out none >out.txt 2>err.txt
+rc=$?
+[ "$rc" = 2 ] || fail "a run with nothing to measure: exit $rc, expected 2: $(cat err.txt)"
+grep -q "run: nothing to measure: with these options allreduce plans no point" err.txt ||
+    fail "a run with nothing to measure: $(cat err.txt)"
+grep -q "^results: none: no results.csv (nothing to measure), env.json, fabricbench.log$" out.txt ||
+    fail "a run with nothing to measure, its results line: $(grep '^results' out.txt)"
+grep -Eq '"run_status":[[:space:]]*"failed"' none/env.json ||
+    fail "a run with nothing to measure is not marked failed: $(grep run_status none/env.json)"
 finish

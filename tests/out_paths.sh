@@ -11,6 +11,8 @@
 #    planted under that name is refused; --out '' and a link as
 #    --out: exit 2, one line;
 # 4. `accept --junit` through a link or '': exit 2 before any work, the link's target unchanged;
+#    `accept --junit` and `doctor --json` naming a FIFO, a character device (as root) or a file
+#    of a run's record: exit 2, one line, the entry unchanged;
 # 5. `sweep --out LINK`: exit 2 before anything is launched or written (no launch.txt).
 . "$(dirname "$0")/lib.sh"
 bin=$1
@@ -124,6 +126,35 @@ one_line "$st" 2 accept1.log "cannot use --junit 'junit.xml': it is a symbolic l
 "$bin" accept --profile "$(dirname "$0")/../profiles/host-ci.ini" --junit '' base \
     >accept2.log 2>&1; st=$?
 one_line "$st" 2 accept2.log "bad value for --junit: empty path"
+# an output that exists and is not a regular file is refused, never replaced by one (as root,
+# --junit /dev/null would replace the system's); so is a file of a run's record (issue 30)
+mkfifo fifo.xml
+"$bin" accept --profile "$(dirname "$0")/../profiles/host-ci.ini" --junit fifo.xml base \
+    >accept3.log 2>&1; st=$?
+one_line "$st" 2 accept3.log "cannot use --junit 'fifo.xml': it exists and is not a regular file (a FIFO)"
+[ -p fifo.xml ] || fail "accept replaced the FIFO named by --junit"
+if [ "$(id -u)" = 0 ] && mknod chardev c 1 3 2>/dev/null; then
+    "$bin" accept --profile "$(dirname "$0")/../profiles/host-ci.ini" --junit chardev base \
+        >accept4.log 2>&1; st=$?
+    one_line "$st" 2 accept4.log "cannot use --junit 'chardev': it exists and is not a regular file (a character device)"
+    [ -c chardev ] || fail "accept replaced the character device named by --junit"
+    "$bin" doctor --backend host --json chardev >doctor1.log 2>&1; st=$?
+    one_line "$st" 2 doctor1.log "doctor: cannot use --json 'chardev': it exists and is not a regular file (a character device)"
+    [ -c chardev ] || fail "doctor replaced the character device named by --json"
+fi
+"$bin" doctor --backend host --json fifo.xml >doctor2.log 2>&1; st=$?
+one_line "$st" 2 doctor2.log "doctor: cannot use --json 'fifo.xml': it exists and is not a regular file (a FIFO)"
+cp base/results.csv before.csv
+for f in results.csv env.json fabricbench.log; do
+    [ -f "base/$f" ] || continue
+    cp "base/$f" "keep.$f"
+    "$bin" accept --profile "$(dirname "$0")/../profiles/host-ci.ini" --junit "base/$f" base \
+        >accept5.log 2>&1; st=$?
+    one_line "$st" 2 accept5.log "cannot use --junit 'base/$f': it is the record of the run in 'base' ($f), which --junit does not write"
+    cmp -s "base/$f" "keep.$f" || fail "accept --junit base/$f wrote over the run's $f"
+done
+"$bin" doctor --backend host --json base/env.json >doctor3.log 2>&1; st=$?
+one_line "$st" 2 doctor3.log "doctor: cannot use --json 'base/env.json': it is the record of the run in 'base' (env.json)"
 
 # ---- 5. sweep --out LINK ----
 mkdir sweeptarget

@@ -252,9 +252,13 @@ static fb_status parse_buffer_size(const char *text, size_t *bytes, char *why, s
 /* One item of a comma-separated list into slot i. */
 typedef fb_status (*item_parser)(const char *item, void *out, size_t i, char *why, size_t whylen);
 
-/* Splits `text` at commas (empty items are errors: "1,,2") and parses each item. */
-static fb_status parse_list(const char *text, item_parser parse, void *out, size_t *n,
-                            char *why, size_t whylen)
+/* Splits `text` at commas (empty items are errors: "1,,2") and parses each item into `out`, an
+ * array of `elem`-byte items. An item equal to an earlier one is refused, never merged: each
+ * would be measured twice under one key of results.csv (README.md, "Duplicates"). One rule for
+ * every list option (--sizes, --ranks, --pairs, --fusion, --batch, --rate); `noun` names an item
+ * in the message, and a byte size (bytes) is shown in bytes, since 1K and 1024 are one size. */
+static fb_status parse_list(const char *text, item_parser parse, void *out, size_t elem,
+                            const char *noun, bool bytes, size_t *n, char *why, size_t whylen)
 {
     char buf[1024];
     const char *item = buf;
@@ -280,6 +284,20 @@ static fb_status parse_list(const char *text, item_parser parse, void *out, size
         }
         if ((st = parse(item, out, *n, why, whylen)) != FB_OK)
             return st;
+        for (size_t j = 0; j < *n; j++) {
+            const char *mine = (const char *)out + *n * elem;
+            size_t v = 0;
+            if (memcmp(mine, (const char *)out + j * elem, elem) != 0)
+                continue;
+            memcpy(&v, mine, bytes ? sizeof v : 0);
+            if (bytes && v > 0)
+                snprintf(why, whylen, "%s '%.64s' (%zu bytes) is given twice; each %s is "
+                         "measured once", noun, item, v, noun);
+            else
+                snprintf(why, whylen, "%s '%.64s' is given twice; each %s is measured once",
+                         noun, item, noun);
+            return FB_ERR_USAGE;
+        }
         (*n)++;
         if (end)
             return FB_OK;
@@ -287,20 +305,9 @@ static fb_status parse_list(const char *text, item_parser parse, void *out, size
     }
 }
 
-/* Duplicates in --sizes, --ranks, --pairs and among the benchmarks are refused, never merged:
- * each would be measured twice under one key of results.csv (README.md, "Duplicates"). */
 static fb_status size_item(const char *item, void *out, size_t i, char *why, size_t whylen)
 {
-    size_t *sizes = out;
-    fb_status st = parse_buffer_size(item, &sizes[i], why, whylen);
-
-    for (size_t j = 0; st == FB_OK && j < i; j++)
-        if (sizes[j] == sizes[i]) {
-            snprintf(why, whylen, "size '%s' (%zu bytes) is given twice; each size is measured "
-                     "once", item, sizes[i]);
-            st = FB_ERR_USAGE;
-        }
-    return st;
+    return parse_buffer_size(item, &((size_t *)out)[i], why, whylen);
 }
 
 /* A fusion threshold: a size, or "off" (0: one all-reduce per tensor). */
@@ -319,12 +326,6 @@ static fb_status ranks_item(const char *item, void *out, size_t i, char *why, si
     fb_status st = fb_count_parse(item, 1, 1 << 24, &v, why, whylen);
 
     ((int *)out)[i] = (int)v;
-    for (size_t j = 0; st == FB_OK && j < i; j++)
-        if (((int *)out)[j] == (int)v) {
-            snprintf(why, whylen, "rank count '%s' is given twice; each group is measured once",
-                     item);
-            st = FB_ERR_USAGE;
-        }
     return st;
 }
 
@@ -352,25 +353,12 @@ static fb_status pair_item(const char *item, void *out, size_t i, char *why, siz
     }
     pairs[i][0] = (int)va;
     pairs[i][1] = (int)vb;
-    for (size_t j = 0; j < i; j++)
-        if (pairs[j][0] == pairs[i][0] && pairs[j][1] == pairs[i][1]) {
-            snprintf(why, whylen, "pair '%s' is given twice; each pair is measured once", item);
-            return FB_ERR_USAGE;
-        }
     return FB_OK;
 }
 
 static fb_status batch_item(const char *item, void *out, size_t i, char *why, size_t whylen)
 {
-    long *batches = out;
-    fb_status st = fb_count_parse(item, 1, 1 << 20, &batches[i], why, whylen);
-
-    for (size_t j = 0; st == FB_OK && j < i; j++)
-        if (batches[j] == batches[i]) {
-            snprintf(why, whylen, "batch '%s' is given twice; each batch is measured once", item);
-            st = FB_ERR_USAGE;
-        }
-    return st;
+    return fb_count_parse(item, 1, 1 << 20, &((long *)out)[i], why, whylen);
 }
 
 static fb_status rate_item(const char *item, void *out, size_t i, char *why, size_t whylen)
@@ -460,11 +448,12 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
         case OPT_FORCE: o->force = true; break;
         case OPT_MIN: st = parse_buffer_size(optarg, &o->min_bytes, why, sizeof why); break;
         case OPT_MAX: st = parse_buffer_size(optarg, &o->max_bytes, why, sizeof why); break;
-        case OPT_SIZES: st = parse_list(optarg, size_item, o->sizes, &o->nsizes, why, sizeof why); break;
-        case OPT_RANKS: st = parse_list(optarg, ranks_item, o->groups, &o->ngroups, why, sizeof why); break;
-        case OPT_PAIRS: st = parse_list(optarg, pair_item, o->pairs, &o->npairs, why, sizeof why); break;
+        case OPT_SIZES: st = parse_list(optarg, size_item, o->sizes, sizeof o->sizes[0], "size", true, &o->nsizes, why, sizeof why); break;
+        case OPT_RANKS: st = parse_list(optarg, ranks_item, o->groups, sizeof o->groups[0], "rank count", false, &o->ngroups, why, sizeof why); break;
+        case OPT_PAIRS: st = parse_list(optarg, pair_item, o->pairs, sizeof o->pairs[0], "pair", false, &o->npairs, why, sizeof why); break;
         case OPT_FUSION:
-            st = parse_list(optarg, threshold_item, o->thresholds, &o->nthresholds, why, sizeof why);
+            st = parse_list(optarg, threshold_item, o->thresholds, sizeof o->thresholds[0],
+                            "fusion threshold", true, &o->nthresholds, why, sizeof why);
             break;
         case OPT_MATRIX_BYTES: st = parse_nonzero_size(optarg, &o->matrix_bytes, why, sizeof why); break;
         case OPT_LATENCY_BYTES: st = parse_nonzero_size(optarg, &o->latency_bytes, why, sizeof why); break;
@@ -479,8 +468,8 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
             o->classes = (int)v;
             break;
         }
-        case OPT_BATCH: st = parse_list(optarg, batch_item, o->batches, &o->nbatches, why, sizeof why); break;
-        case OPT_RATE: st = parse_list(optarg, rate_item, o->rates, &o->nrates, why, sizeof why); break;
+        case OPT_BATCH: st = parse_list(optarg, batch_item, o->batches, sizeof o->batches[0], "batch", false, &o->nbatches, why, sizeof why); break;
+        case OPT_RATE: st = parse_list(optarg, rate_item, o->rates, sizeof o->rates[0], "rate", false, &o->nrates, why, sizeof why); break;
         case OPT_RESOLUTION: st = fb_count_parse(optarg, 32, 4096, &o->resolution, why, sizeof why); break;
         case OPT_THREADS: st = fb_count_parse(optarg, 1, 1024, &o->threads, why, sizeof why); break;
         case OPT_PREFETCH: st = fb_count_parse(optarg, 1, 4096, &o->prefetch, why, sizeof why); break;

@@ -297,6 +297,27 @@ int fb_cmd_compare(int argc, char **argv)
     for (int i = n_at; i < argc; i++)
         if ((rc = side_add(&n, argv[i])) != 0)
             goto out;
+    /* each run counts once on its side (the same run on both sides is an A/A comparison) */
+    for (int k = 0; k < 2; k++) {
+        const struct side *sd = k ? &n : &b;
+        const char **names = malloc(sd->n * sizeof *names);
+        fb_status dst;
+
+        if (!names) {
+            fb_error("compare: out of memory");
+            rc = 1;
+            goto out;
+        }
+        for (size_t i = 0; i < sd->n; i++)
+            names[i] = sd->run[i].name;
+        dst = fb_run_folder_distinct(names, sd->n, why2, sizeof why2);
+        free(names);
+        if (dst != FB_OK) {
+            fb_error("compare: %s side: %s", k ? "new" : "base", why2);
+            rc = 2;
+            goto out;
+        }
+    }
     side_label(&b);
     side_label(&n);
     /* An incomplete run is compared on the points it finished: said, not refused. */

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "nccl_report.h"
 #include "nccl_verdict.h"
+#include "run_folder.h"
 #include "session.h"
 #include "topo.h"
 
@@ -129,10 +130,11 @@ static bool json_path_ok(const char *path, char *err, size_t errlen)
 {
     char dir[4096];
     const char *slash = strrchr(path, '/');
+    char why[512];
     struct stat sb;
 
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        snprintf(err, errlen, "bad value for --json: '%.180s' is a directory", path);
+    if (fb_run_folder_output("--json", path, false, why, sizeof why) != FB_OK) {
+        snprintf(err, errlen, "%.255s", why);
         return false;
     }
     if (!slash)

@@ -207,9 +207,35 @@ static int run_benchmarks(struct run *r)
         return fb_status_exit_code(st);
     /* A line per point on rank 0's terminal, counted against the whole run's plan. */
     fb_progress_init(&progress, w->rank == 0 && !r->opt.quiet ? stderr : NULL, "");
-    if (fb_run_plan_count(&runner, list, n, &progress) == FB_OK && w->rank == 0) {
-        runner.progress = &progress;
-        runner.point_begin = fb_run_plan_begin;
+    unsigned long warned = fb_log_warnings();
+    if (fb_run_plan_count(&runner, list, n, &progress) == FB_OK) {
+        char names[256] = "";
+        size_t used = 0;
+        fb_status none = FB_OK;
+
+        if (w->rank == 0) {
+            runner.progress = &progress;
+            runner.point_begin = fb_run_plan_begin;
+        }
+        /* Measuring nothing without a reason is an error, not a complete run with no row: a
+         * benchmark the job has the ranks for, whose options leave it no point (allreduce at
+         * --sizes 1, below one element) and that said nothing. One waived (too few ranks, a
+         * precision the backend lacks) has said why, on rank 0, as it planned. */
+        for (size_t i = 0; i < n && used < sizeof names; i++)
+            if (w->size >= list[i]->min_ranks)
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                         used ? ", " : "", list[i]->name);
+        if (w->rank == 0 && progress.total == 0 && used > 0 && fb_log_warnings() == warned) {
+            fb_error("run: nothing to measure: with these options %s plan%s no point (a size "
+                     "below one element of its data type, or lists that leave nothing)",
+                     names, strchr(names, ',') ? "" : "s");
+            none = FB_ERR_USAGE;
+        }
+        if (fb_world_agree(w, none) != FB_OK) {
+            snprintf(stopped, sizeof stopped, "nothing to measure");
+            worst = FB_ERR_USAGE;
+            n = 0;
+        }
     }
     for (size_t i = 0; i < n; i++) {
         fb_watchdog_point(list[i]->name, "(preparing)");
@@ -261,9 +287,11 @@ static int run_benchmarks(struct run *r)
         if (r->res.written)
             fb_out("\nresults: %s/results.csv (%zu rows), env.json, fabricbench.log\n",
                    r->res.dir, r->res.nrows);
-        else /* stopped before its first benchmark ended: no results.csv to name */
-            fb_out("\nresults: %s: no results.csv (the run stopped before its first benchmark "
-                   "ended), env.json, fabricbench.log\n", r->res.dir);
+        else /* stopped before its first benchmark ended, or nothing planned: none to name */
+            fb_out("\nresults: %s: no results.csv (%s), env.json, fabricbench.log\n", r->res.dir,
+                   strcmp(stopped, "nothing to measure") == 0
+                       ? "nothing to measure"
+                       : "the run stopped before its first benchmark ended");
         if (failed_points > 0)
             fb_error("%d point(s) failed verification: see the `wrong` column", failed_points);
     }

@@ -170,6 +170,19 @@ int fb_cmd_trend(int argc, char **argv)
             n++;
         }
     }
+    {
+        const char **names = malloc((n ? n : 1) * sizeof *names);
+        if (!names)
+            goto nomem;
+        for (size_t i = 0; i < n; i++)
+            names[i] = dirs[i];
+        fb_status dst = fb_run_folder_distinct(names, n, why, sizeof why);
+        free(names);
+        if (dst != FB_OK) {
+            fb_error("trend: %s", why);
+            goto out;
+        }
+    }
     if (n < 2 * FB_TREND_MIN_SEGMENT) {
         fb_error("trend: %zu run folder(s) found; a trend needs at least %d", n,
                  2 * FB_TREND_MIN_SEGMENT);

@@ -43,9 +43,14 @@ void fb_error(const char *fmt, ...)
     va_end(ap);
 }
 
+static _Atomic unsigned long warnings;
+
+unsigned long fb_log_warnings(void) { return warnings; }
+
 void fb_warn(const char *fmt, ...)
 {
     va_list ap;
+    warnings++;
     va_start(ap, fmt);
     log_emit(stderr, "warning: ", fmt, ap);
     va_end(ap);

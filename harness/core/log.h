@@ -23,6 +23,8 @@ void fb_log_set_quiet(int quiet);
 
 void fb_error(const char *fmt, ...) FB_PRINTF(1, 2);
 void fb_warn(const char *fmt, ...) FB_PRINTF(1, 2);
+/* How many warnings this process has printed (fb_warn) so far. */
+unsigned long fb_log_warnings(void);
 void fb_info(const char *fmt, ...) FB_PRINTF(1, 2);
 
 /* Report text (tables, summaries) on stdout, copied to the log file. */

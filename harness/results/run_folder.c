@@ -183,6 +183,33 @@ fb_status fb_run_folder_output(const char *opt, const char *path, bool dir, char
                  dir ? "not a folder" : "a folder");
         return FB_ERR_USAGE;
     }
+    /* A file is replaced by renaming over it: a device, a FIFO or a socket would be replaced
+     * by a regular file (as root, --junit /dev/null would replace the system's). */
+    if (!dir && !S_ISREG(sb.st_mode)) {
+        snprintf(err, errlen, "cannot use %s '%s': it exists and is not a regular file (%s)",
+                 opt, path,
+                 S_ISCHR(sb.st_mode)    ? "a character device"
+                 : S_ISBLK(sb.st_mode)  ? "a block device"
+                 : S_ISFIFO(sb.st_mode) ? "a FIFO"
+                 : S_ISSOCK(sb.st_mode) ? "a socket"
+                                        : "of another kind");
+        return FB_ERR_USAGE;
+    }
+    /* A run's record (results.csv, env.json, fabricbench.log, nccl-rank<N>.log) is written by
+     * the run alone: an output named there by mistake would destroy it. */
+    if (!dir) {
+        const char *slash = strrchr(name, '/');
+        const char *base = slash ? slash + 1 : name;
+        char parent[4096];
+
+        snprintf(parent, sizeof parent, "%.*s", slash ? (slash == name ? 1 : (int)(slash - name)) : 1,
+                 slash ? name : ".");
+        if (fb_run_folder_is_run_file(base) && fb_run_folder_is_run(parent)) {
+            snprintf(err, errlen, "cannot use %s '%s': it is the record of the run in '%s' (%s), "
+                     "which %s does not write", opt, path, parent, base, opt);
+            return FB_ERR_USAGE;
+        }
+    }
     return FB_OK;
 }
 
@@ -385,6 +412,51 @@ void fb_run_folder_unlock(const char *dir)
     if (read_lock(lock, theirs, sizeof theirs, &pid, host, sizeof host) &&
         strcmp(theirs, mine) == 0)
         (void)unlink(lock);
+}
+
+/* The device and inode of the results.csv that `name` (a folder or the file itself) names. */
+static bool run_identity(const char *name, dev_t *dev, ino_t *ino)
+{
+    char p[PATH_MAX + 16];
+    struct stat sb;
+
+    if (stat(name, &sb) != 0)
+        return false;
+    if (S_ISDIR(sb.st_mode)) {
+        snprintf(p, sizeof p, "%s/results.csv", name);
+        if (stat(p, &sb) != 0)
+            return false;
+    }
+    *dev = sb.st_dev;
+    *ino = sb.st_ino;
+    return true;
+}
+
+fb_status fb_run_folder_distinct(const char *const *names, size_t n, char *err, size_t errlen)
+{
+    dev_t *dev = calloc(n ? n : 1, sizeof *dev);
+    ino_t *ino = calloc(n ? n : 1, sizeof *ino);
+    bool *known = calloc(n ? n : 1, sizeof *known);
+    fb_status st = FB_OK;
+
+    if (!dev || !ino || !known) {
+        snprintf(err, errlen, "out of memory");
+        st = FB_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n && st == FB_OK; i++) {
+        known[i] = run_identity(names[i], &dev[i], &ino[i]);
+        for (size_t j = 0; j < i && known[i]; j++)
+            if (known[j] && dev[j] == dev[i] && ino[j] == ino[i]) {
+                snprintf(err, errlen, "'%.1000s' and '%.1000s' are one run (the same "
+                         "results.csv); each run counts once", names[j], names[i]);
+                st = FB_ERR_USAGE;
+                break;
+            }
+    }
+    free(dev);
+    free(ino);
+    free(known);
+    return st;
 }
 
 bool fb_run_folder_is_run(const char *dir)

@@ -29,10 +29,18 @@ fb_status fb_run_folder_below(const char *top, const char *rel, char *err, size_
 
 /* FB_OK when `path`, an output the user named with option `opt` ("--out", "--junit"), may be
  * written: not empty, not itself a symbolic link (err names its target, as for run's --out),
- * and, when it exists, a folder (dir) or not a folder (!dir). FB_ERR_USAGE with one line in
- * err otherwise. */
+ * and, when it exists, a folder (dir) or a regular file (!dir: never a device, FIFO or socket,
+ * which the rename over it would replace), and never a file of a run's record (results.csv,
+ * env.json, fabricbench.log, nccl-rank<N>.log in a folder holding a run). Every option that
+ * names an output goes through it. FB_ERR_USAGE with one line in err otherwise. */
 fb_status fb_run_folder_output(const char *opt, const char *path, bool dir, char *err,
                                size_t errlen);
+/* FB_OK when no two of the n names (run folders, or their results.csv) are one run: a run is
+ * its results.csv's identity (device and inode), whatever the path that names it ("r1", "./r1",
+ * "r1/results.csv", a link). FB_ERR_USAGE with "'A' and 'B' are one run (...)" in err
+ * otherwise; a name that cannot be read is left to its reader. trend and compare count each run
+ * once. */
+fb_status fb_run_folder_distinct(const char *const *names, size_t n, char *err, size_t errlen);
 /* The run lock, `<dir>/.lock`, holding "PID HOST" of the process writing the run (rank 0), so
  * that two runs never write one folder at once (docs/run-folder.md). Takes it atomically (the
  * contents are written to a temporary, then link(2)ed to the name, which fails when it exists).

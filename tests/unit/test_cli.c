@@ -72,6 +72,12 @@ int main(void)
     bad("--pairs", "0:1,0:1", NULL, "bad value for --pairs: pair '0:1' is given twice");
     bad("--ranks", "2,2", NULL, "bad value for --ranks: rank count '2' is given twice");
     bad("--batch", "32,16,32", NULL, "bad value for --batch: batch '32' is given twice");
+    /* one rule for every list option (issue 30: --fusion and --rate took duplicates and
+     * measured them twice under one key) */
+    bad("--fusion", "4M,4194304", NULL,
+        "bad value for --fusion: fusion threshold '4194304' (4194304 bytes) is given twice");
+    bad("--fusion", "off,1M,off", NULL, "bad value for --fusion: fusion threshold 'off' is given twice");
+    bad("--rate", "100,50,100.0", NULL, "bad value for --rate: rate '100.0' is given twice");
     CHECK(parse(&o, err, "--pairs", "0:1,1:0", NULL) == FB_OK); /* two directions: two pairs */
     CHECK(o.npairs == 2);
     CHECK(parse(&o, err, "--sizes", "1K,1025", NULL) == FB_OK);
