@@ -53,18 +53,38 @@ grep -q "warning: took over the stale lock of '$out' (pid $dead on $host is gone
 
 # another host's lock, and one that cannot be read: refused, nothing touched
 cp "$out/results.csv" "$work/before.csv"
-for lock in "4242 another-host" "garbage"; do
+for lock in "4242 another-host" "garbage" "9223372036854775807 $host" "99999999999 $host"; do
     echo "$lock" >"$out/.lock"
     # shellcheck disable=SC2086
     mpi 1 "$bin" run $args >"$work/d.out" 2>"$work/d.err"
     rc=$?
     [ "$rc" = 2 ] || fail "a run over the lock '$lock' exited $rc, expected 2"
     case $lock in
-    garbage) text="'$out' has a lock that cannot be read ('$out/.lock')" ;;
+    # a pid past an int (or past a long) is no process's: unreadable, never a live writer
+    garbage | 9223372036854775807* | 99999999999*) text="'$out' has a lock that cannot be read ('$out/.lock')" ;;
     *) text="'$out' is being written by pid 4242 on another-host" ;;
     esac
     grep -q "error: $text" "$work/d.err" || fail "the lock '$lock' is not named: $(cat "$work/d.err")"
     cmp -s "$work/before.csv" "$out/results.csv" || fail "results.csv changed under the lock '$lock'"
     [ "$(cat "$out/.lock")" = "$lock" ] || fail "the lock '$lock' was changed"
 done
+
+# a FIFO where the lock goes: refused at once as unreadable (it blocked rank 0 until the
+# run's timeout, which then named an env.json that did not exist), no temporary left (issue 30)
+rm -f "$out/.lock"
+mkfifo "$out/.lock"
+start=$(date +%s)
+# shellcheck disable=SC2086
+mpi 1 "$bin" run $args --timeout 30 >"$work/e.out" 2>"$work/e.err"
+rc=$?
+took=$(($(date +%s) - start))
+[ "$rc" = 2 ] || fail "a run over a FIFO lock exited $rc, expected 2: $(cat "$work/e.err")"
+grep -q "error: '$out' has a lock that cannot be read ('$out/.lock')" "$work/e.err" ||
+    fail "the FIFO lock is not named: $(cat "$work/e.err")"
+[ "$took" -lt 20 ] || fail "a run over a FIFO lock took $took s (it waited on the FIFO)"
+[ -p "$out/.lock" ] || fail "the FIFO lock was replaced"
+left=$(ls -a "$out" | grep '^\.lock\..*\.tmp$')
+[ -z "$left" ] || fail "a temporary lock was left behind: $left"
+cmp -s "$work/before.csv" "$out/results.csv" || fail "results.csv changed under the FIFO lock"
+rm -f "$out/.lock"
 finish

@@ -136,10 +136,15 @@ static bool parse(int argc, char **argv, struct loc *l, bool *help, char *err, s
                      optarg);
             break;
         case OPT_BYTES:
-            if (fb_size_parse(optarg, &l->opt.matrix_bytes, why, sizeof why) != FB_OK ||
-                l->opt.matrix_bytes < 64 || l->opt.matrix_bytes > (size_t)INT32_MAX) {
-                snprintf(err, errlen, "bad value for --bytes: %s",
-                         l->opt.matrix_bytes ? "64 bytes to 2147483647 bytes" : why);
+            /* why is the parser's only when it failed (a size of 0 parsed, then printed an
+             * uninitialised buffer) */
+            if (fb_size_parse(optarg, &l->opt.matrix_bytes, why, sizeof why) != FB_OK) {
+                snprintf(err, errlen, "bad value for --bytes: %s", why);
+                return false;
+            }
+            if (l->opt.matrix_bytes < 64 || l->opt.matrix_bytes > (size_t)INT32_MAX) {
+                snprintf(err, errlen, "bad value for --bytes: '%.40s' is %zu bytes; give 64 "
+                         "bytes to 2147483647 bytes", optarg, l->opt.matrix_bytes);
                 return false;
             }
             break;

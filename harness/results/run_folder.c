@@ -286,18 +286,28 @@ static void lock_text(char *buf, size_t len)
 static bool read_lock(const char *path, char *buf, size_t len, long *pid, char *host,
                       size_t hostlen)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* never waits: a FIFO planted as the lock would block the open and then the read until
+     * the run's timeout; anything but a regular file is a lock that cannot be read */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
     ssize_t n;
     char *sp, *nl;
 
     buf[0] = '\0';
     if (fd < 0)
         return false;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return false;
+    }
     n = read(fd, buf, len - 1);
     close(fd);
     buf[n > 0 ? n : 0] = '\0';
+    errno = 0;
     *pid = strtol(buf, &sp, 10);
-    if (sp == buf || *sp != ' ' || *pid <= 0 || !(nl = strchr(sp + 1, '\n')) || nl == sp + 1)
+    /* a pid is a positive int: one past it (or past a long) is no process's */
+    if (sp == buf || errno == ERANGE || *sp != ' ' || *pid <= 0 || *pid > INT_MAX ||
+        !(nl = strchr(sp + 1, '\n')) || nl == sp + 1)
         return false;
     snprintf(host, hostlen, "%.*s", (int)(nl - sp - 1), sp + 1);
     return true;

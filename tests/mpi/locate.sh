@@ -99,6 +99,9 @@ bad)
     expect_bad "--tolerance" locate --tolerance abc
     expect_bad "--trials" locate --trials 1
     expect_bad "--bytes" locate --bytes 12Q
+    # (issue 30: --bytes 0 printed an uninitialised buffer as its reason)
+    expect_bad "bad value for --bytes: '0' is 0 bytes; give 64 bytes to 2147483647 bytes" locate --bytes 0
+    expect_bad "bad value for --bytes: '63' is 63 bytes; give 64 bytes" locate --bytes 63
     expect_bad "--backend" locate --backend gpu
     expect_bad "--coll" locate --coll tcp
     expect_bad "unknown option '--frobnicate'" locate --frobnicate
