@@ -153,6 +153,12 @@ for f in results.csv env.json fabricbench.log; do
     one_line "$st" 2 accept5.log "cannot use --junit 'base/$f': it is the record of the run in 'base' ($f), which --junit does not write"
     cmp -s "base/$f" "keep.$f" || fail "accept --junit base/$f wrote over the run's $f"
 done
+# a run stopped before its first benchmark ended has no results.csv: its env.json is a record too
+mkdir stopped && cp base/env.json stopped/ && cp stopped/env.json keep.stopped
+"$bin" accept --profile "$(dirname "$0")/../profiles/host-ci.ini" --junit stopped/env.json base \
+    >accept6.log 2>&1; st=$?
+one_line "$st" 2 accept6.log "cannot use --junit 'stopped/env.json': it is the record of the run in 'stopped' (env.json)"
+cmp -s stopped/env.json keep.stopped || fail "accept --junit wrote over a stopped run's env.json"
 "$bin" doctor --backend host --json base/env.json >doctor3.log 2>&1; st=$?
 one_line "$st" 2 doctor3.log "doctor: cannot use --json 'base/env.json': it is the record of the run in 'base' (env.json)"
 

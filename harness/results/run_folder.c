@@ -148,6 +148,22 @@ fb_status fb_run_folder_below(const char *top, const char *rel, char *err, size_
     return st;
 }
 
+/* Whether dir holds a run's record: its results.csv, or (a run stopped before its first
+ * benchmark ended) its env.json or fabricbench.log. */
+static bool holds_run_record(const char *dir)
+{
+    static const char *const record[] = {"results.csv", "env.json", "fabricbench.log"};
+    char p[PATH_MAX + 32];
+    struct stat sb;
+
+    for (size_t i = 0; i < sizeof record / sizeof record[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, record[i]);
+        if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode))
+            return true;
+    }
+    return false;
+}
+
 fb_status fb_run_folder_output(const char *opt, const char *path, bool dir, char *err,
                                size_t errlen)
 {
@@ -204,7 +220,7 @@ fb_status fb_run_folder_output(const char *opt, const char *path, bool dir, char
 
         snprintf(parent, sizeof parent, "%.*s", slash ? (slash == name ? 1 : (int)(slash - name)) : 1,
                  slash ? name : ".");
-        if (fb_run_folder_is_run_file(base) && fb_run_folder_is_run(parent)) {
+        if (fb_run_folder_is_run_file(base) && holds_run_record(parent)) {
             snprintf(err, errlen, "cannot use %s '%s': it is the record of the run in '%s' (%s), "
                      "which %s does not write", opt, path, parent, base, opt);
             return FB_ERR_USAGE;
