@@ -1,10 +1,10 @@
 #!/bin/sh
 # The prepared GPU check (docs/gpu-check.md): doctor; h2d, allreduce and densenet_allreduce on one
 # GPU; p2p between two processes sharing it; the other collectives (all_gather ... reduce), replay
-# of the DenseNet-121 mix and a 20 s soak on one GPU (FB_CHECK_SOAK_S); the kernels'
-# self-checks; pipeline (once), compute (ours against cuBLAS, fp16 and bf16) and memfit, then a
-# step at memfit's batch; PyTorch's copies and DenseNet-121 step as peers; each step under `timeout` within an 8-minute
-# budget, everything under $OUT (or ./gpu-check) and the table of truth in $OUT/summary.md
+# of the DenseNet-121 mix and a 20 s soak on one GPU (FB_CHECK_SOAK_S); the kernels' self-checks;
+# pipeline (once), compute (ours against cuBLAS, fp16 and bf16) and memfit, then a step at memfit's
+# batch; PyTorch's copies and DenseNet-121 step as peers; each step under `timeout` within an
+# 8-minute budget, everything under $OUT (or ./gpu-check) and the table of truth in $OUT/summary.md
 # (gpu-summary.sh).
 # Beside fabricbench-bundle.tar.xz (gpu-bundle.sh) it unpacks that and runs from it.
 # Exit: 0 when every step passed; 1 when a step failed, timed out or a test binary is missing.
