@@ -195,6 +195,7 @@ static int run_benchmarks(struct run *r)
     fb_status st, worst = FB_OK;
     int failed_points;
     char stopped[320] = "";
+    bool nothing = false; /* every benchmark planned no point, and none said why */
 
     if (r->opt.nbench)
         for (int i = 0; i < r->opt.nbench; i++)
@@ -211,7 +212,7 @@ static int run_benchmarks(struct run *r)
     if (fb_run_plan_count(&runner, list, n, &progress) == FB_OK) {
         char names[256] = "";
         size_t used = 0;
-        fb_status none = FB_OK;
+        fb_status none_st = FB_OK;
 
         if (w->rank == 0) {
             runner.progress = &progress;
@@ -229,9 +230,10 @@ static int run_benchmarks(struct run *r)
             fb_error("run: nothing to measure: with these options %s plan%s no point (a size "
                      "below one element of its data type, or lists that leave nothing)",
                      names, strchr(names, ',') ? "" : "s");
-            none = FB_ERR_USAGE;
+            none_st = FB_ERR_USAGE;
         }
-        if (fb_world_agree(w, none) != FB_OK) {
+        if (fb_world_agree(w, none_st) != FB_OK) {
+            nothing = true;
             snprintf(stopped, sizeof stopped, "nothing to measure");
             worst = FB_ERR_USAGE;
             n = 0;
@@ -289,8 +291,7 @@ static int run_benchmarks(struct run *r)
                    r->res.dir, r->res.nrows);
         else /* stopped before its first benchmark ended, or nothing planned: none to name */
             fb_out("\nresults: %s: no results.csv (%s), env.json, fabricbench.log\n", r->res.dir,
-                   strcmp(stopped, "nothing to measure") == 0
-                       ? "nothing to measure"
+                   nothing ? "nothing to measure"
                        : "the run stopped before its first benchmark ended");
         if (failed_points > 0)
             fb_error("%d point(s) failed verification: see the `wrong` column", failed_points);
