@@ -25,10 +25,6 @@ case $part in all | p2p_alloc | p2p | quick | step) ;;
     *) echo "fault.sh: part is all, p2p_alloc, p2p, quick or step, not '$part'" >&2; exit 2 ;; esac
 # share NAME: whether this run does that share of the plan
 share() { [ "$part" = all ] || [ "$part" = "$1" ]; }
-# Hundreds of jobs: the fast unwinder (about 5 times less CPU than the full stacks the other
-# tests take); lsan.supp has the short-stack form of each suppression.
-ASAN_OPTIONS="${ASAN_OPTIONS:-}:fast_unwind_on_malloc=1:malloc_context_size=30"
-export ASAN_OPTIONS
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 opts="--backend host --sizes 4K --matrix-bytes 4K --latency-bytes 8 --fusion 4M --ranks 2
