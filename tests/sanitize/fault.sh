@@ -4,8 +4,8 @@
 # creation of the host backend, and checks that every run ends cleanly: a nonzero exit with
 # fabricbench's one-line error (rank 0's last line says what stopped and why), no hang (a
 # timeout), no crash, and no report from AddressSanitizer, UBSan or LeakSanitizer (which halt
-# on their first and, with our suppressions, report only our leaks). That is every error path
-# behind those calls freeing what it took.
+# on their first; Open MPI's own allocations are untracked, so a leak reported is ours). That is
+# every error path behind those calls freeing what it took.
 #   fault.sh BIN [ci|full] [PART]
 # PART (default all) runs one share of the plan, so CTest can run the shares side by side:
 # p2p_alloc (p2p at every N of its allocations), p2p (its copies, streams and events, the faults
