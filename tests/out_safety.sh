@@ -73,4 +73,31 @@ same victim "keep me"
 mkdir hard && ln victim hard/results.csv.tmp && ln victim hard/fabricbench.log
 run --out hard --force || fail "run --out hard --force failed: $(cat err.txt)"
 same victim "keep me"
+
+# 5. The pictures: gnuplot never writes through a link planted where a plot goes, under its
+#    temporary name or its own (issue 30: `report` turned VICTIM into a PNG), and a `plots` that
+#    is a link is refused before anything is written through it.
+command -v gnuplot >/dev/null || fail "gnuplot is missing: the planted-plot checks need it (setup-debian.sh installs it)"
+"$bin" report a/b/run1 >out.txt 2>err.txt || fail "report a/b/run1 failed: $(cat err.txt)"
+pngs=$(cd a/b/run1/plots && ls ./*.png 2>/dev/null | sed 's|^\./||')
+[ -n "$pngs" ] || fail "report drew no picture in a/b/run1/plots"
+for p in $pngs; do
+    ln -sf ../../../../victim "a/b/run1/plots/.${p%.png}.tmp.png"
+    ln -sf ../../../../victim "a/b/run1/plots/.${p%.png}.tmp.svg"
+    rm -f "a/b/run1/plots/$p" && ln -s ../../../../victim "a/b/run1/plots/$p"
+done
+"$bin" report a/b/run1 >out.txt 2>err.txt || fail "report over planted links failed: $(cat err.txt)"
+same victim "keep me"
+for p in $pngs; do
+    [ -f "a/b/run1/plots/$p" ] && [ ! -L "a/b/run1/plots/$p" ] || fail "plots/$p is not a new plain file"
+done
+[ -z "$(find a/b/run1/plots -name '.gnuplot.*')" ] || fail "gnuplot's private folder was left behind"
+mkdir elsewhere
+rm -rf a/b/run1/plots && ln -s ../../../elsewhere a/b/run1/plots
+"$bin" report a/b/run1 >out.txt 2>err.txt
+rc=$?
+[ "$rc" != 0 ] || fail "report through a plots link exited 0"
+grep -q "plots' is a link, not a folder: no plot is written through it" err.txt ||
+    fail "report through a plots link: $(cat err.txt)"
+[ -z "$(ls -A elsewhere)" ] || fail "report wrote through the plots link: $(ls -A elsewhere)"
 finish

@@ -154,8 +154,10 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
             i = j;
             continue;
         }
+        /* the output named without a folder: gnuplot writes it in a private folder of its own,
+         * moved into `out` when it ends (fb_gnuplot_run) */
         fprintf(af.f, "set terminal pngcairo size 1100,650 noenhanced font \",10\"\nset output ");
-        fb_gp_put_string(af.f, tmp);
+        fb_gp_put_string(af.f, strrchr(tmp, '/') + 1);
         fprintf(af.f, "\nset title ");
         {
             char t[400];
@@ -198,7 +200,8 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
             rc = 1;
             break;
         }
-        if (fb_gnuplot_run(gnuplot, NULL, NULL, gp, gperr, sizeof gperr) != FB_OK ||
+        if (fb_gnuplot_run(gnuplot, out, NULL, strrchr(gp, '/') + 1, gperr, sizeof gperr) !=
+                FB_OK ||
             rename(tmp, png) != 0) {
             unlink(tmp);
             fb_warn("compare: gnuplot failed on '%s': plot skipped", gp);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
@@ -41,6 +42,7 @@ int fb_report_run_plots(struct fb_report_run *r, const char *gnuplot)
 {
     char plots[4200], path[4400], from[4400], head[1200], id[4 * 128], setup[256], err[4500];
     const char *common = fb_plot_template_find("common");
+    struct stat sb = {0};
 
     if (!r->plots.n)
         return 0;
@@ -49,6 +51,13 @@ int fb_report_run_plots(struct fb_report_run *r, const char *gnuplot)
     snprintf(plots, sizeof plots, "%s/plots", r->dir);
     if (fb_mkdirs(plots) != 0) {
         fb_error("report: cannot create '%s': %s", plots, strerror(errno));
+        return 1;
+    }
+    /* the run folder is untrusted: a `plots` that is a link would carry every file below
+     * somewhere else */
+    if (lstat(plots, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fb_error("report: '%s' is %s, not a folder: no plot is written through it", plots,
+                 S_ISLNK(sb.st_mode) ? "a link" : "not a folder");
         return 1;
     }
     for (size_t i = 0; i < r->plots.n; i++) {
