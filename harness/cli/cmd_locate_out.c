@@ -78,7 +78,19 @@ static fb_status write_suspects(const struct loc *l)
     return fb_atomic_commit(&af);
 }
 
-static fb_status write_md(const struct loc *l)
+/* What of the heat map write_heat wrote: nothing (one node, no template), its data and script,
+ * or those and the pictures gnuplot drew. */
+enum heat { HEAT_NONE, HEAT_DATA, HEAT_DRAWN };
+
+/* The files of the run folder named by locate.md and the last line: only those written. */
+static const char *heat_files(enum heat h)
+{
+    return h == HEAT_DRAWN  ? ", locate-heat.png, locate-heat.svg (locate-heat.dat, locate-heat.gp)"
+           : h == HEAT_DATA ? ", locate-heat.dat, locate-heat.gp (no picture drawn)"
+                            : "";
+}
+
+static fb_status write_md(const struct loc *l, enum heat heat)
 {
     struct fb_atomic_file af;
     char path[4200], line[800];
@@ -112,8 +124,7 @@ static fb_status write_md(const struct loc *l)
         fprintf(af.f, "\nA sampled plan misses a given slow link with probability %.2f (it "
                 "meets in one round of %d); a slow node is met in every round.\n",
                 fb_locate_miss_odds(l->full_rounds, l->rounds), l->full_rounds);
-    fprintf(af.f, "\nFiles: suspects.csv, results.csv, env.json, locate-heat.png, "
-            "locate-heat.svg (locate-heat.dat, locate-heat.gp).\n");
+    fprintf(af.f, "\nFiles: suspects.csv, results.csv, env.json%s.\n", heat_files(heat));
     if (ferror(af.f)) {
         fb_error("locate: cannot write '%s'", af.tmp);
         fb_atomic_abort(&af);
@@ -124,7 +135,7 @@ static fb_status write_md(const struct loc *l)
 
 /* The heat map: its data and script in the run folder, drawn by gnuplot when it is there (a
  * missing gnuplot is a warning: the figures are in results.csv). */
-static fb_status write_heat(const struct loc *l)
+static fb_status write_heat(const struct loc *l, enum heat *heat)
 {
     const char *tmpl = fb_plot_template_find("locate_heat");
     const char *common = fb_plot_template_find("common");
@@ -133,6 +144,7 @@ static fb_status write_heat(const struct loc *l)
     size_t n = (size_t)l->nodes;
     fb_status st;
 
+    *heat = HEAT_NONE;
     if (!tmpl || !common || n < 2)
         return FB_OK;
     snprintf(path, sizeof path, "%s/locate-heat.dat", l->res.dir);
@@ -171,6 +183,7 @@ static fb_status write_heat(const struct loc *l)
     }
     if ((st = fb_atomic_commit(&af)) != FB_OK)
         return st;
+    *heat = HEAT_DATA;
     if (!fb_gnuplot_find(gp, sizeof gp)) {
         fb_warn("locate: no gnuplot on PATH: the heat map's data and script are in %s",
                 l->res.dir);
@@ -178,12 +191,15 @@ static fb_status write_heat(const struct loc *l)
     }
     if (fb_gnuplot_run(gp, l->res.dir, NULL, "locate-heat.gp", err, sizeof err) != FB_OK)
         fb_warn("locate: %s: heat map not drawn", err);
+    else
+        *heat = HEAT_DRAWN;
     return FB_OK;
 }
 
 fb_status loc_write_outputs(struct loc *l)
 {
     char line[800];
+    enum heat heat = HEAT_NONE;
     fb_status st;
 
     fb_out("\n");
@@ -193,10 +209,11 @@ fb_status loc_write_outputs(struct loc *l)
     }
     if (!l->nsus)
         fb_out("locate: no suspect among %d node(s)\n", l->nodes);
-    if ((st = write_suspects(l)) != FB_OK || (st = write_md(l)) != FB_OK ||
-        (st = write_heat(l)) != FB_OK)
+    /* the heat map first, so that locate.md and the last line name only what was written */
+    if ((st = write_suspects(l)) != FB_OK || (st = write_heat(l, &heat)) != FB_OK ||
+        (st = write_md(l, heat)) != FB_OK)
         return st;
-    fb_out("locate: %s/suspects.csv, locate.md, locate-heat.png, results.csv, env.json\n",
-           l->res.dir);
+    fb_out("locate: %s/suspects.csv, locate.md, results.csv, env.json%s\n", l->res.dir,
+           heat_files(heat));
     return FB_OK;
 }

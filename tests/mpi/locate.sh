@@ -46,6 +46,10 @@ clean)
         for f in locate-heat.png locate-heat.svg; do
             [ -s "$work/out/$f" ] || fail "gnuplot is here but no $f"
         done
+        grep -q "^locate: $work/out/suspects.csv, locate.md, results.csv, env.json, locate-heat.png, locate-heat.svg" \
+            "$work/stdout" || fail "the last line does not name the heat map drawn: $(tail -1 "$work/stdout")"
+        grep -q '^Files: suspects.csv, results.csv, env.json, locate-heat.png, locate-heat.svg' "$work/out/locate.md" ||
+            fail "locate.md does not name the heat map drawn: $(grep '^Files' "$work/out/locate.md")"
     fi
     grep -Eq '"run_status":[[:space:]]*"complete"' "$work/out/env.json" || fail "env.json not marked complete"
     grep -q '^| 2: tournament, twice | 5 |' "$work/out/locate.md" ||
@@ -107,6 +111,15 @@ bad)
     expect_bad "unknown option '--frobnicate'" locate --frobnicate
     expect_bad "unexpected argument 'p2p'" locate p2p
     [ ! -e results ] || fail "bad options left a results folder"
+    # one node: no tournament and no heat map, and nothing names a file it did not write (issue
+    # 30: the last line and locate.md named locate-heat.png)
+    "$bin" locate --backend host --bytes 256K --trials 3 --quiet --out one >out.txt 2>err.txt ||
+        fail "locate on one node exited $?: $(tail -3 err.txt)"
+    grep -qx "locate: one/suspects.csv, locate.md, results.csv, env.json" out.txt ||
+        fail "locate on one node: the last line names other files: $(tail -1 out.txt)"
+    grep -qx 'Files: suspects.csv, results.csv, env.json.' one/locate.md ||
+        fail "locate on one node: locate.md names other files: $(grep '^Files' one/locate.md)"
+    for f in one/locate-heat.dat one/locate-heat.png; do [ ! -e "$f" ] || fail "one node: $f written"; done
     "$bin" locate --help >out.txt 2>&1 || fail "locate --help exited non-zero"
     grep -q -- "--tolerance PCT" out.txt || fail "--help lacks --tolerance"
     ;;
