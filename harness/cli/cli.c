@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "mix.h"
 #include "registry.h"
 #include "units.h"
@@ -399,12 +400,27 @@ static fb_status check_mix(const struct fb_options *o, char *err, size_t errlen)
 {
     struct fb_mix m;
     fb_status st = fb_mix_read(o->mix, o->dtype, &m, err, errlen);
-    double largest = (double)fb_mix_max_bytes(&m) * o->mix_scale;
+    const struct fb_mix_op *big = NULL;
+    char where[64] = "", name[80], file[200];
 
-    /* 2^50 bytes: far beyond any memory (replay's own limit is 2^50 elements) */
-    if (st == FB_OK && largest > 1125899906842624.0) {
-        snprintf(err, errlen, "bad value for --scale: the mix's largest op would be %.3g bytes",
-                 largest);
+    for (size_t i = 0; st == FB_OK && i < m.nops; i++)
+        if (!big || m.ops[i].bytes > big->bytes)
+            big = &m.ops[i];
+    /* 2^50 bytes: far beyond any memory (replay's own limit is 2^50 elements). The op is named
+     * by its file and line; --scale only when one was given. */
+    if (big && (double)big->bytes * o->mix_scale > 1125899906842624.0) {
+        if (big->line)
+            snprintf(where, sizeof where, ":%zu", big->line);
+        fb_escape(big->name, strlen(big->name), 40, name, sizeof name);
+        fb_escape(o->mix, strlen(o->mix), 120, file, sizeof file);
+        if (o->mix_scale == 1.0)
+            snprintf(err, errlen, "--mix %s%s: op '%s' (%s) is %zu bytes; replay runs ops of at "
+                     "most 2^50 bytes (1125899906842624)", file, where, name,
+                     fb_mix_coll_name(big->coll), big->bytes);
+        else
+            snprintf(err, errlen, "bad value for --scale: %g makes op '%s' of --mix %s%s %.3g "
+                     "bytes; replay runs ops of at most 2^50 bytes", o->mix_scale, name, file,
+                     where, (double)big->bytes * o->mix_scale);
         st = FB_ERR_USAGE;
     }
     fb_mix_free(&m);

@@ -313,7 +313,7 @@ fb_status fb_mix_parse(const char *text, size_t len, const char *shown, struct f
         if (parse_line(l, n, &op, why, sizeof why) != FB_OK) {
             snprintf(err, errlen, "%s:%zu: %s", shown, line, why);
             st = FB_ERR_USAGE;
-        } else if ((st = fb_mix_add(out, &op)) != FB_OK) {
+        } else if ((op.line = line), (st = fb_mix_add(out, &op)) != FB_OK) {
             snprintf(err, errlen, "%s: out of memory reading it", shown);
         }
     }

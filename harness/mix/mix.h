@@ -39,6 +39,7 @@ struct fb_mix_op {
     enum fb_dtype dtype;
     double compute_us;
     char name[FB_MIX_NAME]; /* "" when the line gave none */
+    size_t line;            /* the line of the file it was read from; 0 when made, not read */
 };
 
 struct fb_mix {

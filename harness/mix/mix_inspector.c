@@ -190,6 +190,7 @@ fb_status fb_mix_inspector_parse(const char *text, size_t len, const char *shown
             recs = nr;
             cap = nc;
         }
+        r.op.line = line;
         recs[nrec++] = r;
     }
     if (nrec == 0) {

@@ -91,8 +91,12 @@ printf 'allreduce 4M float32\nallreduse 4M float32\n' >bad.mix
 expect_bad "bad.mix:2: unknown collective 'allreduse'" run replay --mix bad.mix
 expect_bad "cannot open 'nosuch.mix'" run replay --mix nosuch.mix
 expect_bad "benchmark 'replay' needs --mix FILE" run replay
-printf 'allreduce 2G float32\n' >huge.mix
-expect_bad "bad value for --scale: the mix's largest op would be 2.15e+15 bytes" \
+printf 'allreduce 2G float32\nallgather 4G float32 big\n' >huge.mix
+expect_bad "bad value for --scale: 1e+06 makes op 'big' of --mix huge.mix:2 4.29e+15 bytes; replay runs ops of at most 2^50 bytes" \
     run replay --mix huge.mix --scale 1000000
+# an op over the limit with no --scale is the file's, named by its line (not "--scale")
+printf 'allreduce 4M float32\nbroadcast 2097152G float32 giant\n' >giant.mix
+expect_bad "--mix giant.mix:2: op 'giant' (broadcast) is 2251799813685248 bytes; replay runs ops of at most 2^50 bytes" \
+    run replay --mix giant.mix
 [ ! -e results ] || fail "a bad mix wrote results/"
 finish
