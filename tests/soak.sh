@@ -159,5 +159,8 @@ expect_error "soak: --duration 3 s with --interval 1 s gives 3 interval(s)" "$bi
 expect_error "soak: bad value for --interval" "$bin" soak --duration 10 --interval x
 expect_error "soak: soak times a point; 'memfit' reports figures" "$bin" soak --duration 10 --interval 1 memfit
 expect_error "soak: unknown option '--bogus'" "$bin" soak --duration 10 --interval 1 --bogus
+# a plan too big for an interval is known once the job is up, and refused before any folder
+expect_error "soak: allreduce plans 34 points per interval, more than 16: name one size with --sizes" \
+    "$bin" soak --duration 10 --interval 1 --backend host allreduce --min-bytes 4 --max-bytes 256K
 [ ! -e results ] || fail "a refused soak made a results folder"
 finish

@@ -431,6 +431,10 @@ static int run_main(struct run *r)
     st = fb_session_open(&r->s, r->opt.backend, r->opt.coll, r->opt.allow_oversubscribe);
     if (st == FB_OK)
         st = check_ranks(r);
+    if (st == FB_OK && r->mode && r->mode->check) {
+        fb_watchdog_phase("plan");
+        st = r->mode->check(r->mode->arg, &r->s, &r->opt);
+    }
     if (st != FB_OK) {
         fb_session_close(&r->s);
         return fb_status_exit_code(st);

@@ -17,7 +17,9 @@
 #include "csv.h"
 #include "densenet.h"
 #include "log.h"
+#include "progress.h"
 #include "registry.h"
+#include "run_plan.h"
 #include "run_record.h"
 #include "runner.h"
 #include "soak.h"
@@ -304,10 +306,6 @@ static int soak_work(void *arg, const struct fb_run_ctx *ctx, fb_status *worst, 
 
     k->size = w->size;
     k->trials = ctx->opt->trials;
-    if (ctx->opt->ngroups == 0) { /* the whole job, not a scaling curve */
-        ctx->opt->ngroups = 1;
-        ctx->opt->groups[0] = w->size;
-    }
     if ((st = gather_hosts(k, w)) != FB_OK || (st = open_soak_csv(k, ctx)) != FB_OK ||
         (st = fb_soak_health_open(&health, ctx, (const char(*)[64])k->hosts)) != FB_OK)
         goto out;
@@ -378,6 +376,34 @@ out:
             return fb_status_exit_code(st);
         return n ? 1 : 0;
     }
+}
+
+/* Before the run folder: the whole job, not a scaling curve, and at most MAX_POINTS points in
+ * an interval, counted from the benchmark's plan on these ranks (bad usage writes nothing). */
+static fb_status soak_check(void *arg, struct fb_session *s, struct fb_options *o)
+{
+    const struct fb_bench *b = fb_bench_find(o->bench[0]);
+    struct fb_runner runner;
+    struct fb_progress count;
+    fb_status st;
+
+    (void)arg;
+    if (o->ngroups == 0) {
+        o->ngroups = 1;
+        o->groups[0] = s->world.size;
+    }
+    fb_progress_init(&count, NULL, "");
+    if ((st = fb_runner_init(&runner, s, o, NULL)) != FB_OK)
+        return st;
+    st = fb_run_plan_count(&runner, &b, 1, &count);
+    fb_runner_release(&runner);
+    if (st == FB_OK && count.total > MAX_POINTS) {
+        if (s->world.rank == 0)
+            fb_error("soak: %s plans %ld points per interval, more than %d: name one size with "
+                     "--sizes", b->name, count.total, MAX_POINTS);
+        st = FB_ERR_USAGE;
+    }
+    return st;
 }
 
 /* Before MPI: the benchmark, the DenseNet-121 point by default, and the trial length. */
@@ -517,7 +543,7 @@ int fb_cmd_soak(int argc, char **argv)
     struct soak *k = calloc(1, sizeof *k);
     char **rest = calloc((size_t)argc + 1, sizeof *rest), err[512];
     struct fb_run_mode mode = {.name = "soak", .usage = soak_usage, .prepare = soak_prepare,
-                               .work = soak_work, .arg = k};
+                               .check = soak_check, .work = soak_work, .arg = k};
     bool help;
     int nrest, rc;
 

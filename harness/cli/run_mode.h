@@ -27,6 +27,10 @@ struct fb_run_mode {
     /* After run's options are parsed and before MPI starts: the mode's own checks and
      * defaults. FB_ERR_USAGE with one line in err (printed as "NAME: err", exit 2). */
     fb_status (*prepare)(void *arg, struct fb_options *o, char *err, size_t errlen);
+    /* Collective, may be NULL: after MPI and the session are up and before the run folder
+     * exists, the checks that need the job (the mode's plan on these ranks). FB_ERR_USAGE when
+     * the mode cannot run so, rank 0 having said why: exit 2, nothing written. */
+    fb_status (*check)(void *arg, struct fb_session *s, struct fb_options *o);
     /* Collective: the work. Returns the exit code; *worst the status that stopped it (FB_OK
      * when none) and `stopped` a line saying what stopped, for env.json. */
     int (*work)(void *arg, const struct fb_run_ctx *ctx, fb_status *worst, char *stopped,
