@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "escape.h"
+
 static bool is_path(const char *arg)
 {
     size_t n = strlen(arg);
@@ -29,15 +31,30 @@ static bool is_name(const char *arg)
     return true;
 }
 
-/* dir/name.ini when it is a regular file. */
-static bool try_dir(const char *dir, size_t dlen, const char *name, char *path, size_t cap)
+/* What a name in a folder is, when it is not a regular file (after links): "a folder", "a FIFO",
+ * "a device", "a socket"; NULL for a regular file. */
+static const char *not_regular(mode_t m)
+{
+    return S_ISREG(m) ? NULL : S_ISDIR(m) ? "a folder" : S_ISFIFO(m) ? "a FIFO"
+           : S_ISCHR(m) || S_ISBLK(m) ? "a device" : S_ISSOCK(m) ? "a socket" : "not a file";
+}
+
+/* dir/name.ini into path: 1 when it is a regular file (after links), 0 when there is none, -1
+ * when something else holds the name (*what says what). */
+static int try_dir(const char *dir, size_t dlen, const char *name, char *path, size_t cap,
+                   const char **what)
 {
     struct stat sb;
     int n = snprintf(path, cap, "%.*s/%s.ini", (int)dlen, dir, name);
-    return n > 0 && (size_t)n < cap && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+
+    if (n <= 0 || (size_t)n >= cap || stat(path, &sb) != 0)
+        return 0;
+    *what = not_regular(sb.st_mode);
+    return *what ? -1 : 1;
 }
 
-/* Appends the profile names of one folder to list, in alphabetical order (for the message). */
+/* Appends the profile names of one folder to list, in alphabetical order (for the message):
+ * those that are regular files, as try_dir takes them. */
 static void list_names(const char *dir, size_t dlen, char *list, size_t cap)
 {
     char d[PATH_MAX];
@@ -47,7 +64,11 @@ static void list_names(const char *dir, size_t dlen, char *list, size_t cap)
     int ne = scandir(d, &e, NULL, alphasort);
     for (int i = 0; i < ne; i++) {
         size_t n = strlen(e[i]->d_name), used = strlen(list);
-        if (n > 4 && strcmp(e[i]->d_name + n - 4, ".ini") == 0 && used + n + 2 < cap)
+        char f[PATH_MAX + 256];
+        struct stat sb;
+        bool regular = snprintf(f, sizeof f, "%s/%s", d, e[i]->d_name) < (int)sizeof f &&
+                       stat(f, &sb) == 0 && S_ISREG(sb.st_mode);
+        if (regular && n > 4 && strcmp(e[i]->d_name + n - 4, ".ini") == 0 && used + n + 2 < cap)
             snprintf(list + used, cap - used, "%s%.*s", used ? " " : "", (int)(n - 4),
                      e[i]->d_name);
         free(e[i]);
@@ -59,6 +80,8 @@ fb_status fb_profile_find(const char *arg, const char *exe_dir, const char *env,
                           size_t cap, char *err, size_t errlen)
 {
     char self[PATH_MAX], installed[PATH_MAX], names[512] = "";
+    const char *what = NULL;
+    int found;
     if (!arg || !*arg) {
         snprintf(err, errlen, "--profile is empty (give a profile name or an .ini file)");
         return FB_ERR_USAGE;
@@ -87,14 +110,14 @@ fb_status fb_profile_find(const char *arg, const char *exe_dir, const char *env,
                              (int)(sizeof installed - 64), exe_dir, FB_PROFILE_REL_DIR) >=
                         (int)sizeof installed)
         installed[0] = '\0';
-    if (*installed && try_dir(installed, strlen(installed), arg, path, cap))
-        return FB_OK;
+    if (*installed && (found = try_dir(installed, strlen(installed), arg, path, cap, &what)))
+        goto named;
     if (*installed)
         list_names(installed, strlen(installed), names, sizeof names);
     for (const char *d = env ? env : ""; *d;) {
         size_t n = strcspn(d, ":");
-        if (n && try_dir(d, n, arg, path, cap))
-            return FB_OK;
+        if (n && (found = try_dir(d, n, arg, path, cap, &what)))
+            goto named;
         if (n)
             list_names(d, n, names, sizeof names);
         d += n + (d[n] == ':');
@@ -108,5 +131,14 @@ fb_status fb_profile_find(const char *arg, const char *exe_dir, const char *env,
              *installed ? installed : "(no installed folder: the binary's is unknown)",
              env && *env ? " or FB_PROFILE_PATH=" : "", env && *env ? env : "",
              *names ? names : "none");
+    return FB_ERR_USAGE;
+named: /* the first folder that holds the name decides: its profile, or what is wrong there */
+    if (found > 0)
+        return FB_OK;
+    {
+        char shown[PATH_MAX + 64];
+        fb_escape(path, strlen(path), 200, shown, sizeof shown);
+        snprintf(err, errlen, "profile '%s': '%s' is %s, not a profile file", arg, shown, what);
+    }
     return FB_ERR_USAGE;
 }

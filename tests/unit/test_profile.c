@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "profile.h"
+#include "profile_find.h"
 #include "test.h"
 
 static const char good[] =
@@ -224,8 +226,64 @@ static void shipped(const char *dir)
     CHECK(n >= 6); /* c4140-b, -k, -m, hgx-h100-8, hgx-h200-8, host-ci */
 }
 
+/* Looking a name up in FB_PROFILE_PATH: a regular file (or a link to one) is the profile; a
+ * FIFO, a link to a device or a folder under the name is named as what it is, never "no
+ * profile named", and is not listed among the profiles there (issue 30). */
+static void find_by_name(void)
+{
+    char tmp[] = "/tmp/fb_test_profile_find.XXXXXX", path[4200], env[4200], err[1200], f[4200];
+    FILE *fp;
+
+    CHECK(mkdtemp(tmp) != NULL);
+    snprintf(f, sizeof f, "%s/good.ini", tmp);
+    CHECK((fp = fopen(f, "w")) != NULL);
+    if (fp)
+        fclose(fp);
+    snprintf(f, sizeof f, "%s/fifo.ini", tmp);
+    CHECK(mkfifo(f, 0600) == 0);
+    snprintf(f, sizeof f, "%s/zero.ini", tmp);
+    CHECK(symlink("/dev/zero", f) == 0);
+    snprintf(f, sizeof f, "%s/dir.ini", tmp);
+    CHECK(mkdir(f, 0700) == 0);
+    snprintf(f, sizeof f, "%s/alias.ini", tmp);
+    CHECK(symlink("good.ini", f) == 0);
+    snprintf(env, sizeof env, "/nonexistent:%s", tmp);
+
+    CHECK(fb_profile_find("good", "/nonexistent", env, path, sizeof path, err, sizeof err) ==
+          FB_OK);
+    snprintf(f, sizeof f, "%s/good.ini", tmp);
+    CHECK(strcmp(path, f) == 0);
+    CHECK(fb_profile_find("alias", "/nonexistent", env, path, sizeof path, err, sizeof err) ==
+          FB_OK);
+    static const struct {
+        const char *name, *what;
+    } bad[] = {{"fifo", "a FIFO"}, {"zero", "a device"}, {"dir", "a folder"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char want[600];
+        err[0] = '\0';
+        CHECK(fb_profile_find(bad[i].name, "/nonexistent", env, path, sizeof path, err,
+                              sizeof err) == FB_ERR_USAGE);
+        snprintf(want, sizeof want, "profile '%s': '%s/%s.ini' is %s, not a profile file",
+                 bad[i].name, tmp, bad[i].name, bad[i].what);
+        if (strcmp(err, want) != 0) {
+            fprintf(stderr, "find %s: '%s', expected '%s'\n", bad[i].name, err, want);
+            fb_test_failures++;
+        }
+    }
+    /* an absent name lists the profiles there: the regular ones alone */
+    CHECK(fb_profile_find("nothere", "/nonexistent", env, path, sizeof path, err, sizeof err) ==
+          FB_ERR_USAGE);
+    if (!strstr(err, "(profiles there: alias good)")) {
+        fprintf(stderr, "find nothere: '%s' does not list 'alias good' alone\n", err);
+        fb_test_failures++;
+    }
+    snprintf(f, sizeof f, "rm -rf '%s'", tmp);
+    CHECK(system(f) == 0);
+}
+
 int main(int argc, char **argv)
 {
+    find_by_name();
     good_values();
     malformed();
     missing_file();
