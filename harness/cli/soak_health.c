@@ -48,8 +48,8 @@ fb_status fb_soak_nccl_read(struct fb_soak_nccl *n, const char *path, int rank,
     }
     snprintf(name, sizeof name, "rank%d", rank);
     for (size_t i = 0; i < sizeof nccl_counters / sizeof nccl_counters[0] && st == FB_OK; i++)
-        st = fb_health_add(set, "nccl", name, nccl_counters[i].counter,
-                           (double)n->events[nccl_counters[i].event], NAN, true);
+        st = fb_health_add_count(set, "nccl", name, nccl_counters[i].counter,
+                                 (uint64_t)n->events[nccl_counters[i].event], true);
     return st;
 }
 
@@ -86,17 +86,21 @@ static void judge_rank(struct fb_soak_health *h, int interval, int rank,
     for (size_t i = 0; i < now->n; i++) {
         const struct fb_health_counter *c = &now->c[i];
         const struct fb_health_counter *was = interval > 0 ? fb_health_find(prev, c) : NULL;
-        double delta = was ? c->value - was->value : NAN;
-        bool moved = c->judged && was && delta != 0.0;
+        char v[32], d[48] = "", m[32], old[32] = "";
+        /* a count compared exactly, as a 64-bit integer that may wrap (health.h) */
+        bool wrapped = false;
+        int how = was ? fb_health_change(was, c, d, sizeof d, &wrapped) : 0;
+        bool moved = c->judged && how != 0;
         bool below = c->judged && fb_health_below_max(c);
-        char v[32], d[32], m[32], old[32];
         const char *fields[10];
         char iv[16], rk[16];
 
-        number(v, sizeof v, c->value);
-        number(d, sizeof d, delta);
+        fb_health_value_text(c, v, sizeof v);
+        if (was && !how)
+            snprintf(d, sizeof d, "0");
         number(m, sizeof m, c->max);
-        number(old, sizeof old, was ? was->value : NAN);
+        if (was)
+            fb_health_value_text(was, old, sizeof old);
         snprintf(iv, sizeof iv, "%d", interval);
         snprintf(rk, sizeof rk, "%d", rank);
         fields[0] = iv, fields[1] = rk, fields[2] = host, fields[3] = c->source;
@@ -105,9 +109,10 @@ static void judge_rank(struct fb_soak_health *h, int interval, int rank,
         fb_csv_row(h->csv, fields, 10);
         if (moved) {
             h->findings++;
-            FB_SOAK_FINDING("rank %d on %s, interval %d: %s %s %s %s by %.17g (%s -> %s)",
+            FB_SOAK_FINDING("rank %d on %s, interval %d: %s %s %s %s by %s (%s -> %s%s)",
                             rank, host, interval, c->source, c->device, c->counter,
-                            delta > 0 ? "rose" : "fell", fabs(delta), old, v);
+                            how > 0 ? "rose" : "fell", d[0] == '-' ? d + 1 : d, old, v,
+                            wrapped ? ", past 2^64" : "");
         }
         /* a link below its maximum is named once, when it is first seen so */
         if (below && !(was && fb_health_below_max(was) && was->value == c->value)) {

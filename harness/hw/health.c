@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "health.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,64 @@ fb_status fb_health_add(struct fb_health_set *set, const char *source, const cha
     c->max = max;
     c->judged = judged;
     return FB_OK;
+}
+
+fb_status fb_health_add_count(struct fb_health_set *set, const char *source, const char *device,
+                              const char *counter, uint64_t count, bool judged)
+{
+    fb_status st = fb_health_add(set, source, device, counter, (double)count, NAN, judged);
+
+    if (st == FB_OK) {
+        set->c[set->n - 1].count = count;
+        set->c[set->n - 1].is_count = true;
+    }
+    return st;
+}
+
+int fb_health_change(const struct fb_health_counter *was, const struct fb_health_counter *now,
+                     char *text, size_t len, bool *wrapped)
+{
+    char none[1];
+    bool ignored;
+
+    if (!text) {
+        text = none;
+        len = sizeof none;
+    }
+    if (!wrapped)
+        wrapped = &ignored;
+    text[0] = '\0';
+    *wrapped = false;
+    if (was->is_count && now->is_count) {
+        uint64_t rise = now->count - was->count, fall = was->count - now->count; /* mod 2^64 */
+        if (now->count == was->count)
+            return 0;
+        if (now->count > was->count) {
+            snprintf(text, len, "%" PRIu64, rise);
+            return 1;
+        }
+        if (rise < fall) { /* wrapped past 2^64: the smaller move is the rise */
+            snprintf(text, len, "%" PRIu64, rise);
+            *wrapped = true;
+            return 1;
+        }
+        snprintf(text, len, "-%" PRIu64, fall);
+        return -1;
+    }
+    if (now->value == was->value || (isnan(now->value) && isnan(was->value)))
+        return 0;
+    snprintf(text, len, "%.17g", now->value - was->value);
+    return now->value > was->value ? 1 : -1;
+}
+
+void fb_health_value_text(const struct fb_health_counter *c, char *text, size_t len)
+{
+    if (c->is_count)
+        snprintf(text, len, "%" PRIu64, c->count);
+    else if (isnan(c->value))
+        text[0] = '\0';
+    else
+        snprintf(text, len, "%.17g", c->value);
 }
 
 void fb_health_set_free(struct fb_health_set *set)

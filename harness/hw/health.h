@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "status.h"
 
@@ -17,8 +18,11 @@ struct fb_health_counter {
     char source[8];    /* "ib", "pcie", "nvml", "nccl" */
     char device[40];   /* "mlx5_0/1" (device/port), "0000:3b:00.0" (PCI address), "gpu0" */
     char counter[32];  /* "symbol_error", "rate_gbps", "link_width", "ecc_volatile_total", ... */
-    double value;
+    double value;      /* the reading (a count's, rounded: for display alone) */
     double max;        /* for a PCIe link: the most it can train to (max_link_*); NAN else */
+    uint64_t count;    /* a count (errors, events) or a mask, exact: when is_count */
+    bool is_count;     /* compared as 64-bit integers (fb_health_change), not as doubles,
+                          which above 2^53 cannot tell a count from its next ones */
     bool judged;       /* a change between two readings is a finding (errors, rate, state,
                           link); false for figures that move in health (clocks) */
 };
@@ -31,6 +35,20 @@ struct fb_health_set {
 /* Adds a reading (text cut to its field). FB_ERR_NOMEM. */
 fb_status fb_health_add(struct fb_health_set *set, const char *source, const char *device,
                         const char *counter, double value, double max, bool judged);
+
+/* Adds a count (errors, events) or a bit mask: kept exactly (is_count). FB_ERR_NOMEM. */
+fb_status fb_health_add_count(struct fb_health_set *set, const char *source, const char *device,
+                              const char *counter, uint64_t count, bool judged);
+
+/* How `now` moved from `was`, the same counter read earlier: 0 when it did not, 1 when it rose,
+ * -1 when it fell. A count is compared as a 64-bit integer, and one that passed 2^64 and wrapped
+ * (now below was, by more than the rise past the top would be) rose by that rise (*wrapped
+ * true; may be NULL). text (may be NULL) gets the change as a number: "7", "-3", "0.5". */
+int fb_health_change(const struct fb_health_counter *was, const struct fb_health_counter *now,
+                     char *text, size_t len, bool *wrapped);
+
+/* A reading as health.csv writes it: a count exactly, a figure with 17 digits, "" for NAN. */
+void fb_health_value_text(const struct fb_health_counter *c, char *text, size_t len);
 
 /* Frees the readings and empties the set; accepts an empty one. */
 void fb_health_set_free(struct fb_health_set *set);

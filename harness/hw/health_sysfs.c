@@ -5,6 +5,7 @@
 #include "health.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -46,6 +47,23 @@ static double read_number(const char *path, int base)
     }
     v = strtod(buf, &end);
     return end == buf ? NAN : v;
+}
+
+/* A counter file: a whole decimal number up to 2^64 - 1, read exactly (sysfs's 64-bit port
+ * counters pass 2^53, where a double loses the last units); false when it is not one. */
+static bool read_count(const char *path, uint64_t *out)
+{
+    char buf[128], *end;
+    unsigned long long x;
+
+    if (!read_line(path, buf, sizeof buf) || buf[0] < '0' || buf[0] > '9')
+        return false;
+    errno = 0;
+    x = strtoull(buf, &end, 10);
+    if (errno == ERANGE || end == buf || (*end && *end != ' '))
+        return false;
+    *out = (uint64_t)x;
+    return true;
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -142,10 +160,10 @@ static fb_status read_ib(const char *root, struct fb_health_set *set)
             snprintf(name, sizeof name, "%.40s/%.16s", devs[d], ports[p]);
             for (size_t k = 0; k < sizeof ib_counters / sizeof *ib_counters && st == FB_OK;
                  k++) {
-                double v;
+                uint64_t v;
                 snprintf(path, sizeof path, "%s/%s/counters/%s", dir, ports[p], ib_counters[k]);
-                if (!isnan(v = read_number(path, 10)))
-                    st = fb_health_add(set, "ib", name, ib_counters[k], v, NAN, true);
+                if (read_count(path, &v))
+                    st = fb_health_add_count(set, "ib", name, ib_counters[k], v, true);
             }
             snprintf(path, sizeof path, "%s/%s/rate", dir, ports[p]);
             double rate = read_number(path, 10);

@@ -67,7 +67,8 @@ struct fb_telemetry_nvml {
     nvml_return (*event_wait)(nvml_event_set, struct nvml_event_data *, unsigned);
     nvml_event_set events; /* XID events of the chosen GPU, registered on first need */
     bool events_tried;
-    double xid_count, xid_last;
+    uint64_t xid_count; /* events drained so far */
+    double xid_last;
 };
 
 const char *fb_telemetry_nvml_library(void)
@@ -252,7 +253,7 @@ static bool drain_xid(struct fb_telemetry_nvml *n)
     /* bounded: a flood of events is read over several calls */
     for (int i = 0; i < 1000 && n->event_wait(n->events, &e, 0) == NVML_SUCCESS; i++)
         if (e.type & NVML_EVENT_XID_CRITICAL) {
-            n->xid_count += 1.0;
+            n->xid_count++;
             n->xid_last = (double)e.data;
         }
     return true;
@@ -268,31 +269,30 @@ fb_status fb_telemetry_nvml_health(struct fb_telemetry_nvml *n, const char *devi
 
     if (n->ecc_total &&
         n->ecc_total(n->dev, NVML_MEMORY_ERROR_CORRECTED, NVML_VOLATILE_ECC, &v) == NVML_SUCCESS)
-        st = fb_health_add(set, "nvml", device, "ecc_volatile_corrected", (double)v, NAN, true);
+        st = fb_health_add_count(set, "nvml", device, "ecc_volatile_corrected", v, true);
     if (st == FB_OK && n->ecc_total &&
         n->ecc_total(n->dev, NVML_MEMORY_ERROR_UNCORRECTED, NVML_VOLATILE_ECC, &v) ==
             NVML_SUCCESS)
-        st = fb_health_add(set, "nvml", device, "ecc_volatile_uncorrected", (double)v, NAN,
-                           true);
+        st = fb_health_add_count(set, "nvml", device, "ecc_volatile_uncorrected", v, true);
     if (st == FB_OK && drain_xid(n)) {
-        st = fb_health_add(set, "nvml", device, "xid_events", n->xid_count, NAN, true);
+        st = fb_health_add_count(set, "nvml", device, "xid_events", n->xid_count, true);
         if (st == FB_OK && n->xid_count > 0)
             st = fb_health_add(set, "nvml", device, "xid_last", n->xid_last, NAN, false);
     }
     for (int k = 0; k < 3 && st == FB_OK && n->nvlink_errors; k++) {
-        double sum = 0.0;
+        uint64_t sum = 0;
         bool any = false;
         for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
             if (n->nvlink_errors(n->dev, l, k, &v) == NVML_SUCCESS) {
-                sum += (double)v;
+                sum += v; /* modulo 2^64, as each link's counter itself wraps */
                 any = true;
             }
         if (any)
-            st = fb_health_add(set, "nvml", device, links[k], sum, NAN, true);
+            st = fb_health_add_count(set, "nvml", device, links[k], sum, true);
     }
     if (st == FB_OK && n->reasons && n->reasons(n->dev, &mask) == NVML_SUCCESS)
-        st = fb_health_add(set, "nvml", device, "throttle_bad_reasons",
-                           (double)(mask & FB_NVML_BAD_REASONS), NAN, true);
+        st = fb_health_add_count(set, "nvml", device, "throttle_bad_reasons",
+                                 mask & FB_NVML_BAD_REASONS, true);
     if (st == FB_OK && n->clock && n->clock(n->dev, NVML_CLOCK_SM, &mhz) == NVML_SUCCESS)
         st = fb_health_add(set, "nvml", device, "sm_clock_mhz", mhz, NAN, false);
     return st;

@@ -5,6 +5,7 @@
 #include "health.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -81,6 +82,52 @@ int main(int argc, char **argv)
     CHECK((c = get(&s, "pcie", "0000:5e:00.0", "link_speed_gts")) && isnan(c->max) &&
           !fb_health_below_max(c));
     fb_health_set_free(&s);
+
+    /* Counts near 2^64, read and compared exactly (issue 30: held as doubles, whose spacing there
+     * is 4096, a rise of 7 read as no change) */
+    {
+        struct fb_health_set t = {0};
+        const struct fb_health_counter *a, *b;
+        char d[48];
+        bool w = true;
+
+        put(tmp, "class/infiniband/mlx5_0/ports/1/counters/symbol_error", "18446744073709551606\n");
+        CHECK(fb_health_sysfs_read(tmp, &s) == FB_OK);
+        put(tmp, "class/infiniband/mlx5_0/ports/1/counters/symbol_error", "18446744073709551613\n");
+        CHECK(fb_health_sysfs_read(tmp, &t) == FB_OK);
+        a = get(&s, "ib", "mlx5_0/1", "symbol_error");
+        b = get(&t, "ib", "mlx5_0/1", "symbol_error");
+        CHECK(a && b && a->is_count && a->count == UINT64_MAX - 9 && b->count == UINT64_MAX - 2);
+        CHECK(a && b && a->value == b->value); /* what the doubles saw */
+        CHECK(a && b && fb_health_change(a, b, d, sizeof d, &w) == 1 && strcmp(d, "7") == 0 && !w);
+        CHECK(a && fb_health_change(a, a, d, sizeof d, NULL) == 0);
+        fb_health_set_free(&s);
+        /* past 2^64 to 4: a wrap, a rise of 7; then 4 to 0: a fall (a reset), by 4 */
+        put(tmp, "class/infiniband/mlx5_0/ports/1/counters/symbol_error", "4\n");
+        CHECK(fb_health_sysfs_read(tmp, &s) == FB_OK);
+        a = get(&s, "ib", "mlx5_0/1", "symbol_error");
+        CHECK(a && b && fb_health_change(b, a, d, sizeof d, &w) == 1 && strcmp(d, "7") == 0 && w);
+        fb_health_set_free(&t);
+        put(tmp, "class/infiniband/mlx5_0/ports/1/counters/symbol_error", "0\n");
+        CHECK(fb_health_sysfs_read(tmp, &t) == FB_OK);
+        b = get(&t, "ib", "mlx5_0/1", "symbol_error");
+        CHECK(a && b && fb_health_change(a, b, d, sizeof d, &w) == -1 && strcmp(d, "-4") == 0 &&
+              !w);
+        /* a figure (not a count) still compares as a double */
+        a = get(&s, "ib", "mlx5_0/1", "rate_gbps");
+        CHECK(a && !a->is_count && fb_health_change(a, a, NULL, 0, NULL) == 0);
+        fb_health_set_free(&s);
+        fb_health_set_free(&t);
+        /* over 2^64 - 1, or not a whole number: not a count, not read */
+        put(tmp, "class/infiniband/mlx5_0/ports/1/counters/symbol_error", "18446744073709551616\n");
+        CHECK(fb_health_sysfs_read(tmp, &s) == FB_OK);
+        CHECK(get(&s, "ib", "mlx5_0/1", "symbol_error") == NULL);
+        fb_health_set_free(&s);
+        put(tmp, "class/infiniband/mlx5_0/ports/1/counters/symbol_error", "-1\n");
+        CHECK(fb_health_sysfs_read(tmp, &s) == FB_OK);
+        CHECK(get(&s, "ib", "mlx5_0/1", "symbol_error") == NULL);
+        fb_health_set_free(&s);
+    }
 
     /* no sysfs at all: nothing read, no error */
     snprintf(cmd, sizeof cmd, "%s/none", tmp);
