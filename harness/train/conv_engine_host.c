@@ -9,11 +9,16 @@
 #include "conv_engine.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+
+#include "log.h"
 
 /* im2col scratch per call is capped: larger problems are done a chunk of images at a time,
  * which keeps a 224x224 batch of 32 from needing half a gigabyte of scratch. */
@@ -41,11 +46,59 @@ static fb_status grow(void **buf, size_t *cap, size_t want, size_t esize)
     return FB_OK;
 }
 
+/* OpenBLAS, loaded when the first engine opens: a library that starts a thread per CPU as it
+ * loads (and joins them in exit(), forever where an address-space limit keeps one from mapping
+ * its buffer) is loaded only by the commands that compute. cblas.h gives the types. */
+static struct {
+    void *lib;
+    __typeof__(cblas_sgemm) *sgemm;
+    __typeof__(openblas_set_num_threads) *set_threads;
+    bool one_thread; /* an address-space limit: no worker threads (blas_load) */
+    bool warned;
+} blas;
+
+static fb_status blas_load(char *why, size_t whylen)
+{
+    static const char name[] = "libopenblas.so.0";
+    void *lib;
+
+    struct rlimit as;
+    bool set_env = false;
+
+    if (blas.lib)
+        return FB_OK;
+    /* Under an address-space limit (ulimit -v) OpenBLAS's workers may find no room for their
+     * buffers and spin, and exit() then waits for them forever: it starts on the calling
+     * thread alone (unless the user set its thread count), and stays so (host_open). */
+    blas.one_thread = getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
+                      !getenv("OPENBLAS_NUM_THREADS");
+    if (blas.one_thread)
+        set_env = setenv("OPENBLAS_NUM_THREADS", "1", 0) == 0;
+    lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (set_env)
+        unsetenv("OPENBLAS_NUM_THREADS");
+    if (!lib) {
+        snprintf(why, whylen, "cannot load OpenBLAS (%s): %s", name, dlerror());
+        return FB_ERR_UNSUPPORTED;
+    }
+    blas.sgemm = (__typeof__(cblas_sgemm) *)dlsym(lib, "cblas_sgemm");
+    blas.set_threads = (__typeof__(openblas_set_num_threads) *)dlsym(lib,
+                                                                     "openblas_set_num_threads");
+    if (!blas.sgemm || !blas.set_threads) {
+        snprintf(why, whylen, "%s lacks cblas_sgemm or openblas_set_num_threads", name);
+        dlclose(lib);
+        return FB_ERR_UNSUPPORTED;
+    }
+    blas.lib = lib; /* kept for the process: its threads live as long */
+    return FB_OK;
+}
+
 static fb_status host_open(const struct fb_backend *be, enum fb_conv_prec prec,
                            struct fb_conv_ctx **out, char *why, size_t whylen)
 {
     cpu_set_t set;
     int cpus = 1;
+    fb_status st;
 
     *out = NULL;
     if (prec != FB_CONV_FP32) {
@@ -58,6 +111,8 @@ static fb_status host_open(const struct fb_backend *be, enum fb_conv_prec prec,
         snprintf(why, whylen, "backend %s runs no host kernels", be->name);
         return FB_ERR_UNSUPPORTED;
     }
+    if ((st = blas_load(why, whylen)) != FB_OK)
+        return st;
     if (!(*out = calloc(1, sizeof **out)))
         return FB_ERR_NOMEM;
     (*out)->be = be;
@@ -65,7 +120,13 @@ static fb_status host_open(const struct fb_backend *be, enum fb_conv_prec prec,
      * node for the same cores, fewer would leave ours idle. */
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
         cpus = CPU_COUNT(&set);
-    openblas_set_num_threads(cpus);
+    if (!blas.one_thread) {
+        blas.set_threads(cpus);
+    } else if (!blas.warned) {
+        blas.warned = true;
+        fb_warn("compute on host: OpenBLAS on one thread, not %d: an address-space limit "
+                "(ulimit -v) is set, under which its worker threads may not start", cpus);
+    }
     return FB_OK;
 }
 
@@ -161,18 +222,18 @@ static fb_status run_conv(struct fb_conv_ctx *ctx, const struct fb_kconv *cv,
             im2col(cv, a, n0, m, ctx->col);
         switch (pass) {
         case FB_CONV_FWD: /* y (npq x k) = col (npq x rsc) w^T */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m * pq, cv->k, rsc, 1.0f, col,
+            blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m * pq, cv->k, rsc, 1.0f, col,
                         rsc, b, rsc, 0.0f, (float *)out + (size_t)n0 * pq * cv->k, cv->k);
             break;
         case FB_CONV_DGRAD: /* dcol (npq x rsc) = dy (npq x k) w (k x rsc), then col2im */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m * pq, rsc, cv->k, 1.0f, dy,
+            blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m * pq, rsc, cv->k, 1.0f, dy,
                         cv->k, b, rsc, 0.0f,
                         direct ? (float *)out + (size_t)n0 * hw * cv->c : ctx->col, rsc);
             if (!direct)
                 col2im(cv, ctx->col, n0, m, out);
             break;
         case FB_CONV_WGRAD: /* dw (k x rsc) += dy^T (k x npq) col (npq x rsc) */
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cv->k, rsc, m * pq, 1.0f, dy,
+            blas.sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cv->k, rsc, m * pq, 1.0f, dy,
                         cv->k, col, rsc, n0 == 0 ? 0.0f : 1.0f, out, rsc);
             break;
         }
@@ -416,7 +477,7 @@ static fb_status run_gemm_ref(struct fb_conv_ctx *ctx, int m, int n, int k, cons
     (void)ctx;
     (void)c_fp32; /* everything is fp32 on host */
     (void)s;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+    blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
     return FB_OK;
 }
 
