@@ -171,4 +171,29 @@ st=$?
 grep -qF "cannot use --out 'sweeplink': it is a symbolic link" sweep1.log ||
     fail "sweep --out LINK: no message naming the link: $(tail -3 sweep1.log)"
 [ -z "$(ls sweeptarget)" ] || fail "sweep wrote through --out's link: $(ls sweeptarget)"
+
+# ---- 6. control characters at the door (issue 30): what a run writes, its readers accept ----
+# a newline, an ESC or a C1 control (UTF-8's C2 9B, a CSI) in --out: refused, nothing made
+for name in "$(printf 'r\nx')" "$(printf 'r\033[31mx')" "$(printf 'r\302\233x')"; do
+    "$bin" run h2d --backend host --out "$name" >ctl.log 2>&1; st=$?
+    one_line "$st" 2 ctl.log "holds a control character; name a folder without one"
+    grep -q "$(printf '\033\|\302\233')" ctl.log && fail "the message echoed a raw control: $(od -c ctl.log | head -3)"
+    [ ! -e "$name" ] && [ ! -e r ] || fail "a refused --out made a folder: $(ls)"
+done
+# accented letters are no control: café is a folder like any
+"$bin" run h2d --backend host --sizes 4K --trials 2 --warmup 0 --iters 1 --quiet \
+    --out "$(printf 'caf\303\251')" >ctl.log 2>&1 || fail "--out café refused: $(cat ctl.log)"
+# control characters in the environment env.json records are escaped there, and the run's own
+# readers take the folder
+NCCL_FB_TEST_CTL="$(printf 'a\nb\033[31m')" FB_TEST_C1="$(printf 'x\302\233y')" "$bin" run h2d \
+    --backend host --sizes 4K --trials 2 --warmup 0 --iters 1 --quiet --out ctlenv >ctl.log 2>&1 ||
+    fail "a run with control characters in its environment failed: $(cat ctl.log)"
+grep -qF '"NCCL_FB_TEST_CTL":	"a\\x0ab\\x1b[31m"' ctlenv/env.json ||
+    fail "env.json does not hold NCCL_FB_TEST_CTL escaped: $(grep NCCL_FB_TEST_CTL ctlenv/env.json)"
+grep -qF '"FB_TEST_C1":	"x\\xc2\\x9by"' ctlenv/env.json ||
+    fail "env.json does not hold FB_TEST_C1 escaped: $(grep FB_TEST_C1 ctlenv/env.json)"
+"$bin" report ctlenv >ctl.log 2>&1 || fail "report refused a run's own env.json: $(cat ctl.log)"
+"$bin" accept --profile "$(dirname "$0")/../profiles/host-ci.ini" ctlenv >ctl.log 2>&1
+st=$?
+[ "$st" = 0 ] || [ "$st" = 1 ] || fail "accept refused a run's own env.json (exit $st): $(tail -2 ctl.log)"
 finish

@@ -458,6 +458,13 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
             if (!*optarg) {
                 snprintf(why, sizeof why, "empty path");
                 st = FB_ERR_USAGE;
+            } else if (optarg[fb_escape_control_at(optarg)]) {
+                /* the folder's last part is the run id: one line of text in every file and
+                 * message, which the run's own readers must accept */
+                char shown[200];
+                snprintf(why, sizeof why, "'%s' holds a control character; name a folder "
+                         "without one", fb_escape_str(optarg, 120, shown, sizeof shown));
+                st = FB_ERR_USAGE;
             }
             o->out_dir = optarg;
             break;

@@ -379,7 +379,9 @@ out:
 }
 
 /* Before the run folder: the whole job, not a scaling curve, and at most MAX_POINTS points in
- * an interval, counted from the benchmark's plan on these ranks (bad usage writes nothing). */
+ * an interval, counted from the benchmark's plan on these ranks (bad usage writes nothing). A
+ * collective's plan needs its communicator: one is made for the count and freed (with NCCL, one
+ * more communicator set-up than the soak itself needs, seconds against its minutes). */
 static fb_status soak_check(void *arg, struct fb_session *s, struct fb_options *o)
 {
     const struct fb_bench *b = fb_bench_find(o->bench[0]);

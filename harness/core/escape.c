@@ -38,3 +38,20 @@ char *fb_escape_str(const char *s, size_t max, char *dst, size_t dstlen)
 {
     return fb_escape(s, strlen(s), max, dst, dstlen);
 }
+
+size_t fb_escape_control_at(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i;
+
+    for (i = 0; u[i]; i++) {
+        if (fb_escape_is_control(u[i]))
+            return i;
+        if (u[i] == 0xc2 && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f)
+            return i;
+        /* a byte 0x80-0x9f that no lead byte (0xc2-0xf4) or earlier continuation byte explains */
+        if (u[i] >= 0x80 && u[i] <= 0x9f && (i == 0 || u[i - 1] < 0x80))
+            return i;
+    }
+    return i;
+}

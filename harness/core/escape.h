@@ -17,4 +17,9 @@ char *fb_escape_str(const char *s, size_t max, char *dst, size_t dstlen);
 /* Whether byte c is a control character: below 0x20 or 0x7f (TAB counted). */
 static inline int fb_escape_is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
 
+/* The offset in s of its first control character, C1 included: a byte below 0x20 or 0x7f, a
+ * C1 control as UTF-8 writes it (C2 80 to C2 9F) or as a lone byte 0x80-0x9f after anything but
+ * a UTF-8 lead byte (where a terminal reads it as one); strlen(s) when it has none. */
+size_t fb_escape_control_at(const char *s);
+
 #endif

@@ -5,6 +5,7 @@
 #include "fingerprint.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "atomic_file.h"
 #include "backend.h"
 #include "coll.h"
+#include "escape.h"
 #include "ib.h"
 #include "log.h"
 #include "versions.h"
@@ -448,6 +450,12 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Whether text holds a control character env.json's readers refuse, C1 included (escape.h). */
+static bool has_control(const char *t)
+{
+    return t[fb_escape_control_at(t)] != '\0';
+}
+
 static void add_environment(struct jb *b, cJSON *root)
 {
     cJSON *env = j_obj(b, root, "environment");
@@ -474,6 +482,21 @@ static void add_environment(struct jb *b, cJSON *root)
             continue;
         memcpy(name, keep[i], len);
         name[len] = '\0';
+        if (has_control(name))
+            continue; /* no such name is ever one a run reads */
+        if (eq && has_control(eq + 1)) {
+            /* escaped at the door (fb_escape: \xNN, and \\ for a backslash): what a run
+             * writes, its own readers accept, and the byte is still shown */
+            size_t vlen = strlen(eq + 1), cap = 4 * vlen + 4;
+            char *shown = malloc(cap);
+            if (!shown) {
+                b->ok = false;
+                break;
+            }
+            j_str(b, env, name, fb_escape(eq + 1, vlen, 0, shown, cap));
+            free(shown);
+            continue;
+        }
         j_str(b, env, name, eq ? eq + 1 : "");
     }
     free(keep);

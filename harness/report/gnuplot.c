@@ -115,6 +115,8 @@ fb_status fb_gnuplot_run(const char *gnuplot, const char *dir, const char *setup
         (pfd = openat(dfd, priv, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         snprintf(err, errlen, "cannot make gnuplot's output folder in '%s': %s", folder,
                  strerror(errno));
+        if (made == 0)
+            (void)unlinkat(dfd, priv, AT_REMOVEDIR);
         close(dfd);
         return FB_ERR_IO;
     }

@@ -19,7 +19,7 @@ if [ -e "$dir" ] && [ -n "$(ls -A "$dir" 2>/dev/null)" ]; then
 fi
 bin=$build/bench/fabricbench
 [ -x "$bin" ] || { rc=2 die "no binary at '$bin': build first (FB_BUILD names the folder)"; }
-for tool in ldd strip tar xz dpkg-query; do
+for tool in ldd ldconfig strip tar xz dpkg-query; do
     command -v $tool >/dev/null 2>&1 || die "'$tool' is needed to make the bundle"
 done
 stage=$(mktemp -d "${TMPDIR:-/tmp}/fb-bundle.XXXXXX")
@@ -65,6 +65,14 @@ tar -C / --no-recursion -cf - -T "$stage/pkg-files" 2>"$stage/tar.err" |
 find "$root/ompi" -type l -lname '/*' -exec rm -f {} +
 cp /etc/openmpi/openmpi-mca-params.conf "$root/ompi/etc/" ||
     die "cannot copy /etc/openmpi/openmpi-mca-params.conf"
+
+# Libraries the binary loads at run time (dlopen), which no ldd names: OpenBLAS, loaded by the
+# host compute (harness/train/conv_engine_host.c). Their own libraries come with the scan below.
+for soname in libopenblas.so.0; do
+    path=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64/ { print $NF; exit }')
+    [ -n "$path" ] || die "'$soname' is not installed (harness/scripts/setup-debian.sh installs it)"
+    cp "$(readlink -f "$path")" "$root/lib/$soname"
+done
 
 # Every ELF file's shared libraries, as ldd resolves them here (one ldd for all of them). Left
 # out: the C library (the host's own), the NVIDIA driver and NCCL (the host's); any other

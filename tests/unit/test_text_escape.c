@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "escape_check.h"
 #include "fuzz_text.h"
 #include "gp_text.h"
@@ -125,8 +126,23 @@ static void through_gnuplot(void)
     CHECK(system(cmd) == 0);
 }
 
+/* fb_escape_control_at: C0, DEL and C1 (as UTF-8 and as a lone byte) are found; UTF-8 letters,
+ * whose continuation bytes may lie in 0x80-0x9f, are not. */
+static void control_at(void)
+{
+    CHECK(fb_escape_control_at("plain/run-1") == 11);
+    CHECK(fb_escape_control_at("a\nb") == 1);
+    CHECK(fb_escape_control_at("ab\x7f") == 2);
+    CHECK(fb_escape_control_at("x\xc2\x9b[31m") == 1);   /* CSI as UTF-8 */
+    CHECK(fb_escape_control_at("xy\x9b[31m") == 2);       /* CSI as a lone byte */
+    CHECK(fb_escape_control_at("caf\xc3\xa9") == 5);     /* e acute */
+    CHECK(fb_escape_control_at("\xc4\x80\xe2\x80\x9c") == 5); /* A macron, a left quote */
+    CHECK(fb_escape_control_at("\xc2\xa0") == 2);         /* no-break space: not a control */
+}
+
 int main(void)
 {
+    control_at();
     examples();
     fuzz();
     through_gnuplot();
