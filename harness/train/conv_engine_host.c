@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -57,21 +58,40 @@ static struct {
     bool warned;
 } blas;
 
+/* Whether an address-space limit (ulimit -v) leaves less room than OpenBLAS's pool takes: per
+ * worker thread its buffer and the C library's arena for the thread (128 MiB reserved each, as
+ * measured with strace), for a thread per online CPU, with the process's present size counted. */
+static bool address_space_tight(void)
+{
+    const double per_thread = 256.0 * 1024 * 1024;
+    struct rlimit as;
+    unsigned long pages = 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN), page = sysconf(_SC_PAGESIZE);
+    FILE *f;
+
+    if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY)
+        return false;
+    if ((f = fopen("/proc/self/statm", "r"))) {
+        if (fscanf(f, "%lu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    return (double)as.rlim_cur - (double)pages * (double)(page > 0 ? page : 4096) <
+           (double)(cpus > 0 ? cpus : 1) * per_thread;
+}
+
 static fb_status blas_load(char *why, size_t whylen)
 {
     static const char name[] = "libopenblas.so.0";
-    void *lib;
-
-    struct rlimit as;
     bool set_env = false;
+    void *lib;
 
     if (blas.lib)
         return FB_OK;
-    /* Under an address-space limit (ulimit -v) OpenBLAS's workers may find no room for their
-     * buffers and spin, and exit() then waits for them forever: it starts on the calling
-     * thread alone (unless the user set its thread count), and stays so (host_open). */
-    blas.one_thread = getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
-                      !getenv("OPENBLAS_NUM_THREADS");
+    /* Where an address-space limit leaves OpenBLAS's workers no room for their buffers, they
+     * spin, and exit() then waits for them forever: it starts on the calling thread alone
+     * (unless the user set its thread count), and stays so (host_open). */
+    blas.one_thread = !getenv("OPENBLAS_NUM_THREADS") && address_space_tight();
     if (blas.one_thread)
         set_env = setenv("OPENBLAS_NUM_THREADS", "1", 0) == 0;
     lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
@@ -124,8 +144,8 @@ static fb_status host_open(const struct fb_backend *be, enum fb_conv_prec prec,
         blas.set_threads(cpus);
     } else if (!blas.warned) {
         blas.warned = true;
-        fb_warn("compute on host: OpenBLAS on one thread, not %d: an address-space limit "
-                "(ulimit -v) is set, under which its worker threads may not start", cpus);
+        fb_warn("compute on host: OpenBLAS on one thread, not %d: the address-space limit "
+                "(ulimit -v) leaves too little room for its worker threads", cpus);
     }
     return FB_OK;
 }
@@ -223,18 +243,18 @@ static fb_status run_conv(struct fb_conv_ctx *ctx, const struct fb_kconv *cv,
         switch (pass) {
         case FB_CONV_FWD: /* y (npq x k) = col (npq x rsc) w^T */
             blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m * pq, cv->k, rsc, 1.0f, col,
-                        rsc, b, rsc, 0.0f, (float *)out + (size_t)n0 * pq * cv->k, cv->k);
+                       rsc, b, rsc, 0.0f, (float *)out + (size_t)n0 * pq * cv->k, cv->k);
             break;
         case FB_CONV_DGRAD: /* dcol (npq x rsc) = dy (npq x k) w (k x rsc), then col2im */
             blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m * pq, rsc, cv->k, 1.0f, dy,
-                        cv->k, b, rsc, 0.0f,
-                        direct ? (float *)out + (size_t)n0 * hw * cv->c : ctx->col, rsc);
+                       cv->k, b, rsc, 0.0f,
+                       direct ? (float *)out + (size_t)n0 * hw * cv->c : ctx->col, rsc);
             if (!direct)
                 col2im(cv, ctx->col, n0, m, out);
             break;
         case FB_CONV_WGRAD: /* dw (k x rsc) += dy^T (k x npq) col (npq x rsc) */
             blas.sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cv->k, rsc, m * pq, 1.0f, dy,
-                        cv->k, col, rsc, n0 == 0 ? 0.0f : 1.0f, out, rsc);
+                       cv->k, col, rsc, n0 == 0 ? 0.0f : 1.0f, out, rsc);
             break;
         }
     }
