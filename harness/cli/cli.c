@@ -400,12 +400,9 @@ static fb_status check_mix(const struct fb_options *o, char *err, size_t errlen)
 {
     struct fb_mix m;
     fb_status st = fb_mix_read(o->mix, o->dtype, &m, err, errlen);
-    const struct fb_mix_op *big = NULL;
+    const struct fb_mix_op *big = st == FB_OK ? fb_mix_largest(&m) : NULL;
     char where[64] = "", name[80], file[200];
 
-    for (size_t i = 0; st == FB_OK && i < m.nops; i++)
-        if (!big || m.ops[i].bytes > big->bytes)
-            big = &m.ops[i];
     /* 2^50 bytes: far beyond any memory (replay's own limit is 2^50 elements). The op is named
      * by its file and line; --scale only when one was given. */
     if (big && (double)big->bytes * o->mix_scale > 1125899906842624.0) {

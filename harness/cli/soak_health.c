@@ -96,8 +96,6 @@ static void judge_rank(struct fb_soak_health *h, int interval, int rank,
         char iv[16], rk[16];
 
         fb_health_value_text(c, v, sizeof v);
-        if (was && !how)
-            snprintf(d, sizeof d, "0");
         number(m, sizeof m, c->max);
         if (was)
             fb_health_value_text(was, old, sizeof old);

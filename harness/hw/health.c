@@ -60,8 +60,10 @@ int fb_health_change(const struct fb_health_counter *was, const struct fb_health
     *wrapped = false;
     if (was->is_count && now->is_count) {
         uint64_t rise = now->count - was->count, fall = was->count - now->count; /* mod 2^64 */
-        if (now->count == was->count)
+        if (now->count == was->count) {
+            snprintf(text, len, "0");
             return 0;
+        }
         if (now->count > was->count) {
             snprintf(text, len, "%" PRIu64, rise);
             return 1;
@@ -74,8 +76,10 @@ int fb_health_change(const struct fb_health_counter *was, const struct fb_health
         snprintf(text, len, "-%" PRIu64, fall);
         return -1;
     }
-    if (now->value == was->value || (isnan(now->value) && isnan(was->value)))
+    if (now->value == was->value || (isnan(now->value) && isnan(was->value))) {
+        snprintf(text, len, "0");
         return 0;
+    }
     snprintf(text, len, "%.17g", now->value - was->value);
     return now->value > was->value ? 1 : -1;
 }

@@ -43,7 +43,7 @@ fb_status fb_health_add_count(struct fb_health_set *set, const char *source, con
 /* How `now` moved from `was`, the same counter read earlier: 0 when it did not, 1 when it rose,
  * -1 when it fell. A count is compared as a 64-bit integer, and one that passed 2^64 and wrapped
  * (now below was, by more than the rise past the top would be) rose by that rise (*wrapped
- * true; may be NULL). text (may be NULL) gets the change as a number: "7", "-3", "0.5". */
+ * true; may be NULL). text (may be NULL) gets the change as a number: "7", "-3", "0.5", "0". */
 int fb_health_change(const struct fb_health_counter *was, const struct fb_health_counter *now,
                      char *text, size_t len, bool *wrapped);
 

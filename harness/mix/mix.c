@@ -86,12 +86,13 @@ size_t fb_mix_total_bytes(const struct fb_mix *m)
     return sum;
 }
 
-size_t fb_mix_max_bytes(const struct fb_mix *m)
+const struct fb_mix_op *fb_mix_largest(const struct fb_mix *m)
 {
-    size_t max = 0;
+    const struct fb_mix_op *big = NULL;
     for (size_t i = 0; i < m->nops; i++)
-        max = m->ops[i].bytes > max ? m->ops[i].bytes : max;
-    return max;
+        if (!big || m->ops[i].bytes > big->bytes)
+            big = &m->ops[i];
+    return big;
 }
 
 /* The binary units a size may carry; "KB", "MB" and "GB" are refused as ambiguous. */

@@ -75,9 +75,10 @@ size_t fb_mix_text_fields(const char *l, size_t n, const char **f, size_t *fl, s
 fb_status fb_mix_add(struct fb_mix *m, const struct fb_mix_op *op);
 /* Frees the ops and empties *m. Accepts an empty mix. */
 void fb_mix_free(struct fb_mix *m);
-/* The sum of the ops' bytes, and the largest. */
+/* The sum of the ops' bytes. */
 size_t fb_mix_total_bytes(const struct fb_mix *m);
-size_t fb_mix_max_bytes(const struct fb_mix *m);
+/* The largest op (the first of the largest); NULL for an empty mix. */
+const struct fb_mix_op *fb_mix_largest(const struct fb_mix *m);
 
 /* Parses the text format in text[0..len) into *out (empty on entry; emptied on failure).
  * `shown` names the file in messages. A line is `COLL SIZE DTYPE [NAME] [compute_us=US]`,

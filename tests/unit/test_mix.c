@@ -37,7 +37,7 @@ static void check_good_file(const char *dir)
     CHECK(m.ops[5].coll == FB_MIX_REDUCE && m.ops[5].bytes == 8 &&
           m.ops[5].dtype == FB_DTYPE_INT32);
     CHECK(fb_mix_total_bytes(&m) == (4u << 20) + (3u << 19) + 3072 + 2048 + (1u << 30) + 8);
-    CHECK(fb_mix_max_bytes(&m) == 1u << 30);
+    CHECK(fb_mix_largest(&m) == &m.ops[4] && fb_mix_largest(&m)->bytes == 1u << 30);
     fb_mix_free(&m);
 }
 
