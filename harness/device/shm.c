@@ -91,6 +91,7 @@ fb_status fb_shm_alloc(size_t bytes, void **out)
         close(fd);
         return FB_ERR_NOMEM;
     }
+    fb_pages_populate(p, rounded);
     memset(p, 0, rounded); /* resident from the start, like device memory */
     if (remember(p, rounded, fd, SHARED) != FB_OK) {
         munmap(p, rounded);
@@ -178,6 +179,24 @@ fb_status fb_map_alloc(size_t bytes, void **out)
 }
 
 void fb_map_free(void *ptr) { release(ptr, PRIVATE); }
+
+void fb_pages_populate(void *ptr, size_t bytes)
+{
+#ifdef MADV_POPULATE_WRITE
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)ptr, end = start + bytes;
+
+    if (page <= 0 || !ptr || end < start)
+        return;
+    start = (start + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
+    end = end / (uintptr_t)page * (uintptr_t)page;
+    if (end > start)
+        (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+#else
+    (void)ptr;
+    (void)bytes;
+#endif
+}
 
 size_t fb_map_size(const void *ptr)
 {

@@ -38,6 +38,12 @@ fb_status fb_map_alloc(size_t bytes, void **out);
 void fb_map_free(void *ptr); /* accepts NULL; only for fb_map_alloc'ed pointers */
 /* The size of the fb_map_alloc'ed mapping at ptr (rounded up to pages); 0 when ptr is none. */
 size_t fb_map_size(const void *ptr);
+/* Makes the whole pages of [ptr, ptr + bytes) resident and writable now, in one call into the
+ * kernel (MADV_POPULATE_WRITE, Linux 5.14) where it has one; the caller still writes the
+ * buffer. A first write per page costs a fault each: on a VM here 10-15 us a page, 342 ms for
+ * 130 MB against 17 ms populated (the page size, and so every timed copy, is the same). Where
+ * the kernel lacks it, nothing: the caller's write makes the pages resident. */
+void fb_pages_populate(void *ptr, size_t bytes);
 /* How many fb_map_alloc'ed mappings are not yet freed (LeakSanitizer does not see mappings:
  * a test counts them instead). */
 size_t fb_map_count(void);
