@@ -72,14 +72,21 @@ done
 got=$(echo "$v" | sed 's/:out_of_place:\(baseline\|ok\):[^ :]*/:out_of_place:\1:X/g')
 [ "$got" = "$want" ] || fail "1-rank soak.csv verdicts: '$v', expected '$want' (X: any limit)"
 
-# ---- 2. counters bumped mid-soak: InfiniBand symbol errors, NVML ECC and XID ---------------
+# ---- 2. counters bumped mid-soak: InfiniBand symbol errors, NVML ECC and XID; a throttle
+# reason (software thermal, 0x20) comes on, then goes off: a mask, judged bit by bit ----------
 : >"$work/nvml"
-(   # after interval 2's health rows are written, bump the counters
+(   # after interval 2's health rows are written, bump the counters; after interval 4's, the
+    # thermal slowdown ends
     for _ in $(seq 1 600); do
         grep -q '^2,' "$work/bumped/health.csv" 2>/dev/null && break
         sleep 0.1
     done
     echo 7 >"$work/bumped.sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error"
+    printf 'ecc_uncorrected 2\nxid 1\nthrottle 32\n' >"$work/nvml.new" && mv "$work/nvml.new" "$work/nvml"
+    for _ in $(seq 1 600); do
+        grep -q '^4,' "$work/bumped/health.csv" 2>/dev/null && break
+        sleep 0.1
+    done
     printf 'ecc_uncorrected 2\nxid 1\n' >"$work/nvml.new" && mv "$work/nvml.new" "$work/nvml"
 ) &
 bumper=$!
@@ -104,8 +111,23 @@ for r in 0 1; do
     grep -qx "soak: degraded: rank $r on $host, interval $i: nvml gpu$r xid_events rose by 1 (0 -> 1)" "$work/bumped.out" ||
         fail "no XID line for rank $r at interval '$i': $(grep degraded "$work/bumped.out")"
 done
+# the mask: a bit that came on is named with both masks (device 1 has hardware thermal, 0x40,
+# from the start); the bit going off is in health.csv's delta and is no finding (it is not a
+# count that fell by 32)
+for r in 0 1; do
+    was=0x0 now=0x20
+    [ "$r" = 1 ] && was=0x40 now=0x60
+    i=$(rows bumped 'v("rank") == r && v("counter") == "throttle_bad_reasons" && v("delta") == "set 0x20" && v("finding") == "moved" { print v("interval"); exit }' r=$r)
+    grep -qx "soak: degraded: rank $r on $host, interval $i: nvml gpu$r throttle_bad_reasons: set 0x20 ($was -> $now)" "$work/bumped.out" ||
+        fail "no throttle line for rank $r at interval '$i': $(grep degraded "$work/bumped.out")"
+    j=$(rows bumped 'v("rank") == r && v("counter") == "throttle_bad_reasons" && v("delta") == "cleared 0x20" && v("finding") == "" { print v("interval"); exit }' r=$r)
+    [ -n "$j" ] && [ -n "$i" ] && [ "$j" -gt "$i" ] ||
+        fail "rank $r: no health.csv row after interval '$i' with the throttle bit cleared and no finding"
+done
+grep "^soak: degraded: .*throttle_bad_reasons" "$work/bumped.out" | grep -v ": set 0x20 (" &&
+    fail "a throttle line other than the bit coming on"
 n=$(grep -c "^soak: degraded: " "$work/bumped.out")
-[ "$n" = 5 ] || fail "$n degraded lines, expected 5 (symbol_error, ECC and XID on 2 ranks): $(grep degraded "$work/bumped.out")"
+[ "$n" = 7 ] || fail "$n degraded lines, expected 7 (symbol_error, ECC, XID and the throttle bit on 2 ranks): $(grep degraded "$work/bumped.out")"
 
 # ---- 3. a GPU link trained down to x8 of x16: named once, from interval 0 -------------------
 : >"$work/nvml"

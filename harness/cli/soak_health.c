@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "soak.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,8 @@ static void judge_rank(struct fb_soak_health *h, int interval, int rank,
         /* a count compared exactly, as a 64-bit integer that may wrap (health.h) */
         bool wrapped = false;
         int how = was ? fb_health_change(was, c, d, sizeof d, &wrapped) : 0;
-        bool moved = c->judged && how != 0;
+        /* a mask's bit coming on is a finding; one going off is the trouble ending */
+        bool moved = c->judged && (c->is_mask ? how > 0 : how != 0);
         bool below = c->judged && fb_health_below_max(c);
         const char *fields[10];
         char iv[16], rk[16];
@@ -105,7 +107,12 @@ static void judge_rank(struct fb_soak_health *h, int interval, int rank,
         fields[4] = c->device, fields[5] = c->counter, fields[6] = v, fields[7] = d;
         fields[8] = m, fields[9] = moved ? "moved" : below ? "below_max" : "";
         fb_csv_row(h->csv, fields, 10);
-        if (moved) {
+        if (moved && c->is_mask) {
+            h->findings++;
+            FB_SOAK_FINDING("rank %d on %s, interval %d: %s %s %s: %s (0x%" PRIx64 " -> 0x%" PRIx64
+                            ")", rank, host, interval, c->source, c->device, c->counter, d,
+                            was->count, c->count);
+        } else if (moved) {
             h->findings++;
             FB_SOAK_FINDING("rank %d on %s, interval %d: %s %s %s %s by %s (%s -> %s%s)",
                             rank, host, interval, c->source, c->device, c->counter,

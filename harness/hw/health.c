@@ -44,6 +44,16 @@ fb_status fb_health_add_count(struct fb_health_set *set, const char *source, con
     return st;
 }
 
+fb_status fb_health_add_mask(struct fb_health_set *set, const char *source, const char *device,
+                             const char *counter, uint64_t mask, bool judged)
+{
+    fb_status st = fb_health_add_count(set, source, device, counter, mask, judged);
+
+    if (st == FB_OK)
+        set->c[set->n - 1].is_mask = true;
+    return st;
+}
+
 int fb_health_change(const struct fb_health_counter *was, const struct fb_health_counter *now,
                      char *text, size_t len, bool *wrapped)
 {
@@ -58,6 +68,16 @@ int fb_health_change(const struct fb_health_counter *was, const struct fb_health
         wrapped = &ignored;
     text[0] = '\0';
     *wrapped = false;
+    if (was->is_mask && now->is_mask) {
+        uint64_t on = now->count & ~was->count, off = was->count & ~now->count;
+        if (on && off)
+            snprintf(text, len, "set 0x%" PRIx64 " cleared 0x%" PRIx64, on, off);
+        else if (on || off)
+            snprintf(text, len, "%s 0x%" PRIx64, on ? "set" : "cleared", on ? on : off);
+        else
+            snprintf(text, len, "0");
+        return on ? 1 : off ? -1 : 0;
+    }
     if (was->is_count && now->is_count) {
         uint64_t rise = now->count - was->count, fall = was->count - now->count; /* mod 2^64 */
         if (now->count == was->count) {

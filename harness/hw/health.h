@@ -23,6 +23,7 @@ struct fb_health_counter {
     uint64_t count;    /* a count (errors, events) or a mask, exact: when is_count */
     bool is_count;     /* compared as 64-bit integers (fb_health_change), not as doubles,
                           which above 2^53 cannot tell a count from its next ones */
+    bool is_mask;      /* a bit mask (with is_count): compared bit by bit, not as a number */
     bool judged;       /* a change between two readings is a finding (errors, rate, state,
                           link); false for figures that move in health (clocks) */
 };
@@ -40,14 +41,24 @@ fb_status fb_health_add(struct fb_health_set *set, const char *source, const cha
 fb_status fb_health_add_count(struct fb_health_set *set, const char *source, const char *device,
                               const char *counter, uint64_t count, bool judged);
 
+/* Adds a bit mask of conditions (NVML's clock event reasons): kept exactly, and compared bit by
+ * bit (is_mask): a bit that comes on is a change upward, one that goes off one downward, what
+ * the number did is nothing (a thermal slowdown ending is not a count falling by 32).
+ * FB_ERR_NOMEM. */
+fb_status fb_health_add_mask(struct fb_health_set *set, const char *source, const char *device,
+                             const char *counter, uint64_t mask, bool judged);
+
 /* How `now` moved from `was`, the same counter read earlier: 0 when it did not, 1 when it rose,
  * -1 when it fell. A count is compared as a 64-bit integer, and one that passed 2^64 and wrapped
  * (now below was, by more than the rise past the top would be) rose by that rise (*wrapped
- * true; may be NULL). text (may be NULL) gets the change as a number: "7", "-3", "0.5", "0". */
+ * true; may be NULL). text (may be NULL) gets the change as a number: "7", "-3", "0.5", "0".
+ * A mask: 1 when a bit came on (text "set 0x40", and " cleared 0x20" after it when another
+ * went off), -1 when bits only went off ("cleared 0x20"), 0 when it is the same ("0"). */
 int fb_health_change(const struct fb_health_counter *was, const struct fb_health_counter *now,
                      char *text, size_t len, bool *wrapped);
 
-/* A reading as health.csv writes it: a count exactly, a figure with 17 digits, "" for NAN. */
+/* A reading as health.csv writes it: a count (a mask too) exactly, in decimal, a figure with 17
+ * digits, "" for NAN. */
 void fb_health_value_text(const struct fb_health_counter *c, char *text, size_t len);
 
 /* Frees the readings and empties the set; accepts an empty one. */

@@ -291,7 +291,7 @@ fb_status fb_telemetry_nvml_health(struct fb_telemetry_nvml *n, const char *devi
             st = fb_health_add_count(set, "nvml", device, links[k], sum, true);
     }
     if (st == FB_OK && n->reasons && n->reasons(n->dev, &mask) == NVML_SUCCESS)
-        st = fb_health_add_count(set, "nvml", device, "throttle_bad_reasons",
+        st = fb_health_add_mask(set, "nvml", device, "throttle_bad_reasons",
                                  mask & FB_NVML_BAD_REASONS, true);
     if (st == FB_OK && n->clock && n->clock(n->dev, NVML_CLOCK_SM, &mhz) == NVML_SUCCESS)
         st = fb_health_add(set, "nvml", device, "sm_clock_mhz", mhz, NAN, false);

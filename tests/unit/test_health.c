@@ -113,6 +113,32 @@ int main(int argc, char **argv)
         b = get(&t, "ib", "mlx5_0/1", "symbol_error");
         CHECK(a && b && fb_health_change(a, b, d, sizeof d, &w) == -1 && strcmp(d, "-4") == 0 &&
               !w);
+        /* a mask compares bit by bit: a bit on rises, a bit off falls, both at once rise */
+        {
+            struct fb_health_set m = {0};
+            CHECK(fb_health_add_mask(&m, "nvml", "gpu0", "throttle_bad_reasons", 0x40, true) ==
+                  FB_OK);
+            CHECK(fb_health_add_mask(&m, "nvml", "gpu0", "throttle_bad_reasons", 0x60, true) ==
+                  FB_OK);
+            CHECK(fb_health_add_mask(&m, "nvml", "gpu0", "throttle_bad_reasons", 0x20, true) ==
+                  FB_OK);
+            CHECK(fb_health_add_mask(&m, "nvml", "gpu0", "throttle_bad_reasons", 0x88, true) ==
+                  FB_OK);
+            if (m.n == 4) {
+                CHECK(m.c[0].is_mask && m.c[0].is_count && m.c[0].count == 0x40);
+                CHECK(fb_health_change(&m.c[0], &m.c[1], d, sizeof d, &w) == 1 &&
+                      strcmp(d, "set 0x20") == 0 && !w);
+                CHECK(fb_health_change(&m.c[1], &m.c[2], d, sizeof d, &w) == -1 &&
+                      strcmp(d, "cleared 0x40") == 0 && !w);
+                CHECK(fb_health_change(&m.c[2], &m.c[3], d, sizeof d, NULL) == 1 &&
+                      strcmp(d, "set 0x88 cleared 0x20") == 0);
+                CHECK(fb_health_change(&m.c[3], &m.c[3], d, sizeof d, NULL) == 0 &&
+                      strcmp(d, "0") == 0);
+                fb_health_value_text(&m.c[1], d, sizeof d);
+                CHECK(strcmp(d, "96") == 0);
+            }
+            fb_health_set_free(&m);
+        }
         /* a figure (not a count) still compares as a double */
         a = get(&s, "ib", "mlx5_0/1", "rate_gbps");
         CHECK(a && !a->is_count && fb_health_change(a, a, NULL, 0, NULL) == 0);
