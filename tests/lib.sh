@@ -27,7 +27,7 @@ csv_col() { head -n 1 "$1" | tr ',' '\n' | grep -nx "$2" | cut -d: -f1; }
 csv_awk() {
     prog=$1; shift
     awk -F, "NR == 1 { for (i = 1; i <= NF; i++) col[\$i] = i; next }
-function v(name) { if (!(name in col)) { print \"no column \" name > \"/dev/stderr\"; exit 3 } return \$(col[name]) }
+function v(name) { if (!(name in col)) { print \"csv_awk: no column \" name \" in \" FILENAME > \"/dev/stderr\"; exit 3 } return \$(col[name]) }
 $prog" "$@"
 }
 # expect_error TEXT CMD...: CMD exits 2 within 60 s, prints exactly one line on stderr, holding

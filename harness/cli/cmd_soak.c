@@ -130,7 +130,8 @@ static void soak_row(struct soak *k, int interval, double start, const char *ran
 {
     char iv[16], t0[32], bytes[32], iters[32], med[32], lo[32], hi[32], alg[32], bus[32],
         b[32], l[32];
-    double algbw = fb_gbps((double)p->bytes, st->median);
+    /* a collective on one rank crosses no fabric: its time, no bandwidth (as the run's rows) */
+    double algbw = p->collective && k->size == 1 ? NAN : fb_gbps((double)p->bytes, st->median);
     const char *f[16] = {iv, t0, rank, host, p->bench, p->kase, bytes, iters, med, lo, hi,
                          alg, bus, b, l, verdict};
 
