@@ -139,7 +139,18 @@ static fb_status nccl_comm_create(MPI_Comm comm, const struct fb_backend *be,
     /* Blocking: a rank that never joins holds the others until the watchdog's deadline, whose
      * message names it (this rank is waiting, not working). */
     fb_watchdog_wait_begin();
-    st = nccl_check(lib, lib->comm_init_rank(&nc, size, id, rank), "ncclCommInitRank");
+    if (lib->comm_init_rank_config) {
+        /* Blocking whatever the environment says: NCCL_COMM_BLOCKING=0 makes a communicator
+         * made without a configuration non-blocking, and then every call returns
+         * ncclInProgress, which this code reads as a failure. (NCCL 2.14 and later; before it
+         * there is no non-blocking mode.) */
+        ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+        config.blocking = 1;
+        st = nccl_check(lib, lib->comm_init_rank_config(&nc, size, id, rank, &config),
+                        "ncclCommInitRankConfig");
+    } else {
+        st = nccl_check(lib, lib->comm_init_rank(&nc, size, id, rank), "ncclCommInitRank");
+    }
     fb_watchdog_wait_end();
     if (st != FB_OK) {
         if (nc)

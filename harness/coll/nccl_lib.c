@@ -71,6 +71,8 @@ static void load(void)
     REQUIRE(broadcast, "ncclBroadcast");
     REQUIRE(reduce, "ncclReduce");
     (void)resolve(lib, "ncclAlltoAll", &g_lib.all_to_all, sizeof g_lib.all_to_all);
+    (void)resolve(lib, "ncclCommInitRankConfig", &g_lib.comm_init_rank_config,
+                  sizeof g_lib.comm_init_rank_config);
     (void)resolve(lib, "ncclCommFinalize", &g_lib.comm_finalize, sizeof g_lib.comm_finalize);
     (void)resolve(lib, "ncclCommSplit", &g_lib.comm_split, sizeof g_lib.comm_split);
     if (!resolve(lib, "ncclGetVersion", &get_version, sizeof get_version) ||

@@ -10,14 +10,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The entry points fabricbench calls, with NCCL's own signatures. `comm_finalize` (NCCL 2.14),
- * `comm_split` (2.18) and `all_to_all` (2.28) may be NULL: an older library lacks them. */
+/* The entry points fabricbench calls, with NCCL's own signatures. `comm_init_rank_config` and
+ * `comm_finalize` (NCCL 2.14), `comm_split` (2.18) and `all_to_all` (2.28) may be NULL: an older
+ * library lacks them. */
 struct fb_nccl_lib {
     char path[256]; /* the library loaded, as given to dlopen */
     int version;    /* ncclGetVersion's answer (22809 = 2.28.9) */
     const char *(*get_error_string)(ncclResult_t);
     ncclResult_t (*get_unique_id)(ncclUniqueId *);
     ncclResult_t (*comm_init_rank)(ncclComm_t *, int, ncclUniqueId, int);
+    ncclResult_t (*comm_init_rank_config)(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *);
     ncclResult_t (*comm_split)(ncclComm_t, int, int, ncclComm_t *, void *);
     ncclResult_t (*comm_finalize)(ncclComm_t);
     ncclResult_t (*comm_destroy)(ncclComm_t);

@@ -1,9 +1,12 @@
 /* The NCCL communicator's life (harness/coll/coll_nccl.c) against a fake NCCL table
- * (nccl_lib.h), on one MPI rank: communicators are blocking (ncclCommInitRank, a split that
- * inherits it), a destroy finalizes before it destroys, the watchdog's abort happens once and
+ * (nccl_lib.h), on one MPI rank: communicators are blocking (ncclCommInitRankConfig with
+ * blocking = 1 where NCCL has it, whatever NCCL_COMM_BLOCKING says; ncclCommInitRank before
+ * 2.14; a split that inherits it), a destroy finalizes before it destroys, the watchdog's abort happens once and
  * leaves nothing for destroy to do, and a failed send still ends its group. */
+#define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coll.h"
@@ -20,6 +23,13 @@ static ncclResult_t f_init(ncclComm_t *comm, int n, ncclUniqueId id, int rank)
     *comm = (ncclComm_t)&g_token[0];
     note("init");
     return ncclSuccess;
+}
+static int g_blocking = -100; /* the configuration's blocking field, as last given */
+static ncclResult_t f_init_config(ncclComm_t *comm, int n, ncclUniqueId id, int rank,
+                                  ncclConfig_t *config)
+{
+    g_blocking = config ? config->blocking : -200;
+    return f_init(comm, n, id, rank);
 }
 static ncclResult_t f_split(ncclComm_t comm, int color, int key, ncclComm_t *out, void *config)
 {
@@ -96,6 +106,18 @@ int main(int argc, char **argv)
         fb_coll_nccl.comm_destroy(c);
         CHECK_STR(g_log, "init finalize destroy");
     }
+
+    /* NCCL 2.14 and later: the communicator is made with a configuration that says blocking,
+     * so NCCL_COMM_BLOCKING=0 in the environment cannot make it non-blocking (issue 29) */
+    setenv("NCCL_COMM_BLOCKING", "0", 1);
+    g_fake.comm_init_rank_config = f_init_config;
+    if ((c = create())) {
+        CHECK(g_blocking == 1);
+        fb_coll_nccl.comm_destroy(c);
+        CHECK_STR(g_log, "init finalize destroy");
+    }
+    g_fake.comm_init_rank_config = NULL;
+    unsetenv("NCCL_COMM_BLOCKING");
 
     /* the watchdog stops the job: one abort however often it is asked, then nothing more */
     if ((c = create())) {
