@@ -2,6 +2,7 @@
  * to its GPU's socket. */
 #include "session.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,30 +39,51 @@ static fb_status pick_backend(struct fb_session *s, const char *name)
     return FB_OK;
 }
 
+/* "rank R: " when the reason is another rank's than rank 0's, else "" (a job where every rank
+ * lacks the same thing reads as before). */
+static const char *whose(int first, char *buf, size_t len)
+{
+    if (first <= 0)
+        return "";
+    snprintf(buf, len, "rank %d: ", first);
+    return buf;
+}
+
+/* Collective: the choice is agreed, not made by each rank alone: a rank that cannot load NCCL
+ * (another library path, a node without it) would otherwise run MPI's collectives while the
+ * others wait in NCCL's, until the timeout (issue 29). */
 static fb_status pick_coll(struct fb_session *s, const char *name)
 {
-    char why[160];
+    char why[160], who[32];
+    int first = -1;
+    const struct fb_coll *coll;
 
     if (strcmp(name, "auto") == 0) {
-        if (fb_coll_nccl.usable(s->be, why, sizeof why)) {
+        bool mine = fb_coll_nccl.usable(s->be, why, sizeof why);
+        if (fb_world_all(&s->world, mine, why, sizeof why, &first)) {
             s->coll = &fb_coll_nccl;
             snprintf(s->coll_why, sizeof s->coll_why, "auto: %s on GPU buffers", why);
         } else {
             s->coll = &fb_coll_mpi;
-            snprintf(s->coll_why, sizeof s->coll_why, "auto: MPI (%s)", why);
+            snprintf(s->coll_why, sizeof s->coll_why, "auto: MPI (%s%s)",
+                     whose(first, who, sizeof who), why);
         }
         return FB_OK;
     }
-    if (!(s->coll = fb_coll_find(name))) {
+    /* the same answer on every rank: a name is known everywhere or nowhere */
+    if (!(coll = fb_coll_find(name))) {
         if (s->world.rank == 0)
             fb_error("unknown collectives '%s' (use auto, nccl or mpi)", name);
         return FB_ERR_USAGE;
     }
-    if (!s->coll->usable(s->be, why, sizeof why)) {
+    if (!fb_world_all(&s->world, coll->usable(s->be, why, sizeof why), why, sizeof why,
+                      &first)) {
         if (s->world.rank == 0)
-            fb_error("collectives '%s' cannot run here: %s", name, why);
+            fb_error("collectives '%s' cannot run here: %s%s", name,
+                     whose(first, who, sizeof who), why);
         return FB_ERR_USAGE;
     }
+    s->coll = coll;
     snprintf(s->coll_why, sizeof s->coll_why, "asked for with --coll");
     return FB_OK;
 }

@@ -15,7 +15,7 @@ struct fb_session {
     const struct fb_backend *be;
     char be_why[200];          /* one line: why this backend */
     const struct fb_coll *coll;
-    char coll_why[200];        /* one line: why these collectives */
+    char coll_why[240];        /* one line: why these collectives */
     int visible_gpus;          /* GPUs this rank can see (0 with none) */
     char no_gpu_why[160];      /* why none, when visible_gpus == 0 */
     int min_local_gpus;        /* fewest GPUs seen by any rank (for auto) */

@@ -2,6 +2,7 @@
 #define _DEFAULT_SOURCE
 #include "world.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -129,6 +130,26 @@ static struct {
     fb_status st;
     int rank;
 } culprit = {FB_OK, -1};
+
+bool fb_world_all(const struct fb_world *w, bool mine, char *why, size_t len, int *first)
+{
+    int me = mine ? w->size : w->rank, low = w->rank;
+
+    if (first)
+        *first = -1;
+    fb_watchdog_wait_begin();
+    if (MPI_Allreduce(&me, &low, 1, MPI_INT, MPI_MIN, w->comm) != MPI_SUCCESS)
+        low = mine ? w->size : w->rank; /* MPI failed: this rank's own answer */
+    else if (low < w->size && why && len > 0 && len <= (size_t)INT_MAX &&
+             MPI_Bcast(why, (int)len, MPI_CHAR, low, w->comm) == MPI_SUCCESS)
+        why[len - 1] = '\0';
+    fb_watchdog_wait_end();
+    if (low >= w->size)
+        return true;
+    if (first)
+        *first = low;
+    return false;
+}
 
 fb_status fb_world_agree_who(const struct fb_world *w, fb_status mine, int *rank)
 {

@@ -56,6 +56,13 @@ fb_status fb_world_agree_who(const struct fb_world *w, fb_status mine, int *rank
  * FB_SEV_WAIVED) of the process is kept for fb_world_culprit. */
 fb_status fb_world_agree(const struct fb_world *w, fb_status mine);
 
+/* Collective: whether `mine` holds on every rank. When it does not, *first (may be NULL) gets
+ * the lowest rank where it does not and why (len bytes, the same len on every rank) that
+ * rank's reason, as it wrote it there; otherwise *first is -1 and why is left alone. For a
+ * choice each rank could make alone from what it sees (NCCL loaded or not): one rank that
+ * decides otherwise runs another protocol than the rest and the job hangs. */
+bool fb_world_all(const struct fb_world *w, bool mine, char *why, size_t len, int *first);
+
 /* The first failure the ranks agreed on (fb_world_agree), the rank that reported it and its
  * host into *st, *rank, host (len bytes): false when none yet. Not collective. */
 bool fb_world_culprit(const struct fb_world *w, fb_status *st, int *rank, char *host,

@@ -1,10 +1,11 @@
 /* fb_world_agree on 2 ranks (harness/world/world.h), run under mpirun -np 2: the most severe
  * status wins whatever its code (rank 1 out of memory while rank 0 says "not supported" fails,
  * it is not waived), the lowest rank among equals, the winner's rank is returned, the first
- * failure is kept with its rank and host (fb_world_culprit), and the rank-to-host map holds
- * every rank's host. */
+ * failure is kept with its rank and host (fb_world_culprit), the rank-to-host map holds
+ * every rank's host, and fb_world_all agrees a yes/no with the first dissenter's reason. */
 #define _DEFAULT_SOURCE
 #include <mpi.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -70,6 +71,24 @@ int main(int argc, char **argv)
     CHECK(cst == FB_ERR_NOMEM);
     CHECK(crank == 1);
     CHECK_STR(host, mine);
+
+    /* fb_world_all: a choice agreed (issue 29: --coll auto chosen by each rank alone ran NCCL
+     * on some ranks and MPI on others): true only where every rank says so; otherwise the lowest
+     * rank that does not, with its reason, on both ranks */
+    {
+        char why[64];
+        int first = -7;
+        snprintf(why, sizeof why, "rank %d's reason", w.rank);
+        CHECK(fb_world_all(&w, true, why, sizeof why, &first) && first == -1);
+        CHECK(!fb_world_all(&w, w.rank == 0, why, sizeof why, &first));
+        CHECK(first == 1);
+        CHECK_STR(why, "rank 1's reason");
+        snprintf(why, sizeof why, "rank %d's reason", w.rank);
+        CHECK(!fb_world_all(&w, false, why, sizeof why, &first));
+        CHECK(first == 0);
+        CHECK_STR(why, "rank 0's reason");
+        CHECK(!fb_world_all(&w, w.rank == 1, NULL, 0, &first) && first == 0);
+    }
 
     fb_world_release(&w);
     CHECK(w.hosts == NULL);
