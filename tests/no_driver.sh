@@ -5,6 +5,15 @@
 # every libcuda.so* the loader could find is /dev/null (skipped, 77, where that cannot be made).
 . "$(dirname "$0")/lib.sh"
 bin=$1 have_cuda=$2 have_nccl=$3 nccl_lib=$4 # nccl_lib: a libnccl to load, "" when none found
+fake_cuda=${5:-} # tests/fake_cuda's libcuda.so.1, a stand-in driver: an old one is named so
+# copied before any hiding (a hidden file reads as /dev/null), to a folder the loader does not
+# search unless told
+if [ -n "$fake_cuda" ] && [ -z "${FB_FAKE_CUDA_COPY:-}" ]; then
+    FB_FAKE_CUDA_COPY=$(mktemp -d)
+    cp "$fake_cuda" "$FB_FAKE_CUDA_COPY/libcuda.so.1" || fail "cannot copy $fake_cuda"
+    export FB_FAKE_CUDA_COPY
+    trap 'rm -rf "$FB_FAKE_CUDA_COPY"' EXIT
+fi
 # libcuda_files: every libcuda.so* file the dynamic loader could open (its cache, the default
 # folders, LD_LIBRARY_PATH), links resolved
 libcuda_files() {
@@ -84,5 +93,18 @@ mpi 1 "$bin" run --backend cuda --out "$(mktemp -u)" >out.txt 2>err.txt
 rc=$?
 [ "$rc" = 1 ] || fail "run --backend cuda exited $rc without a GPU, expected 1"
 grep -q "backend 'cuda' asked for, but no NVIDIA driver found" err.txt || fail "no reason given: $(cat err.txt)"
+# A driver too old for the runtime is not "no driver" (issue 29): the stand-in driver
+# (tests/fake_cuda, a copy the hiding above did not cover) says CUDA 12.2
+if [ -n "$fake_cuda" ]; then
+    old=$FB_FAKE_CUDA_COPY
+    FAKE_CUDA_DRIVER_VERSION=12020 LD_LIBRARY_PATH=$old "$bin" --version >out.txt 2>&1 ||
+        fail "--version failed with an old driver: $(cat out.txt)"
+    grep -q "0 GPU(s) visible: the NVIDIA driver supports CUDA 12\.2, older than this build's CUDA 1[0-9]\.[0-9]* runtime: update the driver (cudaErrorInsufficientDriver)" out.txt ||
+        fail "--version does not say the driver is too old: $(grep 'cuda  ' out.txt)"
+    FAKE_CUDA_DRIVER_VERSION=12020 LD_LIBRARY_PATH=$old mpi 1 "$bin" run --backend cuda \
+        --out "$(mktemp -u)" >out.txt 2>err.txt
+    grep -q "backend 'cuda' asked for, but the NVIDIA driver supports CUDA 12\.2, older than" err.txt ||
+        fail "run --backend cuda with an old driver does not say so: $(cat err.txt)"
+fi
 rm -f out.txt err.txt
 finish

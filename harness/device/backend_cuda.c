@@ -43,7 +43,15 @@ static int cuda_device_count(char *why, size_t whylen)
 
     if (err == cudaSuccess && n > 0)
         return n;
-    if (err == cudaErrorInsufficientDriver)
+    int driver = 0, runtime = 0;
+
+    if (err == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver) == cudaSuccess &&
+        driver > 0 && cudaRuntimeGetVersion(&runtime) == cudaSuccess) {
+        /* a driver is there, too old for this runtime: not "no driver" (issue 29) */
+        snprintf(why, whylen, "the NVIDIA driver supports CUDA %d.%d, older than this build's "
+                 "CUDA %d.%d runtime: update the driver (%s)", driver / 1000,
+                 driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10, cudaGetErrorName(err));
+    } else if (err == cudaErrorInsufficientDriver)
         snprintf(why, whylen, "no NVIDIA driver found (%s)", cudaGetErrorName(err));
     else if (err == cudaErrorNoDevice || (err == cudaSuccess && n == 0))
         snprintf(why, whylen, "the driver sees no GPU (check CUDA_VISIBLE_DEVICES)");
