@@ -14,7 +14,14 @@ for f in steps.tsv run-results.csv torch-copy.txt train-fp16-results.csv \
     [ -f "$out/$f" ] && set -- "$@" "tag=$f" "$out/$f"
 done
 [ $# -gt 0 ] || { echo "gpu-summary: nothing to summarize in '$out'" >&2; exit 2; }
-awk -F, -v backend="$backend" '
+# The collectives that ran: env.json's nccl object (copied from the run step), its version and
+# the library loaded; "none" when the run loaded none (the host backend), "unknown" when absent.
+nccl="unknown (no env.json)"
+if [ -f "$out/env.json" ]; then
+    nccl=$(tr -d '\n' <"$out/env.json" | sed -n 's/.*"nccl":[[:space:]]*{[^}]*"version":[[:space:]]*"\([^"]*\)"[^}]*"library":[[:space:]]*"\([^"]*\)".*/\1 from \2/p')
+    [ -n "$nccl" ] || nccl=none
+fi
+awk -F, -v backend="$backend" -v nccl="$nccl" '
 function hsize(b) {
     if (b >= 1048576 && b % 1048576 == 0) return (b / 1048576) " MiB"
     if (b >= 1024 && b % 1024 == 0) return (b / 1024) " KiB"
@@ -44,6 +51,7 @@ tag == "steps.tsv" {
     next }
 tag == "run-results.csv" {
     c = v("case")
+    if (v("bench") == "allreduce" && v("transport") != "") ran = v("transport")
     if (v("bench") == "h2d" && v("metric") == "bandwidth" && v("ranks") + 0 == 1 &&
         v("src") == "0" && (c == "pinned_h2d" || c == "pinned_d2h")) {
         fb_bw[c, v("bytes")] = v("median"); sizes[v("bytes")] = 1
@@ -161,6 +169,10 @@ END {
     print "Backend `" backend "`. Each fabricbench figure beside its peer, measured in the " \
           "same run on"
     print "the same GPU; ratio = fabricbench / peer. A missing figure says why; it never passes."
+    print ""
+    print "Collectives (the run step): " \
+          (ran != "" ? "the all-reduce ran on " ran : "no all-reduce measured") \
+          "; NCCL loaded: " nccl "."
     print ""
     print "| figure | fabricbench | peer (same run, same GPU) | ratio |"
     print "|---|---|---|---|"
