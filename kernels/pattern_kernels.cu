@@ -85,15 +85,22 @@ extern "C" int fb_kernel_fill(void *buf, size_t count, enum fb_dtype dtype, stru
     }
 }
 
+/* The count of wrong elements lives in device memory of its own, one per thread that verifies,
+ * made at its first check and kept for the process's life: a cudaMalloc and cudaFree per check
+ * (as before, issue 29) synchronize the whole device, every stream of every thread, between the
+ * points of a run. The device is the process's one (the backend's open), never reset. */
+static thread_local unsigned long long *tl_dev_wrong = NULL;
+
 extern "C" int fb_kernel_check(const void *buf, size_t count, enum fb_dtype dtype,
                                struct fb_pattern p, size_t *wrong, void *stream)
 {
     cudaStream_t s = (cudaStream_t)stream;
-    unsigned long long *dev_wrong = NULL, host_wrong = 0;
-    cudaError_t err = cudaMalloc((void **)&dev_wrong, sizeof *dev_wrong);
+    unsigned long long *dev_wrong = tl_dev_wrong, host_wrong = 0;
+    cudaError_t err = cudaSuccess;
 
-    if (err != cudaSuccess)
+    if (!dev_wrong && (err = cudaMalloc((void **)&dev_wrong, sizeof *dev_wrong)) != cudaSuccess)
         return (int)err;
+    tl_dev_wrong = dev_wrong;
     err = cudaMemsetAsync(dev_wrong, 0, sizeof *dev_wrong, s);
     if (err == cudaSuccess) {
         switch (dtype) {
@@ -109,7 +116,6 @@ extern "C" int fb_kernel_check(const void *buf, size_t count, enum fb_dtype dtyp
         err = cudaMemcpyAsync(&host_wrong, dev_wrong, sizeof host_wrong, cudaMemcpyDeviceToHost, s);
     if (err == cudaSuccess)
         err = cudaStreamSynchronize(s);
-    cudaFree(dev_wrong);
     *wrong = (size_t)host_wrong;
     return (int)err;
 }
