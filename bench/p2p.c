@@ -290,9 +290,16 @@ static fb_status swap_handles(struct p2p_state *s, enum fb_mem kind, void *own, 
     if (out.st != FB_OK)
         return (fb_status)out.st;
     if (s->to >= 0) {
+        char why[256] = "";
         if (in.st != FB_OK)
             return (fb_status)in.st;
-        st = be->ipc_open(kind, &in.h, peer);
+        /* A peer's memory this rank cannot map waives the pair's point (the runner says so):
+         * a warning with the reason, not an error line in a run that goes on (issue 29). */
+        if ((st = be->ipc_open(kind, &in.h, peer, why, sizeof why)) == FB_ERR_BACKEND)
+            fb_warn("p2p: rank %d cannot map rank %d's %s memory, so this pair's %s point is "
+                    "waived: %s", s->ctx->s->world.rank, s->to,
+                    kind == FB_MEM_SHARED_PINNED ? "pinned" : "device",
+                    kind == FB_MEM_SHARED_PINNED ? "staged" : "IPC", why);
     }
     return st;
 }

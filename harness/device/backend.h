@@ -81,9 +81,14 @@ struct fb_backend {
     /* Sharing buffers between the processes of a node (the CUDA IPC of NCCL's P2P/IPC
      * transport; memfd mappings on host). export: a handle for a buffer alloc'ed as
      * FB_MEM_SHARED_*; open: maps another process's handle into this one, usable with
-     * copy(FB_COPY_PEER) (device) or as host memory (pinned); close: unmaps an opened one. */
+     * copy(FB_COPY_PEER) (device) or as host memory (pinned); close: unmaps an opened one.
+     * open prints nothing: a peer's memory that cannot be mapped here (no peer access between
+     * two GPUs, /proc out of reach) is FB_ERR_BACKEND with the reason in why (whylen bytes),
+     * and the caller waives the pair's point with a warning, not an error (FB_ERR_NOMEM too,
+     * which stops). */
     fb_status (*ipc_export)(enum fb_mem kind, void *ptr, struct fb_ipc_handle *h);
-    fb_status (*ipc_open)(enum fb_mem kind, const struct fb_ipc_handle *h, void **ptr);
+    fb_status (*ipc_open)(enum fb_mem kind, const struct fb_ipc_handle *h, void **ptr, char *why,
+                          size_t whylen);
     void (*ipc_close)(enum fb_mem kind, void *ptr); /* accepts NULL */
 
     /* Free and total device memory now (host: the kernel's MemAvailable and MemTotal). */

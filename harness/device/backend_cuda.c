@@ -159,7 +159,16 @@ static fb_status cuda_ipc_export(enum fb_mem kind, void *ptr, struct fb_ipc_hand
     return FB_OK;
 }
 
-static fb_status cuda_ipc_open(enum fb_mem kind, const struct fb_ipc_handle *h, void **ptr)
+/* The reason for a failed open into why; the status as cuda_fail's, nothing printed. */
+static fb_status ipc_fail(cudaError_t err, const char *what, char *why, size_t whylen)
+{
+    snprintf(why, whylen, "%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
+    (void)cudaGetLastError();
+    return err == cudaErrorMemoryAllocation ? FB_ERR_NOMEM : FB_ERR_BACKEND;
+}
+
+static fb_status cuda_ipc_open(enum fb_mem kind, const struct fb_ipc_handle *h, void **ptr,
+                               char *why, size_t whylen)
 {
     struct fb_shm_handle sh;
     cudaIpcMemHandle_t mh;
@@ -169,18 +178,21 @@ static fb_status cuda_ipc_open(enum fb_mem kind, const struct fb_ipc_handle *h, 
     *ptr = NULL;
     if (kind == FB_MEM_SHARED_PINNED) {
         memcpy(&sh, h->bytes, sizeof sh);
-        if ((st = fb_shm_open(&sh, ptr)) != FB_OK)
+        if ((st = fb_shm_open(&sh, ptr, why, whylen)) != FB_OK)
             return st;
         if ((err = cudaHostRegister(*ptr, (size_t)sh.bytes, cudaHostRegisterPortable)) != cudaSuccess) {
             fb_shm_close(*ptr);
             *ptr = NULL;
-            return cuda_fail(err, "cudaHostRegister");
+            return ipc_fail(err, "cudaHostRegister", why, whylen);
         }
         return FB_OK;
     }
     memcpy(&mh, h->bytes, sizeof mh);
     /* Peer access between the two GPUs is enabled on first use, as NCCL's P2P/IPC does. */
-    CUDA_TRY(cudaIpcOpenMemHandle(ptr, mh, cudaIpcMemLazyEnablePeerAccess));
+    if ((err = cudaIpcOpenMemHandle(ptr, mh, cudaIpcMemLazyEnablePeerAccess)) != cudaSuccess) {
+        *ptr = NULL;
+        return ipc_fail(err, "cudaIpcOpenMemHandle", why, whylen);
+    }
     return FB_OK;
 }
 

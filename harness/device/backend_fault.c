@@ -12,9 +12,9 @@
 
 #include "log.h"
 
-static const char *const kind_names[FB_FAULT_KINDS] = {"alloc", "copy", "stream", "event"};
+static const char *const kind_names[FB_FAULT_KINDS] = {"alloc", "copy", "stream", "event", "ipc"};
 static const char *const kind_nouns[FB_FAULT_KINDS] = {"allocation", "copy", "stream creation",
-                                                       "event creation"};
+                                                       "event creation", "IPC open"};
 
 /* One backend is open per process (backend.h), so the plan and the counts are the process's.
  * The counters are atomic: the input pipeline's workers allocate and copy too. */
@@ -43,7 +43,7 @@ static bool parse_plan(const char *text, char *why, size_t whylen)
         }
     if (!known) {
         snprintf(why, whylen, "FB_FAULT='%s': expected KIND:N[@RANK] with KIND alloc, copy, "
-                 "stream or event, or 'count'", text);
+                 "stream, event or ipc, or 'count'", text);
         return false;
     }
     fault.nth = strtol(colon + 1, &end, 10);
@@ -111,7 +111,8 @@ void fb_fault_report(void)
     if (!fault.on || fault.armed)
         return;
     fb_warn("fault injection counts (FB_FAULT=count): rank %d made %ld allocations, %ld copies, "
-            "%ld stream creations, %ld event creations", fault.rank,
+            "%ld stream creations, %ld event creations, %ld IPC opens", fault.rank,
             atomic_load(&fault.calls[FB_FAULT_ALLOC]), atomic_load(&fault.calls[FB_FAULT_COPY]),
-            atomic_load(&fault.calls[FB_FAULT_STREAM]), atomic_load(&fault.calls[FB_FAULT_EVENT]));
+            atomic_load(&fault.calls[FB_FAULT_STREAM]), atomic_load(&fault.calls[FB_FAULT_EVENT]),
+            atomic_load(&fault.calls[FB_FAULT_IPC]));
 }

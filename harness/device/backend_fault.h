@@ -9,10 +9,17 @@
 
 #include "status.h"
 
-enum fb_fault_kind { FB_FAULT_ALLOC, FB_FAULT_COPY, FB_FAULT_STREAM, FB_FAULT_EVENT, FB_FAULT_KINDS };
+enum fb_fault_kind {
+    FB_FAULT_ALLOC,
+    FB_FAULT_COPY,
+    FB_FAULT_STREAM,
+    FB_FAULT_EVENT,
+    FB_FAULT_IPC, /* opening a peer's memory: the pair's IPC point is waived, the run goes on */
+    FB_FAULT_KINDS
+};
 
 /* Reads FB_FAULT and resets the counts; called by a backend's open. FB_FAULT is one of
- *   KIND:N[@RANK]  fail the Nth call (from 1) of KIND (alloc, copy, stream, event), on every
+ *   KIND:N[@RANK]  fail the Nth call (from 1) of KIND (alloc, copy, stream, event, ipc), on every
  *                  rank or only on MPI rank RANK;
  *   count          fail nothing, and say at close how many calls of each kind were made;
  *   unset or ""    off.

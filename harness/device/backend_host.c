@@ -237,13 +237,20 @@ static fb_status host_ipc_export(enum fb_mem kind, void *ptr, struct fb_ipc_hand
     return st;
 }
 
-static fb_status host_ipc_open(enum fb_mem kind, const struct fb_ipc_handle *h, void **ptr)
+static fb_status host_ipc_open(enum fb_mem kind, const struct fb_ipc_handle *h, void **ptr,
+                               char *why, size_t whylen)
 {
     struct fb_shm_handle sh;
 
     (void)kind;
+    *ptr = NULL;
+    if (fb_fault_hit(FB_FAULT_IPC)) {
+        snprintf(why, whylen, "FB_FAULT: the peer's memory made unmappable, as between two GPUs "
+                 "without peer access");
+        return FB_ERR_BACKEND;
+    }
     memcpy(&sh, h->bytes, sizeof sh);
-    return fb_shm_open(&sh, ptr);
+    return fb_shm_open(&sh, ptr, why, whylen);
 }
 
 static void host_ipc_close(enum fb_mem kind, void *ptr)

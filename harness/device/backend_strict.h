@@ -24,7 +24,8 @@ void fb_strict_mem_close(void);
 fb_status fb_strict_mem_alloc(enum fb_mem kind, size_t bytes, void **out, bool quiet);
 void fb_strict_mem_free(enum fb_mem kind, void *ptr);
 fb_status fb_strict_ipc_export(enum fb_mem kind, void *ptr, struct fb_ipc_handle *h);
-fb_status fb_strict_ipc_open(enum fb_mem kind, const struct fb_ipc_handle *h, void **ptr);
+fb_status fb_strict_ipc_open(enum fb_mem kind, const struct fb_ipc_handle *h, void **ptr,
+                             char *why, size_t whylen);
 void fb_strict_ipc_close(enum fb_mem kind, void *ptr);
 
 #endif

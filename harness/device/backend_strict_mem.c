@@ -345,16 +345,17 @@ fb_status fb_strict_ipc_export(enum fb_mem kind, void *ptr, struct fb_ipc_handle
     return fb_backend_host.ipc_export(kind, ptr, h);
 }
 
-fb_status fb_strict_ipc_open(enum fb_mem kind, const struct fb_ipc_handle *h, void **ptr)
+fb_status fb_strict_ipc_open(enum fb_mem kind, const struct fb_ipc_handle *h, void **ptr,
+                             char *why, size_t whylen)
 {
     struct fb_shm_handle sh;
     void *rw;
     fb_status st;
 
     if (kind != FB_MEM_SHARED_DEVICE)
-        return fb_backend_host.ipc_open(kind, h, ptr);
+        return fb_backend_host.ipc_open(kind, h, ptr, why, whylen);
     *ptr = NULL;
-    if ((st = fb_backend_host.ipc_open(kind, h, &rw)) != FB_OK)
+    if ((st = fb_backend_host.ipc_open(kind, h, &rw, why, whylen)) != FB_OK)
         return st;
     memcpy(&sh, h->bytes, sizeof sh);
     if ((st = add_view(&sh, rw, true, ptr)) != FB_OK)

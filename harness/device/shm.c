@@ -128,7 +128,7 @@ fb_status fb_shm_export(const void *ptr, struct fb_shm_handle *h)
     return FB_OK;
 }
 
-fb_status fb_shm_open(const struct fb_shm_handle *h, void **out)
+fb_status fb_shm_open(const struct fb_shm_handle *h, void **out, char *why, size_t whylen)
 {
     char path[64];
     int fd;
@@ -137,13 +137,15 @@ fb_status fb_shm_open(const struct fb_shm_handle *h, void **out)
     *out = NULL;
     snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)h->pid, (int)h->fd);
     if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0) {
-        fb_error("cannot open the peer's shared memory %s: %s", path, strerror(errno));
+        snprintf(why, whylen, "cannot open the peer's shared memory %s: %s", path,
+                 strerror(errno));
         return FB_ERR_BACKEND;
     }
     p = mmap(NULL, (size_t)h->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd); /* the mapping keeps the memory */
     if (p == MAP_FAILED) {
-        fb_error("cannot map the peer's shared memory %s: %s", path, strerror(errno));
+        snprintf(why, whylen, "cannot map the peer's shared memory %s: %s", path,
+                 strerror(errno));
         return FB_ERR_BACKEND;
     }
     if (remember(p, (size_t)h->bytes, -1, OPENED) != FB_OK) {

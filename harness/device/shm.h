@@ -22,9 +22,9 @@ struct fb_shm_handle {
 fb_status fb_shm_alloc(size_t bytes, void **out);
 void fb_shm_free(void *ptr); /* accepts NULL; only for fb_shm_alloc'ed pointers */
 fb_status fb_shm_export(const void *ptr, struct fb_shm_handle *h);
-/* Maps another process's buffer; *bytes gets its size. FB_ERR_BACKEND with a message when the
- * process or descriptor cannot be opened (another node, or /proc hidden). */
-fb_status fb_shm_open(const struct fb_shm_handle *h, void **out);
+/* Maps another process's buffer. FB_ERR_BACKEND with the reason in why (whylen bytes; nothing
+ * printed) when the process or descriptor cannot be opened (another node, or /proc hidden). */
+fb_status fb_shm_open(const struct fb_shm_handle *h, void **out, char *why, size_t whylen);
 void fb_shm_close(void *ptr); /* accepts NULL; only for fb_shm_open'ed pointers */
 
 /* A private anonymous mapping of `bytes` (rounded up to pages; at least one), page-aligned and
