@@ -447,14 +447,13 @@ static fb_status p2p_iterate(void *p)
     switch (s->via) {
     case FB_P2P_VIA_COLL: return iterate_coll(s);
     case FB_P2P_VIA_IPC: {
-        /* A direct copy into the peer's memory; the receiver has nothing to do. For latency,
-         * each copy is waited for: the time until a small message has landed. */
-        fb_status st = FB_OK;
-        if (s->to >= 0 &&
-            (st = s->ctx->be->copy(s->peer_recv, s->send, s->bytes, FB_COPY_PEER, s->stream)) == FB_OK &&
-            s->kind == FB_P2P_MATRIX_LATENCY)
-            st = s->ctx->be->stream_sync(s->stream);
-        return st;
+        /* A direct copy into the peer's memory; the receiver has nothing to do. Latency too is
+         * back-to-back copies, the batch timed between two events and waited for once, as the
+         * NCCL and MPI cells beside it are: a wait per copy put a host round trip (launch,
+         * completion seen by the host) in this cell alone (issue 29). */
+        if (s->to >= 0)
+            return s->ctx->be->copy(s->peer_recv, s->send, s->bytes, FB_COPY_PEER, s->stream);
+        return FB_OK;
     }
     case FB_P2P_VIA_STAGED: return iterate_staged(s);
     case FB_P2P_VIA_COUNT: break;

@@ -12,8 +12,12 @@ if [ -n "$fake_cuda" ] && [ -z "${FB_FAKE_CUDA_COPY:-}" ]; then
     FB_FAKE_CUDA_COPY=$(mktemp -d)
     cp "$fake_cuda" "$FB_FAKE_CUDA_COPY/libcuda.so.1" || fail "cannot copy $fake_cuda"
     export FB_FAKE_CUDA_COPY
-    trap 'rm -rf "$FB_FAKE_CUDA_COPY"' EXIT
 fi
+# out.txt and err.txt in a folder of this run's own: two of these tests run side by side
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+work=$(mktemp -d)
+trap 'rm -rf "$work" ${FB_FAKE_CUDA_COPY:+"$FB_FAKE_CUDA_COPY"}' EXIT
+cd "$work" || exit 1
 # libcuda_files: every libcuda.so* file the dynamic loader could open (its cache, the default
 # folders, LD_LIBRARY_PATH), links resolved
 libcuda_files() {
@@ -39,7 +43,7 @@ if [ -z "${FB_DRIVER_HIDDEN:-}" ] && [ -n "$(libcuda_files)" ]; then
     echo "hiding the driver: $(tr '\n' ' ' <"$list")"
     # shellcheck disable=SC2016 # expanded by the inner shell
     unshare -m sh -c 'while read -r f; do [ -f "$f" ] && mount --bind /dev/null "$f"; done <"$1"
-        shift; FB_DRIVER_HIDDEN=1 exec sh "$@"' sh "$list" "$0" "$@"
+        shift; FB_DRIVER_HIDDEN=1 exec sh "$@"' sh "$list" "$self" "$@"
     rc=$?
     rm -f "$list"
     exit "$rc"
