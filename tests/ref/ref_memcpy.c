@@ -1,10 +1,12 @@
 /* Independent reference: memcpy bandwidth between two page-touched buffers, timed alone with
  * CLOCK_MONOTONIC and nothing else. Prints the median GB/s (1e9 B/s) of `trials` trials.
  * usage: ref_memcpy BYTES [TRIALS] */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* POSIX 2008 and MAP_ANONYMOUS (ref_mem.h) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ref_mem.h"
 #include <time.h>
 
 static double now(void)
@@ -32,8 +34,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: ref_memcpy BYTES [TRIALS<=1000]\n");
         return 2;
     }
-    src = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
-    dst = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+    src = ref_buffer(bytes); /* as fabricbench's pinned and device buffers (ref_mem.h) */
+    dst = ref_buffer(bytes);
     if (!src || !dst)
         return 1;
     memset(src, 1, bytes);
@@ -53,7 +55,7 @@ int main(int argc, char **argv)
     qsort(gbps, (size_t)trials, sizeof gbps[0], cmp);
     printf("%.4f\n", gbps[trials / 2]);
     ok = dst[bytes - 1] == 1; /* the copies really happened */
-    free(src);
-    free(dst);
+    ref_buffer_free(src, bytes);
+    ref_buffer_free(dst, bytes);
     return ok ? 0 : 1;
 }

@@ -1,9 +1,11 @@
 /* Independent reference: a plain MPI_Allreduce loop on floats, timed with MPI_Wtime. Prints on
  * rank 0 the median microseconds per all-reduce (slowest rank) over `trials` trials.
  * usage: mpirun -np N ref_mpi_allreduce BYTES [TRIALS] */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS (ref_mem.h) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "ref_mem.h"
 
 static int cmp(const void *a, const void *b)
 {
@@ -30,8 +32,8 @@ int main(int argc, char **argv)
         return 2;
     }
     /* Page-aligned, as any benchmark's buffers should be: alignment changes copy speed. */
-    send = aligned_alloc(4096, (count * sizeof *send + 4095) / 4096 * 4096);
-    recv = aligned_alloc(4096, (count * sizeof *recv + 4095) / 4096 * 4096);
+    send = ref_buffer(count * sizeof *send); /* as fabricbench's device buffers (ref_mem.h) */
+    recv = ref_buffer(count * sizeof *recv);
     for (size_t i = 0; i < count; i++)
         send[i] = (float)(i % 7), recv[i] = 0.0f;
     for (int w = 0; w < 3; w++)
@@ -58,8 +60,8 @@ int main(int argc, char **argv)
         qsort(us, (size_t)trials, sizeof us[0], cmp);
         printf("%.3f\n", us[trials / 2]);
     }
-    free(send);
-    free(recv);
+    ref_buffer_free(send, count * sizeof *send);
+    ref_buffer_free(recv, count * sizeof *recv);
     MPI_Finalize();
     return 0;
 }

@@ -1,10 +1,13 @@
 /* Independent reference: rank 0 sends BYTES to rank 1 with plain MPI_Send/MPI_Recv, timed with
  * MPI_Wtime. Prints on rank 0 the median microseconds per message (slowest rank) over
  * `trials` trials. usage: mpirun -np 2 ref_mpi_sendrecv BYTES [TRIALS] */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS (ref_mem.h) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ref_mem.h"
 
 static int cmp(const void *a, const void *b)
 {
@@ -37,8 +40,9 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    /* Page-aligned, as any benchmark's buffers should be: alignment changes copy speed. */
-    buf = aligned_alloc(4096, ((size_t)bytes + 4095) / 4096 * 4096);
+    /* Page-aligned, as any benchmark's buffers should be: alignment changes copy speed; made
+     * as fabricbench's device buffers are (ref_mem.h). */
+    buf = ref_buffer((size_t)bytes);
     memset(buf, rank + 1, (size_t)bytes);
     for (int w = 0; w < 3; w++)
         one(buf, bytes, rank);
@@ -65,7 +69,7 @@ int main(int argc, char **argv)
         qsort(us, (size_t)trials, sizeof us[0], cmp);
         printf("%.3f\n", us[trials / 2]);
     }
-    free(buf);
+    ref_buffer_free(buf, (size_t)bytes);
     MPI_Finalize();
     return 0;
 }
