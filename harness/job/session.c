@@ -54,7 +54,7 @@ static const char *whose(int first, char *buf, size_t len)
  * others wait in NCCL's, until the timeout (issue 29). */
 static fb_status pick_coll(struct fb_session *s, const char *name)
 {
-    char why[160], who[32];
+    char why[160] = "", who[32]; /* zeroed: fb_world_all broadcasts all of why */
     int first = -1;
     const struct fb_coll *coll;
 
