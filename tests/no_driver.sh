@@ -29,24 +29,24 @@ libcuda_files() {
 }
 # FB_REQUIRE_HIDDEN=1 (the test with a stand-in driver on the loader's path): a driver must be
 # found, and hidden
-if [ -n "${FB_REQUIRE_HIDDEN:-}" ] && [ -z "${FB_DRIVER_HIDDEN:-}" ] && [ -z "$(libcuda_files)" ]; then
+drivers=
+[ -n "${FB_DRIVER_HIDDEN:-}" ] || drivers=$(libcuda_files)
+if [ -n "${FB_REQUIRE_HIDDEN:-}" ] && [ -z "${FB_DRIVER_HIDDEN:-}" ] && [ -z "$drivers" ]; then
     fail "FB_REQUIRE_HIDDEN: no libcuda.so* found to hide (LD_LIBRARY_PATH '${LD_LIBRARY_PATH:-}')"
     finish
 fi
-if [ -z "${FB_DRIVER_HIDDEN:-}" ] && [ -n "$(libcuda_files)" ]; then
+if [ -n "$drivers" ]; then
     if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
         echo "a GPU driver is present and cannot be hidden here (root and unshare -m needed)" >&2
         exit 77
     fi
-    list=$(mktemp)
-    libcuda_files >"$list"
+    list=$work/drivers
+    echo "$drivers" >"$list"
     echo "hiding the driver: $(tr '\n' ' ' <"$list")"
     # shellcheck disable=SC2016 # expanded by the inner shell
     unshare -m sh -c 'while read -r f; do [ -f "$f" ] && mount --bind /dev/null "$f"; done <"$1"
         shift; FB_DRIVER_HIDDEN=1 exec sh "$@"' sh "$list" "$self" "$@"
-    rc=$?
-    rm -f "$list"
-    exit "$rc"
+    exit $?
 fi
 needed=$(readelf -d "$bin" | awk '/NEEDED/ { gsub(/[][]/, "", $5); print $5 }')
 [ -n "$needed" ] || fail "readelf found no NEEDED entries in $bin"

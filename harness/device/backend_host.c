@@ -157,6 +157,7 @@ static fb_status alloc_pages(enum fb_mem kind, size_t bytes, void **out)
     void *p = NULL;
     fb_status st;
     int k = keep_slot(kind);
+    bool kept = false, fresh = false, zero = false;
 
     *out = NULL;
     /* a size near SIZE_MAX would wrap to a small buffer, then be written whole */
@@ -173,18 +174,23 @@ static fb_status alloc_pages(enum fb_mem kind, size_t bytes, void **out)
         if (!(p = aligned_alloc(HOST_ALIGN, rounded ? rounded : HOST_ALIGN)))
             return FB_ERR_NOMEM;
     } else if (k >= 0 && rounded >= KEEP_MIN && (p = kept_take(k, rounded)) != NULL) {
-        /* the kept mapping of this size: resident already */
+        kept = true; /* the kept mapping of this size: resident already */
     } else if ((st = fb_map_alloc(rounded, &p)) != FB_OK) {
         /* device and pinned memory: a mapping of its own, as the driver gives it (shm.h) */
         return st;
+    } else {
+        fresh = true;
     }
     /* A pageable buffer too: the benchmark writes it before timing, and the kernel's populate
-     * costs a twentieth of a fault per page (shm.h). */
-    fb_pages_populate(p, rounded);
+     * costs a twentieth of a fault per page (shm.h). A new mapping it populated is zeroed by
+     * the kernel already. */
+    if (!kept)
+        zero = fb_pages_populate(p, rounded) && fresh;
     if (kind != FB_MEM_PAGEABLE) {
-        /* Device and pinned memory are resident from the start, as with cudaMalloc and
-         * cudaMallocHost: touch every page now so no page fault lands in a timed copy. */
-        memset(p, 0, rounded);
+        /* Device and pinned memory are resident and zeroed from the start, as with cudaMalloc
+         * and cudaMallocHost: no page fault lands in a timed copy. */
+        if (!zero)
+            memset(p, 0, rounded);
         /* mlock fails under a low RLIMIT_MEMLOCK; the pages are resident anyway. */
         if (kind == FB_MEM_PINNED)
             (void)mlock(p, rounded);

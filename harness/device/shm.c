@@ -91,8 +91,9 @@ fb_status fb_shm_alloc(size_t bytes, void **out)
         close(fd);
         return FB_ERR_NOMEM;
     }
-    fb_pages_populate(p, rounded);
-    memset(p, 0, rounded); /* resident from the start, like device memory */
+    /* resident from the start, like device memory; populated, a new memfd's pages are zero */
+    if (!fb_pages_populate(p, rounded))
+        memset(p, 0, rounded);
     if (remember(p, rounded, fd, SHARED) != FB_OK) {
         munmap(p, rounded);
         close(fd);
@@ -182,21 +183,24 @@ fb_status fb_map_alloc(size_t bytes, void **out)
 
 void fb_map_free(void *ptr) { release(ptr, PRIVATE); }
 
-void fb_pages_populate(void *ptr, size_t bytes)
+bool fb_pages_populate(void *ptr, size_t bytes)
 {
 #ifdef MADV_POPULATE_WRITE
     long page = sysconf(_SC_PAGESIZE);
-    uintptr_t start = (uintptr_t)ptr, end = start + bytes;
+    uintptr_t start = (uintptr_t)ptr, end = start + bytes, first;
 
     if (page <= 0 || !ptr || end < start)
-        return;
-    start = (start + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
+        return false;
+    first = (start + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
     end = end / (uintptr_t)page * (uintptr_t)page;
-    if (end > start)
-        (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+    if (end <= first)
+        return false;
+    return madvise((void *)first, end - first, MADV_POPULATE_WRITE) == 0 && first == start &&
+           end == start + bytes;
 #else
     (void)ptr;
     (void)bytes;
+    return false;
 #endif
 }
 

@@ -6,6 +6,7 @@
 #ifndef FB_SHM_H
 #define FB_SHM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,8 +43,10 @@ size_t fb_map_size(const void *ptr);
  * kernel (MADV_POPULATE_WRITE, Linux 5.14) where it has one; the caller still writes the
  * buffer. A first write per page costs a fault each: on a VM here 10-15 us a page, 342 ms for
  * 130 MB against 17 ms populated (the page size, and so every timed copy, is the same). Where
- * the kernel lacks it, nothing: the caller's write makes the pages resident. */
-void fb_pages_populate(void *ptr, size_t bytes);
+ * the kernel lacks it, nothing: the caller's write makes the pages resident. True when every
+ * byte of the range lies in pages it populated (page-aligned ptr and bytes): a new anonymous
+ * mapping's pages are then zero, and its caller need not write them. */
+bool fb_pages_populate(void *ptr, size_t bytes);
 /* How many fb_map_alloc'ed mappings are not yet freed (LeakSanitizer does not see mappings:
  * a test counts them instead). */
 size_t fb_map_count(void);

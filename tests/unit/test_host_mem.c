@@ -91,8 +91,12 @@ static void check_populate(void)
     if (!kernel_has)
         puts("fb_pages_populate: this kernel has no MADV_POPULATE_WRITE; residency not checked");
     m[page + 5] = 0xa5;
-    fb_pages_populate(m + 100, bytes - 200);
+    /* partial first and last pages: not all of it populated, so the caller must write it */
+    CHECK(!fb_pages_populate(m + 100, bytes - 200));
     CHECK(m[page + 5] == 0xa5 && m[2 * page] == 0);
+    /* whole pages: true where the kernel populated them (the caller then skips its zeroing) */
+    CHECK(fb_pages_populate(m, bytes) == kernel_has);
+    CHECK(m[page + 5] == 0xa5);
     if (kernel_has) {
         CHECK(resident(m + page, bytes - 2 * page));
         CHECK(be->alloc(FB_MEM_PAGEABLE, bytes, &p) == FB_OK && p != NULL);
