@@ -42,13 +42,25 @@ struct fb_pattern {
 
 /* A value in [-8, 8] that changes with the index and the seed (a murmur-style mix, so a
  * different seed or a shifted index gives different data almost everywhere). */
-static inline FB_HD int32_t fb_pattern_base(uint32_t seed, size_t i)
+static inline FB_HD int32_t fb_pattern_base32(uint32_t lo, uint32_t add)
 {
-    uint32_t h = (uint32_t)i * 2654435761u + (uint32_t)(i >> 32) + seed * 0x85ebca6bu;
+    uint32_t h = lo * 2654435761u + add;
     h ^= h >> 13;
     h *= 0xc2b2ae35u;
     h ^= h >> 16;
     return (int32_t)(h % 17u) - 8;
+}
+
+/* What fb_pattern_base32 adds to the index's low 32 bits: the high ones and the seed. A run of
+ * indices with the same high bits shares it (host loops use that to run in 32-bit lanes). */
+static inline FB_HD uint32_t fb_pattern_add(uint32_t seed, size_t i)
+{
+    return (uint32_t)((uint64_t)i >> 32) + seed * 0x85ebca6bu;
+}
+
+static inline FB_HD int32_t fb_pattern_base(uint32_t seed, size_t i)
+{
+    return fb_pattern_base32((uint32_t)i, fb_pattern_add(seed, i));
 }
 
 /* A rank's own offset, in [-3, 3], so that ranks send different data. */

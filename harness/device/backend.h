@@ -167,10 +167,16 @@ const struct fb_backend *fb_backend_find(const char *name);
 /* The list of backends, NULL-terminated, for `list` and help texts. */
 extern const struct fb_backend *const fb_backends[];
 
-/* Host-side fill and check of host memory; the host backend and staged paths use them. */
+/* Host-side fill and check of host memory; the host backend and staged paths use them.
+ * The _from forms fill or check a window of the pattern: buf[k] holds the value of index
+ * first + k (a buffer filled in pieces; the tests of indices past 2^32). */
 void fb_pattern_fill_host(void *buf, size_t count, enum fb_dtype dtype, struct fb_pattern p);
 size_t fb_pattern_check_host(const void *buf, size_t count, enum fb_dtype dtype,
                              struct fb_pattern p);
+void fb_pattern_fill_host_from(void *buf, size_t first, size_t count, enum fb_dtype dtype,
+                               struct fb_pattern p);
+size_t fb_pattern_check_host_from(const void *buf, size_t first, size_t count,
+                                  enum fb_dtype dtype, struct fb_pattern p);
 
 /* The host loop of sgd_momentum (the host backend's op, and the reference of tests). */
 fb_status fb_sgd_momentum_host(float *w, float *v, const void *g, enum fb_dtype gdtype, size_t n,

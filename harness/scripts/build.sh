@@ -6,6 +6,9 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${FB_BUILD_DIR:-$top/build}
 [ -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null 2>&1 && PATH=$PATH:/usr/local/cuda/bin
+# Ninja for a new tree (an existing one keeps its generator): the same build in 13% less CPU than
+# make's recursion (64 s and 126 CPU-s against 74 s and 145 on 2 cores, docs/testing.md)
+command -v ninja >/dev/null 2>&1 && export CMAKE_GENERATOR="${CMAKE_GENERATOR:-Ninja}"
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >"$build.configure.log" 2>&1 ||
     { cat "$build.configure.log" >&2; exit 1; }
 grep -A6 'fabricbench configuration' "$build.configure.log" | sed 's/^-- //'

@@ -6,7 +6,7 @@ set -eu
 # For the tests only: clang and libclang-rt-14-dev (libFuzzer) for the fuzz tests, iproute2 (ip,
 # tc) for the two-host cluster tests, valgrind for the leak test (the sanitizers' runtimes come
 # with gcc); help2man writes the installed man page.
-packages="build-essential cmake pkg-config binutils openmpi-bin libopenmpi-dev libhwloc-dev
+packages="build-essential cmake ninja-build pkg-config binutils openmpi-bin libopenmpi-dev libhwloc-dev
 libibverbs-dev libcjson-dev libinih-dev gnuplot-nox libpng-dev libjpeg62-turbo-dev libopenblas-dev
 clang libclang-rt-14-dev iproute2 valgrind help2man"
 missing=""

@@ -34,6 +34,8 @@ printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (v
 # The fuzz tree: configured once, then rebuilt incrementally (the parsers' sources may change).
 if [ "$step" != run ]; then
 if [ ! -f "$fuzzdir/CMakeCache.txt" ]; then
+    # Ninja where it is installed, as harness/scripts/build.sh builds
+    command -v ninja >/dev/null 2>&1 && export CMAKE_GENERATOR="${CMAKE_GENERATOR:-Ninja}"
     cmake -S "$src" -B "$fuzzdir" -DFB_FUZZ=ON -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         >"$fuzzdir.configure.log" 2>&1 || { cat "$fuzzdir.configure.log"; fail "configuring the fuzz tree"; finish; }
 fi

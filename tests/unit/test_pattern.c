@@ -182,6 +182,91 @@ static void test_half_pattern(void)
     free(mine);
 }
 
+
+/* The host fill and check (harness/device/pattern_host.c) write and accept exactly
+ * fb_pattern_expect's values, cast to each type, for the patterns run in 32-bit lanes and for
+ * those too wide for them; across a run's end at index 2^32 (where the high bits change); with
+ * each element of a vector's worth and the tail counted when wrong. */
+static bool typed_equal(int64_t a, int64_t b, enum fb_dtype t)
+{
+    switch (t) {
+    case FB_DTYPE_FLOAT32: return (float)a == (float)b;
+    case FB_DTYPE_FLOAT64: return (double)a == (double)b;
+    case FB_DTYPE_INT32: return (int32_t)a == (int32_t)b;
+    default: return (int8_t)a == (int8_t)b;
+    }
+}
+
+/* How many of index first + i's values (as type t) differ from index first + 1 + i's. */
+static size_t shifted_wrong(struct fb_pattern p, size_t first, size_t n, enum fb_dtype t)
+{
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; i++)
+        wrong += !typed_equal(fb_pattern_expect(p, first + i), fb_pattern_expect(p, first + 1 + i), t);
+    return wrong;
+}
+
+static void test_fill_matches_expect(void)
+{
+    enum { N = 1037 }; /* not a multiple of any vector width */
+    static const struct fb_pattern pats[] = {
+        {.seed = 11, .scale = 1, .offset = -3},
+        {.seed = 0, .scale = 0, .offset = -77},                    /* a poison */
+        {.seed = 5, .scale = 186, .offset = 40},                   /* a sum of ranks */
+        {.seed = 9, .scale = 1 << 27, .offset = (1 << 30) - 1},    /* the widest for 32 bits */
+        {.seed = 9, .scale = (1 << 27) + 1, .offset = (1 << 30) - 1}, /* too wide: the int64 path */
+        {.seed = 2, .scale = 3, .offset = (int64_t)1 << 40},       /* too wide: the int64 path */
+    };
+    static const size_t firsts[] = {0, ((size_t)1 << 32) - 500, ((size_t)3 << 32) + 7};
+    static const enum fb_dtype types[] = {FB_DTYPE_FLOAT32, FB_DTYPE_FLOAT64, FB_DTYPE_INT32,
+                                          FB_DTYPE_INT8};
+    double *buf = calloc(N + 1, sizeof *buf);
+    size_t differ = 0, miscounted = 0;
+
+    for (size_t pi = 0; pi < sizeof pats / sizeof pats[0]; pi++)
+        for (size_t fi = 0; fi < sizeof firsts / sizeof firsts[0]; fi++)
+            for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+                struct fb_pattern p = pats[pi];
+                size_t first = firsts[fi], sz = fb_dtype_size(types[ti]);
+                unsigned char *b = (unsigned char *)buf, guard = 0x5a;
+                b[N * sz] = guard;
+                fb_pattern_fill_host_from(buf, first, N, types[ti], p);
+                differ += b[N * sz] != guard;
+                for (size_t i = 0; i < N; i++) {
+                    int64_t e = fb_pattern_expect(p, first + i);
+                    switch (types[ti]) {
+                    case FB_DTYPE_FLOAT32: differ += ((float *)buf)[i] != (float)e; break;
+                    case FB_DTYPE_FLOAT64: differ += buf[i] != (double)e; break;
+                    case FB_DTYPE_INT32: differ += ((int32_t *)buf)[i] != (int32_t)e; break;
+                    default: differ += ((int8_t *)buf)[i] != (int8_t)e; break;
+                    }
+                }
+                miscounted += fb_pattern_check_host_from(buf, first, N, types[ti], p) != 0;
+                /* the first, one inside the first vectors, and the last elements */
+                b[0] ^= 0x40;
+                b[5 * sz] ^= 0x40;
+                b[(N - 1) * sz] ^= 0x40;
+                miscounted += fb_pattern_check_host_from(buf, first, N, types[ti], p) != 3;
+                b[0] ^= 0x40;
+                b[5 * sz] ^= 0x40;
+                b[(N - 1) * sz] ^= 0x40;
+                /* the window is the pattern's: checked one place later, exactly the values
+                 * that differ from their neighbour's are wrong */
+                miscounted += fb_pattern_check_host_from(buf, first + 1, N, types[ti], p) !=
+                              shifted_wrong(p, first, N, types[ti]);
+            }
+    CHECK(differ == 0);
+    CHECK(miscounted == 0);
+    /* the plain forms are the window at 0 */
+    {
+        struct fb_pattern p = pats[0];
+        fb_pattern_fill_host(buf, N, FB_DTYPE_FLOAT32, p);
+        CHECK(fb_pattern_check_host_from(buf, 0, N, FB_DTYPE_FLOAT32, p) == 0);
+        CHECK(((float *)buf)[N - 1] == (float)fb_pattern_expect(p, N - 1));
+    }
+    free(buf);
+}
+
 int main(void)
 {
     enum { N = 4099, RANKS = 5 };
@@ -226,6 +311,7 @@ int main(void)
     }
     test_half_conversions();
     test_half_pattern();
+    test_fill_matches_expect();
     {
         /* int8: p2p's byte-by-byte check; one flipped byte anywhere, the last one too. */
         int8_t bytes[13];
