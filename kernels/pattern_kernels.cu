@@ -1,4 +1,6 @@
 /* GPU fill and check kernels for the shared data pattern (kernels/pattern.h). */
+#include <mutex>
+
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -15,7 +17,7 @@ unsigned grid_for(size_t count)
 }
 
 /* How a pattern value becomes an element, and when an element is wrong. Comparing as values
- * matches the host check (harness/device/backend.c): NaN is always wrong. */
+ * matches the host check (harness/device/pattern_host.c): NaN is always wrong. */
 template <typename T>
 struct elem {
     static __device__ T from(int64_t v) { return (T)v; }
@@ -85,22 +87,55 @@ extern "C" int fb_kernel_fill(void *buf, size_t count, enum fb_dtype dtype, stru
     }
 }
 
-/* The count of wrong elements lives in device memory of its own, one per thread that verifies,
- * made at its first check and kept for the process's life: a cudaMalloc and cudaFree per check
- * (as before, issue 29) synchronize the whole device, every stream of every thread, between the
- * points of a run. The device is the process's one (the backend's open), never reset. */
-static thread_local unsigned long long *tl_dev_wrong = NULL;
+/* The count of wrong elements lives in device memory of its own, taken from a pool and given
+ * back once its check has synchronized: a cudaMalloc and cudaFree per check (as before, issue 29)
+ * synchronize the whole device, every stream of every thread, between the points of a run. The
+ * pool holds as many counters as checks ever ran at once (a thread that ends leaves nothing
+ * behind, as a counter of its own per thread did); past kPoolMax idle ones, a counter given back
+ * is freed. A check that fails gives its counter back only once its stream drains (its kernel
+ * may still write it); on a stream that fails too, the counter is left out.
+ * The device is the process's one (the backend's open), never reset. */
+namespace {
+constexpr int kPoolMax = 64;
+std::mutex pool_lock;
+unsigned long long *pool[kPoolMax];
+int pool_n = 0;
+
+cudaError_t counter_take(unsigned long long **out)
+{
+    {
+        std::lock_guard<std::mutex> g(pool_lock);
+        if (pool_n > 0) {
+            *out = pool[--pool_n];
+            return cudaSuccess;
+        }
+    }
+    return cudaMalloc((void **)out, sizeof **out);
+}
+
+void counter_give(unsigned long long *c)
+{
+    {
+        std::lock_guard<std::mutex> g(pool_lock);
+        if (pool_n < kPoolMax) {
+            pool[pool_n++] = c;
+            return;
+        }
+    }
+    (void)cudaFree(c);
+}
+} // namespace
 
 extern "C" int fb_kernel_check(const void *buf, size_t count, enum fb_dtype dtype,
                                struct fb_pattern p, size_t *wrong, void *stream)
 {
     cudaStream_t s = (cudaStream_t)stream;
-    unsigned long long *dev_wrong = tl_dev_wrong, host_wrong = 0;
-    cudaError_t err = cudaSuccess;
+    unsigned long long *dev_wrong = NULL, host_wrong = 0;
+    cudaError_t err;
 
-    if (!dev_wrong && (err = cudaMalloc((void **)&dev_wrong, sizeof *dev_wrong)) != cudaSuccess)
+    *wrong = 0;
+    if ((err = counter_take(&dev_wrong)) != cudaSuccess)
         return (int)err;
-    tl_dev_wrong = dev_wrong;
     err = cudaMemsetAsync(dev_wrong, 0, sizeof *dev_wrong, s);
     if (err == cudaSuccess) {
         switch (dtype) {
@@ -116,6 +151,9 @@ extern "C" int fb_kernel_check(const void *buf, size_t count, enum fb_dtype dtyp
         err = cudaMemcpyAsync(&host_wrong, dev_wrong, sizeof host_wrong, cudaMemcpyDeviceToHost, s);
     if (err == cudaSuccess)
         err = cudaStreamSynchronize(s);
+    /* after a failure, only a stream that drains shows no kernel can still write the counter */
+    if (err == cudaSuccess || cudaStreamSynchronize(s) == cudaSuccess)
+        counter_give(dev_wrong);
     *wrong = (size_t)host_wrong;
     return (int)err;
 }

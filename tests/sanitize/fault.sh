@@ -1,7 +1,7 @@
 #!/bin/sh
 # Fault injection under the sanitizers (FB_FAULT, harness/device/backend_fault.h): runs a short job on
-# 2 ranks again and again, each time failing one allocation, copy, stream creation or event
-# creation of the host backend, and checks that every run ends cleanly: a nonzero exit with
+# 2 ranks again and again, each time failing one allocation, copy, stream creation, event
+# creation or IPC open of the host backend, and checks that every run ends cleanly: a nonzero exit with
 # fabricbench's one-line error (rank 0's last line says what stopped and why), no hang (a
 # timeout), no crash, and no report from AddressSanitizer, UBSan or LeakSanitizer (which halt
 # on their first; Open MPI's own allocations are untracked, so a leak reported is ours). That is
@@ -13,7 +13,8 @@
 # compute) or step. Each share must inject at least one fault.
 # Counts come first (FB_FAULT=count). In CI: p2p, the benchmark with the most calls of every
 # kind (IPC shared memory, three transports, matrices), is failed at every N of its allocations
-# and at 6 points spread over its copies, streams and events, plus three faults on one rank
+# and at 6 points spread over its copies, streams and events and 4 over its IPC opens (a pair
+# that cannot map is waived: exit 0, warned, nothing leaked), plus three faults on one rank
 # alone; the quick benchmarks together (h2d allreduce pipeline memfit) at 8 points over their
 # allocations and 4 over each other kind; densenet_allreduce and compute, long runs, at their
 # first calls. `full` fails every N of every kind of the first two sets (about 370 runs).
@@ -32,10 +33,10 @@ opts="--backend host --sizes 4K --matrix-bytes 4K --latency-bytes 8 --fusion 4M 
  --memory-budget 64M --quiet"
 runs=0 injected=0
 
-# count SET: writes "alloc copy stream event", the most over the ranks of a clean run of SET,
+# count SET: writes "alloc copy stream event ipc", the most over the ranks of a clean run of SET,
 # into $work/counts.
 count() {
-    echo "0 0 0 0" >"$work/counts"
+    echo "0 0 0 0 0" >"$work/counts"
     # shellcheck disable=SC2086
     FB_FAULT=count mpi 2 "$bin" run $1 $opts --out "$work/count" >"$work/count.out" 2>"$work/count.err"
     rc=$?
@@ -45,9 +46,11 @@ count() {
         fail "$1: the counting run is not clean (exit $rc)"
         return
     fi
-    sed -n 's/.*made \([0-9]*\) allocations, \([0-9]*\) copies, \([0-9]*\) stream creations, \([0-9]*\) event creations.*/\1 \2 \3 \4/p' \
-        "$work/count.err" | awk '{ for (i = 1; i <= 4; i++) if ($i > m[i]) m[i] = $i }
-                                 END { print m[1] + 0, m[2] + 0, m[3] + 0, m[4] + 0 }' >"$work/counts"
+    sed -n 's/.*made \([0-9]*\) allocations, \([0-9]*\) copies, \([0-9]*\) stream creations, \([0-9]*\) event creations, \([0-9]*\) IPC opens.*/\1 \2 \3 \4 \5/p' \
+        "$work/count.err" | awk '{ for (i = 1; i <= 5; i++) if ($i > m[i]) m[i] = $i }
+                                 END { print m[1] + 0, m[2] + 0, m[3] + 0, m[4] + 0, m[5] + 0 }' >"$work/counts"
+    # a count line that no longer parses would sweep nothing and pass
+    [ "$(awk '{ print $1 }' "$work/counts")" -gt 0 ] || fail "$1: no allocation counted: $(grep 'fault injection counts' "$work/count.err" | head -n 1)"
 }
 
 # fault SET PLAN: one run of SET with FB_FAULT=PLAN, checked.
@@ -82,6 +85,31 @@ fault() {
     echo "$what: exit $rc, $last"
 }
 
+# waived PLAN: one run of p2p with an IPC open failed (FB_FAULT=ipc:N), checked: a pair that cannot
+# map its partner's memory is waived, not an error (tests/mpi/p2p_waived.sh), so the run ends
+# well (exit 0, no `error:` line), warns of the waived pair, and leaks nothing.
+waived() {
+    plan=$1 out="$work/f"
+    runs=$((runs + 1))
+    rm -rf "$out"
+    # shellcheck disable=SC2086
+    FB_FAULT=$plan timeout 120 "${MPIEXEC:-mpirun}" --oversubscribe -np 2 "$bin" run p2p $opts \
+        --out "$out" >"$work/f.out" 2>"$work/f.err"
+    rc=$?
+    what="FB_FAULT=$plan on 'p2p'"
+    if [ "$rc" = 124 ]; then fail "$what: no end within 120 s (a hang)"; return; fi
+    if [ -n "$(sanitizer_reports "$work/f.err")" ]; then
+        fail "$what: exit $rc with sanitizer reports:"; sed -n '1,60p' "$work/f.err" >&2; return
+    fi
+    [ "$rc" = 0 ] || { fail "$what: exit $rc, expected 0 (the pair waived)"; cat "$work/f.err" >&2; return; }
+    grep -q "error:" "$work/f.err" && fail "$what: an error line in a run that went on: $(grep 'error:' "$work/f.err")"
+    grep -q 'warning: fault injection: failing' "$work/f.err" || return 0
+    injected=$((injected + 1))
+    grep -q "warning: p2p: rank [01] cannot map rank [01]'s [a-z]* memory, so this pair's [A-Za-z]* point is waived" \
+        "$work/f.err" || fail "$what: no warning naming the waived pair: $(cat "$work/f.err")"
+    echo "$what: exit 0, the pair waived"
+}
+
 # every N from 1 to MAX of KIND (a sample of `points` spread evenly when points > 0)
 sweep() { # SET KIND MAX [POINTS]
     s=$1 kind=$2 max=$3 points=${4:-0}
@@ -91,7 +119,9 @@ sweep() { # SET KIND MAX [POINTS]
     else
         ns=$(seq 1 "$max")
     fi
-    for n in $ns; do fault "$s" "$kind:$n"; done
+    for n in $ns; do
+        if [ "$kind" = ipc ]; then waived "$kind:$n"; else fault "$s" "$kind:$n"; fi
+    done
 }
 
 if share p2p; then
@@ -107,10 +137,11 @@ fi
 if share p2p || share p2p_alloc; then
 count p2p
 set -- $(cat "$work/counts")
-echo "p2p: $1 allocations, $2 copies, $3 streams, $4 events (the most over the ranks)"
+echo "p2p: $1 allocations, $2 copies, $3 streams, $4 events, $5 IPC opens (the most over the ranks)"
+[ "$5" -gt 0 ] || fail "p2p: no IPC open counted (its device-memory pairs map each other's buffers)"
 if share p2p_alloc; then sweep p2p alloc "$1"; fi
 if share p2p; then
-sweep p2p copy "$2" 6; sweep p2p stream "$3" 6; sweep p2p event "$4" 6
+sweep p2p copy "$2" 6; sweep p2p stream "$3" 6; sweep p2p event "$4" 6; sweep p2p ipc "$5" 4
 # one rank alone failing while the other goes on to its next collective: the ranks must agree
 fault p2p "alloc:$(($1 / 2 + 1))@1"; fault p2p "copy:3@1"; fault p2p "event:2@0"
 fi
