@@ -53,21 +53,25 @@ count() {
     [ "$(awk '{ print $1 }' "$work/counts")" -gt 0 ] || fail "$1: no allocation counted: $(grep 'fault injection counts' "$work/count.err" | head -n 1)"
 }
 
-# fault SET PLAN: one run of SET with FB_FAULT=PLAN, checked.
-fault() {
-    set_=$1 plan=$2 out="$work/f"
+# job SET PLAN: one run of SET with FB_FAULT=PLAN; sets rc and what. Fails the test and returns
+# 1 on a hang (no end within 120 s) or a sanitizer report.
+job() {
     runs=$((runs + 1))
-    rm -rf "$out"
+    rm -rf "$work/f"
     # shellcheck disable=SC2086
-    FB_FAULT=$plan timeout 120 "${MPIEXEC:-mpirun}" --oversubscribe -np 2 "$bin" run $set_ $opts \
-        --out "$out" >"$work/f.out" 2>"$work/f.err"
+    FB_FAULT=$2 timeout 120 "${MPIEXEC:-mpirun}" --oversubscribe -np 2 "$bin" run $1 $opts \
+        --out "$work/f" >"$work/f.out" 2>"$work/f.err"
     rc=$?
-    what="FB_FAULT=$plan on '$set_'"
-    if [ "$rc" = 124 ]; then fail "$what: no end within 120 s (a hang)"; return; fi
-    reports=$(sanitizer_reports "$work/f.err")
-    if [ -n "$reports" ]; then
-        fail "$what: exit $rc with sanitizer reports:"; sed -n '1,60p' "$work/f.err" >&2; return
+    what="FB_FAULT=$2 on '$1'"
+    if [ "$rc" = 124 ]; then fail "$what: no end within 120 s (a hang)"; return 1; fi
+    if [ -n "$(sanitizer_reports "$work/f.err")" ]; then
+        fail "$what: exit $rc with sanitizer reports:"; sed -n '1,60p' "$work/f.err" >&2; return 1
     fi
+}
+
+# fault SET PLAN: one run of SET with FB_FAULT=PLAN, checked: exit 1 with rank 0's error last.
+fault() {
+    job "$1" "$2" || return
     if ! grep -q 'warning: fault injection: failing' "$work/f.err"; then
         # N beyond this job's calls: nothing failed, and the run must simply succeed
         [ "$rc" = 0 ] || { fail "$what: nothing injected, yet exit $rc"; cat "$work/f.err" >&2; }
@@ -89,18 +93,7 @@ fault() {
 # map its partner's memory is waived, not an error (tests/mpi/p2p_waived.sh), so the run ends
 # well (exit 0, no `error:` line), warns of the waived pair, and leaks nothing.
 waived() {
-    plan=$1 out="$work/f"
-    runs=$((runs + 1))
-    rm -rf "$out"
-    # shellcheck disable=SC2086
-    FB_FAULT=$plan timeout 120 "${MPIEXEC:-mpirun}" --oversubscribe -np 2 "$bin" run p2p $opts \
-        --out "$out" >"$work/f.out" 2>"$work/f.err"
-    rc=$?
-    what="FB_FAULT=$plan on 'p2p'"
-    if [ "$rc" = 124 ]; then fail "$what: no end within 120 s (a hang)"; return; fi
-    if [ -n "$(sanitizer_reports "$work/f.err")" ]; then
-        fail "$what: exit $rc with sanitizer reports:"; sed -n '1,60p' "$work/f.err" >&2; return
-    fi
+    job p2p "$1" || return
     [ "$rc" = 0 ] || { fail "$what: exit $rc, expected 0 (the pair waived)"; cat "$work/f.err" >&2; return; }
     grep -q "error:" "$work/f.err" && fail "$what: an error line in a run that went on: $(grep 'error:' "$work/f.err")"
     grep -q 'warning: fault injection: failing' "$work/f.err" || return 0
