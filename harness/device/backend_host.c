@@ -182,8 +182,8 @@ static fb_status alloc_pages(enum fb_mem kind, size_t bytes, void **out)
         fresh = true;
     }
     /* A pageable buffer too: the benchmark writes it before timing, and the kernel's populate
-     * costs a twentieth of a fault per page (shm.h). A new mapping it populated is zeroed by
-     * the kernel already. */
+     * with the first write after it costs about half of the faults it replaces (shm.h). A new
+     * mapping it populated is zeroed by the kernel already. */
     if (!kept)
         zero = fb_pages_populate(p, rounded) && fresh;
     if (kind != FB_MEM_PAGEABLE) {
