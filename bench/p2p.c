@@ -291,6 +291,9 @@ static fb_status swap_handles(struct p2p_state *s, enum fb_mem kind, void *own, 
         return (fb_status)out.st;
     if (s->to >= 0) {
         char why[256] = "";
+        /* the partner could not allocate: its failure, which it reports itself */
+        if (in.st == FB_ERR_NOMEM)
+            return FB_ERR_PEER;
         if (in.st != FB_OK)
             return (fb_status)in.st;
         /* A peer's memory this rank cannot map waives the pair's point (the runner says so):
@@ -305,15 +308,16 @@ static fb_status swap_handles(struct p2p_state *s, enum fb_mem kind, void *own, 
 }
 
 /* The handshakes of IPC copies: this rank's status goes to `a` while `b`'s arrives; returns
- * the worse of the two. Sent even after a failure, so a partner never waits for a message that
- * will not come, and learns that the step failed. */
+ * this rank's own failure, else FB_ERR_PEER where `b` failed (b names its own). Sent even after
+ * a failure, so a partner never waits for a message that will not come, and learns that the
+ * step failed. */
 static fb_status token(MPI_Comm comm, int a, int b, int tag, fb_status mine)
 {
     int32_t out = (int32_t)mine, in = FB_OK;
 
     MPI_Sendrecv(&out, 1, MPI_INT32_T, peer_or_null(a), tag, &in, 1, MPI_INT32_T, peer_or_null(b),
                  tag, comm, MPI_STATUS_IGNORE);
-    return in > out ? (fb_status)in : mine;
+    return mine != FB_OK ? mine : in != FB_OK ? FB_ERR_PEER : FB_OK;
 }
 
 static void p2p_teardown(void *p)
@@ -395,7 +399,7 @@ static fb_status p2p_setup(const struct fb_ctx *ctx, const struct fb_case *c,
     /* A peer's memory that cannot be mapped here (no peer access between the GPUs, /proc out of
      * reach) waives this pair's IPC point; it does not stop the benchmark. */
     if (st == FB_OK && swapped != FB_OK)
-        st = swapped == FB_ERR_NOMEM ? swapped : FB_ERR_UNSUPPORTED;
+        st = swapped == FB_ERR_NOMEM || swapped == FB_ERR_PEER ? swapped : FB_ERR_UNSUPPORTED;
     if (st == FB_OK)
         st = be->stream_sync(stream);
     return st;

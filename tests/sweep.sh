@@ -184,4 +184,35 @@ if [ -n "$left" ]; then
     fail "timeout: processes left behind: $left"
     for pid in $(echo "$left" | awk '{ print $1 }'); do kill -9 "$pid" 2>/dev/null; done
 fi
+
+# --- kill -9 of the sweep itself: it can clean up nothing, yet its launch (mpirun and both
+# ranks) dies with it, and launches.csv already holds the launch it was in, as `started`
+"$bin" sweep --np 2 --no-doctor --no-report --vary NCCL_P2P_DISABLE=0,1 --mpirun-arg --oversubscribe \
+    --out "$work/killed" -- h2d --backend host --sizes 64M --iters 100000 --trials 1000 --warmup 0 \
+    >killed.out 2>killed.err &
+sweep_pid=$!
+# the launch's ranks running (their --out names the variant's folder): up to 30 s to start
+i=0
+while [ "$i" -lt 300 ] && [ "$(ps -eo args= | grep -F "$work/killed/NCCL_P2P_DISABLE-0" | grep -c fabricbench)" -lt 3 ]; do
+    sleep 0.1; i=$((i + 1))
+done
+[ "$i" -lt 300 ] || fail "kill -9: the launch never showed mpirun and two ranks: $(cat killed.err)"
+kill -9 "$sweep_pid"
+wait "$sweep_pid" 2>/dev/null
+# mpirun gets SIGTERM at once and stops its ranks; give it 10 s
+i=0
+while [ "$i" -lt 100 ] && ps -eo args= | grep -F "$work/killed" | grep -q fabricbench; do
+    sleep 0.1; i=$((i + 1))
+done
+left=$(ps -eo pid=,args= | grep -F "$work/killed" | grep fabricbench | grep -v grep)
+if [ -n "$left" ]; then
+    fail "kill -9: the launch outlived the sweep by 10 s: $left"
+    for pid in $(echo "$left" | awk '{ print $1 }'); do kill -9 "$pid" 2>/dev/null; done
+fi
+[ "$(csv_field killed/launches.csv NCCL_P2P_DISABLE-0 status)" = started ] ||
+    fail "kill -9: launches.csv has no 'started' row for the launch in progress: $(cat killed/launches.csv 2>&1)"
+[ "$(grep -c . killed/launches.csv)" = 2 ] || fail "kill -9: launches.csv holds other rows: $(cat killed/launches.csv)"
+# and report reads a sweep that ended so (the launch without results said, not an error)
+"$bin" report killed >killed-report.out 2>killed-report.err ||
+    fail "kill -9: report refused the sweep: $(cat killed-report.err)"
 finish

@@ -486,7 +486,7 @@ static int locate_main(struct loc *l)
     struct fb_runner runner = {0};
     bool runner_up = false;
     double t0;
-    char kind;
+    char kind, why[160] = "";
     int a, b;
     fb_status st;
 
@@ -538,11 +538,15 @@ static int locate_main(struct loc *l)
 out:
     if (runner_up)
         fb_runner_release(&runner);
+    if (st != FB_OK)
+        fb_world_stop_reason(w, st, why, sizeof why);
+    /* the failed rank and its error, as run names them (docs/timeouts.md) */
+    if (w->rank == 0 && st != FB_OK)
+        fb_error("locate %s: %s", st == FB_ERR_INTERRUPTED ? "interrupted" : "stopped", why);
     if (w->rank == 0 && l->env) {
         const char *state = st == FB_OK ? "complete" : st == FB_ERR_INTERRUPTED ? "interrupted"
                                        : st == FB_ERR_TIMEOUT ? "timeout" : "failed";
-        if (fb_run_record_mark(state, st == FB_OK ? "" : fb_status_str(st)) != FB_OK &&
-            st == FB_OK)
+        if (fb_run_record_mark(state, st == FB_OK ? "" : why) != FB_OK && st == FB_OK)
             st = FB_ERR_IO;
     }
     if (w->rank == 0) {

@@ -253,22 +253,14 @@ static int run_benchmarks(struct run *r)
         if (st == FB_ERR_UNSUPPORTED)
             continue; /* waived with a reason */
         if (st != FB_OK) {
-            fb_status cause = st;
-            int who = -1;
-            char host[64], by[160] = "";
+            char why[160];
 
             /* the rank that failed first, and its host: "rank 1 on nodeb: out of memory" */
-            if (st != FB_ERR_INTERRUPTED && fb_world_culprit(w, &cause, &who, host, sizeof host)
-                && who >= 0)
-                snprintf(by, sizeof by, "rank %d on %s: ", who, host);
-            else
-                cause = st;
+            fb_world_stop_reason(w, st, why, sizeof why);
             if (w->rank == 0)
-                fb_error("%s %s: %s%s; results of earlier points are kept", list[i]->name,
-                         st == FB_ERR_INTERRUPTED ? "interrupted" : "stopped", by,
-                         fb_status_str(cause));
-            snprintf(stopped, sizeof stopped, "%s: %s%s", list[i]->name, by,
-                     fb_status_str(cause));
+                fb_error("%s %s: %s; results of earlier points are kept", list[i]->name,
+                         st == FB_ERR_INTERRUPTED ? "interrupted" : "stopped", why);
+            snprintf(stopped, sizeof stopped, "%s: %s", list[i]->name, why);
             worst = st;
             break;
         }

@@ -356,8 +356,16 @@ out:
     if (runner_up)
         fb_runner_release(&runner);
     *worst = st;
-    if (st != FB_OK)
-        snprintf(stopped, stoppedlen, "soak: interval %d: %s", i, fb_status_str(st));
+    if (st != FB_OK) {
+        char why[160];
+        fb_world_stop_reason(w, st, why, sizeof why);
+        snprintf(stopped, stoppedlen, "soak: interval %d: %s", i, why);
+        /* the failed rank and its error, as run names them (docs/timeouts.md); a plan refused
+         * or a benchmark this machine cannot run was said above */
+        if (w->rank == 0 && st != FB_ERR_USAGE && st != FB_ERR_UNSUPPORTED)
+            fb_error("soak %s in interval %d: %s", st == FB_ERR_INTERRUPTED ? "interrupted"
+                                                                            : "stopped", i, why);
+    }
     if (w->rank == 0 && st == FB_OK) {
         int n = k->findings + health.findings;
         if (n)

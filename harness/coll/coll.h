@@ -37,7 +37,10 @@ struct fb_coll {
     /* The transport label written to the CSV: "mpi", "mpi-cuda-aware", "mpi-staged", "nccl". */
     const char *(*transport)(const struct fb_coll_comm *c);
     /* Collective, stream-ordered where the library is (NCCL); MPI completes before returning.
-     * send == recv means in place. */
+     * send == recv means in place. Every call is made on every rank even when a step of this
+     * rank before it failed (a copy, a stream wait), and the failure returned after, so no
+     * rank is left waiting in a call that another never makes (mpi: not without its staging
+     * buffer, whose allocation failing leaves the call unmade). */
     fb_status (*allreduce)(struct fb_coll_comm *c, const void *send, void *recv, size_t count,
                            enum fb_dtype dtype, enum fb_redop op, struct fb_stream *s);
     /* Point to point: sends `bytes` of `send` to rank `to` while receiving `bytes` into `recv`

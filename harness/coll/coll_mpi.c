@@ -144,9 +144,9 @@ static fb_status mpi_allreduce(struct fb_coll_comm *c, const void *send, void *r
         return FB_ERR_UNSUPPORTED;
     if (!c->staged) {
         /* MPI reads device memory itself (host backend or CUDA-aware MPI): wait for the
-         * producer on the stream first, since MPI is not stream-ordered. */
-        if ((st = c->be->stream_sync(s)) != FB_OK)
-            return st;
+         * producer on the stream first, since MPI is not stream-ordered. Called even when that
+         * failed, so the other ranks are not left in the call (coll.h). */
+        fb_status synced = c->be->stream_sync(s);
         int rc;
         /* a collective wait: this rank has arrived (the watchdog names those that have not) */
         fb_watchdog_wait_begin();
@@ -154,19 +154,23 @@ static fb_status mpi_allreduce(struct fb_coll_comm *c, const void *send, void *r
         rc = MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count, t, sum, c->comm);
         fb_call_span_end(rc == MPI_SUCCESS);
         fb_watchdog_wait_end();
-        return mpi_check(rc, "MPI_Allreduce");
+        st = mpi_check(rc, "MPI_Allreduce");
+        return synced != FB_OK ? synced : st;
     }
-    if ((st = stage_reserve(c, bytes)) != FB_OK ||
-        (st = c->be->copy(c->stage, send, bytes, FB_COPY_D2H, s)) != FB_OK ||
-        (st = c->be->stream_sync(s)) != FB_OK)
+    /* Without a staging buffer there is nothing to call MPI with: the others wait until
+     * --timeout names this rank (docs/timeouts.md). */
+    if ((st = stage_reserve(c, bytes)) != FB_OK)
         return st;
+    fb_status staged = c->be->copy(c->stage, send, bytes, FB_COPY_D2H, s);
+    fb_status synced = c->be->stream_sync(s);
+    staged = staged != FB_OK ? staged : synced;
     fb_watchdog_wait_begin();
     fb_call_span_partial(); /* the copies are part of a staged call: its span is not the call's */
     st = mpi_check(MPI_Allreduce(MPI_IN_PLACE, c->stage, (int)count, t, sum, c->comm),
                    "MPI_Allreduce");
     fb_watchdog_wait_end();
-    if (st != FB_OK)
-        return st;
+    if (staged != FB_OK || st != FB_OK)
+        return staged != FB_OK ? staged : st;
     if ((st = c->be->copy(recv, c->stage, bytes, FB_COPY_H2D, s)) != FB_OK)
         return st;
     return c->be->stream_sync(s);
@@ -289,27 +293,31 @@ static fb_status mpi_call(MPI_Comm comm, const struct mpi_call *k)
 static fb_status mpi_run(struct fb_coll_comm *c, struct mpi_call k, const void *in, size_t inb,
                          void *out, size_t outb, struct fb_stream *s)
 {
-    fb_status st;
+    fb_status st, before;
     char *stage;
 
     if (!c->staged) {
-        /* MPI reads backend memory itself: wait for the producer on the stream first. */
-        if ((st = c->be->stream_sync(s)) != FB_OK)
-            return st;
-        return mpi_call(c->comm, &k);
+        /* MPI reads backend memory itself: wait for the producer on the stream first (the call
+         * is made even when that failed, as below) */
+        before = c->be->stream_sync(s);
+        st = mpi_call(c->comm, &k);
+        return before != FB_OK ? before : st;
     }
+    /* without a staging buffer there is nothing to call MPI with (mpi_allreduce) */
     if ((st = stage_reserve(c, inb + outb)) != FB_OK)
         return st;
     stage = c->stage;
-    if (inb && (st = c->be->copy(stage, in, inb, FB_COPY_D2H, s)) != FB_OK)
-        return st;
-    if ((st = c->be->stream_sync(s)) != FB_OK)
-        return st;
+    /* A failed copy in still makes the call, so the other ranks are not left in it (coll.h);
+     * the first failure is returned after. */
+    before = inb ? c->be->copy(stage, in, inb, FB_COPY_D2H, s) : FB_OK;
+    st = c->be->stream_sync(s);
+    before = before != FB_OK ? before : st;
     k.send = stage;
     k.recv = k.kind == K_BCAST ? stage : stage + inb;
     fb_call_span_partial(); /* the copies are part of a staged call */
-    if ((st = mpi_call(c->comm, &k)) != FB_OK || !outb)
-        return st;
+    st = mpi_call(c->comm, &k);
+    if (before != FB_OK || st != FB_OK || !outb)
+        return before != FB_OK ? before : st;
     if ((st = c->be->copy(out, k.recv, outb, FB_COPY_H2D, s)) != FB_OK)
         return st;
     return c->be->stream_sync(s);
@@ -425,10 +433,12 @@ static fb_status mpi_broadcast(struct fb_coll_comm *c, const void *send, void *r
      * of the call and of its span */
     if (rank == root && send != recv) {
         double begin = fb_call_span_now();
-        if ((st = c->be->copy(recv, send, blk, FB_COPY_D2D, s)) != FB_OK ||
-            (st = mpi_run(c, k, NULL, 0, NULL, 0, s)) != FB_OK) {
+        /* the broadcast is made even after a failed copy: the others wait in it */
+        fb_status copied = c->be->copy(recv, send, blk, FB_COPY_D2D, s);
+        st = mpi_run(c, k, NULL, 0, NULL, 0, s);
+        if (copied != FB_OK || st != FB_OK) {
             fb_call_span_partial();
-            return st;
+            return copied != FB_OK ? copied : st;
         }
         fb_call_span_widen(begin);
         return FB_OK;

@@ -23,16 +23,19 @@
     X(FB_ERR_INTERNAL, FB_SEV_RESOURCE, "internal error")                                 \
     X(FB_ERR_STRICT, FB_SEV_FAILED, "a rule of CUDA broken (host-strict)")                \
     X(FB_ERR_TIMEOUT, FB_SEV_TIMEOUT, "timed out (--timeout)")                            \
-    X(FB_ERR_INTERRUPTED, FB_SEV_INTERRUPTED, "interrupted (SIGINT or SIGTERM)")
+    X(FB_ERR_INTERRUPTED, FB_SEV_INTERRUPTED, "interrupted (SIGINT or SIGTERM)")           \
+    X(FB_ERR_PEER, FB_SEV_ECHO, "a partner rank failed")
 
 /* How bad a status is, lowest first. When ranks disagree the most severe wins (then the later
  * code, then the lowest rank): a point one rank cannot measure (waived) never hides another rank's
- * failure; a transport error, often only the echo of a peer's failure, yields to the peer's own
- * cause; a rank short of memory, storage or its GPU is the root cause of the others' failures; a
+ * failure; a rank that only learnt of its partner's failure (PEER) yields to any failure, so the
+ * partner is the one named; a transport error, often only the echo of a peer's failure, yields
+ * to the peer's own cause; a rank short of memory, storage or its GPU is the root cause of the others' failures; a
  * timeout and a signal stop every rank whatever else was seen. */
 enum fb_severity {
     FB_SEV_OK,          /* success */
     FB_SEV_WAIVED,      /* UNSUPPORTED: the point is skipped with a reason, the run goes on */
+    FB_SEV_ECHO,        /* PEER: a partner's failure, told to this rank */
     FB_SEV_TRANSPORT,   /* MPI, NCCL */
     FB_SEV_FAILED,      /* USAGE, NOT_BUILT, BACKEND, VERIFY, OVERSUBSCRIBED */
     FB_SEV_RESOURCE,    /* NOMEM, IO, NO_DEVICE, INTERNAL */

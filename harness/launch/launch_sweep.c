@@ -78,8 +78,8 @@ static fb_status build(const struct fb_launch_sweep *s, size_t k, bool doctor, s
 
 static const char *status_word(const struct fb_launch_outcome *o)
 {
-    if (!o->ran)
-        return "not_run";
+    if (!o->ran) /* launched, never seen to end: the sweep was killed during it */
+        return o->started ? "started" : "not_run";
     if (o->run.interrupted)
         return "interrupted";
     if (o->run.timed_out)
@@ -116,10 +116,13 @@ static fb_status write_launches(const struct fb_launch_sweep *s)
     for (size_t k = 0; k < s->nvariants && st == FB_OK; k++) {
         const struct fb_launch_outcome *o = &s->outcomes[k];
         char exit_s[16], wall[32], doctor[16];
-        if (!o->ran)
+        if (!o->started)
             continue;
-        snprintf(exit_s, sizeof exit_s, "%d", o->run.exit_status);
-        snprintf(wall, sizeof wall, "%.3f", o->run.wall_s);
+        exit_s[0] = wall[0] = '\0'; /* unknown until it ends */
+        if (o->ran) {
+            snprintf(exit_s, sizeof exit_s, "%d", o->run.exit_status);
+            snprintf(wall, sizeof wall, "%.3f", o->run.wall_s);
+        }
         if (o->doctor_ran)
             snprintf(doctor, sizeof doctor, "%d", o->doctor.exit_status);
         else
@@ -173,7 +176,8 @@ static void write_launch_txt(const struct fb_launch_sweep *s, size_t k, const ch
     free(text);
 }
 
-/* Runs one launcher command; prints it first. */
+/* Runs one launcher command; prints it first, and a run is recorded in launches.csv as it
+ * starts (status `started`), so a sweep killed during it leaves its row. */
 static fb_status launch_one(struct fb_launch_sweep *s, size_t k, bool doctor, char **line,
                             struct fb_subprocess_result *res)
 {
@@ -186,6 +190,11 @@ static fb_status launch_one(struct fb_launch_sweep *s, size_t k, bool doctor, ch
     if (st == FB_OK) {
         printf("%s\n", *line);
         fflush(stdout);
+    }
+    if (st == FB_OK && !s->dry_run && !doctor) {
+        s->outcomes[k].started = true;
+        if (s->nvariants > 1 && write_launches(s) != FB_OK)
+            fb_warn("sweep: cannot write %s/launches.csv", s->root);
     }
     if (st == FB_OK && !s->dry_run) {
         st = fb_subprocess_wait(argv.v, env.v, s->timeout_s, GRACE_S, &stop_requested, 0, res);

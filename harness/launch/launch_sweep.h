@@ -13,7 +13,8 @@
 
 /* What one launch did. */
 struct fb_launch_outcome {
-    bool ran;
+    bool started; /* the run was launched (recorded in launches.csv before it ran) */
+    bool ran;     /* ... and ended */
     struct fb_subprocess_result doctor, run;
     bool doctor_ran;
     char *command; /* the run's command line */

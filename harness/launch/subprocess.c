@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -15,11 +16,18 @@
 
 #include "clock.h"
 
-/* In the child, between fork and exec: only async-signal-safe calls and putenv/setenv. */
-static void child(char *const *argv, char *const *env, int flags)
+/* In the child, between fork and exec: only async-signal-safe calls and putenv/setenv.
+ * `parent`: the pid that forked it. */
+static void child(char *const *argv, char *const *env, int flags, pid_t parent)
 {
-    int null = open("/dev/null", O_RDWR);
+    int null;
 
+    /* The launch dies with the sweep, even a sweep killed by SIGKILL that can clean up
+     * nothing: SIGTERM when the parent goes (mpirun and srun stop their ranks on it), and at
+     * once where the parent went before this line (then this process has another parent). */
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+        _exit(128 + SIGTERM);
+    null = open("/dev/null", O_RDWR);
     /* its own group, so that the group can be stopped as one; reading the terminal from it
      * would stop it (SIGTTIN), hence stdin from /dev/null (mpirun forwards stdin to rank 0) */
     setpgid(0, 0);
@@ -158,7 +166,7 @@ fb_status fb_subprocess_wait(char *const *argv, char *const *env, double timeout
     double start = fb_clock_now_s(), term_at = 0.0;
     bool terminating = false;
     int ws = 0;
-    pid_t pid, got;
+    pid_t pid, got, self = getpid();
 
     memset(res, 0, sizeof *res);
     fflush(stdout);
@@ -166,7 +174,7 @@ fb_status fb_subprocess_wait(char *const *argv, char *const *env, double timeout
     if ((pid = fork()) < 0)
         return FB_ERR_IO;
     if (pid == 0)
-        child(argv, env, flags);
+        child(argv, env, flags, self);
     /* also here, so a signal sent before the child ran setpgid still finds the group */
     setpgid(pid, pid);
     for (;;) {

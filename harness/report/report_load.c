@@ -166,9 +166,10 @@ int fb_report_launches_load(const char *top, const char *path, struct fb_report_
             goto out;
         }
         memcpy(x->run.dir, folder, sizeof folder);
-        /* A launch that failed may have left no run: said in the summary, not an error. */
+        /* A launch that failed, or never ended (no exit status: the sweep was killed during
+         * it), may have left no run: said in the summary, not an error. */
         snprintf(csv, sizeof csv, "%s/results.csv", folder);
-        if (stat(csv, &sb) != 0 && status && strcmp(status, "0") != 0 && status[0])
+        if (stat(csv, &sb) != 0 && status && strcmp(status, "0") != 0)
             continue;
         if ((rc = fb_report_run_load(&x->run, folder)) != 0) {
             char shown[200];

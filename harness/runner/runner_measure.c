@@ -1,7 +1,14 @@
 /* Timing one case: who takes part, warm-up, calibration of the iterations a trial needs, the
  * timed trials (and a collective's iterations one by one), a collective's trials timed OSU's
  * way (--timing synced: a barrier before each iteration), and verification after timing.
- * Ranks that a case leaves idle still take part in its barriers. */
+ * Ranks that a case leaves idle still take part in its barriers.
+ *
+ * An iteration may be a collective call (or a pair's message), so a rank whose iteration failed
+ * must not leave the others waiting in the next one: within a batch it makes its remaining
+ * calls all the same (the collectives enter MPI even after a failed local step, coll_mpi.c),
+ * and the barriers between batches, trials and synced iterations carry a failure flag, so every
+ * rank stops at the same barrier; the failure is then agreed (fb_world_agree), which names the
+ * rank and its error. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner_impl.h"
 
@@ -75,6 +82,19 @@ static fb_status iterate(const struct fb_runner *r, const struct fb_bench *b, vo
     return b->iterate(state);
 }
 
+/* `n` iterations; after a failed one the rest are still made (their calls matched on the
+ * other ranks), and the first failure is returned. */
+static fb_status iterate_n(const struct fb_runner *r, const struct fb_bench *b, void *state, long n)
+{
+    fb_status st = FB_OK;
+
+    for (long i = 0; i < n; i++) {
+        fb_status got = iterate(r, b, state);
+        st = st != FB_OK ? st : got;
+    }
+    return st;
+}
+
 /* Times `iters` iterations between two events; returns microseconds per iteration. */
 static fb_status time_iters(const struct fb_runner *r, const struct fb_bench *b, void *state,
                             struct fb_stream *stream, struct fb_event *ev[2], long iters,
@@ -88,15 +108,16 @@ static fb_status time_iters(const struct fb_runner *r, const struct fb_bench *b,
         return st;
     fb_backend_scope_hook("iterate");
     /* the batch is the latency's loop: only the benchmark's call in it, unless a test slows
-     * this rank */
+     * this rank; after a failure the remaining calls are still made (the file's head) */
     if (r->slow_rank != r->s->world.rank) {
         for (long i = 0; i < iters; i++)
-            if ((st = b->iterate(state)) != FB_OK)
+            if ((st = b->iterate(state)) != FB_OK) {
+                fb_status rest = iterate_n(r, b, state, iters - i - 1);
+                (void)rest; /* the first failure is the one reported */
                 return st;
-    } else {
-        for (long i = 0; i < iters; i++)
-            if ((st = iterate(r, b, state)) != FB_OK)
-                return st;
+            }
+    } else if ((st = iterate_n(r, b, state, iters)) != FB_OK) {
+        return st;
     }
     fb_backend_scope_hook("timing");
     if ((st = be->event_record(ev[1], stream)) != FB_OK || (st = be->stream_sync(stream)) != FB_OK ||
@@ -106,32 +127,29 @@ static fb_status time_iters(const struct fb_runner *r, const struct fb_bench *b,
     return FB_OK;
 }
 
-/* Times `n` iterations one by one: an event between every two, all enqueued back to back so
- * the stream never waits for the host; microseconds of each into us[]. */
+/* Times `n` iterations one by one with the n + 1 events ev[] (made and agreed on beforehand,
+ * so a rank that could not make them never leaves the others in a collective call): an event
+ * between every two, all enqueued back to back so the stream never waits for the host;
+ * microseconds of each into us[]. After a failure the remaining iterations are still made. */
 static fb_status time_each(const struct fb_runner *r, const struct fb_bench *b, void *state,
-                           struct fb_stream *stream, long n, double *us)
+                           struct fb_stream *stream, struct fb_event **ev, long n, double *us)
 {
     const struct fb_backend *be = r->s->be;
-    struct fb_event *ev[MAX_EACH + 1] = {NULL};
-    fb_status st = FB_OK;
+    fb_status st = be->event_record(ev[0], stream);
 
-    for (long i = 0; i <= n && st == FB_OK; i++)
-        st = be->event_create(&ev[i]);
-    if (st == FB_OK)
-        st = be->event_record(ev[0], stream);
-    for (long i = 0; i < n && st == FB_OK; i++) {
+    for (long i = 0; i < n; i++) {
+        fb_status got;
         fb_backend_scope_hook("iterate");
-        if ((st = iterate(r, b, state)) == FB_OK) {
-            fb_backend_scope_hook("timing");
-            st = be->event_record(ev[i + 1], stream);
-        }
+        got = iterate(r, b, state);
+        fb_backend_scope_hook("timing");
+        if (got == FB_OK && st == FB_OK)
+            got = be->event_record(ev[i + 1], stream);
+        st = st != FB_OK ? st : got;
     }
     if (st == FB_OK)
         st = be->stream_sync(stream);
     for (long i = 0; i < n && st == FB_OK; i++)
         st = be->event_elapsed_us(ev[i], ev[i + 1], &us[i]);
-    for (long i = 0; i <= n; i++)
-        be->event_destroy(ev[i]);
     return st;
 }
 
@@ -139,23 +157,27 @@ static fb_status time_each(const struct fb_runner *r, const struct fb_bench *b, 
  * then the iteration alone on this rank, from the monotonic clock before it is issued to the
  * end of its stream, or, for an iteration that is one call (FB_ONE_CALL) which the collectives
  * table stamped whole, that call's own span; *us: this rank's mean. Collective: ranks that sit
- * the case out enter the barriers quietly. An interruption (a signal) reaches every rank at the
- * same barrier. */
+ * the case out enter the barriers quietly. An interruption (a signal) or a failure on any rank
+ * reaches every rank at the same barrier, and all stop there. */
 static fb_status time_synced(const struct fb_runner *r, const struct fb_bench *b, void *state,
                              struct fb_stream *stream, bool active, bool everyone, long iters,
-                             double *us)
+                             fb_status before, double *us)
 {
     const struct fb_world *w = &r->s->world;
     bool one_call = (b->needs & FB_ONE_CALL) != 0;
     double total = 0.0;
-    fb_status st = FB_OK;
+    fb_status st = before; /* a failure of an earlier trial stops this one at its first barrier */
 
     for (long i = 0; i < iters; i++) {
         double t0, took, call;
-        if (fb_world_barrier(w->comm, !active, everyone) == FB_ERR_INTERRUPTED)
+        bool failed = false;
+        if (fb_world_barrier_failed(w->comm, !active, everyone, st != FB_OK, &failed) ==
+            FB_ERR_INTERRUPTED)
             return st == FB_OK ? FB_ERR_INTERRUPTED : st;
-        if (!active || st != FB_OK)
-            continue; /* a failed rank keeps entering the barriers: the others are in them */
+        if (failed)
+            break; /* a rank failed: every rank stops here, the failure agreed by the caller */
+        if (!active)
+            continue;
         fb_backend_scope_hook("iterate");
         if (one_call)
             fb_call_span_clear(); /* armed until the take below */
@@ -244,7 +266,7 @@ static fb_status calibrate_synced(struct fb_runner *r, const struct fb_bench *b,
     for (;; n *= 4) {
         double us, wall = fb_clock_now_us();
         fb_watchdog_phase("synced calibration (%ld iterations)", n);
-        st = time_synced(r, b, state, stream, active, everyone, n, &us);
+        st = time_synced(r, b, state, stream, active, everyone, n, FB_OK, &us);
         wall = fb_clock_now_us() - wall;
         if ((st = fb_world_agree(w, st)) != FB_OK)
             return st;
@@ -303,7 +325,9 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
     /* Agreed before setup: a setup may wait on a partner (p2p swaps IPC handles). */
     if ((st = fb_world_agree(w, st)) != FB_OK)
         goto out;
-    if (active && (st = b->setup(ctx, c, stream, &state)) != FB_OK && st != FB_ERR_UNSUPPORTED)
+    /* (a rank whose partner failed says nothing: the partner names its own failure) */
+    if (active && (st = b->setup(ctx, c, stream, &state)) != FB_OK && st != FB_ERR_UNSUPPORTED &&
+        st != FB_ERR_PEER)
         fb_error("%s %s: setup of %zu bytes failed: %s", b->name, c->name, c->bytes,
                  fb_status_str(st));
     if ((st = fb_world_agree(w, st)) != FB_OK) {
@@ -328,8 +352,8 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
     /* Warm-up: first touches, lazy connection setup and clock ramps stay out of the timing. */
     fb_watchdog_phase("warm-up");
     fb_backend_scope_hook("iterate");
-    for (long i = 0; active && st == FB_OK && i < o->warmup; i++)
-        st = iterate(r, b, state);
+    if (active)
+        st = iterate_n(r, b, state, o->warmup);
     if (active && st == FB_OK)
         st = be->stream_sync(stream);
     fb_world_barrier(w->comm, !active, everyone);
@@ -342,12 +366,18 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
         goto out;
 
     for (long t = 0; fb_runner_batched(o, c) && t < o->trials; t++) {
+        bool failed = false;
         /* Start every trial together, so concurrent cases really overlap and a collective
          * is not charged for a late starter. Ranks that sit the case out wait quietly. */
         fb_watchdog_phase("trial %ld/%ld", t + 1, o->trials);
-        /* interrupted (every rank learns it here together): the other trials are skipped */
-        if (fb_world_barrier(w->comm, !active, everyone) == FB_ERR_INTERRUPTED && st == FB_OK)
+        /* interrupted or failed on any rank (every rank learns it here together): the other
+         * trials are skipped by all */
+        if (fb_world_barrier_failed(w->comm, !active, everyone, st != FB_OK, &failed) ==
+                FB_ERR_INTERRUPTED &&
+            st == FB_OK)
             st = FB_ERR_INTERRUPTED;
+        if (failed)
+            break;
         if (active && st == FB_OK)
             st = time_iters(r, b, state, stream, ev, m->iters, &m->samples[t]);
         if (active && st == FB_OK && b->trial_values)
@@ -366,7 +396,7 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
     for (long t = 0; fb_runner_synced(o, c) && t < o->trials; t++) {
         fb_status got;
         fb_watchdog_phase("synced trial %ld/%ld", t + 1, o->trials);
-        got = time_synced(r, b, state, stream, active, everyone, m->synced_iters,
+        got = time_synced(r, b, state, stream, active, everyone, m->synced_iters, st,
                           &m->synced[t]);
         st = st != FB_OK ? st : got;
         if (got == FB_ERR_INTERRUPTED)
@@ -380,13 +410,22 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
      * trials themselves took. */
     m->neach = 0;
     if (c->report == FB_REPORT_COLLECTIVE && fb_runner_batched(o, c)) {
+        struct fb_event *each_ev[MAX_EACH + 1] = {NULL};
         m->neach = m->iters * o->trials < MAX_EACH ? m->iters * o->trials : MAX_EACH;
         fb_watchdog_phase("per-iteration timing");
-        fb_world_barrier(w->comm, !active, everyone);
-        if (active)
-            st = time_each(r, b, state, stream, m->neach, m->each);
-        fb_world_barrier(w->comm, !active, everyone);
-        if ((st = fb_world_agree(w, st)) != FB_OK)
+        for (long i = 0; active && st == FB_OK && i <= m->neach; i++)
+            st = be->event_create(&each_ev[i]);
+        /* every rank has its events, or none times: agreed before the first collective call */
+        if ((st = fb_world_agree(w, st)) == FB_OK) {
+            fb_world_barrier(w->comm, !active, everyone);
+            if (active)
+                st = time_each(r, b, state, stream, each_ev, m->neach, m->each);
+            fb_world_barrier(w->comm, !active, everyone);
+            st = fb_world_agree(w, st);
+        }
+        for (long i = 0; i <= m->neach; i++)
+            be->event_destroy(each_ev[i]);
+        if (st != FB_OK)
             goto out;
     }
 

@@ -68,6 +68,12 @@ bool fb_world_all(const struct fb_world *w, bool mine, char *why, size_t len, in
 bool fb_world_culprit(const struct fb_world *w, fb_status *st, int *rank, char *host,
                       size_t len);
 
+/* What stopped a command, for its last error line and env.json, into buf (len bytes): "rank R
+ * on HOST: WHY" from the first failure the ranks agreed on (fb_world_culprit), or st's text
+ * alone for an interruption or where no rank is known. Every command names a failure so (run,
+ * soak, locate). Not collective; returns buf. */
+const char *fb_world_stop_reason(const struct fb_world *w, fb_status st, char *buf, size_t len);
+
 /* Rank r's host name ("?" for a rank outside the job). */
 const char *fb_world_host_of(const struct fb_world *w, int r);
 
@@ -79,6 +85,14 @@ const char *fb_world_host_of(const struct fb_world *w, int r);
  * so a rank that sits out a measurement takes no processor time from the ranks that measure;
  * the others wait on it. */
 fb_status fb_world_barrier(MPI_Comm comm, bool quiet, bool everyone);
+
+/* fb_world_barrier that also carries whether this rank has failed: *any_failed is true on every
+ * rank when one passed failed = true, so all ranks leave a loop of collective calls at the same
+ * barrier and none waits in a call that a failed rank will never make (the failure itself is
+ * agreed after, with fb_world_agree, which names it and its rank). The same one-int all-reduce
+ * (bitwise or of the interrupt and failure flags). */
+fb_status fb_world_barrier_failed(MPI_Comm comm, bool quiet, bool everyone, bool failed,
+                                  bool *any_failed);
 
 /* Number of distinct nodes among the ranks whose flag is non-zero; node_of[r] is rank r's node. */
 int fb_world_count_nodes(const int *node_of, const int *flag, int nranks);

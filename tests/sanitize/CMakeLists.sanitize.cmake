@@ -60,7 +60,7 @@ if(FB_SANITIZE)
                        ENVIRONMENT "${FB_TEST_ENV};${FB_SANITIZER_ENV}" PROCESSORS 2)
   # fault injection in four shares that run side by side (each run ends in mpirun's clean-up
   # naps more than in work: 0.1-0.3 of a CPU)
-  foreach(part IN ITEMS p2p_alloc p2p quick step)
+  foreach(part IN ITEMS p2p_alloc p2p quick step coll)
     add_test(NAME fault_injection_${part} COMMAND sh ${_fb_san_dir}/fault.sh $<TARGET_FILE:fabricbench> ci ${part})
     set_tests_properties(fault_injection_${part} PROPERTIES LABELS fault SKIP_RETURN_CODE 77
                          ENVIRONMENT "${FB_TEST_ENV};${FB_SANITIZER_ENV}" COST 150 PROCESSORS 1)

@@ -10,20 +10,26 @@
 # PART (default all) runs one share of the plan, so CTest can run the shares side by side:
 # p2p_alloc (p2p at every N of its allocations), p2p (its copies, streams and events, the faults
 # on one rank, and the malformed FB_FAULT), quick (the quick benchmarks, densenet_allreduce and
-# compute) or step. Each share must inject at least one fault.
+# compute), step or coll (the five collectives). Each share must inject at least one fault.
 # Counts come first (FB_FAULT=count). In CI: p2p, the benchmark with the most calls of every
 # kind (IPC shared memory, three transports, matrices), is failed at every N of its allocations
 # and at 6 points spread over its copies, streams and events and 4 over its IPC opens (a pair
 # that cannot map is waived: exit 0, warned, nothing leaked), plus three faults on one rank
 # alone; the quick benchmarks together (h2d allreduce pipeline memfit) at 8 points over their
 # allocations and 4 over each other kind; densenet_allreduce and compute, long runs, at their
-# first calls. `full` fails every N of every kind of the first two sets (about 370 runs).
+# first calls; the five collectives timed both ways (batched trials, iterations one by one,
+# synced trials) with one rank alone failing at each of its allocations, copies and stream
+# creations and 16 of its events, where a rank that stopped would leave the other in a
+# collective call (issue 30). `full` fails every N of
+# every kind of the first two sets and the collectives (about 600 runs).
+# Every run with a fault injected must end with rank 0 naming the injected error (out of memory
+# for an allocation, the backend's error for the rest) and, for a fault on one rank, that rank.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
 bin=$1 mode=${2:-ci} part=${3:-all}
 case $mode in ci | full) ;; *) echo "fault.sh: mode is ci or full, not '$mode'" >&2; exit 2 ;; esac
-case $part in all | p2p_alloc | p2p | quick | step) ;;
-    *) echo "fault.sh: part is all, p2p_alloc, p2p, quick or step, not '$part'" >&2; exit 2 ;; esac
+case $part in all | p2p_alloc | p2p | quick | step | coll) ;;
+    *) echo "fault.sh: part is all, p2p_alloc, p2p, quick, step or coll, not '$part'" >&2; exit 2 ;; esac
 # share NAME: whether this run does that share of the plan
 share() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 work=$(mktemp -d)
@@ -80,10 +86,15 @@ fault() {
     injected=$((injected + 1))
     [ "$rc" != 0 ] || fail "$what: the fault was injected but the run exited 0"
     [ "$rc" = 1 ] || fail "$what: exit $rc, expected 1 (a device error)"
-    # fabricbench's own lines carry a "[rank host]" prefix; rank 0 ends with the error
+    # fabricbench's own lines carry a "[rank host]" prefix; rank 0 ends with the error, the
+    # injected one (not a timeout or a transport's), and on one rank alone names that rank
     last=$(grep '^\[0 ' "$work/f.err" | tail -n 1)
+    case $2 in alloc:*) named="out of memory" ;; *) named="device backend error" ;; esac
+    case $2 in *@*) named="rank ${2#*@} on [^:]*: $named" ;; esac
     case $last in
-        *"] error: "*) ;;
+        *"] error: "*)
+            printf '%s\n' "$last" | grep -q "$named" ||
+                { fail "$what: rank 0's error does not name the injected fault ('$named'): '$last'"; cat "$work/f.err" >&2; } ;;
         *) fail "$what: rank 0's last line is not an error: '$last'"; cat "$work/f.err" >&2 ;;
     esac
     echo "$what: exit $rc, $last"
@@ -154,6 +165,53 @@ sweep "$quick" event "$4" 4
 # (densenet_allreduce makes no copy on host: a copy fault would only run it to the end)
 for plan in alloc:1 alloc:2 stream:1 event:1; do fault densenet_allreduce "$plan"; done
 for plan in alloc:1 alloc:2 copy:1 stream:1 event:1; do fault compute "$plan"; done
+fi
+
+if share coll; then
+# The collectives, each iteration a collective call: rank 1 alone fails while rank 0 goes on,
+# in the warm-up, the batched trials, the per-iteration timing (its events made first) and the
+# synced trials; the ranks must stop together and name rank 1's error (issue 30: FB_FAULT=
+# event:10@1 once ended in the --timeout, blaming the transport). The --timeout bounds a hang
+# well inside job's 120 s.
+coll="all_gather alltoall reduce_scatter broadcast reduce --timing both --timeout 30"
+count "$coll"
+set -- $(cat "$work/counts")
+echo "$coll: $1 allocations, $2 copies, $3 streams, $4 events"
+# every allocation, copy and stream creation; the events (most of them the per-iteration
+# timing's) at 16 points spread over them, every one in `full`
+[ "$1" -gt 0 ] && [ "$4" -gt 0 ] || fail "coll: no allocation or event counted"
+for n in $(seq 1 "$1"); do fault "$coll" "alloc:$n@1"; done
+for n in $(seq 1 "$2"); do fault "$coll" "copy:$n@1"; done
+for n in $(seq 1 "$3"); do fault "$coll" "stream:$n@1"; done
+if [ "$mode" = full ] || [ "$4" -le 16 ]; then ns=$(seq 1 "$4")
+else ns=$(awk -v m="$4" 'BEGIN { for (i = 0; i < 16; i++) printf "%d ", 1 + int(i * (m - 1) / 15) }'); fi
+for n in $ns; do fault "$coll" "event:$n@1"; done
+fault "$coll" "event:10@1"
+
+# locate and soak name the failed rank as run does (one path, fb_world_stop_reason): rank 0's
+# last line and env.json's run_stop, after rank 1's third allocation fails
+for cmd in locate soak; do
+    rm -rf "$work/c"
+    case $cmd in
+        locate) args="locate --backend host --bytes 64K --trials 3 --tolerance 75 --quiet" np=3 ;;
+        soak) args="soak --duration 5 --interval 1 --backend host --sizes 64K --trials 3 --warmup 1 --tolerance 1e9 --quiet" np=2 ;;
+    esac
+    runs=$((runs + 1))
+    # shellcheck disable=SC2086
+    FB_FAULT=alloc:3@1 FB_TEST_RANKS_PER_NODE=1 timeout 120 "${MPIEXEC:-mpirun}" --oversubscribe -np $np \
+        -x FB_FAULT -x FB_TEST_RANKS_PER_NODE "$bin" $args --out "$work/c" >"$work/c.out" 2>"$work/c.err"
+    rc=$?
+    [ -z "$(sanitizer_reports "$work/c.err")" ] || { fail "$cmd: sanitizer reports"; sed -n '1,60p' "$work/c.err" >&2; }
+    grep -q 'warning: fault injection: failing' "$work/c.err" || { fail "$cmd: nothing injected"; continue; }
+    injected=$((injected + 1))
+    [ "$rc" = 1 ] || fail "$cmd with FB_FAULT=alloc:3@1: exit $rc, expected 1"
+    last=$(grep '^\[0 ' "$work/c.err" | grep -v 'warning: SIGTERM' | tail -n 1)
+    printf '%s\n' "$last" | grep -q "] error: $cmd stopped.*: rank 1 on [^:]*: out of memory" ||
+        { fail "$cmd: rank 0's last line does not name rank 1's fault: '$last'"; cat "$work/c.err" >&2; }
+    grep -q '"detail":.*rank 1 on [^:]*: out of memory' "$work/c/env.json" ||
+        fail "$cmd: env.json's run_stop does not name rank 1: $(grep -A3 run_stop "$work/c/env.json")"
+    echo "$cmd, FB_FAULT=alloc:3@1: exit $rc, $last"
+done
 fi
 
 if share step; then

@@ -32,6 +32,10 @@ int main(void)
     CHECK(fb_status_severity(FB_ERR_NO_DEVICE) == FB_SEV_RESOURCE);
     CHECK(fb_status_severity(FB_ERR_TIMEOUT) == FB_SEV_TIMEOUT);
     CHECK(fb_status_severity(FB_ERR_INTERRUPTED) == FB_SEV_INTERRUPTED);
+    /* a partner's failure echoed yields to every failure, so the partner is named */
+    CHECK(fb_status_severity(FB_ERR_PEER) == FB_SEV_ECHO);
+    CHECK(FB_SEV_WAIVED < FB_SEV_ECHO && FB_SEV_ECHO < FB_SEV_TRANSPORT);
+    CHECK(fb_status_exit_code(FB_ERR_PEER) == 1);
     CHECK(FB_SEV_OK < FB_SEV_WAIVED && FB_SEV_WAIVED < FB_SEV_TRANSPORT &&
           FB_SEV_TRANSPORT < FB_SEV_FAILED && FB_SEV_FAILED < FB_SEV_RESOURCE &&
           FB_SEV_RESOURCE < FB_SEV_TIMEOUT && FB_SEV_TIMEOUT < FB_SEV_INTERRUPTED);
