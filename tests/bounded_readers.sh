@@ -98,6 +98,19 @@ mkrun lf; head -n 2 good/results.csv | sed '2s/,h2d,/,"h2\nd",/' >lf/results.csv
 expect_bad "lf/results.csv:2: control character in field 'bench': \\x0a after 'h2'" report --no-plots lf
 mkrun cr; head -n 2 good/results.csv | sed '2s/,h2d,/,"h2\rd",/' >cr/results.csv
 expect_bad "cr/results.csv:2: control character in field 'bench': \\x0d after 'h2'" report --no-plots cr
+# C1 controls (issue 30): UTF-8's form (C2 9B, CSI) and a lone 0x9b after ASCII, both shown
+# escaped; a character whose UTF-8 holds continuation bytes 0x80-0x9f (U+201C: E2 80 9C) is text
+mkrun c1u; sed -i '2s/,h2d,/,h\xc2\x9b2d,/' c1u/results.csv
+expect_bad "c1u/results.csv:2: control character in field 'bench': \\xc2\\x9b after 'h'" compare good c1u
+grep -q "$(printf '\302\233')" err.txt && fail "a UTF-8 C1 control reached the message raw"
+mkrun c1b; sed -i '2s/,h2d,/,h\x9b2d,/' c1b/results.csv
+expect_bad "c1b/results.csv:2: control character in field 'bench': \\x9b after 'h'" report --no-plots c1b
+mkrun quote; sed -i '2s/,pinned_h2d,/,pinned\xe2\x80\x9ch2d,/' quote/results.csv
+timeout 20 "$bin" report --no-plots quote >out.txt 2>err.txt || fail "a U+201C in a text field was refused: $(cat err.txt)"
+mkrun jc1; printf '{"a": "x\\u009b[2J"}' >jc1/env.json
+expect_bad "jc1/env.json:1: control character in field 'a': \\x9b after 'x'" report --no-plots jc1
+mkrun jc1raw; printf '{"a": "x\302\233[2J"}' >jc1raw/env.json
+expect_bad "jc1raw/env.json:1: control character in field 'a': \\x9b after 'x\\xc2'" report --no-plots jc1raw
 # TAB is allowed in a CSV field (the cell is text)
 mkrun tab; sed -i '2s/,pinned_h2d,/,pinned\th2d,/' tab/results.csv
 timeout 20 "$bin" report --no-plots tab >out.txt 2>err.txt || fail "a TAB in a text field was refused: $(cat err.txt)"

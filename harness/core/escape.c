@@ -50,7 +50,7 @@ size_t fb_escape_control_at(const char *s)
         if (u[i] == 0xc2 && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f)
             return i;
         /* a byte 0x80-0x9f that no lead byte (0xc2-0xf4) or earlier continuation byte explains */
-        if (u[i] >= 0x80 && u[i] <= 0x9f && (i == 0 || u[i - 1] < 0x80))
+        if (fb_escape_ends_c1(i == 0 ? 0 : u[i - 1], u[i]) && (i == 0 || u[i - 1] != 0xc2))
             return i;
     }
     return i;

@@ -17,6 +17,15 @@ char *fb_escape_str(const char *s, size_t max, char *dst, size_t dstlen);
 /* Whether byte c is a control character: below 0x20 or 0x7f (TAB counted). */
 static inline int fb_escape_is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
 
+/* Whether byte c after byte prev (0 at the start of a text) makes a C1 control character, as
+ * fb_escape_control_at reads them: 0x80-0x9f after 0xc2 (UTF-8's form of U+0080-U+009F) or after
+ * an ASCII byte or nothing (a lone byte, which many terminals take as the control itself; CSI,
+ * 0x9b, starts an escape sequence). For readers that take a text one byte at a time. */
+static inline int fb_escape_ends_c1(unsigned char prev, unsigned char c)
+{
+    return c >= 0x80 && c <= 0x9f && (prev == 0xc2 || prev < 0x80);
+}
+
 /* The offset in s of its first control character, C1 included: a byte below 0x20 or 0x7f, a
  * C1 control as UTF-8 writes it (C2 80 to C2 9F) or as a lone byte 0x80-0x9f after anything but
  * a UTF-8 lead byte (where a terminal reads it as one); strlen(s) when it has none. */

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,14 +55,18 @@ static void put(struct fb_csv_reader *p, char c)
     p->scratch[p->used++] = c;
 }
 
-/* Adds byte c to the field being read, refusing a control character (TAB allowed): "path:line:
- * control character in field 'NAME': \x0a after 'text'", the field named by the header. */
+/* Adds byte c to the field being read, refusing a control character (TAB allowed), C1 ones
+ * included (fb_escape_ends_c1): "path:line: control character in field 'NAME': \x0a after
+ * 'text'", the field named by the header. */
 static int content(struct fb_csv_reader *p, char c)
 {
     size_t field = p->nfields - 1, start = p->off[field];
-    char name[200], before[120], culprit[8];
+    unsigned char prev = p->used > start ? (unsigned char)p->scratch[p->used - 1] : 0;
+    char name[200], before[120], culprit[16], pair[2] = {(char)prev, c};
+    bool utf8_c1 = prev == 0xc2 && fb_escape_ends_c1(prev, (unsigned char)c);
 
-    if (c == '\t' || !fb_escape_is_control((unsigned char)c)) {
+    if (c == '\t' || (!fb_escape_is_control((unsigned char)c) &&
+                      !fb_escape_ends_c1(prev, (unsigned char)c))) {
         put(p, c);
         return 0;
     }
@@ -69,8 +74,12 @@ static int content(struct fb_csv_reader *p, char c)
         fb_escape_str(p->names + p->name_off[field], 60, name, sizeof name);
     else
         snprintf(name, sizeof name, "column %zu%s", field + 1, p->nnames ? "" : " of the header");
-    fb_escape(p->scratch + start, p->used - start, 40, before, sizeof before);
-    fb_escape(&c, 1, 0, culprit, sizeof culprit);
+    /* UTF-8's C1 is shown whole (\xc2\x9b), its lead byte not as part of the text before */
+    fb_escape(p->scratch + start, p->used - start - (utf8_c1 ? 1 : 0), 40, before, sizeof before);
+    if (utf8_c1)
+        fb_escape(pair, 2, 0, culprit, sizeof culprit);
+    else
+        fb_escape(&c, 1, 0, culprit, sizeof culprit);
     /* a line feed has already moved the count on to the next line */
     fb_csv_reader_fail(p, c == '\n' ? p->line - 1 : p->line,
                        "control character in field '%s': %s after '%s'", name, culprit, before);

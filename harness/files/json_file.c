@@ -71,11 +71,17 @@ static fb_status check_strings(const char *shown, const char *text, size_t len, 
             unsigned char c = (unsigned char)text[j];
             size_t n = 1;
             int v = c;
+            bool c1;
 
-            if (c == '\\')
+            /* C1 too: \u0080-\u009f, or as UTF-8 bytes (fb_escape_ends_c1) */
+            if (c == '\\') {
                 v = escaped(text + j, len - j, &n);
-            if (bad < 0 && v >= 0 && v != '\t' && fb_escape_is_control((unsigned char)v) &&
-                v < 0x80) {
+                c1 = v >= 0x80 && v <= 0x9f;
+            } else {
+                c1 = fb_escape_ends_c1(j > i + 1 ? (unsigned char)text[j - 1] : 0, c);
+            }
+            if (bad < 0 && v >= 0 && v != '\t' &&
+                ((fb_escape_is_control((unsigned char)v) && v < 0x80) || c1)) {
                 bad = v;
                 bad_at = j;
                 bad_line = line;
