@@ -111,6 +111,17 @@ mkrun jc1; printf '{"a": "x\\u009b[2J"}' >jc1/env.json
 expect_bad "jc1/env.json:1: control character in field 'a': \\x9b after 'x'" report --no-plots jc1
 mkrun jc1raw; printf '{"a": "x\302\233[2J"}' >jc1raw/env.json
 expect_bad "jc1raw/env.json:1: control character in field 'a': \\x9b after 'x\\xc2'" report --no-plots jc1raw
+# a profile is text too: a control character on any line is refused before any message echoes
+# it (ESC, UTF-8's CSI, a lone CSI byte), and a number quoted from a file or the command line
+# shows escaped (issue 30: '0.1^[[2J' reached the terminal raw)
+for ctl in '\033[2J:\x1b' '\302\2332J:\xc2\x9b' '\2332J:\x9b'; do
+    sed "s/^min_pinned_gbps_per_gpu_all = 0.1$/min_pinned_gbps_per_gpu_all = 0.1$(printf "${ctl%%:*}")/" "$profile" >ctl.ini
+    LC_ALL=C grep -aq "min_pinned_gbps_per_gpu_all = 0.1." ctl.ini || fail "the control profile was not made"
+    expect_bad "ctl.ini:$(LC_ALL=C grep -an '^min_pinned_gbps_per_gpu_all' ctl.ini | cut -d: -f1): control character: ${ctl#*:} after 'min_pinned_gbps_per_gpu_all = 0.1'" \
+        accept --profile ctl.ini good
+done
+expect_bad "bad value for --sizes: size '4K\\x1b[2J' has an unknown suffix" run h2d --backend host --sizes "$(printf '4K\033[2J')" --out never
+[ ! -e never ] || fail "a refused --sizes made its folder"
 # TAB is allowed in a CSV field (the cell is text)
 mkrun tab; sed -i '2s/,pinned_h2d,/,pinned\th2d,/' tab/results.csv
 timeout 20 "$bin" report --no-plots tab >out.txt 2>err.txt || fail "a TAB in a text field was refused: $(cat err.txt)"

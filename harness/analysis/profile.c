@@ -16,6 +16,7 @@
 
 #include <ini.h>
 
+#include "escape.h"
 #include "file_read.h"
 #include "units.h"
 
@@ -68,6 +69,20 @@ static void refuse(struct parse *ps, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The first control character of a profile's line (escape.h's rule, C1 included), TAB and a
+ * line end (LF or CRLF) apart; NULL when none. A profile is text: no message may echo one. */
+static const char *line_control(const char *s)
+{
+    for (;;) {
+        s += fb_escape_control_at(s);
+        if (!*s || (*s == '\n' && !s[1]) || (s[0] == '\r' && s[1] == '\n' && !s[2]))
+            return NULL;
+        if (*s != '\t')
+            return s;
+        s++;
+    }
+}
+
 static char *read_line(char *str, int num, void *stream)
 {
     struct parse *ps = stream;
@@ -104,6 +119,18 @@ static char *read_line(char *str, int num, void *stream)
     if (!r)
         return NULL;
     ps->line++;
+    const char *ctl = ps->nul_line == ps->line ? NULL : line_control(str);
+    if (ctl) {
+        /* refused here, before inih or any message sees the line: "control character: \x1b
+         * after 'min_gbps = 0.1'" (UTF-8's C1 shown whole) */
+        char culprit[16], before[120];
+        size_t n = (unsigned char)ctl[0] == 0xc2 ? 2 : 1;
+        fb_escape(ctl, n, 0, culprit, sizeof culprit);
+        fb_escape(str, (size_t)(ctl - str), 60, before, sizeof before);
+        refuse(ps, "control character: %s after '%s'", culprit, before);
+        str[0] = '\0'; /* an empty line to inih */
+        return str;
+    }
     /* inih would take the rest of an overlong line for a line of its own. */
     if (!strchr(str, '\n') && strlen(str) == (size_t)num - 1) {
         int c;

@@ -2,6 +2,7 @@
  * numbers that the file readers share (fb_decimal_parse); formatting of sizes. */
 #include "units.h"
 
+
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -14,9 +15,15 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "escape.h"
+
+/* why: fmt with text escaped (fb_escape_str: a control character or any byte that is not
+ * printable ASCII as \xNN), so a message quoting a number from a file stays one visible line. */
 static fb_status bad(char *why, size_t whylen, const char *fmt, const char *text)
 {
-    snprintf(why, whylen, fmt, text);
+    char shown[200];
+
+    snprintf(why, whylen, fmt, fb_escape_str(text, 60, shown, sizeof shown));
     return FB_ERR_USAGE;
 }
 
@@ -152,12 +159,15 @@ fb_status fb_decimal_parse(const char *text, size_t len, double *value, char *wh
     if (!text || !len)
         return bad(why, whylen, "'%s' is not a number (empty)", "");
     if (memchr(text, '\0', len)) {
-        snprintf(why, whylen, "'%s\\0...' is not a number (a NUL byte inside)", text);
+        char shown[200];
+        snprintf(why, whylen, "'%s\\0...' is not a number (a NUL byte inside)",
+                 fb_escape_str(text, 60, shown, sizeof shown));
         return FB_ERR_USAGE;
     }
     if (len > DECIMAL_MAX) {
-        snprintf(why, whylen, "'%.40s...' is not a number (longer than %d characters)", text,
-                 DECIMAL_MAX);
+        char shown[200];
+        snprintf(why, whylen, "'%s' is not a number (longer than %d characters)",
+                 fb_escape(text, len, 40, shown, sizeof shown), DECIMAL_MAX);
         return FB_ERR_USAGE;
     }
     memcpy(buf, text, len);
