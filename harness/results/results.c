@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "file_read.h"
 #include "csv.h"
 #include "log.h"
 #include "run_folder.h"
@@ -212,6 +213,18 @@ fb_status fb_results_flush(struct fb_results *r)
         fb_error("cannot write '%s': %s", af.tmp, strerror(errno));
         fb_atomic_abort(&af);
         return FB_ERR_IO;
+    }
+    /* What a run writes, its own readers accept: a results.csv past their cap (file_read.c) is
+     * not written; the last one written, every row of the points before, stays. */
+    size_t most = r->max_bytes ? r->max_bytes : fb_file_cap(FB_FILE_RESULTS_CSV);
+    long size = ftell(af.f);
+    if (size < 0 || (unsigned long)size > most) {
+        fb_error("'%s' would hold %ld bytes (%zu rows), over the %zu bytes fabricbench's readers "
+                 "accept: not written (the rows before are kept); plan fewer points (fewer "
+                 "sizes, ops or --overlap modes) or split the run",
+                 r->csv_path, size, r->nrows, most);
+        fb_atomic_abort(&af);
+        return FB_ERR_USAGE;
     }
     if ((st = fb_atomic_commit(&af)) == FB_OK)
         r->written = true;

@@ -45,6 +45,9 @@ struct fb_results {
     size_t nrows, cap;
     bool locked; /* this process holds the folder's run lock (run_folder.h) */
     bool written; /* results.csv is on disk: a flush succeeded */
+    /* The most bytes results.csv may hold: 0 is the readers' cap (fb_file_cap), which a flush
+     * never passes; smaller only in tests. */
+    size_t max_bytes;
 };
 
 /* Chooses and creates the run folder and takes its run lock (fb_run_folder_lock; a folder a

@@ -91,6 +91,33 @@ int main(void)
     text = slurp(path);
     CHECK(text && strncmp(text, "run_id,bench", 12) == 0 && strstr(text, "\nb,allreduce,") != NULL);
     free(text);
+    /* A flush that would pass the readers' cap (here 600 bytes) writes nothing and keeps the
+     * last file written, whole (issue 30: a valid mix wrote a results.csv over the 1 GiB that
+     * every reader refuses). */
+    {
+        size_t size = 0, flushed = 0, lines = 0;
+        FILE *f;
+        r.max_bytes = 600;
+        for (int i = 0; i < 20 && fb_results_flush(&r) == FB_OK; i++) {
+            flushed = r.nrows;
+            CHECK(fb_results_add(&r, &row) == FB_OK);
+        }
+        CHECK(flushed >= 1 && r.nrows == flushed + 1);
+        if ((f = fopen(path, "rb"))) {
+            fseek(f, 0, SEEK_END);
+            size = (size_t)ftell(f);
+            fclose(f);
+        }
+        CHECK(size > 0 && size <= 600);
+        text = slurp(path);
+        for (const char *t = text; t && *t; t++)
+            lines += *t == '\n';
+        CHECK(lines == flushed + 1); /* its header and every row it had */
+        free(text);
+        snprintf(path, sizeof path, "%s/results.csv.tmp", dir);
+        CHECK(access(path, F_OK) != 0);
+        r.max_bytes = 0;
+    }
     fb_results_release(&r);
 
     /* A folder that holds a run is not overwritten unless forced. */
