@@ -16,6 +16,7 @@
 #include "overlap.h"
 #include "registry.h"
 #include "replay_ops.h"
+#include "results.h"
 #include "stats.h"
 
 enum { HIST = 64, MAX_TRIALS = 4096 };
@@ -74,15 +75,38 @@ static fb_status read_ops(const struct fb_ctx *ctx, struct fb_replay_op **ops, s
     return st;
 }
 
+static size_t digits(long long v)
+{
+    char buf[32];
+    return (size_t)snprintf(buf, sizeof buf, "%lld", v);
+}
+
+/* The fewest bytes the two rows of op i (op_time, op_exposed) take in results.csv under case
+ * `mode` ("overlap", "sequence"): their own text (the case, cut to 47 characters as the rows
+ * cut it; the dtype; bytes and count) and every other field at its shortest (one character
+ * for the run id, the backend, the transport and each number; 26 commas and a line end). */
+static size_t op_rows_floor(const char *mode, size_t i, const struct fb_replay_op *op)
+{
+    char name[256];
+    size_t kase = (size_t)snprintf(name, sizeof name, "%s:%zu:%s:%s", mode, i,
+                                   fb_mix_coll_name(op->coll), op->name);
+    size_t each = 27 + strlen("replay") + 3 + 4 + strlen("us") + 7 + (kase < 47 ? kase : 47) +
+                  strlen(fb_mix_dtype_name(op->dtype)) + digits((long long)op->bytes) +
+                  digits((long long)op->count);
+
+    return 2 * each + strlen("op_time") + strlen("op_exposed");
+}
+
 static fb_status replay_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t *n)
 {
     const struct fb_options *o = ctx->opt;
     bool on = strcmp(o->overlap, "off") != 0, off = strcmp(o->overlap, "on") != 0;
-    static bool noted; /* plan runs more than once (the progress plan, the run): say it once */
+    static bool noted, noted_cap; /* plan runs more than once (the progress plan, the run): say
+                                   * it once */
     struct fb_replay_op *ops = NULL;
     char why[256];
     struct fb_case *cases;
-    size_t nops = 0, bytes = 0, k = 0;
+    size_t nops = 0, bytes = 0, k = 0, floor[2] = {0, 0}; /* [mode]: the op rows' fewest bytes */
     double busy = 0.0;
     fb_status st;
 
@@ -95,6 +119,8 @@ static fb_status replay_plan(const struct fb_ctx *ctx, struct fb_case **out, siz
     for (size_t i = 0; i < nops; i++) {
         bytes += ops[i].bytes;
         busy += ops[i].compute_us;
+        floor[0] += op_rows_floor("sequence", i, &ops[i]);
+        floor[1] += op_rows_floor("overlap", i, &ops[i]);
     }
     free(ops);
     /* As step does: without a way to overlap (MPI below MPI_THREAD_SERIALIZED: no
@@ -107,6 +133,22 @@ static fb_status replay_plan(const struct fb_ctx *ctx, struct fb_case **out, siz
         off = true;
     }
     noted = true;
+    /* What the run writes, its readers must take: a plan whose rows alone, each at its
+     * shortest, pass results.csv's cap is refused before anything runs (a 38 MB mix with
+     * --overlap both once wrote a results.csv over the 1 GiB every reader refuses); a plan
+     * under this floor that still passes the cap is stopped by the writer (fb_results_flush). */
+    size_t least = (on ? floor[1] : 0) + (off ? floor[0] : 0);
+    if (least > fb_results_cap()) {
+        if (ctx->s->world.rank == 0 && !noted_cap)
+            fb_error("replay: --mix %s: %zu ops%s write at least %zu bytes of rows (2 per op%s), "
+                     "over the %zu bytes of a results.csv fabricbench's readers accept: replay "
+                     "fewer ops%s",
+                     o->mix, nops, on && off ? " in both modes" : "", least,
+                     on && off ? " and mode" : "", fb_results_cap(),
+                     on && off ? ", or one --overlap mode" : "");
+        noted_cap = true;
+        return FB_ERR_USAGE;
+    }
     if (!(cases = calloc(2, sizeof *cases)))
         return FB_ERR_NOMEM;
     for (int mode = 1; mode >= 0; mode--) {

@@ -202,6 +202,15 @@ int fb_results_write_csv(FILE *f, const char *run_id, const struct fb_row *rows,
     return 0;
 }
 
+size_t fb_results_cap(void)
+{
+    const char *test = getenv("FB_TEST_RESULTS_MAX_BYTES");
+    unsigned long long v = test && *test ? strtoull(test, NULL, 10) : 0;
+
+    return v > 0 && v < fb_file_cap(FB_FILE_RESULTS_CSV) ? (size_t)v
+                                                         : fb_file_cap(FB_FILE_RESULTS_CSV);
+}
+
 fb_status fb_results_flush(struct fb_results *r)
 {
     struct fb_atomic_file af;
@@ -216,7 +225,7 @@ fb_status fb_results_flush(struct fb_results *r)
     }
     /* What a run writes, its own readers accept: a results.csv past their cap (file_read.c) is
      * not written; the last one written, every row of the points before, stays. */
-    size_t most = r->max_bytes ? r->max_bytes : fb_file_cap(FB_FILE_RESULTS_CSV);
+    size_t most = r->max_bytes ? r->max_bytes : fb_results_cap();
     long size = ftell(af.f);
     if (size < 0 || (unsigned long)size > most) {
         fb_error("'%s' would hold %ld bytes (%zu rows), over the %zu bytes fabricbench's readers "

@@ -50,6 +50,11 @@ struct fb_results {
     size_t max_bytes;
 };
 
+/* The most bytes a results.csv may hold: the readers' cap (fb_file_cap), or in tests a smaller
+ * one from FB_TEST_RESULTS_MAX_BYTES. A run's plan is held against it (replay) and no flush
+ * passes it. */
+size_t fb_results_cap(void);
+
 /* Chooses and creates the run folder and takes its run lock (fb_run_folder_lock; a folder a
  * live run is writing is refused, --force or not). With out_dir: that folder, refused when it
  * already holds a run's file unless force. Without: <root>/<YYYYmmdd-HHMMSS>-<host>, made
