@@ -148,15 +148,17 @@ static fb_status grad_iterate(void *p)
     size_t esize = fb_dtype_size(s->dtype), offset = 0;
     fb_status st;
 
+    /* every bucket, even after a failed one: the other ranks reduce them all (the first
+     * failure is returned) */
+    fb_status first = FB_OK;
     for (size_t i = 0; i < s->nbuckets; i++) {
         void *slice = (char *)s->arena + offset * esize;
         st = s->ctx->s->coll->allreduce(s->ctx->coll_comm, slice, slice, s->buckets[i].elements,
                                         s->dtype, FB_REDOP_SUM, s->stream);
-        if (st != FB_OK)
-            return st;
+        first = first != FB_OK ? first : st;
         offset += s->buckets[i].elements;
     }
-    return FB_OK;
+    return first;
 }
 
 static fb_status grad_verify(void *p, size_t *wrong)
@@ -164,9 +166,11 @@ static fb_status grad_verify(void *p, size_t *wrong)
     struct grad_state *s = p;
     fb_status st;
 
-    /* Timed steps compound the sums in place: start again from known gradients. */
-    if ((st = s->ctx->be->fill(s->arena, s->elements, s->dtype, s->mine, s->stream)) != FB_OK ||
-        (st = grad_iterate(s)) != FB_OK)
+    /* Timed steps compound the sums in place: start again from known gradients. The buckets
+     * are reduced even after a failed refill: the other ranks wait in them. */
+    st = s->ctx->be->fill(s->arena, s->elements, s->dtype, s->mine, s->stream);
+    fb_status reduced = grad_iterate(s);
+    if ((st = st != FB_OK ? st : reduced) != FB_OK)
         return st;
     return s->ctx->be->check(s->arena, s->elements, s->dtype, s->sum, wrong, s->stream);
 }

@@ -415,15 +415,18 @@ static fb_status iterate_coll(struct p2p_state *s)
 
     if (s->kind != FB_P2P_MATRIX_LATENCY)
         return coll->sendrecv(cc, s->send, s->to, s->recv, s->from, s->bytes, s->stream);
-    /* Ping-pong: the first rank sends then waits for the answer; the other answers. */
+    /* Ping-pong: the first rank sends then waits for the answer; the other answers. Both legs
+     * are made even after a failed one (each still sends or receives, coll.h), so the partner
+     * is never left with a message nobody takes; the first failure is returned. */
+    fb_status second;
     if (s->ping_first) {
-        if ((st = coll->sendrecv(cc, s->send, s->to, NULL, -1, s->bytes, s->stream)) != FB_OK)
-            return st;
-        return coll->sendrecv(cc, NULL, -1, s->recv, s->from, s->bytes, s->stream);
+        st = coll->sendrecv(cc, s->send, s->to, NULL, -1, s->bytes, s->stream);
+        second = coll->sendrecv(cc, NULL, -1, s->recv, s->from, s->bytes, s->stream);
+    } else {
+        st = coll->sendrecv(cc, NULL, -1, s->recv, s->from, s->bytes, s->stream);
+        second = coll->sendrecv(cc, s->send, s->to, NULL, -1, s->bytes, s->stream);
     }
-    if ((st = coll->sendrecv(cc, NULL, -1, s->recv, s->from, s->bytes, s->stream)) != FB_OK)
-        return st;
-    return coll->sendrecv(cc, s->send, s->to, NULL, -1, s->bytes, s->stream);
+    return st != FB_OK ? st : second;
 }
 
 /* Staged through host memory, as a transport without peer access must: the sender copies into

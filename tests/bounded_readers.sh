@@ -120,6 +120,10 @@ for ctl in '\033[2J:\x1b' '\302\2332J:\xc2\x9b' '\2332J:\x9b'; do
     expect_bad "ctl.ini:$(LC_ALL=C grep -an '^min_pinned_gbps_per_gpu_all' ctl.ini | cut -d: -f1): control character: ${ctl#*:} after 'min_pinned_gbps_per_gpu_all = 0.1'" \
         accept --profile ctl.ini good
 done
+# a line with a NUL byte and an ESC: the control character named, nothing echoed raw
+printf '[profile]\nname = x\nmin\033[2J\000 = 1\n' >nulctl.ini
+expect_bad "nulctl.ini:3: control character: \\x1b after 'min'" accept --profile nulctl.ini good
+grep -q "$(printf '\033')" err.txt && fail "a profile line with a NUL echoed its ESC raw"
 expect_bad "bad value for --sizes: size '4K\\x1b[2J' has an unknown suffix" run h2d --backend host --sizes "$(printf '4K\033[2J')" --out never
 [ ! -e never ] || fail "a refused --sizes made its folder"
 # TAB is allowed in a CSV field (the cell is text)

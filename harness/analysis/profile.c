@@ -119,19 +119,6 @@ static char *read_line(char *str, int num, void *stream)
     if (!r)
         return NULL;
     ps->line++;
-    const char *ctl = ps->nul_line == ps->line ? NULL : line_control(str);
-    if (ctl) {
-        /* refused here, before inih or any message sees the line: "control character: \x1b
-         * after 'min_gbps = 0.1'" (UTF-8's C1 shown whole) */
-        char culprit[16], before[120];
-        size_t n = (unsigned char)ctl[0] == 0xc2 ? 2 : 1;
-        fb_escape(ctl, n, 0, culprit, sizeof culprit);
-        fb_escape(str, (size_t)(ctl - str), 60, before, sizeof before);
-        refuse(ps, "control character: %s after '%s'", culprit, before);
-        str[0] = '\0'; /* an empty line to inih */
-        return str;
-    }
-    /* inih would take the rest of an overlong line for a line of its own. */
     if (!strchr(str, '\n') && strlen(str) == (size_t)num - 1) {
         int c;
         refuse(ps, "line longer than %d characters", num - 2);
@@ -140,6 +127,20 @@ static char *read_line(char *str, int num, void *stream)
                 ;
         else
             ps->text += strcspn(ps->text, "\n") + (ps->text[strcspn(ps->text, "\n")] == '\n');
+        str[0] = '\0'; /* an empty line to inih */
+        return str;
+    }
+    /* A control character, refused here, before inih or any message sees the line (a NUL's
+     * line too: its NUL is a space by now): "control character: \x1b after 'min_gbps = 0.1'"
+     * (UTF-8's C1 shown whole) */
+    const char *ctl = line_control(str);
+    if (ctl) {
+        char culprit[16], before[120];
+        size_t n = (unsigned char)ctl[0] == 0xc2 ? 2 : 1;
+        fb_escape(ctl, n, 0, culprit, sizeof culprit);
+        fb_escape(str, (size_t)(ctl - str), 60, before, sizeof before);
+        refuse(ps, "control character: %s after '%s'", culprit, before);
+        ps->nul_line = 0; /* one error for the line */
         str[0] = '\0'; /* an empty line to inih */
         return str;
     }

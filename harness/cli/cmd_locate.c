@@ -541,7 +541,7 @@ out:
     if (st != FB_OK)
         fb_world_stop_reason(w, st, why, sizeof why);
     /* the failed rank and its error, as run names them (docs/timeouts.md) */
-    if (w->rank == 0 && st != FB_OK)
+    if (w->rank == 0 && st != FB_OK && st != FB_ERR_USAGE) /* bad usage was said above */
         fb_error("locate %s: %s", st == FB_ERR_INTERRUPTED ? "interrupted" : "stopped", why);
     if (w->rank == 0 && l->env) {
         const char *state = st == FB_OK ? "complete" : st == FB_ERR_INTERRUPTED ? "interrupted"

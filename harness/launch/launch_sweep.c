@@ -116,7 +116,7 @@ static fb_status write_launches(const struct fb_launch_sweep *s)
     for (size_t k = 0; k < s->nvariants && st == FB_OK; k++) {
         const struct fb_launch_outcome *o = &s->outcomes[k];
         char exit_s[16], wall[32], doctor[16];
-        if (!o->started)
+        if (!o->started && !o->ran) /* (ran alone: stopped during doctor, recorded so) */
             continue;
         exit_s[0] = wall[0] = '\0'; /* unknown until it ends */
         if (o->ran) {
@@ -198,8 +198,15 @@ static fb_status launch_one(struct fb_launch_sweep *s, size_t k, bool doctor, ch
     }
     if (st == FB_OK && !s->dry_run) {
         st = fb_subprocess_wait(argv.v, env.v, s->timeout_s, GRACE_S, &stop_requested, 0, res);
-        if (st != FB_OK)
+        if (st != FB_OK) {
             fb_error("sweep: cannot start '%s': %s", argv.v[0], strerror(errno));
+            /* never started after all: its row goes again */
+            if (!doctor && s->outcomes[k].started) {
+                s->outcomes[k].started = false;
+                if (s->nvariants > 1 && write_launches(s) != FB_OK)
+                    fb_warn("sweep: cannot write %s/launches.csv", s->root);
+            }
+        }
         else if (res->timed_out)
             fb_error("sweep: %s %s ran past --timeout %gs: stopped (recorded as exit status %d)",
                      s->variants[k].name, doctor ? "doctor" : "run", s->timeout_s,

@@ -104,8 +104,11 @@ static fb_status time_iters(const struct fb_runner *r, const struct fb_bench *b,
     fb_status st;
     double total = 0.0;
 
-    if ((st = be->event_record(ev[0], stream)) != FB_OK)
+    if ((st = be->event_record(ev[0], stream)) != FB_OK) {
+        fb_status rest = iterate_n(r, b, state, iters); /* the batch's calls, all the same */
+        (void)rest;
         return st;
+    }
     fb_backend_scope_hook("iterate");
     /* the batch is the latency's loop: only the benchmark's call in it, unless a test slows
      * this rank; after a failure the remaining calls are still made (the file's head) */
@@ -161,19 +164,27 @@ static fb_status time_each(const struct fb_runner *r, const struct fb_bench *b, 
  * reaches every rank at the same barrier, and all stop there. */
 static fb_status time_synced(const struct fb_runner *r, const struct fb_bench *b, void *state,
                              struct fb_stream *stream, bool active, bool everyone, long iters,
-                             fb_status before, double *us)
+                             fb_status before, double *us, bool *interrupted)
 {
     const struct fb_world *w = &r->s->world;
     bool one_call = (b->needs & FB_ONE_CALL) != 0;
     double total = 0.0;
     fb_status st = before; /* a failure of an earlier trial stops this one at its first barrier */
 
+    if (interrupted)
+        *interrupted = false;
     for (long i = 0; i < iters; i++) {
         double t0, took, call;
         bool failed = false;
-        if (fb_world_barrier_failed(w->comm, !active, everyone, st != FB_OK, &failed) ==
-            FB_ERR_INTERRUPTED)
+        fb_status met = fb_world_barrier_failed(w->comm, !active, everyone, st != FB_OK, &failed);
+        if (met == FB_ERR_INTERRUPTED) {
+            /* told on every rank at this barrier, whatever else each saw: all stop */
+            if (interrupted)
+                *interrupted = true;
             return st == FB_OK ? FB_ERR_INTERRUPTED : st;
+        }
+        if (met != FB_OK && st == FB_OK)
+            st = met; /* the barrier itself failed (MPI): kept, not a zero figure */
         if (failed)
             break; /* a rank failed: every rank stops here, the failure agreed by the caller */
         if (!active)
@@ -266,7 +277,7 @@ static fb_status calibrate_synced(struct fb_runner *r, const struct fb_bench *b,
     for (;; n *= 4) {
         double us, wall = fb_clock_now_us();
         fb_watchdog_phase("synced calibration (%ld iterations)", n);
-        st = time_synced(r, b, state, stream, active, everyone, n, FB_OK, &us);
+        st = time_synced(r, b, state, stream, active, everyone, n, FB_OK, &us, NULL);
         wall = fb_clock_now_us() - wall;
         if ((st = fb_world_agree(w, st)) != FB_OK)
             return st;
@@ -372,11 +383,10 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
         fb_watchdog_phase("trial %ld/%ld", t + 1, o->trials);
         /* interrupted or failed on any rank (every rank learns it here together): the other
          * trials are skipped by all */
-        if (fb_world_barrier_failed(w->comm, !active, everyone, st != FB_OK, &failed) ==
-                FB_ERR_INTERRUPTED &&
-            st == FB_OK)
-            st = FB_ERR_INTERRUPTED;
-        if (failed)
+        fb_status met = fb_world_barrier_failed(w->comm, !active, everyone, st != FB_OK, &failed);
+        if (met != FB_OK && st == FB_OK)
+            st = met; /* interrupted, or the barrier itself failed */
+        if (failed || met == FB_ERR_INTERRUPTED)
             break;
         if (active && st == FB_OK)
             st = time_iters(r, b, state, stream, ev, m->iters, &m->samples[t]);
@@ -395,12 +405,13 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
         goto out;
     for (long t = 0; fb_runner_synced(o, c) && t < o->trials; t++) {
         fb_status got;
+        bool interrupted = false;
         fb_watchdog_phase("synced trial %ld/%ld", t + 1, o->trials);
         got = time_synced(r, b, state, stream, active, everyone, m->synced_iters, st,
-                          &m->synced[t]);
+                          &m->synced[t], &interrupted);
         st = st != FB_OK ? st : got;
-        if (got == FB_ERR_INTERRUPTED)
-            break;
+        if (interrupted)
+            break; /* every rank learnt it at the same barrier */
     }
     if ((st = fb_world_agree(w, st)) != FB_OK)
         goto out;

@@ -21,7 +21,7 @@
 # synced trials) with one rank alone failing at each of its allocations, copies and stream
 # creations and 16 of its events, where a rank that stopped would leave the other in a
 # collective call (issue 30). `full` fails every N of
-# every kind of the first two sets and the collectives (about 600 runs).
+# every kind of the first two sets and the collectives (about 570 runs).
 # Every run with a fault injected must end with rank 0 naming the injected error (out of memory
 # for an allocation, the backend's error for the rest) and, for a fault on one rank, that rank.
 . "$(dirname "$0")/../lib.sh"
