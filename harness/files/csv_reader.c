@@ -62,14 +62,16 @@ static int content(struct fb_csv_reader *p, char c)
 {
     size_t field = p->nfields - 1, start = p->off[field];
     unsigned char prev = p->used > start ? (unsigned char)p->scratch[p->used - 1] : 0;
-    char name[200], before[120], culprit[16], pair[2] = {(char)prev, c};
-    bool utf8_c1 = prev == 0xc2 && fb_escape_ends_c1(prev, (unsigned char)c);
+    char name[200], before[120], culprit[16];
 
     if (c == '\t' || (!fb_escape_is_control((unsigned char)c) &&
                       !fb_escape_ends_c1(prev, (unsigned char)c))) {
         put(p, c);
         return 0;
     }
+    /* the refusal: UTF-8's C1 is C2 then this byte */
+    bool utf8_c1 = prev == 0xc2 && fb_escape_ends_c1(prev, (unsigned char)c);
+    char pair[2] = {(char)prev, c};
     if (field < p->nnames)
         fb_escape_str(p->names + p->name_off[field], 60, name, sizeof name);
     else

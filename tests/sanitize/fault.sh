@@ -59,20 +59,27 @@ count() {
     [ "$(awk '{ print $1 }' "$work/counts")" -gt 0 ] || fail "$1: no allocation counted: $(grep 'fault injection counts' "$work/count.err" | head -n 1)"
 }
 
-# job SET PLAN: one run of SET with FB_FAULT=PLAN; sets rc and what. Fails the test and returns
-# 1 on a hang (no end within 120 s) or a sanitizer report.
-job() {
+# launch WHAT PLAN NP ARGS...: fabricbench ARGS on NP ranks with FB_FAULT=PLAN, into $work/f;
+# sets rc and what (WHAT, for messages). Fails the test and returns 1 on a hang (no end within
+# 120 s) or a sanitizer report.
+launch() {
+    what=$1 plan=$2 np=$3
+    shift 3
     runs=$((runs + 1))
     rm -rf "$work/f"
-    # shellcheck disable=SC2086
-    FB_FAULT=$2 timeout 120 "${MPIEXEC:-mpirun}" --oversubscribe -np 2 "$bin" run $1 $opts \
+    FB_FAULT=$plan timeout 120 "${MPIEXEC:-mpirun}" --oversubscribe -np "$np" "$bin" "$@" \
         --out "$work/f" >"$work/f.out" 2>"$work/f.err"
     rc=$?
-    what="FB_FAULT=$2 on '$1'"
     if [ "$rc" = 124 ]; then fail "$what: no end within 120 s (a hang)"; return 1; fi
     if [ -n "$(sanitizer_reports "$work/f.err")" ]; then
         fail "$what: exit $rc with sanitizer reports:"; sed -n '1,60p' "$work/f.err" >&2; return 1
     fi
+}
+
+# job SET PLAN: one run of SET with FB_FAULT=PLAN (launch).
+job() {
+    # shellcheck disable=SC2086
+    launch "FB_FAULT=$2 on '$1'" "$2" 2 run $1 $opts
 }
 
 # fault SET PLAN: one run of SET with FB_FAULT=PLAN, checked: exit 1 with rank 0's error last.
@@ -191,25 +198,26 @@ fault "$coll" "event:10@1"
 # locate and soak name the failed rank as run does (one path, fb_world_stop_reason): rank 0's
 # last line and env.json's run_stop, after rank 1's third allocation fails
 for cmd in locate soak; do
-    rm -rf "$work/c"
     case $cmd in
-        locate) args="locate --backend host --bytes 64K --trials 3 --tolerance 75 --quiet" np=3 ;;
-        soak) args="soak --duration 5 --interval 1 --backend host --sizes 64K --trials 3 --warmup 1 --tolerance 1e9 --quiet" np=2 ;;
+        locate) # 3 pretend nodes of one rank each
+            export FB_TEST_RANKS_PER_NODE=1
+            launch "locate, FB_FAULT=alloc:3@1" alloc:3@1 3 locate --backend host --bytes 64K \
+                --trials 3 --tolerance 75 --quiet
+            ok=$?
+            unset FB_TEST_RANKS_PER_NODE ;;
+        soak) launch "soak, FB_FAULT=alloc:3@1" alloc:3@1 2 soak --duration 5 --interval 1 \
+                  --backend host --sizes 64K --trials 3 --warmup 1 --tolerance 1e9 --quiet
+            ok=$? ;;
     esac
-    runs=$((runs + 1))
-    # shellcheck disable=SC2086
-    FB_FAULT=alloc:3@1 FB_TEST_RANKS_PER_NODE=1 timeout 120 "${MPIEXEC:-mpirun}" --oversubscribe -np $np \
-        -x FB_FAULT -x FB_TEST_RANKS_PER_NODE "$bin" $args --out "$work/c" >"$work/c.out" 2>"$work/c.err"
-    rc=$?
-    [ -z "$(sanitizer_reports "$work/c.err")" ] || { fail "$cmd: sanitizer reports"; sed -n '1,60p' "$work/c.err" >&2; }
-    grep -q 'warning: fault injection: failing' "$work/c.err" || { fail "$cmd: nothing injected"; continue; }
+    [ "$ok" = 0 ] || continue
+    grep -q 'warning: fault injection: failing' "$work/f.err" || { fail "$what: nothing injected"; continue; }
     injected=$((injected + 1))
-    [ "$rc" = 1 ] || fail "$cmd with FB_FAULT=alloc:3@1: exit $rc, expected 1"
-    last=$(grep '^\[0 ' "$work/c.err" | grep -v 'warning: SIGTERM' | tail -n 1)
+    [ "$rc" = 1 ] || fail "$what: exit $rc, expected 1"
+    last=$(grep '^\[0 ' "$work/f.err" | grep -v 'warning: SIGTERM' | tail -n 1)
     printf '%s\n' "$last" | grep -q "] error: $cmd stopped.*: rank 1 on [^:]*: out of memory" ||
-        { fail "$cmd: rank 0's last line does not name rank 1's fault: '$last'"; cat "$work/c.err" >&2; }
-    grep -q '"detail":.*rank 1 on [^:]*: out of memory' "$work/c/env.json" ||
-        fail "$cmd: env.json's run_stop does not name rank 1: $(grep -A3 run_stop "$work/c/env.json")"
+        { fail "$what: rank 0's last line does not name rank 1's fault: '$last'"; cat "$work/f.err" >&2; }
+    grep -q '"detail":.*rank 1 on [^:]*: out of memory' "$work/f/env.json" ||
+        fail "$what: env.json's run_stop does not name rank 1: $(grep -A3 run_stop "$work/f/env.json")"
     echo "$cmd, FB_FAULT=alloc:3@1: exit $rc, $last"
 done
 fi
