@@ -1,6 +1,7 @@
-/* memfit: the largest per-GPU batch of DenseNet-121 training that fits. The model in
- * harness/model/memfit.c estimates it from the memory free at the start (or, on host, a budget),
- * then every buffer a step holds is really allocated, one by one, to find the batch the device
+/* memfit: the largest per-GPU batch of fabricbench's DenseNet-121 training step that fits. The
+ * model in harness/model/memfit.c (the one the step allocates by) estimates it from the memory
+ * free at the start (or, on host, a budget; host-strict with --device-memory: that device), then
+ * every buffer a step holds is really allocated, one by one, to find the batch the device
  * actually takes: the confirmed maximum, and what it leaves of the device's memory. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,27 +63,28 @@ static fb_status memfit_plan(const struct fb_ctx *ctx, struct fb_case **out, siz
  * *in_use is the device memory in use (host: the bytes held, pages rounded). */
 static fb_status fits(struct memfit_state *s, long batch, size_t *held, double *in_use)
 {
-    size_t *sizes = NULL, n = 0, i = 0, used = 0;
+    struct fb_memfit_buf *bufs = NULL;
+    size_t n = 0, i = 0, used = 0;
     void **ptrs = NULL;
     fb_status st;
 
     *held = 0;
-    if ((st = fb_memfit_buffers(&s->cfg, (int)batch, &sizes, &n)) != FB_OK)
+    if ((st = fb_memfit_plan(&s->cfg, (int)batch, FB_MEMFIT_ALL, &bufs, &n)) != FB_OK)
         return st;
     if (!(ptrs = calloc(n, sizeof *ptrs))) {
         st = FB_ERR_NOMEM;
         goto out;
     }
     for (i = 0; i < n; i++) {
-        size_t rounded = (sizes[i] + PAGE - 1) / PAGE * PAGE;
+        size_t rounded = (bufs[i].bytes + PAGE - 1) / PAGE * PAGE;
         if (s->host && used + rounded > s->budget) {
             st = FB_ERR_NOMEM;
             break;
         }
-        if ((st = s->be->probe_alloc(sizes[i], &ptrs[i])) != FB_OK)
+        if ((st = s->be->probe_alloc(bufs[i].bytes, &ptrs[i])) != FB_OK)
             break;
         used += rounded;
-        *held += sizes[i];
+        *held += bufs[i].bytes;
     }
     if (st == FB_OK) {
         size_t free_now = 0, total = 0;
@@ -95,7 +97,7 @@ out:
     while (ptrs && i-- > 0)
         s->be->free(FB_MEM_DEVICE, ptrs[i]);
     free(ptrs);
-    free(sizes);
+    free(bufs);
     return st;
 }
 
@@ -141,7 +143,7 @@ static fb_status memfit_setup(const struct fb_ctx *ctx, const struct fb_case *c,
                               struct fb_stream *stream, void **state)
 {
     struct memfit_state *s = calloc(1, sizeof *s);
-    struct fb_memfit_parts parts;
+    struct fb_memfit_parts parts, two;
     size_t free_bytes = 0, total = 0;
     fb_status st;
 
@@ -151,11 +153,13 @@ static fb_status memfit_setup(const struct fb_ctx *ctx, const struct fb_case *c,
     if (!s)
         return FB_ERR_NOMEM;
     s->be = ctx->be;
-    s->host = ctx->be->on_cpu;
+    /* a CPU with a device memory (--device-memory) is sized as that device */
+    s->host = ctx->be->on_cpu && !fb_backend_capacity(ctx->be);
     s->cfg.resolution = (int)(ctx->opt->resolution ? ctx->opt->resolution : DEFAULT_RESOLUTION);
     s->cfg.classes = ctx->opt->classes;
     s->cfg.act_bytes = act_bytes_of(precision_of(ctx));
     s->cfg.opt_slots = opt_slots_of(ctx->opt->optimizer);
+    s->cfg.grad_bytes = ctx->opt->fp16_allreduce ? 2 : 4; /* the step's all-reduced gradients */
     if ((st = s->be->mem_info(&free_bytes, &total)) != FB_OK)
         return st;
     if (s->host) {
@@ -172,10 +176,11 @@ static fb_status memfit_setup(const struct fb_ctx *ctx, const struct fb_case *c,
         s->total = total;
     }
     s->estimate = fb_memfit_batch_for(&s->cfg, s->budget);
-    if ((st = fb_memfit_estimate(&s->cfg, 1, &parts)) != FB_OK)
+    if ((st = fb_memfit_estimate(&s->cfg, 1, &parts)) != FB_OK ||
+        (st = fb_memfit_estimate(&s->cfg, 2, &two)) != FB_OK)
         return st;
-    s->fixed = parts.weights + parts.grads + parts.optimizer;
-    s->per_image = parts.total - s->fixed;
+    s->per_image = two.total - parts.total;
+    s->fixed = parts.total - s->per_image;
     if (s->estimate >= 1 &&
         (st = fb_memfit_estimate(&s->cfg, (int)s->estimate, &parts)) != FB_OK)
         return st;

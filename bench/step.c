@@ -76,18 +76,19 @@ static int agreed_threads(const struct fb_ctx *ctx)
 }
 
 /* Default batches: 1, 2, 4, ... up to the largest memfit's model says fits every rank's
- * device (host: the --memory-budget, 1G by default), at most HOST_BATCH_CAP on host. With
+ * device (host: the --memory-budget, 1G by default; host-strict with --device-memory: that), at most HOST_BATCH_CAP on host. With
  * SGD momentum's one fp32 state per weight. Collective. */
 static size_t default_batches(const struct fb_ctx *ctx, enum fb_conv_prec prec, long *out,
                               size_t cap)
 {
     struct fb_memfit_config cfg = {(int)resolution_of(ctx), ctx->opt->classes,
-                                   prec == FB_CONV_FP32 ? 4 : 2, 1};
+                                   prec == FB_CONV_FP32 ? 4 : 2, 1,
+                                   ctx->opt->fp16_allreduce ? 2 : 4};
     unsigned long long mine = 0, least = 0;
     size_t free_bytes = 0, total = 0, n = 0;
     long fit, limit;
 
-    if (on_host(ctx))
+    if (on_host(ctx) && !fb_backend_capacity(ctx->be))
         mine = ctx->opt->memory_budget ? ctx->opt->memory_budget : HOST_BUDGET;
     else if (ctx->be->mem_info(&free_bytes, &total) == FB_OK)
         mine = free_bytes;

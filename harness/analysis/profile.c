@@ -202,6 +202,21 @@ static bool integer(struct parse *ps, const char *key, const char *value, long l
     return true;
 }
 
+/* A size ("32G", "143771M", bytes): not zero. */
+static bool size_value(struct parse *ps, const char *key, const char *value, long long *out)
+{
+    char why[160] = "zero";
+    size_t v = 0;
+
+    if (fb_size_parse(value, &v, why, sizeof why) != FB_OK || v == 0 || v > (size_t)LLONG_MAX) {
+        refuse(ps, "%s = '%s': expected a size such as 32G (%s)", key, value,
+               v > (size_t)LLONG_MAX ? "too large" : why);
+        return false;
+    }
+    *out = (long long)v;
+    return true;
+}
+
 static bool word(struct parse *ps, const char *key, const char *value, const char *const *ok,
                  size_t n, char *out, size_t outlen)
 {
@@ -322,6 +337,8 @@ static bool handle(struct parse *ps, const char *section, const char *name, cons
     }
     if (KEY("node", "gpu_model"))
         return text(ps, name, value, p->gpu_model, sizeof p->gpu_model);
+    if (KEY("node", "gpu_memory"))
+        return size_value(ps, name, value, &p->gpu_memory);
     if (strcmp(section, "p2p") == 0)
         return p2p_key(ps, name, value);
     if (KEY("h2d", "min_pinned_gbps_per_gpu_all"))
@@ -424,6 +441,7 @@ void fb_profile_init(struct fb_profile *p)
 {
     memset(p, 0, sizeof *p);
     p->gpus = -1;
+    p->gpu_memory = -1;
     p->h2d_min_gbps = -1;
     p->h2d_bytes = -1;
     snprintf(p->allreduce_case, sizeof p->allreduce_case, "out_of_place");

@@ -37,6 +37,8 @@ struct fb_profile {
 
     int gpus;               /* [node] gpus: GPUs each rank must see */
     char gpu_model[64];     /* [node] gpu_model: a case-insensitive part of every GPU's name */
+    long long gpu_memory;   /* [node] gpu_memory: each GPU's memory (bytes, the datasheet's);
+                               what `run --device-memory PROFILE` gives host-strict */
 
     struct fb_profile_p2p p2p[FB_PROFILE_MAX_P2P]; /* [p2p] min_gbps.<link> */
     size_t np2p;

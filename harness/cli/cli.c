@@ -9,6 +9,8 @@
 
 #include "escape.h"
 #include "mix.h"
+#include "profile.h"
+#include "profile_find.h"
 #include "registry.h"
 #include "units.h"
 
@@ -17,7 +19,7 @@ enum {
     OPT_WARMUP, OPT_ITERS, OPT_TRIALS, OPT_TRIAL_MS, OPT_DTYPE, OPT_OVERSUB, OPT_QUIET, OPT_HELP,
     OPT_RANKS, OPT_PAIRS, OPT_MATRIX_BYTES, OPT_LATENCY_BYTES, OPT_FUSION, OPT_NO_NCCL_LOG,
     OPT_CLASSES, OPT_BATCH, OPT_RESOLUTION, OPT_THREADS, OPT_PREFETCH, OPT_DATASET,
-    OPT_HOST_MEMORY, OPT_WIRE, OPT_RATE, OPT_PRECISION, OPT_MEMORY_BUDGET, OPT_OPTIMIZER,
+    OPT_HOST_MEMORY, OPT_WIRE, OPT_RATE, OPT_PRECISION, OPT_MEMORY_BUDGET, OPT_DEVICE_MEMORY, OPT_OPTIMIZER,
     OPT_TELEMETRY_MS, OPT_FP16_ALLREDUCE, OPT_OVERLAP, OPT_TIMEOUT, OPT_MATRIX,
     OPT_MIX, OPT_SEQUENCE, OPT_SCALE, OPT_COMPUTE_US, /* replay */
     OPT_BEYOND_LLC, OPT_MPI_THREAD,
@@ -58,6 +60,7 @@ static const struct option run_options[] = {
     {"rate", required_argument, NULL, OPT_RATE},
     {"precision", required_argument, NULL, OPT_PRECISION},
     {"memory-budget", required_argument, NULL, OPT_MEMORY_BUDGET},
+    {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
     {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
     {"telemetry-ms", required_argument, NULL, OPT_TELEMETRY_MS},
     {"fp16-allreduce", no_argument, NULL, OPT_FP16_ALLREDUCE},
@@ -148,6 +151,9 @@ void fb_cli_run_usage(void)
            "  --precision fp16|bf16|fp32  compute, memfit, step: GEMM inputs (default fp16 on\n"
            "                            cuda, fp32 on host); accumulation is always fp32\n"
            "  --memory-budget SIZE      memfit on host: the memory to fit in (default 1G)\n"
+           "  --device-memory SIZE|PROFILE  host-strict: a device memory of SIZE, or of the\n"
+           "                            profile's gpu_memory (c4140-m: 32G, hgx-h200-8: 141G);\n"
+           "                            allocations past it fail as cudaMalloc's out of memory\n"
            "  --optimizer sgd|momentum|adam  memfit: optimizer state per weight (default adam)\n"
            "  --no-nccl-log             leave NCCL_DEBUG alone (by default NCCL's INFO log is kept\n"
            "                            in the run folder, one file per rank)\n"
@@ -229,6 +235,36 @@ static fb_status parse_nonzero_size(const char *text, size_t *bytes, char *why, 
         snprintf(why, whylen, "size '%s' is zero", text);
         st = FB_ERR_USAGE;
     }
+    return st;
+}
+
+/* --device-memory: a size, or a profile's name (or path) whose [node] gpu_memory gives it. */
+static fb_status parse_device_memory(const char *text, size_t *bytes, char *why, size_t whylen)
+{
+    char path[4096], err[512];
+    struct fb_profile *p;
+    fb_status st;
+
+    if (text[0] >= '0' && text[0] <= '9')
+        return parse_nonzero_size(text, bytes, why, whylen);
+    if ((st = fb_profile_find(text, NULL, getenv("FB_PROFILE_PATH"), path, sizeof path, err,
+                              sizeof err)) != FB_OK) {
+        snprintf(why, whylen, "'%.40s' is neither a size nor a profile: %.170s", text, err);
+        return st;
+    }
+    if (!(p = malloc(sizeof *p)))
+        return FB_ERR_NOMEM;
+    if ((st = fb_profile_load(path, p, err, sizeof err)) != FB_OK)
+        snprintf(why, whylen, "%.220s", err);
+    else if (p->gpu_memory <= 0) {
+        char shown[300];
+        snprintf(why, whylen, "profile %s has no [node] gpu_memory",
+                 fb_escape_str(path, 200, shown, sizeof shown));
+        st = FB_ERR_USAGE;
+    } else {
+        *bytes = (size_t)p->gpu_memory;
+    }
+    free(p);
     return st;
 }
 
@@ -523,6 +559,7 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
         case OPT_SCALE: st = fb_real_parse(optarg, 1e-12, 1e6, &o->mix_scale, why, sizeof why); break;
         case OPT_COMPUTE_US: st = fb_real_parse(optarg, 0.0, 1e9, &o->compute_us, why, sizeof why); break;
         case OPT_MEMORY_BUDGET: st = parse_nonzero_size(optarg, &o->memory_budget, why, sizeof why); break;
+        case OPT_DEVICE_MEMORY: st = parse_device_memory(optarg, &o->device_memory, why, sizeof why); break;
         case OPT_FACTOR:
             st = fb_count_parse(optarg, 2, 1024, &o->factor, why, sizeof why);
             break;

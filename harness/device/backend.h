@@ -96,6 +96,12 @@ struct fb_backend {
     /* Device memory that may not be there (memfit looks for the limit): as
      * alloc(FB_MEM_DEVICE), but running out is FB_ERR_NOMEM without a message. */
     fb_status (*probe_alloc)(size_t bytes, void **out);
+    /* A device memory of `bytes` (host-strict alone; NULL elsewhere), set before open: past it
+     * alloc fails with FB_ERR_NOMEM as cudaMalloc would, naming the capacity; mem_info reports
+     * it (free: what is not allocated). Address space only: no page exists until written. */
+    fb_status (*set_capacity)(size_t bytes);
+    /* The capacity set (0: none, or a backend whose memory is its own). */
+    size_t (*capacity)(void);
 
     /* Stream-ordered fill of `count` elements of device memory with a pattern. */
     fb_status (*fill)(void *buf, size_t count, enum fb_dtype dtype, struct fb_pattern p,
@@ -163,6 +169,12 @@ void fb_backend_scope_hook(const char *hook);
 
 /* Looks a backend up by name ("host", "host-strict", "cuda"); NULL when unknown. */
 const struct fb_backend *fb_backend_find(const char *name);
+
+/* The device memory capacity set on be (--device-memory), 0 when none. */
+static inline size_t fb_backend_capacity(const struct fb_backend *be)
+{
+    return be->capacity ? be->capacity() : 0;
+}
 
 /* The list of backends, NULL-terminated, for `list` and help texts. */
 extern const struct fb_backend *const fb_backends[];

@@ -532,9 +532,17 @@ static void strict_versions(int *driver, int *runtime)
     fb_backend_host.versions(driver, runtime);
 }
 
+/* With a capacity, what a GPU of that memory would say; else the host's memory. */
 static fb_status strict_mem_info(size_t *free_bytes, size_t *total_bytes)
 {
-    return fb_backend_host.mem_info(free_bytes, total_bytes);
+    size_t cap = fb_strict_mem_capacity(), used;
+
+    if (!cap)
+        return fb_backend_host.mem_info(free_bytes, total_bytes);
+    used = fb_strict_mem_in_use();
+    *free_bytes = used < cap ? cap - used : 0;
+    *total_bytes = cap;
+    return FB_OK;
 }
 
 static fb_status strict_thread_init(void) { return FB_OK; }
@@ -567,6 +575,8 @@ const struct fb_backend fb_backend_host_strict = {
     .check = strict_check,
     .mem_info = strict_mem_info,
     .probe_alloc = strict_probe_alloc,
+    .set_capacity = fb_strict_mem_set_capacity,
+    .capacity = fb_strict_mem_capacity,
     .event_sync = strict_event_sync,
     .stream_wait_event = strict_stream_wait_event,
     .normalize_u8 = strict_normalize_u8,

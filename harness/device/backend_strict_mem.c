@@ -21,9 +21,12 @@
 
 #include "log.h"
 #include "shm.h"
+#include "units.h"
 
-/* Address space, not memory: pages exist once written and go at free. */
-#define ARENA_BYTES ((size_t)1 << 40)
+/* Address space, not memory: pages exist once written and go at free. 4 TiB: memfit's search
+ * of a 141 GB device (--device-memory) allocates and frees it a few dozen times, and freed
+ * addresses are never handed out again. */
+#define ARENA_BYTES ((size_t)1 << 42)
 enum { PAGE = 4096, MAX_VIEWS = 256 };
 static const uint64_t MAGIC = 0x7374726963746d65ull; /* "strictme" */
 
@@ -44,6 +47,8 @@ static struct {
     int fd;
     char *none, *rw; /* NULL when host-strict is not open */
     size_t next;     /* the next free offset */
+    size_t capacity; /* --device-memory; 0: none */
+    size_t in_use;   /* pages of our device buffers (shared ones included) held now */
     struct view views[MAX_VIEWS];
     struct sigaction old;
     pthread_mutex_t lock;
@@ -170,6 +175,7 @@ fb_status fb_strict_mem_open(void)
         goto fail;
     }
     mem.next = 0;
+    mem.in_use = 0;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;
     sa.sa_flags = SA_SIGINFO | SA_NODEFER;
@@ -257,6 +263,57 @@ static bool take_view(void *p, struct view *v)
     return found;
 }
 
+fb_status fb_strict_mem_set_capacity(size_t bytes)
+{
+    pthread_mutex_lock(&mem.lock);
+    mem.capacity = bytes;
+    pthread_mutex_unlock(&mem.lock);
+    return FB_OK;
+}
+
+size_t fb_strict_mem_capacity(void) { return mem.capacity; }
+
+size_t fb_strict_mem_in_use(void)
+{
+    size_t n;
+
+    pthread_mutex_lock(&mem.lock);
+    n = mem.in_use;
+    pthread_mutex_unlock(&mem.lock);
+    return n;
+}
+
+/* Takes `pages` of the capacity; false (and a line, unless quiet) when they do not fit, as
+ * cudaMalloc's out of memory. */
+static bool take(size_t bytes, size_t pages, bool quiet)
+{
+    char cap[32], used[32];
+    size_t in_use;
+    bool ok;
+
+    pthread_mutex_lock(&mem.lock);
+    in_use = mem.in_use;
+    ok = !mem.capacity || (pages <= mem.capacity && in_use <= mem.capacity - pages);
+    if (ok)
+        mem.in_use += pages;
+    pthread_mutex_unlock(&mem.lock);
+    if (!ok && !quiet) {
+        fb_size_format(mem.capacity, cap, sizeof cap);
+        fb_size_format(in_use, used, sizeof used);
+        fb_error("host-strict: out of device memory: %zu bytes asked with %s (%zu bytes) of its "
+                 "%s capacity (--device-memory %zu bytes) in use",
+                 bytes, used, in_use, cap, mem.capacity);
+    }
+    return ok;
+}
+
+static void give_back(size_t pages)
+{
+    pthread_mutex_lock(&mem.lock);
+    mem.in_use -= pages <= mem.in_use ? pages : mem.in_use;
+    pthread_mutex_unlock(&mem.lock);
+}
+
 fb_status fb_strict_mem_alloc(enum fb_mem kind, size_t bytes, void **out, bool quiet)
 {
     /* at least a page: no two buffers share an address, not even an empty one */
@@ -265,23 +322,35 @@ fb_status fb_strict_mem_alloc(enum fb_mem kind, size_t bytes, void **out, bool q
     fb_status st;
 
     *out = NULL;
+    if (bytes > SIZE_MAX - PAGE)
+        return FB_ERR_NOMEM;
     if (kind == FB_MEM_SHARED_DEVICE) {
         struct fb_shm_handle sh;
         void *rw;
-        if ((st = fb_shm_alloc(bytes, &rw)) != FB_OK)
+        pages = (bytes + PAGE - 1) / PAGE * PAGE; /* as its view is counted back at free */
+        if (!take(bytes, pages, quiet))
+            return FB_ERR_NOMEM;
+        if ((st = fb_shm_alloc(bytes, &rw)) != FB_OK) {
+            give_back(pages);
             return st;
-        if ((st = fb_shm_export(rw, &sh)) != FB_OK || (st = add_view(&sh, rw, false, out)))
+        }
+        if ((st = fb_shm_export(rw, &sh)) != FB_OK || (st = add_view(&sh, rw, false, out))) {
             fb_shm_free(rw);
+            give_back(pages);
+        }
         return st;
     }
     if (kind != FB_MEM_DEVICE)
         return fb_backend_host.alloc(kind, bytes, out);
+    if (!take(bytes, pages, quiet))
+        return FB_ERR_NOMEM;
     pthread_mutex_lock(&mem.lock);
     at = mem.next;
     if (mem.none && pages + PAGE <= ARENA_BYTES - at)
         mem.next = at + PAGE + pages;
     pthread_mutex_unlock(&mem.lock);
     if (!mem.none || mem.next == at) {
+        give_back(pages);
         if (!quiet)
             fb_error("host-strict: no room for %zu bytes of device memory (%zu of its %zu "
                      "bytes of addresses used)", bytes, at, ARENA_BYTES);
@@ -306,6 +375,7 @@ void fb_strict_mem_free(enum fb_mem kind, void *ptr)
         if (take_view(ptr, &v)) {
             munmap(v.none, v.bytes);
             fb_shm_free(v.rw);
+            give_back(v.bytes);
         }
         return;
     }
@@ -320,6 +390,7 @@ void fb_strict_mem_free(enum fb_mem kind, void *ptr)
         return;
     }
     h->magic = 0;
+    give_back(h->bytes);
     /* the pages go back; the addresses are never handed out again */
     fallocate(mem.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(c - mem.none - PAGE),
               (off_t)(h->bytes + PAGE));

@@ -160,6 +160,21 @@ fb_status fb_session_open(struct fb_session *s, const char *backend, const char 
     return fb_world_agree(&s->world, st);
 }
 
+fb_status fb_session_device_memory(struct fb_session *s, size_t bytes)
+{
+    fb_status st = FB_OK;
+
+    if (bytes && !s->be->set_capacity) {
+        if (s->world.rank == 0)
+            fb_error("--device-memory: the %s backend's device memory is its own; only "
+                     "host-strict takes a capacity (--backend host-strict)", s->be->name);
+        st = FB_ERR_USAGE;
+    } else if (bytes) {
+        st = s->be->set_capacity(bytes);
+    }
+    return fb_world_agree(&s->world, st);
+}
+
 void fb_session_close(struct fb_session *s)
 {
     if (s->opened && s->be->close)

@@ -36,4 +36,9 @@ fb_status fb_session_open(struct fb_session *s, const char *backend, const char 
                           bool allow_oversubscribe);
 void fb_session_close(struct fb_session *s);
 
+/* --device-memory: gives the opened backend a device memory of `bytes` (0: nothing to do).
+ * Only host-strict takes one; another backend is FB_ERR_USAGE with a line naming it. Collective:
+ * all ranks return the same status. */
+fb_status fb_session_device_memory(struct fb_session *s, size_t bytes);
+
 #endif

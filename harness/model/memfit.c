@@ -1,97 +1,173 @@
-/* The memory model of a DenseNet-121 training step.
+/* The memory model of fabricbench's DenseNet-121 training step: the list of its device buffers.
  *
- * Kept for backward (torchvision's densenet121, memory_efficient=False, ReLU in place): the
- * input batch and the output of every layer: each torch.cat of a block's features (the plain
- * implementation's quadratic cost), each BatchNorm (its in-place ReLU shares the tensor), each
- * convolution and pool whose consumer saves it (see kept()), plus max-pool's int64 indices. Weights: fp32 masters, and under
- * mixed precision the half copies autocast caches for the step. Backward's transient peak is
- * approximated as the gradient of the largest block's concatenated features (accumulated while
- * the block runs backward) plus two of the largest layer outputs (a layer's output gradient and
- * its input gradient live together). Allocator rounding, the CUDA context and library
- * workspaces are not modelled: the confirmation on the device measures them. */
+ * The step (harness/train) keeps every layer's output and the gradient by every layer's output
+ * for the whole step, the weights in the compute precision with their fp32 gradients, and
+ * BatchNorm's vectors; then the step's batch (as copied and normalized), the all-reduced
+ * gradients, fp32 master weights and the optimizer's state. That is about twice what PyTorch's
+ * autograd keeps for the same network (it frees an output's gradient as soon as it is used and
+ * keeps only the outputs backward reads), so a PyTorch job fits a larger batch than memfit
+ * confirms for this step; docs/memfit.md gives both. Allocator rounding, the CUDA context and
+ * library workspaces are not modelled: the confirmation on the device measures them. */
 #include "memfit.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { INDEX_BYTES = 8 }; /* max-pool's saved argmax, int64 */
+#include "densenet.h"
 
-/* Whether autograd keeps the layer's output. Not for the outputs only torch.cat (a dense
- * layer's new features) or an average pool (a transition's convolution) consume: neither saves
- * its input. The first layer of a block concatenates its single input into a copy, which the
- * layer list does not show; the pool output before the block stands in for it (same size). */
-static bool kept(const struct fb_layer *l)
-{
-    if (l->kind != FB_LAYER_CONV)
-        return true;
-    return !strstr(l->name, ".conv2") && !strstr(l->name, "transition");
-}
-
-/* One image's saved activations, and the largest layer output and block concatenation. */
-struct per_image {
-    size_t saved, largest, largest_cat;
+static const char *const role_names[FB_BUF_ROLES] = {
+    "image", "bn_scratch", "tmp", "out", "grad", "w", "dw", "gamma", "beta", "dgamma", "dbeta",
+    "mean_var", "wire", "input", "grad_send", "grad_recv", "master", "opt_state",
 };
 
-static fb_status walk(const struct fb_memfit_config *cfg, struct fb_densenet_layers *d,
-                      size_t *params, struct per_image *pi)
+const char *fb_memfit_role_name(enum fb_memfit_role role)
 {
-    fb_status st = fb_densenet_layers_build(1, cfg->resolution, cfg->classes, d);
-
-    if (st != FB_OK)
-        return st;
-    *params = 0;
-    memset(pi, 0, sizeof *pi);
-    pi->saved = (size_t)cfg->resolution * (size_t)cfg->resolution * 3 * (size_t)cfg->act_bytes;
-    for (size_t i = 0; i < d->nlayers; i++) {
-        const struct fb_layer *l = &d->layers[i];
-        size_t out = fb_layer_out_elements(l) * (size_t)cfg->act_bytes;
-        *params += l->params;
-        if (kept(l))
-            pi->saved += out;
-        if (l->kind == FB_LAYER_MAXPOOL)
-            pi->saved += fb_layer_out_elements(l) * INDEX_BYTES;
-        if (out > pi->largest)
-            pi->largest = out;
-        if (l->kind == FB_LAYER_CONCAT && out > pi->largest_cat)
-            pi->largest_cat = out;
-    }
-    return FB_OK;
+    return (unsigned)role < FB_BUF_ROLES ? role_names[role] : "?";
 }
 
 static bool config_ok(const struct fb_memfit_config *cfg)
 {
     return cfg->resolution >= 32 && cfg->classes >= 1 &&
            (cfg->act_bytes == 2 || cfg->act_bytes == 4) && cfg->opt_slots >= 0 &&
-           cfg->opt_slots <= 2;
+           cfg->opt_slots <= 2 && (cfg->grad_bytes == 2 || cfg->grad_bytes == 4);
 }
 
-static void fixed_parts(const struct fb_memfit_config *cfg, size_t params,
-                        struct fb_memfit_parts *p)
+static bool is_gemm(const struct fb_layer *l)
 {
-    p->weights = params * 4 + (cfg->act_bytes == 2 ? params * 2 : 0);
-    p->grads = params * 4;
-    p->optimizer = params * 4 * (size_t)cfg->opt_slots;
+    return l->kind == FB_LAYER_CONV || l->kind == FB_LAYER_LINEAR;
+}
+
+static size_t in_elements(const struct fb_layer *l) { return (size_t)l->n * l->h * l->w * l->c; }
+
+struct list {
+    struct fb_memfit_buf *b;
+    size_t n;
+};
+
+static void add(struct list *l, enum fb_memfit_role role, long layer, size_t bytes)
+{
+    l->b[l->n++] = (struct fb_memfit_buf){role, layer, bytes};
+}
+
+/* The network's buffers, as densenet_step.c's alloc_train takes them. */
+static void network(const struct fb_memfit_config *cfg, const struct fb_densenet_layers *d,
+                    struct list *out)
+{
+    const struct fb_layer *L = d->layers;
+    size_t es = (size_t)cfg->act_bytes, maxc = 0, maxin = 0;
+
+    for (size_t i = 0; i < d->nlayers; i++) {
+        maxc = (size_t)L[i].c > maxc ? (size_t)L[i].c : maxc;
+        maxin = in_elements(&L[i]) > maxin ? in_elements(&L[i]) : maxin;
+    }
+    add(out, FB_BUF_IMAGE, -1, in_elements(&L[0]) * es);
+    add(out, FB_BUF_BN_SCRATCH, -1, 2 * maxc * sizeof(float));
+    add(out, FB_BUF_TMP, -1, maxin * es);
+    for (size_t i = 0; i < d->nlayers; i++) {
+        const struct fb_layer *l = &L[i];
+        size_t e = fb_layer_out_elements(l), c = (size_t)l->c;
+        add(out, FB_BUF_OUT, (long)i, e * es);
+        add(out, FB_BUF_GRAD, (long)i, e * es);
+        if (is_gemm(l)) {
+            size_t we = (size_t)l->k * (l->kind == FB_LAYER_CONV ? (size_t)l->r * l->s : 1) * c;
+            add(out, FB_BUF_W, (long)i, we * es);
+            add(out, FB_BUF_DW, (long)i, we * sizeof(float));
+        } else if (l->kind == FB_LAYER_NORM) {
+            add(out, FB_BUF_GAMMA, (long)i, c * sizeof(float));
+            add(out, FB_BUF_BETA, (long)i, c * sizeof(float));
+            add(out, FB_BUF_DGAMMA, (long)i, c * sizeof(float));
+            add(out, FB_BUF_DBETA, (long)i, c * sizeof(float));
+            add(out, FB_BUF_MEAN_VAR, (long)i, 2 * c * sizeof(float));
+        }
+    }
+}
+
+/* The step's own, as train_step.c's alloc_buffers takes them. */
+static void step_own(const struct fb_memfit_config *cfg, int batch, size_t params,
+                     struct list *out)
+{
+    size_t wire = (size_t)batch * 3 * (size_t)cfg->resolution * (size_t)cfg->resolution;
+
+    add(out, FB_BUF_WIRE, -1, wire);
+    add(out, FB_BUF_INPUT, -1, wire * sizeof(float));
+    add(out, FB_BUF_GRAD_SEND, -1, params * (size_t)cfg->grad_bytes);
+    add(out, FB_BUF_GRAD_RECV, -1, params * (size_t)cfg->grad_bytes);
+    add(out, FB_BUF_MASTER, -1, params * sizeof(float));
+    for (int j = 0; j < cfg->opt_slots; j++)
+        add(out, FB_BUF_OPT_STATE, -1, params * sizeof(float));
+}
+
+fb_status fb_memfit_plan(const struct fb_memfit_config *cfg, int batch, unsigned which,
+                         struct fb_memfit_buf **out, size_t *n)
+{
+    struct fb_densenet_layers d;
+    struct fb_densenet model;
+    struct list l = {0};
+    fb_status st;
+
+    *out = NULL;
+    *n = 0;
+    if (!config_ok(cfg) || batch < 1 || !(which & FB_MEMFIT_ALL))
+        return FB_ERR_USAGE;
+    if ((st = fb_densenet_layers_build(batch, cfg->resolution, cfg->classes, &d)) != FB_OK)
+        return st;
+    if ((st = fb_densenet121(cfg->classes, &model)) != FB_OK) {
+        fb_densenet_layers_free(&d);
+        return st;
+    }
+    /* per layer at most 7 buffers; 3 of the network's own, 4 + 2 slots of the step's */
+    if (!(l.b = calloc(d.nlayers * 7 + 9, sizeof *l.b))) {
+        st = FB_ERR_NOMEM;
+        goto out;
+    }
+    if (which & FB_MEMFIT_NET)
+        network(cfg, &d, &l);
+    if (which & FB_MEMFIT_STEP)
+        step_own(cfg, batch, model.parameters, &l);
+    *out = l.b;
+    *n = l.n;
+out:
+    fb_densenet_free(&model);
+    fb_densenet_layers_free(&d);
+    return st;
 }
 
 fb_status fb_memfit_estimate(const struct fb_memfit_config *cfg, int batch,
                              struct fb_memfit_parts *out)
 {
-    struct fb_densenet_layers d;
-    struct per_image pi;
-    size_t params;
+    struct fb_memfit_buf *b;
+    size_t n;
     fb_status st;
 
     memset(out, 0, sizeof *out);
-    if (!config_ok(cfg) || batch < 1)
-        return FB_ERR_USAGE;
-    if ((st = walk(cfg, &d, &params, &pi)) != FB_OK)
+    if ((st = fb_memfit_plan(cfg, batch, FB_MEMFIT_ALL, &b, &n)) != FB_OK)
         return st;
-    fixed_parts(cfg, params, out);
-    out->activations = pi.saved * (size_t)batch;
-    out->workspace = (pi.largest_cat + 2 * pi.largest) * (size_t)batch;
-    out->total = out->weights + out->grads + out->optimizer + out->activations + out->workspace;
-    fb_densenet_layers_free(&d);
+    for (size_t i = 0; i < n; i++) {
+        size_t *part;
+        switch (b[i].role) {
+        case FB_BUF_W: case FB_BUF_GAMMA: case FB_BUF_BETA: case FB_BUF_MEAN_VAR:
+        case FB_BUF_MASTER:
+            part = &out->weights;
+            break;
+        case FB_BUF_DW: case FB_BUF_DGAMMA: case FB_BUF_DBETA: case FB_BUF_GRAD_SEND:
+        case FB_BUF_GRAD_RECV:
+            part = &out->grads;
+            break;
+        case FB_BUF_OPT_STATE:
+            part = &out->optimizer;
+            break;
+        case FB_BUF_IMAGE: case FB_BUF_OUT: case FB_BUF_WIRE: case FB_BUF_INPUT:
+            part = &out->activations;
+            break;
+        default: /* grad, tmp, bn_scratch */
+            part = &out->act_grads;
+            break;
+        }
+        *part += b[i].bytes;
+        out->total += b[i].bytes;
+    }
+    free(b);
     return FB_OK;
 }
 
@@ -105,47 +181,4 @@ long fb_memfit_batch_for(const struct fb_memfit_config *cfg, size_t budget)
     per = two.total - one.total;
     fixed = one.total - per;
     return budget <= fixed || per == 0 ? 0 : (long)((budget - fixed) / per);
-}
-
-fb_status fb_memfit_buffers(const struct fb_memfit_config *cfg, int batch, size_t **sizes,
-                            size_t *n)
-{
-    struct fb_densenet_layers d;
-    struct per_image pi;
-    size_t params, k = 0, *s;
-    fb_status st;
-
-    *sizes = NULL;
-    *n = 0;
-    if (!config_ok(cfg) || batch < 1)
-        return FB_ERR_USAGE;
-    if ((st = walk(cfg, &d, &params, &pi)) != FB_OK)
-        return st;
-    /* per layer: weights, grads, optimizer slots, half copy, output, indices; + input, workspace */
-    if (!(s = calloc(d.nlayers * 7 + 2, sizeof *s))) {
-        fb_densenet_layers_free(&d);
-        return FB_ERR_NOMEM;
-    }
-    s[k++] = (size_t)cfg->resolution * (size_t)cfg->resolution * 3 * (size_t)cfg->act_bytes *
-             (size_t)batch;
-    for (size_t i = 0; i < d.nlayers; i++) {
-        const struct fb_layer *l = &d.layers[i];
-        if (l->params) {
-            s[k++] = l->params * 4; /* master weights */
-            s[k++] = l->params * 4; /* gradients */
-            for (int j = 0; j < cfg->opt_slots; j++)
-                s[k++] = l->params * 4;
-            if (cfg->act_bytes == 2)
-                s[k++] = l->params * 2;
-        }
-        if (kept(l))
-            s[k++] = fb_layer_out_elements(l) * (size_t)cfg->act_bytes * (size_t)batch;
-        if (l->kind == FB_LAYER_MAXPOOL)
-            s[k++] = fb_layer_out_elements(l) * INDEX_BYTES * (size_t)batch;
-    }
-    s[k++] = (pi.largest_cat + 2 * pi.largest) * (size_t)batch;
-    fb_densenet_layers_free(&d);
-    *sizes = s;
-    *n = k;
-    return FB_OK;
 }

@@ -126,13 +126,13 @@ host_python="env LD_LIBRARY_PATH=$host_ld python3"
 # A run's results.csv copied up: one folder deep at most comes back from the device machine.
 keep() { cp "$out/$1/results.csv" "$out/$1-results.csv" 2>/dev/null; }
 # The host backend finishes in minutes on a small machine: smaller sweeps and models, short
-# trials, a memory budget for memfit (about 2 images at 64x64).
+# trials, a memory budget for memfit (2 images at 64x64, fp32, SGD momentum).
 # On a GPU the collectives are NCCL's, asked for: without a loadable libnccl.so.2 the steps fail
 # loudly, instead of passing on MPI (auto's fallback).
 coll=
 [ "$backend" = host ] || coll="--coll nccl"
 if [ "$backend" = host ]; then
-    res=64 fit="--memory-budget 104M" fit_prec=fp32
+    res=64 fit="--memory-budget 216M" fit_prec=fp32
     quick="--min-bytes 4K --max-bytes 1M --matrix-bytes 256K --trials 3 --warmup 1 --trial-ms 1"
     quick_train="--threads 2 --batch 2 --trials 3 --warmup 1 --trial-ms 1"
     coll_sizes=$quick

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
+#include "memfit.h"
+
 enum { G_BLOCK1 = 1, G_BLOCK4 = 4 };
 
 struct fb_densenet_step {
@@ -34,6 +37,8 @@ struct fb_densenet_step {
     bool *acc;        /* per layer: add its input gradient rather than write it */
     struct fb_event *bwd_start, **ready; /* ready[i]: after layer i's parameter gradients */
     void *ra, *rb, *rc; /* the reference GEMMs' dense operands */
+    struct fb_memfit_buf *plan; /* the memory model's buffers, taken in order (alloc_train) */
+    size_t nplan, at;
     fb_grad_ready_fn on_ready; /* called after each ready event is enqueued */
     void *on_ready_arg;
 };
@@ -142,6 +147,7 @@ void fb_densenet_step_free(struct fb_densenet_step *st)
     free(st->npieces);
     free(st->piece_acc);
     free(st->acc);
+    free(st->plan);
     free(st);
 }
 
@@ -277,11 +283,31 @@ static fb_status alloc_ref(struct fb_densenet_step *st)
     return upload_big(st, st->rb, b, 7002);
 }
 
+/* The next buffer of the memory model's plan (model/memfit.c), allocated: what the step needs
+ * here (role, layer, bytes) must be that entry to the byte, or the model and the step have
+ * drifted apart and memfit would confirm batches the step cannot hold. */
+static fb_status take(struct fb_densenet_step *st, enum fb_memfit_role role, long layer,
+                      size_t bytes, void **out)
+{
+    const struct fb_memfit_buf *b = st->at < st->nplan ? &st->plan[st->at] : NULL;
+
+    if (!b || b->role != role || b->layer != layer || b->bytes != bytes) {
+        fb_error("step: the memory model lists %s%s %ld of %zu bytes where the step needs %s "
+                 "of layer %ld, %zu bytes (harness/model/memfit.c)",
+                 b ? fb_memfit_role_name(b->role) : "nothing", b ? " of layer" : "",
+                 b ? b->layer : -1L, b ? b->bytes : 0, fb_memfit_role_name(role), layer, bytes);
+        return FB_ERR_INTERNAL;
+    }
+    st->at++;
+    return st->be->alloc(FB_MEM_DEVICE, bytes, out);
+}
+
 static fb_status alloc_train(struct fb_densenet_step *st)
 {
     const struct fb_layer *L = st->d->layers;
     const struct fb_backend *be = st->be;
-    size_t big = 0, maxc = 0, n = st->n;
+    const struct fb_memfit_config mc = {st->d->resolution, st->d->classes, (int)st->es, 0, 4};
+    size_t big = 0, maxc = 0, maxin = 0, n = st->n;
     float *host = NULL;
     void *bits = NULL;
     fb_status s = FB_ERR_NOMEM;
@@ -294,51 +320,54 @@ static fb_status alloc_train(struct fb_densenet_step *st)
         !(st->mean_var = calloc(n, sizeof *st->mean_var)) ||
         !(st->ready = calloc(n, sizeof *st->ready)))
         goto out;
-    if ((s = wire(st)) != FB_OK)
+    if ((s = wire(st)) != FB_OK ||
+        (s = fb_memfit_plan(&mc, st->d->batch, FB_MEMFIT_NET, &st->plan, &st->nplan)) != FB_OK)
         goto out;
     for (size_t i = 0; i < n; i++) {
         size_t e = fb_layer_out_elements(&L[i]);
         big = e > big ? e : big;
-        big = in_elements(&L[i]) > big ? in_elements(&L[i]) : big;
+        maxin = in_elements(&L[i]) > maxin ? in_elements(&L[i]) : maxin;
         big = L[i].params > big ? L[i].params : big;
         maxc = (size_t)L[i].c > maxc ? (size_t)L[i].c : maxc;
     }
+    big = maxin > big ? maxin : big;
     s = FB_ERR_NOMEM;
     if (!(host = malloc(big * sizeof *host)) || !(bits = malloc(big * 4)))
         goto out;
-    if ((s = be->alloc(FB_MEM_DEVICE, in_elements(&L[0]) * st->es, &st->image)) != FB_OK ||
+    /* tmp holds one layer's input gradient: the largest input */
+    if ((s = take(st, FB_BUF_IMAGE, -1, in_elements(&L[0]) * st->es, &st->image)) != FB_OK ||
         (s = upload(st, st->image, in_elements(&L[0]), st->prec, 1.0f, 0.0f, 1, host, bits)) !=
             FB_OK ||
-        (s = be->alloc(FB_MEM_DEVICE, 2 * maxc * sizeof(float), (void **)&st->bn_scratch)) !=
-            FB_OK ||
+        (s = take(st, FB_BUF_BN_SCRATCH, -1, 2 * maxc * sizeof(float),
+                  (void **)&st->bn_scratch)) != FB_OK ||
+        (s = take(st, FB_BUF_TMP, -1, maxin * st->es, &st->tmp)) != FB_OK ||
         (s = be->event_create(&st->bwd_start)) != FB_OK)
         goto out;
     for (size_t i = 0; i < n; i++) {
         const struct fb_layer *l = &L[i];
         size_t e = fb_layer_out_elements(l), c = (size_t)l->c;
-        if ((s = be->alloc(FB_MEM_DEVICE, e * st->es, &st->out[i])) != FB_OK ||
-            (s = be->alloc(FB_MEM_DEVICE, e * st->es, &st->grad[i])) != FB_OK)
-            goto out;
-        if (st->acc[i] && !st->tmp && l->kind != FB_LAYER_CONCAT &&
-            (s = be->alloc(FB_MEM_DEVICE, big * st->es, &st->tmp)) != FB_OK)
+        long li = (long)i;
+        if ((s = take(st, FB_BUF_OUT, li, e * st->es, &st->out[i])) != FB_OK ||
+            (s = take(st, FB_BUF_GRAD, li, e * st->es, &st->grad[i])) != FB_OK)
             goto out;
         if (is_gemm(l)) {
             size_t we = (size_t)l->k * (l->kind == FB_LAYER_CONV ? l->r * l->s : 1) * c;
             /* variance 1/fan_in: activations keep their scale from layer to layer */
             float scale = sqrtf(3.0f * (float)l->k / (float)we);
-            if ((s = be->alloc(FB_MEM_DEVICE, we * st->es, &st->w[i])) != FB_OK ||
-                (s = be->alloc(FB_MEM_DEVICE, we * sizeof(float), (void **)&st->dw[i])) != FB_OK ||
+            if ((s = take(st, FB_BUF_W, li, we * st->es, &st->w[i])) != FB_OK ||
+                (s = take(st, FB_BUF_DW, li, we * sizeof(float), (void **)&st->dw[i])) != FB_OK ||
                 (s = upload(st, st->w[i], we, st->prec, scale, 0.0f, 100 + (uint32_t)i, host,
                             bits)) != FB_OK ||
                 (s = be->event_create(&st->ready[i])) != FB_OK)
                 goto out;
         } else if (l->kind == FB_LAYER_NORM) {
             /* PyTorch's initial BatchNorm: weight 1, bias 0 */
-            if ((s = be->alloc(FB_MEM_DEVICE, c * 4, (void **)&st->gamma[i])) != FB_OK ||
-                (s = be->alloc(FB_MEM_DEVICE, c * 4, (void **)&st->beta[i])) != FB_OK ||
-                (s = be->alloc(FB_MEM_DEVICE, c * 4, (void **)&st->dgamma[i])) != FB_OK ||
-                (s = be->alloc(FB_MEM_DEVICE, c * 4, (void **)&st->dbeta[i])) != FB_OK ||
-                (s = be->alloc(FB_MEM_DEVICE, 2 * c * 4, (void **)&st->mean_var[i])) != FB_OK ||
+            if ((s = take(st, FB_BUF_GAMMA, li, c * 4, (void **)&st->gamma[i])) != FB_OK ||
+                (s = take(st, FB_BUF_BETA, li, c * 4, (void **)&st->beta[i])) != FB_OK ||
+                (s = take(st, FB_BUF_DGAMMA, li, c * 4, (void **)&st->dgamma[i])) != FB_OK ||
+                (s = take(st, FB_BUF_DBETA, li, c * 4, (void **)&st->dbeta[i])) != FB_OK ||
+                (s = take(st, FB_BUF_MEAN_VAR, li, 2 * c * 4, (void **)&st->mean_var[i])) !=
+                    FB_OK ||
                 (s = upload(st, st->gamma[i], c, FB_CONV_FP32, 0.0f, 1.0f, 0, host, bits)) !=
                     FB_OK ||
                 (s = upload(st, st->beta[i], c, FB_CONV_FP32, 0.0f, 0.0f, 0, host, bits)) !=
@@ -346,6 +375,13 @@ static fb_status alloc_train(struct fb_densenet_step *st)
                 (s = be->event_create(&st->ready[i])) != FB_OK)
                 goto out;
         }
+    }
+    if (st->at != st->nplan) { /* the model lists a buffer the step never takes */
+        fb_error("step: the memory model lists %zu buffers the step does not take, the first "
+                 "%s of layer %ld (harness/model/memfit.c)", st->nplan - st->at,
+                 fb_memfit_role_name(st->plan[st->at].role), st->plan[st->at].layer);
+        s = FB_ERR_INTERNAL;
+        goto out;
     }
     /* The loss gradient by the logits: small, as a mean over the batch makes it. */
     s = upload(st, st->grad[n - 1], fb_layer_out_elements(&L[n - 1]), st->prec,

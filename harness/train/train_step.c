@@ -13,6 +13,7 @@
 #include "densenet_step.h"
 #include "image_ring.h"
 #include "log.h"
+#include "memfit.h"
 #include "nvtx.h"
 #include "overlap.h"
 
@@ -43,6 +44,8 @@ struct fb_train_step {
     struct fb_pattern mine, sum;
     struct fb_overlap *ov;
     double *span_start, *span_end; /* each bucket's all-reduce, for the trace */
+    struct fb_memfit_buf *plan;    /* the memory model's step-own buffers (alloc_buffers) */
+    size_t nplan, at;
 };
 
 static fb_status on_ready(void *arg, size_t layer, struct fb_event *ready)
@@ -83,6 +86,7 @@ void fb_train_step_free(struct fb_train_step *ts)
     be->free(FB_MEM_DEVICE, ts->momentum);
     free(ts->span_start);
     free(ts->span_end);
+    free(ts->plan);
     free(ts);
 }
 
@@ -113,14 +117,38 @@ static fb_status open_compute(struct fb_train_step *ts)
     return FB_OK;
 }
 
+/* The next of the step's own buffers in the memory model's plan (model/memfit.c), allocated;
+ * what the step needs must be that entry to the byte (densenet_step.c does the same for the
+ * network's). */
+static fb_status take_own(struct fb_train_step *ts, enum fb_memfit_role role, size_t bytes,
+                          void **out)
+{
+    const struct fb_memfit_buf *b = ts->at < ts->nplan ? &ts->plan[ts->at] : NULL;
+
+    if (!b || b->role != role || b->bytes != bytes) {
+        fb_error("step: the memory model lists %s of %zu bytes where the step needs %s, %zu "
+                 "bytes (harness/model/memfit.c)", b ? fb_memfit_role_name(b->role) : "nothing",
+                 b ? b->bytes : 0, fb_memfit_role_name(role), bytes);
+        return FB_ERR_INTERNAL;
+    }
+    ts->at++;
+    return ts->be->alloc(FB_MEM_DEVICE, bytes, out);
+}
+
 static fb_status alloc_buffers(struct fb_train_step *ts)
 {
     const struct fb_backend *be = ts->be;
     const struct fb_train_step_config *c = &ts->cfg;
     size_t n = ts->model.parameters, gbytes = n * fb_dtype_size(ts->gdtype);
+    /* the step's optimizer is SGD with momentum: one fp32 slot per weight */
+    const struct fb_memfit_config mc = {c->resolution, c->classes,
+                                        (int)fb_conv_prec_size(c->prec), 1,
+                                        (int)fb_dtype_size(ts->gdtype)};
     int64_t offsets = 0;
     fb_status st;
 
+    if ((st = fb_memfit_plan(&mc, c->batch, FB_MEMFIT_STEP, &ts->plan, &ts->nplan)) != FB_OK)
+        return st;
     for (int r = 0; r < c->ranks; r++)
         offsets += fb_pattern_rank_offset(r);
     ts->mine = (struct fb_pattern){.seed = GRAD_SEED, .scale = 1,
@@ -131,14 +159,19 @@ static fb_status alloc_buffers(struct fb_train_step *ts)
     for (int i = 0; i < EV_COUNT; i++)
         if ((st = be->event_create(&ts->ev[i])) != FB_OK)
             return st;
-    if ((st = be->alloc(FB_MEM_DEVICE, ts->wire_bytes, &ts->dev_wire)) != FB_OK ||
-        (st = be->alloc(FB_MEM_DEVICE, ts->wire_bytes * sizeof(float), (void **)&ts->dev_input)) !=
-            FB_OK ||
-        (st = be->alloc(FB_MEM_DEVICE, gbytes, &ts->grad_send)) != FB_OK ||
-        (st = be->alloc(FB_MEM_DEVICE, gbytes, &ts->grad_recv)) != FB_OK ||
-        (st = be->alloc(FB_MEM_DEVICE, n * sizeof(float), (void **)&ts->weights)) != FB_OK ||
-        (st = be->alloc(FB_MEM_DEVICE, n * sizeof(float), (void **)&ts->momentum)) != FB_OK)
+    if ((st = take_own(ts, FB_BUF_WIRE, ts->wire_bytes, &ts->dev_wire)) != FB_OK ||
+        (st = take_own(ts, FB_BUF_INPUT, ts->wire_bytes * sizeof(float),
+                       (void **)&ts->dev_input)) != FB_OK ||
+        (st = take_own(ts, FB_BUF_GRAD_SEND, gbytes, &ts->grad_send)) != FB_OK ||
+        (st = take_own(ts, FB_BUF_GRAD_RECV, gbytes, &ts->grad_recv)) != FB_OK ||
+        (st = take_own(ts, FB_BUF_MASTER, n * sizeof(float), (void **)&ts->weights)) != FB_OK ||
+        (st = take_own(ts, FB_BUF_OPT_STATE, n * sizeof(float), (void **)&ts->momentum)) != FB_OK)
         return st;
+    if (ts->at != ts->nplan) {
+        fb_error("step: the memory model lists %zu more buffers of the step's own than it takes "
+                 "(harness/model/memfit.c)", ts->nplan - ts->at);
+        return FB_ERR_INTERNAL;
+    }
     /* weights: small values; momentum starts at zero, as PyTorch's buffer does */
     if ((st = be->fill(ts->grad_send, n, ts->gdtype, ts->mine, c->stream)) != FB_OK ||
         (st = be->fill(ts->grad_recv, n, ts->gdtype, ts->sum, c->stream)) != FB_OK ||

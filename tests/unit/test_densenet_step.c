@@ -2,12 +2,92 @@
  * 2.834 G multiply-accumulates per 224x224 image (a step = 3x forward, less the stem
  * convolution's data gradient), the groups adding up to the whole, a real step at a small
  * shape that produces finite values, and one grad-ready time per parameter layer, in backward
- * order and non-decreasing. */
+ * order and non-decreasing. And its memory: every device allocation the step makes is the
+ * memory model's (model/memfit.c) to the byte, in order, layer by layer, in fp32 and fp16; on
+ * host-strict with a 32 GiB device, the whole step at memfit's batch fits and twice it does not. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "backend_strict.h"
 #include "densenet_step.h"
+#include "memfit.h"
 #include "test.h"
+
+/* The host backend with its device allocations recorded. */
+static struct {
+    size_t bytes[4096];
+    size_t n;
+} rec;
+static struct fb_backend recording;
+
+static fb_status record_alloc(enum fb_mem kind, size_t bytes, void **out)
+{
+    if (kind == FB_MEM_DEVICE && rec.n < 4096)
+        rec.bytes[rec.n++] = bytes;
+    return fb_backend_host.alloc(kind, bytes, out);
+}
+
+/* The step's allocations at `batch` images of `res` in `prec` against the model's plan of the
+ * network's buffers: the same count, and each the same bytes, in order; then per layer. */
+static void agrees(const struct fb_conv_engine *e, struct fb_conv_ctx *ctx, struct fb_stream *s,
+                   int batch, int res, enum fb_conv_prec prec)
+{
+    const struct fb_memfit_config mc = {res, 14, prec == FB_CONV_FP32 ? 4 : 2, 0, 4};
+    struct fb_densenet_layers d;
+    struct fb_densenet_step *st = NULL;
+    struct fb_memfit_buf *plan = NULL;
+    size_t n = 0, *per_layer_plan, *per_layer_step;
+
+    CHECK(fb_densenet_layers_build(batch, res, 14, &d) == FB_OK);
+    CHECK(fb_memfit_plan(&mc, batch, FB_MEMFIT_NET, &plan, &n) == FB_OK);
+    per_layer_plan = calloc(d.nlayers + 1, sizeof *per_layer_plan);
+    per_layer_step = calloc(d.nlayers + 1, sizeof *per_layer_step);
+    rec.n = 0;
+    CHECK(fb_densenet_step_create(&d, &recording, e, ctx, prec, FB_STEP_WITH_TRAIN, s, &st) ==
+          FB_OK);
+    CHECK(rec.n == n);
+    for (size_t i = 0; i < n && i < rec.n && per_layer_plan; i++) {
+        CHECK(rec.bytes[i] == plan[i].bytes);
+        per_layer_plan[plan[i].layer + 1] += plan[i].bytes;
+        per_layer_step[plan[i].layer + 1] += rec.bytes[i];
+    }
+    for (size_t l = 0; l <= d.nlayers && per_layer_plan; l++)
+        CHECK(per_layer_plan[l] == per_layer_step[l]);
+    fb_densenet_step_free(st);
+    free(plan);
+    free(per_layer_plan);
+    free(per_layer_step);
+    fb_densenet_layers_free(&d);
+}
+
+/* On host-strict with a device of `capacity`: the network's buffers (the step) and the step's
+ * own (in the plan's sizes, as train_step.c takes them) at `batch`. FB_ERR_NOMEM past it. */
+static fb_status whole_step(const struct fb_conv_engine *e, struct fb_conv_ctx *ctx,
+                            struct fb_stream *s, const struct fb_memfit_config *mc, int batch)
+{
+    const struct fb_backend *be = &fb_backend_host_strict;
+    struct fb_densenet_layers d;
+    struct fb_densenet_step *st = NULL;
+    struct fb_memfit_buf *own = NULL;
+    void *p[8] = {0};
+    size_t n = 0, k = 0;
+    fb_status rc;
+
+    if ((rc = fb_densenet_layers_build(batch, mc->resolution, mc->classes, &d)) != FB_OK)
+        return rc;
+    rc = fb_densenet_step_create(&d, be, e, ctx, FB_CONV_FP16, FB_STEP_WITH_TRAIN, s, &st);
+    if (rc == FB_OK)
+        rc = fb_memfit_plan(mc, batch, FB_MEMFIT_STEP, &own, &n);
+    for (k = 0; rc == FB_OK && k < n && k < 8; k++)
+        rc = be->alloc(FB_MEM_DEVICE, own[k].bytes, &p[k]);
+    while (k-- > 0)
+        be->free(FB_MEM_DEVICE, p[k]);
+    fb_densenet_step_free(st);
+    free(own);
+    fb_densenet_layers_free(&d);
+    return rc;
+}
 
 int main(void)
 {
@@ -79,8 +159,38 @@ int main(void)
     CHECK(fb_densenet_step_create(&d, be, e, ctx, FB_CONV_FP32, FB_STEP_WITH_REF, s, &st) == FB_OK);
     CHECK(fb_densenet_step_run(st, FB_STEP_OURS, FB_STEP_ALL_GROUPS, FB_STEP_FWD) == FB_ERR_USAGE);
     fb_densenet_step_free(st);
-    e->close(ctx);
+
+    /* the memory model is what the step allocates, to the byte */
+    recording = fb_backend_host;
+    recording.alloc = record_alloc;
+    agrees(e, ctx, s, 2, 32, FB_CONV_FP32);
+    agrees(e, ctx, s, 3, 64, FB_CONV_FP16);
+    agrees(e, ctx, s, 1, 224, FB_CONV_BF16);
     be->stream_destroy(s);
+    e->close(ctx);
+
+    /* a 32 GiB device on a CPU: memfit's batch (fp16, SGD momentum as the step) fits, twice it
+     * does not, and nothing is left held */
+    {
+        const struct fb_backend *strict = &fb_backend_host_strict;
+        const struct fb_memfit_config mc = {224, 14, 2, 1, 4};
+        struct fb_device_info info;
+        long fit = fb_memfit_batch_for(&mc, (size_t)32 << 30);
+        CHECK(fit > 200 && fit < 300);
+        CHECK(strict->set_capacity((size_t)32 << 30) == FB_OK);
+        CHECK(strict->open(0, &info) == FB_OK);
+        CHECK(strict->stream_create(&s) == FB_OK);
+        CHECK(e->open(strict, FB_CONV_FP32, &ctx, why, sizeof why) == FB_OK);
+        CHECK(whole_step(e, ctx, s, &mc, (int)fit) == FB_OK);
+        CHECK(fb_strict_mem_in_use() == 0);
+        CHECK(whole_step(e, ctx, s, &mc, (int)(2 * fit)) == FB_ERR_NOMEM);
+        CHECK(whole_step(e, ctx, s, &mc, (int)fit + 1) == FB_ERR_NOMEM);
+        CHECK(fb_strict_mem_in_use() == 0);
+        e->close(ctx);
+        strict->stream_destroy(s);
+        strict->close();
+        CHECK(strict->set_capacity(0) == FB_OK);
+    }
     fb_densenet_layers_free(&d);
     TEST_DONE();
 }

@@ -20,6 +20,7 @@ static const char good[] =
     "[node]\n"
     "gpus = 4\n"
     "gpu_model = V100-SXM2 ; inline comment\n"
+    "gpu_memory = 32G\n"
     "[p2p]\n"
     "min_gbps.nvlink = 40\n"
     "min_gbps.pcie-switch = 11.5\n"
@@ -55,6 +56,7 @@ static void good_values(void)
     CHECK_STR(p.description, "four test GPUs");
     CHECK(p.gpus == 4);
     CHECK_STR(p.gpu_model, "V100-SXM2");
+    CHECK(p.gpu_memory == 32LL << 30);
     CHECK(p.np2p == 2);
     CHECK_STR(p.p2p[0].link, "nvlink");
     CHECK_NEAR(p.p2p[0].min_gbps, 40, 0);
@@ -103,6 +105,8 @@ static void malformed(void)
     refused("[node]\ngpus = 4\nflavour = red\n", "bad.ini:3:", "unknown key 'flavour' in [node]");
     refused("[node]\ngpus = four\n", "bad.ini:2:", "gpus = 'four'");
     refused("[node]\ngpus = 4x\n", "bad.ini:2:", "expected a whole number");
+    refused("[node]\ngpu_memory = lots\n", "bad.ini:2:", "gpu_memory = 'lots': expected a size");
+    refused("[node]\ngpu_memory = 0\n", "bad.ini:2:", "expected a size such as 32G (zero)");
     refused("[compute]\nmin_tflops = 1e999\n", "bad.ini:2:", "expected a number");
     refused("[compute]\nmin_tflops = -3\n", "bad.ini:2:", "expected a number >= 0");
     refused("[compute]\nmin_tflops = 1\n\n[gpu]\ncount = 4\n", "bad.ini:4:",
