@@ -80,7 +80,7 @@ steps=$work/out/steps.tsv
 [ -s "$steps" ] || { fail "no steps.tsv: $(cat "$work/check.err")"; finish; }
 cat "$steps"
 # Every step ran to its end and passed; without CUDA the GPU tests are missing and the check fails.
-for s in versions doctor run p2p train-fp16 train-bf16 memfit fit; do
+for s in versions doctor run p2p pipeline train-fp16 train-bf16 memfit fit; do
     awk -F'\t' -v s="$s" '$1 == s && $4 == "ok" { ok = 1 } END { exit !ok }' "$steps" ||
         fail "step $s did not pass: $(grep "^$s	" "$steps"):" \
             "$(tail -n 5 "$work/out/$s.txt" 2>/dev/null)"

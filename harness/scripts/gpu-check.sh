@@ -135,9 +135,16 @@ if [ "$backend" = host ]; then
     res=64 fit="--memory-budget 216M" fit_prec=fp32
     quick="--min-bytes 4K --max-bytes 1M --matrix-bytes 256K --trials 3 --warmup 1 --trial-ms 1"
     quick_train="--threads 2 --batch 2 --trials 3 --warmup 1 --trial-ms 1"
+    quick_pipe=$quick_train
     coll_sizes=$quick
 else
     res=224 fit="" fit_prec=fp16 quick="" quick_train=""
+    # The pipeline sized to its step (issue 29): at its defaults (every core, 10 trials, three
+    # consumer rates) the slowest rate alone, 460 images/s (a V100 in fp32), keeps the GPU busy
+    # about 96 s. Here: 8 workers of 32 images, 2 trials, the rates of an H100/H200-class GPU
+    # (1840 and 5800 images/s); each gated case makes at least 8 iterations of 256 images, so
+    # the two rates take about 2 x 3 x (1.1 + 0.35) s.
+    quick_pipe="--threads 8 --batch 32 --rate 1840,5800 --trials 2 --warmup 1"
     # the collectives to 64 MiB: 5 benchmarks x 2 cases x 24 sizes within the step's 90 s
     coll_sizes="--max-bytes 64M"
 fi
@@ -179,8 +186,11 @@ cp "$out/soak/soak.csv" "$out/soak/health.csv" "$out/" 2>/dev/null
 gpu_test test_conv_gemm "$tests/gpu/test_conv_gemm" 30
 gpu_test test_pool_kernels "$tests/gpu/test_pool_kernels" 30
 gpu_test test_conv_engine_cuda "$tests/test_conv_engine_cuda" 45
-# The training step's pieces; pipeline runs once, here.
-must train-fp16 100 $unbound "$bin" run pipeline compute --backend "$backend" --precision fp16 \
+# The training step's pieces: the input pipeline once, in a step of its own, then the compute.
+must pipeline 60 $unbound "$bin" run pipeline --backend "$backend" --resolution $res $quick_pipe \
+    --out "$out/pipeline" --force --quiet
+keep pipeline
+must train-fp16 60 $unbound "$bin" run compute --backend "$backend" --precision fp16 \
     --resolution $res $quick_train --out "$out/train-fp16" --force --quiet
 keep train-fp16
 must train-bf16 45 $unbound "$bin" run compute --backend "$backend" --precision bf16 \
