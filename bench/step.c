@@ -113,7 +113,9 @@ static fb_status step_plan(const struct fb_ctx *ctx, struct fb_case **out, size_
     enum fb_conv_prec prec;
     enum fb_dtype dtype = o->fp16_allreduce ? FB_DTYPE_FLOAT16 : FB_DTYPE_FLOAT32;
     struct fb_densenet model;
+    struct fb_densenet_layers one;
     struct fb_case *cases;
+    double image_flops;
     char why[200];
     fb_status st;
 
@@ -155,6 +157,13 @@ static fb_status step_plan(const struct fb_ctx *ctx, struct fb_case **out, size_
     noted = true;
     if ((st = fb_densenet121(o->classes, &model)) != FB_OK)
         return st;
+    /* one image's forward and backward, for a dry run's floor (not reported: run_plan.h) */
+    if ((st = fb_densenet_layers_build(1, (int)resolution_of(ctx), o->classes, &one)) != FB_OK) {
+        fb_densenet_free(&model);
+        return st;
+    }
+    image_flops = 2.0 * fb_densenet_step_macs(&one);
+    fb_densenet_layers_free(&one);
     if (!(cases = calloc(nb * nthr * (size_t)nmodes, sizeof *cases))) {
         fb_densenet_free(&model);
         return FB_ERR_NOMEM;
@@ -170,6 +179,7 @@ static fb_status step_plan(const struct fb_ctx *ctx, struct fb_case **out, size_
                 c->active = FB_ALL_RANKS;
                 c->batch = batches[b];
                 c->items = (double)batches[b] * ctx->ranks; /* images/s of the whole group */
+                c->work_flops = image_flops * (double)batches[b];
                 c->bytes = thresholds[t];
                 c->bytes_label = true;
                 c->aux = (long)thresholds[t];

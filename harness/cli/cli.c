@@ -19,7 +19,7 @@ enum {
     OPT_WARMUP, OPT_ITERS, OPT_TRIALS, OPT_TRIAL_MS, OPT_DTYPE, OPT_OVERSUB, OPT_QUIET, OPT_HELP,
     OPT_RANKS, OPT_PAIRS, OPT_MATRIX_BYTES, OPT_LATENCY_BYTES, OPT_FUSION, OPT_NO_NCCL_LOG,
     OPT_CLASSES, OPT_BATCH, OPT_RESOLUTION, OPT_THREADS, OPT_PREFETCH, OPT_DATASET,
-    OPT_HOST_MEMORY, OPT_WIRE, OPT_RATE, OPT_PRECISION, OPT_MEMORY_BUDGET, OPT_DEVICE_MEMORY, OPT_OPTIMIZER,
+    OPT_HOST_MEMORY, OPT_WIRE, OPT_RATE, OPT_PRECISION, OPT_MEMORY_BUDGET, OPT_DEVICE_MEMORY, OPT_DRY_RUN, OPT_OPTIMIZER,
     OPT_TELEMETRY_MS, OPT_FP16_ALLREDUCE, OPT_OVERLAP, OPT_TIMEOUT, OPT_MATRIX,
     OPT_MIX, OPT_SEQUENCE, OPT_SCALE, OPT_COMPUTE_US, /* replay */
     OPT_BEYOND_LLC, OPT_MPI_THREAD,
@@ -61,6 +61,7 @@ static const struct option run_options[] = {
     {"precision", required_argument, NULL, OPT_PRECISION},
     {"memory-budget", required_argument, NULL, OPT_MEMORY_BUDGET},
     {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
+    {"dry-run", required_argument, NULL, OPT_DRY_RUN},
     {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
     {"telemetry-ms", required_argument, NULL, OPT_TELEMETRY_MS},
     {"fp16-allreduce", no_argument, NULL, OPT_FP16_ALLREDUCE},
@@ -154,6 +155,10 @@ void fb_cli_run_usage(void)
            "  --device-memory SIZE|PROFILE  host-strict: a device memory of SIZE, or of the\n"
            "                            profile's gpu_memory (c4140-m: 32G, hgx-h200-8: 141G);\n"
            "                            allocations past it fail as cudaMalloc's out of memory\n"
+           "  --dry-run TFLOPS,GBPS     plan only, as on a GPU of that peak and memory bandwidth\n"
+           "                            (an H200: 989,4800): each benchmark's points and the\n"
+           "                            least time its schedule takes; nothing is measured or\n"
+           "                            written (host-strict, whose --device-memory sizes it)\n"
            "  --optimizer sgd|momentum|adam  memfit: optimizer state per weight (default adam)\n"
            "  --no-nccl-log             leave NCCL_DEBUG alone (by default NCCL's INFO log is kept\n"
            "                            in the run folder, one file per rank)\n"
@@ -266,6 +271,26 @@ static fb_status parse_device_memory(const char *text, size_t *bytes, char *why,
     }
     free(p);
     return st;
+}
+
+/* --dry-run TFLOPS,GBPS: the described GPU's peak and memory bandwidth, both above zero. */
+static fb_status parse_described(const char *text, struct fb_options *o, char *why, size_t whylen)
+{
+    char first[64];
+    const char *comma = strchr(text, ',');
+    size_t n = comma ? (size_t)(comma - text) : 0;
+
+    if (!comma || n == 0 || n >= sizeof first) {
+        snprintf(why, whylen, "'%.60s' is not TFLOPS,GBPS (an H200: 989,4800)", text);
+        return FB_ERR_USAGE;
+    }
+    memcpy(first, text, n);
+    first[n] = '\0';
+    if (fb_real_parse(first, 0.001, 1e6, &o->dry_tflops, why, whylen) != FB_OK ||
+        fb_real_parse(comma + 1, 0.001, 1e7, &o->dry_gbps, why, whylen) != FB_OK)
+        return FB_ERR_USAGE;
+    o->dry_run = true;
+    return FB_OK;
 }
 
 /* A buffer's size: not zero, and no more than this machine's memory, so that a size no
@@ -560,6 +585,7 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
         case OPT_COMPUTE_US: st = fb_real_parse(optarg, 0.0, 1e9, &o->compute_us, why, sizeof why); break;
         case OPT_MEMORY_BUDGET: st = parse_nonzero_size(optarg, &o->memory_budget, why, sizeof why); break;
         case OPT_DEVICE_MEMORY: st = parse_device_memory(optarg, &o->device_memory, why, sizeof why); break;
+        case OPT_DRY_RUN: st = parse_described(optarg, o, why, sizeof why); break;
         case OPT_FACTOR:
             st = fb_count_parse(optarg, 2, 1024, &o->factor, why, sizeof why);
             break;

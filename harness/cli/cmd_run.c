@@ -30,6 +30,7 @@
 #include "session.h"
 #include "telemetry.h"
 #include "topo.h"
+#include "units.h"
 #include "watchdog.h"
 
 struct run {
@@ -185,17 +186,10 @@ static fb_status open_run_folder(struct run *r)
     return fb_world_agree(&r->s.world, st);
 }
 
-static int run_benchmarks(struct run *r)
+/* The benchmarks asked for (all when none was named), in order. */
+static size_t bench_list(const struct run *r, const struct fb_bench **list)
 {
-    const struct fb_world *w = &r->s.world;
-    struct fb_runner runner;
-    struct fb_progress progress;
-    const struct fb_bench *list[FB_MAX_BENCHES];
     size_t n = 0;
-    fb_status st, worst = FB_OK;
-    int failed_points;
-    char stopped[320] = "";
-    bool nothing = false; /* every benchmark planned no point, and none said why */
 
     if (r->opt.nbench)
         for (int i = 0; i < r->opt.nbench; i++)
@@ -203,6 +197,63 @@ static int run_benchmarks(struct run *r)
     else
         for (size_t i = 0; fb_benches[i] && n < FB_MAX_BENCHES; i++)
             list[n++] = fb_benches[i];
+    return n;
+}
+
+/* --dry-run: the plans as a GPU of the described peak and bandwidth would make them (the
+ * session's backend beneath, its device memory the described one's), and each benchmark's floor
+ * (run_plan.h). Nothing measured, no run folder. */
+static int dry_run(struct run *r)
+{
+    const struct fb_world *w = &r->s.world;
+    const struct fb_plan_device dev = {r->opt.dry_tflops, r->opt.dry_gbps};
+    struct fb_backend described = *r->s.be;
+    struct fb_runner runner;
+    const struct fb_bench *list[FB_MAX_BENCHES];
+    long points[FB_MAX_BENCHES], all = 0;
+    double secs[FB_MAX_BENCHES], total = 0.0;
+    size_t n = bench_list(r, list), free_b = 0, total_b = 0;
+    char mem[32] = "unknown";
+    fb_status st;
+
+    described.name = "cuda";
+    described.on_cpu = false;
+    if (described.mem_info(&free_b, &total_b) == FB_OK)
+        fb_size_format(total_b, mem, sizeof mem);
+    if ((st = fb_runner_init(&runner, &r->s, &r->opt, NULL)) != FB_OK)
+        return fb_status_exit_code(st);
+    st = fb_run_plan_floor(&runner, &described, list, n, &dev, points, secs);
+    if (st == FB_OK && w->rank == 0) {
+        printf("dry run: nothing measured, no run folder; plans as a GPU of %g TFLOP/s, %g GB/s "
+               "and %s of memory would make them (the %s backend beneath); each benchmark's "
+               "floor: its warm-up, calibration and trials at --trial-ms, no iteration faster "
+               "than its known work, FLOPs and bytes allow; setup not counted\n",
+               dev.tflops, dev.gbps, mem, r->s.be->name);
+        for (size_t i = 0; i < n; i++) {
+            if (w->size < list[i]->min_ranks)
+                continue;
+            printf("plan %s %ld points at least %.1f s\n", list[i]->name, points[i], secs[i]);
+            all += points[i];
+            total += secs[i];
+        }
+        printf("plan total %ld points at least %.1f s\n", all, total);
+        fflush(stdout);
+    }
+    fb_runner_release(&runner);
+    return fb_status_exit_code(st);
+}
+
+static int run_benchmarks(struct run *r)
+{
+    const struct fb_world *w = &r->s.world;
+    struct fb_runner runner;
+    struct fb_progress progress;
+    const struct fb_bench *list[FB_MAX_BENCHES];
+    size_t n = bench_list(r, list);
+    fb_status st, worst = FB_OK;
+    int failed_points;
+    char stopped[320] = "";
+    bool nothing = false; /* every benchmark planned no point, and none said why */
 
     if ((st = fb_runner_init(&runner, &r->s, &r->opt, w->rank == 0 ? &r->res : NULL)) != FB_OK)
         return fb_status_exit_code(st);
@@ -432,6 +483,18 @@ static int run_main(struct run *r)
     if (st != FB_OK) {
         fb_session_close(&r->s);
         return fb_status_exit_code(st);
+    }
+    if (r->opt.dry_run && r->mode) {
+        if (r->s.world.rank == 0)
+            fb_error("%s: --dry-run plans run's benchmarks only", r->mode->name);
+        fb_session_close(&r->s);
+        return fb_status_exit_code(FB_ERR_USAGE);
+    }
+    if (r->opt.dry_run) {
+        fb_watchdog_phase("dry run");
+        rc = dry_run(r);
+        fb_session_close(&r->s);
+        return rc;
     }
     fb_watchdog_phase("run folder");
     if ((st = open_run_folder(r)) != FB_OK) {

@@ -78,6 +78,8 @@ struct fb_case {
     long batch;          /* the CSV `batch` column; 0 when not about a batch */
     double items;        /* images per iteration: reports images_per_s; 0 = none */
     double flops;        /* floating-point operations per iteration: reports tflops; 0 = none */
+    double work_flops;   /* floating-point operations per iteration that are not reported
+                            (`flops` aside): a dry run's floor only (run_plan.h) */
     double busy_us;      /* known work per iteration (a consumer's compute): reports
                             stall_fraction = 1 - busy_us / time; 0 = none */
     bool bytes_label;    /* `bytes` labels the point (a fusion threshold) and is not moved per

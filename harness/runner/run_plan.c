@@ -1,12 +1,22 @@
-/* Counting a run's points before it starts, and naming a point for the progress lines. */
+/* Counting a run's points before it starts, naming a point for the progress lines, and a dry
+ * run's floor of each benchmark's time. */
 #include "run_plan.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
+#include "runner_impl.h"
 #include "units.h"
 
-fb_status fb_run_plan_count(struct fb_runner *r, const struct fb_bench *const *list, size_t n,
-                            struct fb_progress *p)
+/* Every benchmark's plan on every group of its scaling curve, made by `be`, handed to `visit`
+ * (bench index, group size, its cases). Collective. */
+typedef void (*plan_visit)(void *arg, size_t i, int ranks, const struct fb_case *cases,
+                           size_t ncases);
+
+static fb_status each_plan(struct fb_runner *r, const struct fb_backend *be,
+                           const struct fb_bench *const *list, size_t n, plan_visit visit,
+                           void *arg)
 {
     const struct fb_world *w = &r->s->world;
     fb_status st = FB_OK;
@@ -14,7 +24,6 @@ fb_status fb_run_plan_count(struct fb_runner *r, const struct fb_bench *const *l
     for (size_t i = 0; i < n && st == FB_OK; i++) {
         const struct fb_bench *b = list[i];
         int groups[FB_MAX_SIZES + 1], ngroups = 1;
-        long points = 0;
 
         if (w->size < b->min_ranks)
             continue;
@@ -28,20 +37,129 @@ fb_status fb_run_plan_count(struct fb_runner *r, const struct fb_bench *const *l
             ngroups = fb_runner_groups(r->opt, w->size, groups, FB_MAX_SIZES + 1);
         for (int g = 0; g < ngroups && st == FB_OK; g++) {
             /* A plan reads the group's size, never its communicators. */
-            struct fb_ctx ctx = {.s = r->s, .be = r->s->be, .opt = r->opt, .ranks = groups[g],
+            struct fb_ctx ctx = {.s = r->s, .be = be, .opt = r->opt, .ranks = groups[g],
                                  .comm = w->comm, .world_coll = r->coll_comm,
                                  .node_of = r->node_of};
             struct fb_case *cases = NULL;
             size_t ncases = 0;
 
             st = fb_world_agree(w, b->plan(&ctx, &cases, &ncases));
-            points += (long)ncases;
+            if (st == FB_OK)
+                visit(arg, i, groups[g], cases, ncases);
             free(cases);
         }
-        if (st == FB_OK)
-            st = fb_progress_plan(p, b->name, points);
     }
     return st;
+}
+
+static void count_points(void *arg, size_t i, int ranks, const struct fb_case *cases,
+                         size_t ncases)
+{
+    (void)i;
+    (void)ranks;
+    (void)cases;
+    *(long *)arg += (long)ncases;
+}
+
+fb_status fb_run_plan_count(struct fb_runner *r, const struct fb_bench *const *list, size_t n,
+                            struct fb_progress *p)
+{
+    fb_status st = FB_OK;
+
+    for (size_t i = 0; i < n && st == FB_OK; i++) {
+        long points = 0;
+        if (r->s->world.size < list[i]->min_ranks)
+            continue;
+        st = each_plan(r, r->s->be, &list[i], 1, count_points, &points);
+        if (st == FB_OK)
+            st = fb_progress_plan(p, list[i]->name, points);
+    }
+    return st;
+}
+
+double fb_run_plan_case_floor(const struct fb_options *o, const struct fb_case *c,
+                              const struct fb_plan_device *dev)
+{
+    double trial = o->trial_ms / 1e3, it = c->busy_us / 1e6, total, calib = 0.0, iters;
+    double flops = c->flops + c->work_flops;
+
+    if (dev->tflops > 0 && flops / (dev->tflops * 1e12) > it)
+        it = flops / (dev->tflops * 1e12);
+    if (dev->gbps > 0 && !c->bytes_label && (double)c->bytes / (dev->gbps * 1e9) > it)
+        it = (double)c->bytes / (dev->gbps * 1e9);
+    total = (double)o->warmup * it;
+    if (fb_runner_batched(o, c)) {
+        if (o->iters > 0) {
+            iters = (double)o->iters;
+        } else if (it <= 0.0) {
+            /* nothing known of an iteration: calibration's deciding round lasts a fifth of a
+             * trial at least, and each trial a trial */
+            calib = trial / 5;
+            iters = 0.0;
+            total += (double)o->trials * trial;
+        } else {
+            /* calibrate(): rounds of min_iters, x4, ... until one lasts a fifth of a trial,
+             * that one again unless it lasted a whole trial */
+            long k = c->min_iters > 1 ? c->min_iters : 1;
+            for (bool again = false;;) {
+                calib += (double)k * it;
+                if (again || k * 4 > MAX_ITERS)
+                    break;
+                if ((double)k * it >= trial / 5) {
+                    if ((double)k * it >= trial)
+                        break;
+                    again = true; /* the same count once more */
+                } else {
+                    k *= 4;
+                }
+            }
+            iters = ceil(trial / it);
+            iters = iters < (double)c->min_iters ? (double)c->min_iters : iters;
+            iters = iters < 1 ? 1 : iters > MAX_ITERS ? MAX_ITERS : iters;
+        }
+        total += calib + (double)o->trials * iters * it;
+        if (c->report == FB_REPORT_COLLECTIVE && iters > 0)
+            total += (iters * (double)o->trials < MAX_EACH ? iters * (double)o->trials
+                                                           : MAX_EACH) * it;
+    }
+    if (fb_runner_synced(o, c)) /* calibrated to --trial-ms as well, barriers included */
+        total += (double)o->trials * (o->iters > 0 ? (double)o->iters * it : trial) +
+                 (o->iters > 0 ? 0.0 : trial / 5);
+    return total;
+}
+
+struct floor_sum {
+    const struct fb_bench *const *list;
+    const struct fb_options *o;
+    const struct fb_plan_device *dev;
+    long *points;
+    double *secs;
+};
+
+static void add_floor(void *arg, size_t i, int ranks, const struct fb_case *cases,
+                      size_t ncases)
+{
+    struct floor_sum *f = arg;
+
+    (void)ranks;
+    f->points[i] += (long)ncases;
+    if (f->list[i]->needs & FB_REPORTS_VALUES)
+        return; /* found, not timed */
+    for (size_t k = 0; k < ncases; k++)
+        f->secs[i] += fb_run_plan_case_floor(f->o, &cases[k], f->dev);
+}
+
+fb_status fb_run_plan_floor(struct fb_runner *r, const struct fb_backend *be,
+                            const struct fb_bench *const *list, size_t n,
+                            const struct fb_plan_device *dev, long *points, double *secs)
+{
+    struct floor_sum f = {list, r->opt, dev, points, secs};
+
+    for (size_t i = 0; i < n; i++) {
+        points[i] = 0;
+        secs[i] = 0.0;
+    }
+    return each_plan(r, be, list, n, add_floor, &f);
 }
 
 void fb_run_plan_label(const char *bench, const struct fb_case *c, int ranks, char *buf,

@@ -1,6 +1,7 @@
 /* The runner's own header, for its three files only (runner.c runs a benchmark,
  * runner_measure.c times one case, runner_report.c turns it into rows and lines): one case's
- * measurements and the functions that cross between them. Not for anything outside runner*.c. */
+ * measurements and the functions that cross between them. Not for anything outside runner*.c,
+ * but for run_plan.c's dry run, which follows the same schedule (its bounds). */
 #ifndef FB_RUNNER_IMPL_H
 #define FB_RUNNER_IMPL_H
 
@@ -8,6 +9,8 @@
 
 /* A collective's iterations timed one by one, at most. */
 enum { MAX_EACH = 200 };
+/* Iterations of a trial, at most (calibration's bound). */
+enum { MAX_ITERS = 100000 };
 
 /* One case's measurements on this rank. */
 struct measured {

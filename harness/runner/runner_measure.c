@@ -21,8 +21,6 @@
 #include "log.h"
 #include "watchdog.h"
 
-enum { MAX_ITERS = 100000 };
-
 bool fb_runner_is_active(const struct fb_case *c, int rank)
 {
     if (rank >= c->group)

@@ -7,6 +7,10 @@
 # 8-minute budget, everything under $OUT (or ./gpu-check) and the table of truth in $OUT/summary.md
 # (gpu-summary.sh).
 # Beside fabricbench-bundle.tar.xz (gpu-bundle.sh) it unpacks that and runs from it.
+# FB_CHECK_DRY_RUN=TFLOPS,GBPS,MEMORY (an H200: 989,4800,141G) checks the budget before any GPU:
+# each fabricbench step runs `run --dry-run` on host-strict with that device memory (memfit for
+# real, to size the step), the others count their typical time (docs/gpu-check.md); a step whose
+# plan passes its limit, or plans that add up past the budget, fail the check.
 # Exit: 0 when every step passed; 1 when a step failed, timed out or a test binary is missing.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,6 +23,19 @@ case $soak_tolerance in '' | *[!0-9]*) echo "gpu-check: FB_CHECK_SOAK_TOLERANCE 
 # the soak's --duration (seconds, 4 to 9999: four intervals of a quarter each; default 20)
 soak_s=${FB_CHECK_SOAK_S:-20}
 case $soak_s in '' | *[!0-9]* | [0-3] | 0* | ?????*) echo "gpu-check: FB_CHECK_SOAK_S must be a whole number of seconds from 4 to 9999, not '$soak_s'" >&2; exit 2 ;; esac
+# a dry run's described GPU: peak TFLOP/s, memory GB/s, memory (a size)
+dry= devmem= planned=0
+if [ -n "${FB_CHECK_DRY_RUN-}" ]; then
+    case $FB_CHECK_DRY_RUN in
+    *[!0-9.,KMG]* | *,*,*,* | ,* | *,) bad_dry=1 ;;
+    *,*,?*) bad_dry= ;;
+    *) bad_dry=1 ;;
+    esac
+    [ -z "$bad_dry" ] || { echo "gpu-check: FB_CHECK_DRY_RUN must be TFLOPS,GBPS,MEMORY (an H200: 989,4800,141G), not '$FB_CHECK_DRY_RUN'" >&2; exit 2; }
+    devmem="--device-memory ${FB_CHECK_DRY_RUN##*,}"
+    dry="--dry-run ${FB_CHECK_DRY_RUN%,*} $devmem"
+    backend=host-strict
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 host_ld=${LD_LIBRARY_PATH-}
 if [ -f "$here/fabricbench-bundle.tar.xz" ]; then
@@ -85,6 +102,7 @@ failed=0
 # NAME.txt, the outcome in steps.tsv (name, exit code, seconds, note).
 step() {
     name=$1 limit=$2; shift 2
+    [ -n "$dry" ] && { plan_step "$name" "$limit" "$@"; return; }
     left=$((budget_s - ($(date +%s) - t0)))
     [ "$left" -lt "$limit" ] && limit=$left
     if [ "$limit" -le 0 ]; then
@@ -102,10 +120,49 @@ step() {
     echo "$name: $note" >>"$out/$name.txt"
     return $rc
 }
+# A step's typical seconds on an H200 (docs/gpu-check.md's table), for a dry run's steps that
+# have no plan of fabricbench's to show.
+typical() {
+    case $1 in
+    versions) echo 1 ;; doctor) echo 5 ;; soak) echo $((soak_s + 5)) ;; memfit) echo 5 ;;
+    test_conv_gemm | test_pool_kernels) echo 10 ;; test_conv_engine_cuda) echo 15 ;;
+    torch-copy) echo 15 ;; torch-fp16 | torch-bf16) echo 40 ;; *) echo 30 ;;
+    esac
+}
+# plan_step NAME LIMIT_S CMD...: a dry run's step. A `run --dry-run` prints its floor ("plan
+# total N points at least S s"); memfit runs for real (it only allocates, on host-strict); the
+# others count typical(). The plan must fit the step's limit; steps.tsv gets the plan.
+plan_step() {
+    name=$1 limit=$2; shift 2
+    how="typical time"
+    secs=$(typical "$name")
+    case " $* " in
+    *" --dry-run "* | *" memfit "*)
+        timeout -k 10 120 "$@" >"$out/$name.txt" 2>&1 || {
+            printf '%s\t-\t0\tdry run failed: exit %s\n' "$name" "$?" >>"$out/steps.tsv"
+            failed=1
+            return 1
+        }
+        case " $* " in *" --dry-run "*)
+            secs=$(sed -n 's/^plan total [0-9]* points at least \([0-9.]*\) s$/\1/p' "$out/$name.txt")
+            [ -n "$secs" ] || { printf '%s\t-\t0\tdry run printed no plan\n' "$name" >>"$out/steps.tsv"; failed=1; return 1; }
+            secs=$(awk -v s="$secs" 'BEGIN { printf "%d", s == int(s) ? s : int(s) + 1 }')
+            how="floor of its run's plans" ;;
+        esac ;;
+    esac
+    planned=$((planned + secs))
+    if [ "$secs" -gt "$limit" ]; then
+        printf '%s\t-\t%s\tplanned %ss (%s) past its %ss limit\n' "$name" "$secs" "$secs" "$how" "$limit" >>"$out/steps.tsv"
+        failed=1
+        return 1
+    fi
+    printf '%s\t0\t%s\tplanned %ss (%s) of its %ss limit\n' "$name" "$secs" "$secs" "$how" "$limit" >>"$out/steps.tsv"
+}
 # must NAME: the step's failure fails the check.
 must() { step "$@" || failed=1; }
 # gpu_test NAME PATH LIMIT_S: a self-check binary; missing fails, 77 (no GPU) only on host.
 gpu_test() {
+    [ -n "$dry" ] && { plan_step "$1" "$3" "$2"; return; }
     if [ ! -x "$2" ]; then
         printf '%s\t-\t0\tmissing: %s (build with CUDA)\n' "$1" "$2" >>"$out/steps.tsv"
         echo "gpu-check: $1 is missing: $2 (build with CUDA)" >&2
@@ -130,7 +187,7 @@ keep() { cp "$out/$1/results.csv" "$out/$1-results.csv" 2>/dev/null; }
 # On a GPU the collectives are NCCL's, asked for: without a loadable libnccl.so.2 the steps fail
 # loudly, instead of passing on MPI (auto's fallback).
 coll=
-[ "$backend" = host ] || coll="--coll nccl"
+[ "$backend" = host ] || [ -n "$dry" ] || coll="--coll nccl"
 if [ "$backend" = host ]; then
     res=64 fit="--memory-budget 216M" fit_prec=fp32
     quick="--min-bytes 4K --max-bytes 1M --matrix-bytes 256K --trials 3 --warmup 1 --trial-ms 1"
@@ -144,7 +201,7 @@ else
     # about 96 s. Here: 8 workers of 32 images, 2 trials, the rates of an H100/H200-class GPU
     # (1840 and 5800 images/s); each gated case makes at least 8 iterations of 256 images, so
     # the two rates take about 2 x 3 x (1.1 + 0.35) s.
-    quick_pipe="--threads 8 --batch 32 --rate 1840,5800 --trials 2 --warmup 1"
+    quick_pipe=${FB_CHECK_PIPELINE_OPTS-"--threads 8 --batch 32 --rate 1840,5800 --trials 2 --warmup 1"}
     # the collectives to 64 MiB: 5 benchmarks x 2 cases x 24 sizes within the step's 90 s
     coll_sizes="--max-bytes 64M"
 fi
@@ -159,12 +216,12 @@ must versions 30 "$bin" --version
 must doctor 60 $launch "$bin" doctor --backend "$backend" --json "$out/doctor.json"
 # NCCL's INFO log lands in the run folder by itself (nccl-rank<N>.log).
 must run 150 $launch "$bin" run h2d allreduce densenet_allreduce --backend "$backend" $coll $quick \
-    --out "$out/run" --force --quiet
+    --out "$out/run" --force --quiet $dry
 keep run
 cp "$out/run/env.json" "$out"/run/nccl-rank*.log "$out/" 2>/dev/null
 if have_mpirun; then
     must p2p 60 "$mpirun" -np 2 --oversubscribe "$bin" run p2p --backend "$backend" --coll mpi \
-        --allow-oversubscribe $quick --out "$out/p2p" --force --quiet
+        --allow-oversubscribe $quick --out "$out/p2p" --force --quiet $dry
     keep p2p
 else
     printf 'p2p\t-\t0\tnot run: two processes need mpirun\n' >>"$out/steps.tsv"
@@ -174,10 +231,10 @@ fi
 # step's communication replayed from the DenseNet-121 mix; a soak of the default point, with
 # NVML's counters read each interval and its verdict (0 healthy).
 must collectives 90 $launch "$bin" run all_gather reduce_scatter alltoall broadcast reduce \
-    --backend "$backend" $coll $coll_sizes --out "$out/coll" --force --quiet
+    --backend "$backend" $coll $coll_sizes --out "$out/coll" --force --quiet $dry
 keep coll
 must replay 45 $launch "$bin" run replay --mix "$mixes/densenet121-horovod.mix" \
-    --backend "$backend" $coll $quick --out "$out/replay" --force --quiet
+    --backend "$backend" $coll $quick --out "$out/replay" --force --quiet $dry
 keep replay
 must soak $((soak_s + 25)) $launch "$bin" soak --duration "$soak_s" --interval $((soak_s / 4)) \
     --tolerance "$soak_tolerance" --backend "$backend" $coll --out "$out/soak" --force --quiet
@@ -188,18 +245,18 @@ gpu_test test_pool_kernels "$tests/gpu/test_pool_kernels" 30
 gpu_test test_conv_engine_cuda "$tests/test_conv_engine_cuda" 45
 # The training step's pieces: the input pipeline once, in a step of its own, then the compute.
 must pipeline 60 $unbound "$bin" run pipeline --backend "$backend" --resolution $res $quick_pipe \
-    --out "$out/pipeline" --force --quiet
+    --out "$out/pipeline" --force --quiet $dry
 keep pipeline
 must train-fp16 60 $unbound "$bin" run compute --backend "$backend" --precision fp16 \
-    --resolution $res $quick_train --out "$out/train-fp16" --force --quiet
+    --resolution $res $quick_train --out "$out/train-fp16" --force --quiet $dry
 keep train-fp16
 must train-bf16 45 $unbound "$bin" run compute --backend "$backend" --precision bf16 \
-    --resolution $res $quick_train --out "$out/train-bf16" --force --quiet
+    --resolution $res $quick_train --out "$out/train-bf16" --force --quiet $dry
 keep train-bf16
 # memfit's batch for the step's optimizer (SGD momentum), then confirmed: a whole training step
 # at that batch runs and is measured.
 must memfit 30 $unbound "$bin" run memfit --backend "$backend" --precision $fit_prec \
-    --resolution $res --optimizer momentum $fit --out "$out/memfit" --force --quiet
+    --resolution $res --optimizer momentum $fit $devmem --out "$out/memfit" --force --quiet
 keep memfit
 fit_batch=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     $c["bench"] == "memfit" && $c["metric"] == "batch_max" && $c["src"] == "" {
@@ -207,16 +264,22 @@ fit_batch=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 if [ -n "$fit_batch" ] && [ "$fit_batch" -gt 0 ]; then
     must fit 45 $unbound "$bin" run step --backend "$backend" --precision $fit_prec \
         --batch "$fit_batch" --resolution $res --warmup 1 --trials 2 --iters 1 \
-        --out "$out/fit" --force --quiet
+        --out "$out/fit" --force --quiet $dry
     keep fit
-    grep -q '^[^,]*,step,step,.*,images_per_s,' "$out/fit-results.csv" 2>/dev/null ||
+    [ -n "$dry" ] || grep -q '^[^,]*,step,step,.*,images_per_s,' "$out/fit-results.csv" 2>/dev/null ||
         { echo "gpu-check: the step at memfit's batch $fit_batch measured nothing" >&2; failed=1; }
 else
     printf 'fit\t-\t0\tnot run: no memfit batch_max above 0\n' >>"$out/steps.tsv"
     failed=1
 fi
 # The peers: PyTorch's copies at h2d's sizes and its DenseNet-121 step at compute's batch.
-if [ "$backend" = host ]; then
+if [ -n "$dry" ]; then
+    for s in torch-copy torch-fp16 torch-bf16; do
+        limit=60
+        [ "$s" = torch-copy ] && limit=40
+        plan_step "$s" "$limit" python3 || failed=1
+    done
+elif [ "$backend" = host ]; then
     echo "not measured: host backend" >"$out/torch-copy.txt"
 elif ! $host_python -c "import torch, torchvision" >/dev/null 2>&1; then
     echo "not measured: no python3 with torch and torchvision on this host" >"$out/torch-copy.txt"
@@ -234,6 +297,15 @@ else
         step torch-$prec 60 $host_python "$scripts/torch_densenet_step.py" \
             --batch "${batch:-32}" --resolution 224 --precision $prec
     done
+fi
+if [ -n "$dry" ]; then
+    cat "$out/steps.tsv"
+    echo "gpu-check: dry run: the steps plan ${planned}s of the ${budget_s}s budget (fabricbench's steps: the floor of their plans; the others: their typical time)"
+    [ "$planned" -le "$budget_s" ] || {
+        echo "gpu-check: dry run: the plans (${planned}s) pass the ${budget_s}s budget" >&2
+        failed=1
+    }
+    exit $failed
 fi
 sh "$scripts/gpu-summary.sh" "$out" "$backend" ||
     { echo "gpu-check: summary.md not written" >&2; failed=1; }

@@ -70,5 +70,9 @@ grep -q "out of device memory: .* of its 32G capacity" "$work/twice.txt" ||
 strict 1G --backend host --out "$work/h" memfit >"$work/h.txt" 2>&1 &&
     fail "--device-memory on the host backend was accepted"
 grep -q "only host-strict takes a capacity" "$work/h.txt" || fail "host + --device-memory: $(tail -1 "$work/h.txt")"
+strict nosuch-gpu --out "$work/n" memfit >"$work/n.txt" 2>&1; rc=$?
+[ "$rc" = 2 ] && grep -q "'nosuch-gpu' is neither a size nor a profile: no profile named" "$work/n.txt" ||
+    fail "an unknown profile for --device-memory: exit $rc: $(tail -1 "$work/n.txt")"
+[ ! -e "$work/n" ] || fail "an unknown profile for --device-memory left a run folder"
 
 finish

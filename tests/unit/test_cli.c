@@ -42,6 +42,18 @@ int main(void)
     CHECK(o.fp16_allreduce && strcmp(o.overlap, "off") == 0);
     bad("--overlap", "sometimes", NULL, "bad value for --overlap");
 
+    /* issue 29: a device memory for host-strict, a size or a profile's gpu_memory (the profile
+     * lookup is cli_messages' and memfit_host's: it needs the installed profiles); a dry run's
+     * described GPU */
+    CHECK(o.device_memory == 0 && !o.dry_run);
+    CHECK(parse(&o, err, "--device-memory", "32G", "--dry-run=989,4800") == FB_OK);
+    CHECK(o.device_memory == (size_t)32 << 30 && o.dry_run && o.dry_tflops == 989 &&
+          o.dry_gbps == 4800);
+    bad("--device-memory", "0", NULL, "size '0' is zero");
+    bad("--dry-run", "989", NULL, "'989' is not TFLOPS,GBPS");
+    bad("--dry-run", ",4800", NULL, "is not TFLOPS,GBPS");
+    bad("--dry-run", "989,-1", NULL, "bad value for --dry-run");
+
     CHECK(parse(&o, err, "allreduce", "--max-bytes", "1M") == FB_OK);
     CHECK(o.nbench == 1 && strcmp(o.bench[0], "allreduce") == 0 && o.max_bytes == 1048576);
     CHECK(parse(&o, err, "--sizes", "8,27872824,1K", "--trials=3") == FB_OK);

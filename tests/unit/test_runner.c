@@ -1,12 +1,15 @@
 /* The runner's cross-rank reduction: each trial lasts as long as its slowest taking-part rank;
  * idle ranks do not count; --timing synced's mean, min and max over ranks and which cases it
- * times; FB_TEST_SLOW_RANK's parser; GB/s is 1e9 B/s; and h2d's size past the last-level
- * cache. */
+ * times; FB_TEST_SLOW_RANK's parser; GB/s is 1e9 B/s; h2d's size past the last-level
+ * cache; and a dry run's floor of one case (run_plan.c), by the runner's schedule. */
 #include "runner.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "options.h"
+#include "run_plan.h"
 #include "sweep.h"
 #include "test.h"
 
@@ -86,5 +89,39 @@ int main(void)
     CHECK(fb_sweep_beyond_llc(532676608) == 1u << 30);    /* an EPYC guest's whole-socket L3 */
     CHECK(fb_sweep_beyond_llc(0) == 0);                   /* unknown: nothing added */
     CHECK(fb_sweep_beyond_llc(SIZE_MAX / 4) == 0);        /* past what can be allocated */
+    /* a dry run's floor follows the runner's schedule (runner_measure.c) */
+    {
+        struct fb_options o;
+        struct fb_case c = {.report = FB_REPORT_THROUGHPUT};
+        const struct fb_plan_device h200 = {989, 4800}, none = {0, 0};
+        double f;
+
+        fb_options_defaults(&o);
+        /* 1 us an iteration (4.8 MB at 4800 GB/s): warm-up 5 us; calibration's rounds of 1, 4,
+         * 16, 64, 256, 1024 iterations, the 1024 (a fifth of the 5 ms trial) once more: 2389 us;
+         * then 10 trials of 5000 iterations */
+        c.bytes = 4800000;
+        f = fb_run_plan_case_floor(&o, &c, &h200);
+        CHECK(fabs(f - (5 + 2389 + 10 * 5000) * 1e-6) < 1e-9);
+        /* as a collective, 200 of its iterations timed one by one besides */
+        c.report = FB_REPORT_COLLECTIVE;
+        CHECK(fabs(fb_run_plan_case_floor(&o, &c, &h200) - f - 200e-6) < 1e-9);
+        c.report = FB_REPORT_THROUGHPUT;
+        /* a pipeline consumer of 0.5 s a round, at least 8 rounds a trial: warm-up 1, the
+         * first calibration round (8) already a whole trial, 2 trials of 8: 25 rounds */
+        c = (struct fb_case){.report = FB_REPORT_THROUGHPUT, .busy_us = 5e5, .min_iters = 8};
+        o.warmup = 1;
+        o.trials = 2;
+        CHECK(fabs(fb_run_plan_case_floor(&o, &c, &none) - 25 * 0.5) < 1e-9);
+        /* --iters fixes the count: no calibration; a step's FLOPs at the peak */
+        c = (struct fb_case){.report = FB_REPORT_THROUGHPUT, .work_flops = 989e12, .bytes = 1,
+                             .bytes_label = true};
+        o.iters = 1;
+        CHECK(fabs(fb_run_plan_case_floor(&o, &c, &h200) - 3.0) < 1e-9);
+        /* nothing known of an iteration: a fifth of a trial to calibrate, a trial each */
+        o.iters = 0;
+        c = (struct fb_case){.report = FB_REPORT_THROUGHPUT};
+        CHECK(fabs(fb_run_plan_case_floor(&o, &c, &h200) - (0.001 + 2 * 0.005)) < 1e-12);
+    }
     TEST_DONE();
 }
