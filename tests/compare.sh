@@ -16,12 +16,13 @@ work=$(mktemp -d)
 trap '[ -n "$KEEP" ] || rm -rf "$work"' EXIT; echo "work: $work"
 cd "$work" || exit 1
 
-# (each run within 120 s: one once ran for half an hour, see runner_measure.c's calibrate)
+# (each run within 120 s: one once ran for half an hour, see runner_measure.c's calibrate);
+# memfit at 64x64, so that 256M holds a few images of the step's model (3 in fp32 with Adam)
 run() { out=$1; shift; timeout 120 "$bin" run --quiet --backend host --out "$out" --memory-budget 256M "$@" \
         >"$out.log" 2>&1 || { echo "run $out failed (exit $?): $(cat "$out.log")"; exit 1; }; }
-run base memfit
-run new memfit
-run timed --sizes 1M,16M --trials 20 h2d memfit
+run base --resolution 64 memfit
+run new --resolution 64 memfit
+run timed --sizes 1M,16M --trials 20 --resolution 64 h2d memfit
 
 # 1. Run-to-run noise of the same configuration: exit 0, nothing flagged.
 "$bin" compare base new >same.out 2>same.err
@@ -50,7 +51,7 @@ ls compare-base-vs-new/*.tmp >/dev/null 2>&1 && fail "temporary files left behin
 [ $? = 2 ] && grep -q "inside run 'new'" inside.err && [ ! -e new/sub2 ] ||
     fail "--out reaching NEW through a '..' after a new folder: $(cat inside.err)"
 # The variables CUDA, the driver and fabricbench read are in env.json, so their differences show.
-CUDA_LAUNCH_BLOCKING=1 NVIDIA_TF32_OVERRIDE=0 FB_TEST_NOTE=x run envd memfit
+CUDA_LAUNCH_BLOCKING=1 NVIDIA_TF32_OVERRIDE=0 FB_TEST_NOTE=x run envd --resolution 64 memfit
 "$bin" compare --out envd-cmp base envd >envd.out 2>&1
 for var in CUDA_LAUNCH_BLOCKING NVIDIA_TF32_OVERRIDE FB_TEST_NOTE; do
     grep -q "^  environment\.$var  *(absent)  ->  " envd.out ||
