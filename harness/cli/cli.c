@@ -259,9 +259,10 @@ static fb_status parse_device_memory(const char *text, size_t *bytes, char *why,
     }
     if (!(p = malloc(sizeof *p)))
         return FB_ERR_NOMEM;
-    if ((st = fb_profile_load(path, p, err, sizeof err)) != FB_OK)
-        snprintf(why, whylen, "%.220s", err);
-    else if (p->gpu_memory <= 0) {
+    if (fb_profile_load(path, p, err, sizeof err) != FB_OK) {
+        snprintf(why, whylen, "%.220s", err); /* a missing or bad profile: a bad value */
+        st = FB_ERR_USAGE;
+    } else if (p->gpu_memory <= 0) {
         char shown[300];
         snprintf(why, whylen, "profile %s has no [node] gpu_memory",
                  fb_escape_str(path, 200, shown, sizeof shown));
