@@ -5,7 +5,8 @@
 # rank, host, interval and counter, the interval being the first whose health.csv row shows the
 # new value; a GPU link at x8 of x16 is named once. The figure's rule is kept out of the way
 # here (--tolerance 1e9: this machine's noise is not under test; test_soak_rule and
-# cluster_soak_rate judge figures).
+# cluster_soak_rate judge figures). A point of long iterations fits its interval (trials and
+# warm-up sized to it), or soak says it cannot.
 # usage: soak.sh FABRICBENCH SYSFS_TREE FAKE_NVML
 . "$(dirname "$0")/lib.sh"
 bin=$1 tree=$2 fake=$3
@@ -179,7 +180,31 @@ n=$(csv_awk 'v("rank") == "all" && v("interval") <= 2 && NF == 16 { n++ } END { 
 [ "$n" = 4 ] || fail "a stopped soak's soak.csv holds $n whole point rows of intervals 1-2, expected 4"
 tail -c 1 "$work/term/health.csv" | od -c | grep -q '\\n' || fail "a stopped soak's health.csv ends mid-line"
 
-# ---- 5. bad usage: one line, exit 2, nothing written ----------------------------------------
+# ---- 5. a point of long iterations fits its interval (issue 28) -----------------------------
+# Every iteration of rank 0 sleeps 50 ms (FB_TEST_SLOW_RANK): 2 points of 0.1 s each iteration
+# together. At --trials' and --warmup's defaults (10, 5) an interval took (5 + 1 + 10 + 10) x 0.1
+# = 2.6 s, so a 4 s soak ran about 10 s; now the first interval runs 3 trials after 1 warm-up
+# (0.8 s), and the others as many as fit 80% of it: every interval starts on time. With 150 ms
+# sleeps (0.3 s a round) not even one trial (3 rounds with calibration's and the one timed
+# alone) fits 80% of a 1 s interval: soak says so, once.
+slow() {
+    name=$1 us=$2; shift 2
+    FB_TEST_SLOW_RANK=0:$us timeout 120 "${MPIEXEC:-mpirun}" --oversubscribe -np 2 "$bin" soak \
+        --duration 4 --interval 1 --backend host --sizes 4K --tolerance 1e9 --quiet \
+        --out "$work/$name" "$@" >"$work/$name.out" 2>"$work/$name.err"
+}
+slow fits 50000 || fail "the slow soak failed: $(tail -n 3 "$work/fits.err")"
+late=$(csv_awk 'v("rank") == "all" && v("start_s") > (v("interval") - 1) * 1.0 + 0.25 {
+    print v("interval") ": " v("start_s") " s"; exit }' "$work/fits/soak.csv")
+[ -z "$late" ] || fail "a slow point's interval started late (interval: start): $late"
+n=$(csv_awk 'v("rank") == "all" { n++ } END { print n + 0 }' "$work/fits/soak.csv")
+[ "$n" = 8 ] || fail "the slow soak wrote $n point rows, expected 8 (2 points x 4 intervals)"
+grep -q "warning: soak: the interval" "$work/fits.err" && fail "the fitting soak warned: $(cat "$work/fits.err")"
+slow tight 150000 || fail "the too-slow soak failed: $(tail -n 3 "$work/tight.err")"
+[ "$(grep -c "warning: soak: the interval's 2 point(s) take about [0-9.]* s (1 trial(s) of one iteration each" "$work/tight.err")" = 1 ] ||
+    fail "a point that cannot fit its interval is not said once: $(grep warning "$work/tight.err")"
+
+# ---- 6. bad usage: one line, exit 2, nothing written ----------------------------------------
 expect_error "soak: --duration is required" "$bin" soak --backend host
 expect_error "soak: --duration 3 s with --interval 1 s gives 3 interval(s)" "$bin" soak --duration 3 --interval 1
 expect_error "soak: bad value for --interval" "$bin" soak --duration 10 --interval x

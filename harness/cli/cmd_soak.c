@@ -35,7 +35,8 @@ struct point {
     size_t bytes;
     double bus_factor;
     bool collective;
-    long iters;
+    long iters, trials; /* the interval's trials (soak fits them to it: fit_point) */
+    double it_us;       /* its slowest iteration, microseconds */
     double *all; /* [rank * trials + t] */
 };
 
@@ -53,7 +54,8 @@ struct soak {
     struct fb_soak_rule rule;
     /* rank 0 */
     int size;
-    long trials;
+    long trials, warmup; /* the most an interval runs: --trials, --warmup */
+    bool told;           /* said that an interval cannot hold one point */
     struct point pts[MAX_POINTS];
     int npts;
     bool too_many;
@@ -101,7 +103,9 @@ static void point_done(void *arg, const struct fb_bench *b, const struct fb_case
         return;
     }
     p = &k->pts[k->npts];
-    if (!p->all && !(p->all = malloc((size_t)nranks * (size_t)trials * sizeof *p->all))) {
+    /* room for the most trials an interval runs: fit_point changes the count between them */
+    if (trials > k->trials ||
+        (!p->all && !(p->all = malloc((size_t)nranks * (size_t)k->trials * sizeof *p->all)))) {
         k->too_many = true;
         return;
     }
@@ -112,6 +116,10 @@ static void point_done(void *arg, const struct fb_bench *b, const struct fb_case
     p->bus_factor = c->bus_factor;
     p->collective = c->report == FB_REPORT_COLLECTIVE;
     p->iters = iters;
+    p->trials = trials;
+    p->it_us = 0.0;
+    for (size_t j = 0; j < (size_t)nranks * (size_t)trials; j++)
+        p->it_us = all[j] > p->it_us ? all[j] : p->it_us;
     memcpy(p->all, all, (size_t)nranks * (size_t)trials * sizeof *p->all);
 }
 
@@ -172,31 +180,31 @@ static fb_status judge_interval(struct soak *k, int interval, double start)
 
         for (int r = 0; r < k->size; r++) {
             char rk[16];
-            flag[r] = p->all[(size_t)r * (size_t)k->trials] > 0.0;
-            if (!flag[r] || fb_stats_compute(p->all + (size_t)r * (size_t)k->trials,
-                                             (size_t)k->trials, &stats) != 0)
+            flag[r] = p->all[(size_t)r * (size_t)p->trials] > 0.0;
+            if (!flag[r] || fb_stats_compute(p->all + (size_t)r * (size_t)p->trials,
+                                             (size_t)p->trials, &stats) != 0)
                 continue;
             if (stats.median > worst)
                 worst = stats.median, slowest = r;
             snprintf(rk, sizeof rk, "%d", r);
             soak_row(k, interval, start, rk, k->hosts[r], p, &stats, NAN, NAN, "");
         }
-        fb_runner_slowest(p->all, flag, k->size, (size_t)k->trials, slow);
-        if (fb_stats_compute(slow, (size_t)k->trials, &stats) != 0) {
+        fb_runner_slowest(p->all, flag, k->size, (size_t)p->trials, slow);
+        if (fb_stats_compute(slow, (size_t)p->trials, &stats) != 0) {
             st = FB_ERR_NOMEM;
             goto out;
         }
         if (idle) {
             verdict = "not_judged";
         } else if (interval <= k->rule.baseline) {
-            double *grown = realloc(s->base, (s->nbase + (size_t)k->trials) * sizeof *grown);
+            double *grown = realloc(s->base, (s->nbase + (size_t)p->trials) * sizeof *grown);
             if (!grown) {
                 st = FB_ERR_NOMEM;
                 goto out;
             }
             s->base = grown;
-            memcpy(s->base + s->nbase, slow, (size_t)k->trials * sizeof *slow);
-            s->nbase += (size_t)k->trials;
+            memcpy(s->base + s->nbase, slow, (size_t)p->trials * sizeof *slow);
+            s->nbase += (size_t)p->trials;
             if (interval == k->rule.baseline) {
                 if ((st = fb_soak_baseline(s->base, s->nbase, &s->median, &s->mad)) != FB_OK)
                     goto out;
@@ -258,6 +266,44 @@ static fb_status open_soak_csv(struct soak *k, const struct fb_run_ctx *ctx)
     return fb_world_agree(&ctx->s->world, st);
 }
 
+/* Collective, after interval i: the next interval's trials and warm-up, so that a point whose
+ * iterations are long (a large all-reduce on a slow link: 1.2 s each) still fits about 80% of
+ * an interval. A point's time is about (warm-up + 1 + 2 x trials) of its slowest iteration
+ * when each trial is one iteration (calibration's round, the trials, and as many timed one by
+ * one); points of short iterations keep --trials and --warm-up (pace() sizes their trials).
+ * At least one trial (the baseline's intervals give the spread, its first with 3): when even
+ * that does not fit, said once; every interval then runs past its end by what it needs.
+ * Decided by rank 0 and sent to all. */
+static void fit_point(struct soak *k, const struct fb_run_ctx *ctx)
+{
+    long plan[2] = {k->trials, k->warmup};
+
+    if (ctx->s->world.rank == 0) {
+        double it = 0.0, budget = 0.8 * k->interval, t, w;
+        for (int i = 0; i < k->npts; i++)
+            it += k->pts[i].it_us / 1e6;
+        if (it > 0.0) {
+            w = fmin((double)k->warmup, floor(0.1 * k->interval / it));
+            t = floor((budget - (w + 1.0) * it) / (2.0 * it));
+            long least = 1; /* the baseline's intervals give the spread: one trial each */
+            plan[0] = t < (double)least ? least : t > (double)k->trials ? k->trials : (long)t;
+            plan[1] = (long)w;
+            if (t < (double)least && !k->told) {
+                k->told = true;
+                fb_warn("soak: the interval's %d point(s) take about %.2f s (%ld trial(s) of "
+                        "one iteration each, %.3f s in all, and as many timed one by one), more "
+                        "than 80%% of the %g s interval: intervals run past their ends; give "
+                        "--interval %.0f or more, or a smaller --sizes", k->npts,
+                        (1.0 + 2.0 * (double)least) * it, least, it, k->interval,
+                        ceil((1.0 + 2.0 * (double)least) * it / 0.8));
+            }
+        }
+    }
+    MPI_Bcast(plan, 2, MPI_LONG, 0, ctx->s->world.comm);
+    ctx->opt->trials = plan[0];
+    ctx->opt->warmup = plan[1];
+}
+
 /* Collective, after interval i ended at `now` (rank 0's clock): the next trial length, so
  * the runner's point fills about 80% of an interval, and the wait until the next interval's
  * start; decided by rank 0 and sent to all. */
@@ -307,6 +353,11 @@ static int soak_work(void *arg, const struct fb_run_ctx *ctx, fb_status *worst, 
 
     k->size = w->size;
     k->trials = ctx->opt->trials;
+    k->warmup = ctx->opt->warmup;
+    /* the first interval knows nothing of the point's iterations: few of them (a slow one
+     * then costs 8 iterations, not --trials'); fit_point sizes the others */
+    ctx->opt->trials = k->trials < 3 ? k->trials : 3;
+    ctx->opt->warmup = k->warmup < 1 ? k->warmup : 1;
     if ((st = gather_hosts(k, w)) != FB_OK || (st = open_soak_csv(k, ctx)) != FB_OK ||
         (st = fb_soak_health_open(&health, ctx, (const char(*)[64])k->hosts)) != FB_OK)
         goto out;
@@ -343,8 +394,10 @@ static int soak_work(void *arg, const struct fb_run_ctx *ctx, fb_status *worst, 
         if ((st = fb_world_agree(w, st)) != FB_OK ||
             (st = fb_soak_health_interval(&health, i)) != FB_OK)
             break;
-        if (i < k->intervals)
+        if (i < k->intervals) {
+            fit_point(k, ctx);
             pace(k, ctx, i, t0, start, fb_clock_now_s());
+        }
     }
     fb_watchdog_phase("telemetry gather");
     if (w->rank == 0)

@@ -1,8 +1,8 @@
 #!/bin/sh
 # soak on the two-host cluster (lib.sh), 1 rank per host: the veth's rate is lowered halfway
 # through, and the soak says degraded, naming the interval where it happened.
-#   A soak of 8 intervals of 1 s (allreduce of 256 KiB, 3 trials, --tolerance 300) runs in the
-#   background; once soak.csv holds interval 4, tbf 16 Mbit/s goes on both veth ends
+#   A soak of 8 intervals of 1 s (allreduce of 256 KiB, 3 trials, no warm-up, --tolerance 300)
+#   runs in the background; once soak.csv holds interval 4, tbf 16 Mbit/s goes on both veth ends
 #   (cluster_shape). A 256 KiB all-reduce over 2 ranks sends 256 KiB each way: about 140 ms per
 #   iteration at 16 Mbit/s (read: 138-174 ms), against 0.15-0.2 ms unshaped, so the baseline's
 #   limit (4 x its median, or 5 MADs: 0.6-0.9 ms) is passed 150 times over. The test runs
@@ -49,4 +49,18 @@ late=$(csv_awk 'v("rank") == "all" && v("interval") > f && v("verdict") != "degr
 grep -q "^soak: degraded: rank [01] on fbhost[0-9]*[ab], interval $first (from " "$w/soak.out" ||
     fail "no degraded line names interval $first: $(grep degraded "$w/soak.out" | head -n 3)"
 grep -q "^soak: DEGRADED: " "$w/soak.out" || fail "no DEGRADED verdict"
+# The shaped intervals fit the soak's length (issue 28): soak sizes each interval's trials to
+# its points' iterations (0.28 s a round of the two points, shaped), one trial at least, and
+# says that even one passes 80% of the interval; each shaped interval after the first degraded
+# one then takes about 1.1 s (at most 1.6 here), against 2.5 s with 3 trials before. The interval running when tc acted was calibrated
+# unshaped (about a hundred iterations a trial) and overruns by a second or two: a point keeps
+# the plan it started with (the reason for 3 trials here: at the default 10 it overran by 16 s).
+starts=$(csv_awk 'v("rank") == "all" && v("case") == "out_of_place" { printf "%s:%s ", v("interval"), v("start_s") }' "$out/soak.csv")
+echo "interval starts (s): $starts"
+slow=$(csv_awk 'v("rank") == "all" && v("case") == "out_of_place" { st[v("interval")] = v("start_s") }
+    END { for (i = f + 1; i < 8; i++) if ((i + 1) in st && st[i + 1] - st[i] > 1.6)
+              printf "%d: %.2f s ", i, st[i + 1] - st[i] }' f="$first" "$out/soak.csv")
+[ -z "$slow" ] || fail "shaped intervals after the first degraded one took over 1.6 s (interval: length): $slow"
+grep -q "warning: soak: the interval's 2 point(s) take about" "$w/soak.err" ||
+    fail "the shaped points' overrun of 80% of an interval is not said: $(grep warning "$w/soak.err")"
 finish
