@@ -122,6 +122,27 @@ mkdir dry && cd dry || exit 1
 [ -z "$(ls -A)" ] || fail "dry run wrote: $(ls -A | tr '\n' ' ')"
 cd .. || exit 1
 
+# --- ranks that do not divide over the sockets (issue 28): never dealt round robin. On a
+# described node of 2 sockets (FB_SYSFS_ROOT: 4 CPUs, packages 0 0 1 1), 3 ranks: mpirun binds
+# nothing and each rank binds itself to its GPU's socket (doctor and run --self-bind), where
+# --map-by socket put rank 1 on socket 1. Then --self-bind on this machine runs clean.
+for c in 0 1 2 3; do
+    mkdir -p "fsys/devices/system/cpu/cpu$c/topology"
+    echo $((c / 2)) >"fsys/devices/system/cpu/cpu$c/topology/physical_package_id"
+done
+FB_SYSFS_ROOT=$work/fsys "$bin" sweep --np 3 --dry-run -- $runargs >uneven.out 2>uneven.err ||
+    fail "sweep --dry-run of 3 ranks on 2 sockets failed: $(cat uneven.err)"
+grep -q -- "mpirun -np 3 --bind-to none .*fabricbench doctor --self-bind " uneven.out &&
+    grep -q -- "mpirun -np 3 --bind-to none .*fabricbench run --self-bind " uneven.out ||
+    fail "3 ranks on 2 sockets are not left to bind themselves: $(grep mpirun uneven.out)"
+grep -q -- "--map-by socket" uneven.out && fail "3 ranks on 2 sockets are dealt round robin: $(grep mpirun uneven.out)"
+FB_SYSFS_ROOT=$work/fsys "$bin" sweep --np 4 --dry-run -- $runargs >even.out 2>&1 &&
+    grep -q -- "--map-by ppr:2:socket --bind-to socket .*fabricbench run --out" even.out ||
+    fail "4 ranks on 2 sockets: $(grep mpirun even.out)"
+"$bin" run --self-bind --out selfbind $runargs >selfbind.out 2>selfbind.err ||
+    fail "run --self-bind failed: $(tail -n 3 selfbind.err)"
+grep -q "warning: --self-bind" selfbind.err && fail "run --self-bind warned: $(grep warning selfbind.err)"
+
 # --- bad input: one line, exit 2, nothing written
 mkdir bad && cd bad || exit 1
 expect_bad() { # TEXT ARGS...

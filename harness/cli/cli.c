@@ -19,7 +19,7 @@ enum {
     OPT_WARMUP, OPT_ITERS, OPT_TRIALS, OPT_TRIAL_MS, OPT_DTYPE, OPT_OVERSUB, OPT_QUIET, OPT_HELP,
     OPT_RANKS, OPT_PAIRS, OPT_MATRIX_BYTES, OPT_LATENCY_BYTES, OPT_FUSION, OPT_NO_NCCL_LOG,
     OPT_CLASSES, OPT_BATCH, OPT_RESOLUTION, OPT_THREADS, OPT_PREFETCH, OPT_DATASET,
-    OPT_HOST_MEMORY, OPT_WIRE, OPT_RATE, OPT_PRECISION, OPT_MEMORY_BUDGET, OPT_DEVICE_MEMORY, OPT_DRY_RUN, OPT_OPTIMIZER,
+    OPT_HOST_MEMORY, OPT_WIRE, OPT_RATE, OPT_PRECISION, OPT_MEMORY_BUDGET, OPT_DEVICE_MEMORY, OPT_DRY_RUN, OPT_SELF_BIND, OPT_OPTIMIZER,
     OPT_TELEMETRY_MS, OPT_FP16_ALLREDUCE, OPT_OVERLAP, OPT_TIMEOUT, OPT_MATRIX,
     OPT_MIX, OPT_SEQUENCE, OPT_SCALE, OPT_COMPUTE_US, /* replay */
     OPT_BEYOND_LLC, OPT_MPI_THREAD,
@@ -62,6 +62,7 @@ static const struct option run_options[] = {
     {"memory-budget", required_argument, NULL, OPT_MEMORY_BUDGET},
     {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY},
     {"dry-run", required_argument, NULL, OPT_DRY_RUN},
+    {"self-bind", no_argument, NULL, OPT_SELF_BIND},
     {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
     {"telemetry-ms", required_argument, NULL, OPT_TELEMETRY_MS},
     {"fp16-allreduce", no_argument, NULL, OPT_FP16_ALLREDUCE},
@@ -175,6 +176,9 @@ void fb_cli_run_usage(void)
            "                            need a communication thread, else single; above single\n"
            "                            Open MPI locks in every call, about 0.08 us a message)\n"
            "  --allow-oversubscribe     measure even with more ranks than GPUs on a node\n"
+           "  --self-bind               each rank binds itself to its GPU's socket (no GPU:\n"
+           "                            its block of the node's sockets), whatever the launcher\n"
+           "                            did; sweep adds it where ranks do not divide over sockets\n"
            "  --quiet                   fewer progress messages\n"
            "  --help                    this text\n\n"
            "SIZE is bytes with an optional binary suffix: K = 2^10, M = 2^20, G = 2^30 (64K,\n"
@@ -587,6 +591,7 @@ fb_status fb_cli_parse_run(int argc, char **argv, struct fb_options *o, int *hel
         case OPT_MEMORY_BUDGET: st = parse_nonzero_size(optarg, &o->memory_budget, why, sizeof why); break;
         case OPT_DEVICE_MEMORY: st = parse_device_memory(optarg, &o->device_memory, why, sizeof why); break;
         case OPT_DRY_RUN: st = parse_described(optarg, o, why, sizeof why); break;
+        case OPT_SELF_BIND: o->self_bind = true; break;
         case OPT_FACTOR:
             st = fb_count_parse(optarg, 2, 1024, &o->factor, why, sizeof why);
             break;

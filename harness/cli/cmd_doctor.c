@@ -28,7 +28,7 @@
 #include "session.h"
 #include "topo.h"
 
-enum { OPT_BACKEND = 256, OPT_COLL, OPT_JSON, OPT_NCCL_LOG, OPT_TIMEOUT };
+enum { OPT_BACKEND = 256, OPT_COLL, OPT_JSON, OPT_NCCL_LOG, OPT_TIMEOUT, OPT_SELF_BIND };
 
 static const struct option doctor_options[] = {
     {"backend", required_argument, NULL, OPT_BACKEND},
@@ -36,6 +36,7 @@ static const struct option doctor_options[] = {
     {"json", required_argument, NULL, OPT_JSON},
     {"nccl-log", required_argument, NULL, OPT_NCCL_LOG},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"self-bind", no_argument, NULL, OPT_SELF_BIND},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -43,7 +44,8 @@ static const struct option doctor_options[] = {
 static void usage(void)
 {
     printf("usage: mpirun -np N fabricbench doctor [--backend B] [--coll C] [--json FILE]\n"
-           "                                       [--nccl-log DIR|FILE] [--timeout S]\n\n"
+           "                                       [--nccl-log DIR|FILE] [--timeout S]\n"
+           "                                       [--self-bind]\n\n"
            "Prints this job's environment (hosts, CPUs, NUMA, each rank's binding and GPU) and\n"
            "checks it against the usual advice for GPU training fabrics: one rank per GPU, each\n"
            "rank bound to its GPU's socket, CUDA-aware MPI, InfiniBand ports up.\n"
@@ -59,6 +61,8 @@ static void usage(void)
            "  --timeout SECONDS          limit of every phase (MPI start, gathering the facts);\n"
            "                             on expiry the ranks that had not arrived are named,\n"
            "                             exit code 3 (default 300; 0 = none)\n"
+           "  --self-bind                each rank binds itself to its GPU's socket first, as\n"
+           "                             `run --self-bind` does (sweep adds it to both)\n"
            "  --help                     this text\n\n"
            "exit code: 0 nothing failed (warnings allowed), 1 a check failed, 2 bad options,\n"
            "3 timed out, 4 interrupted (SIGINT, SIGTERM).\n");
@@ -66,8 +70,8 @@ static void usage(void)
 
 /* Parses the options; on bad input writes one line to err and returns false. */
 static bool parse(int argc, char **argv, const char **backend, const char **coll,
-                  const char **json, const char **nccl_log, bool *help, char *err,
-                  size_t errlen)
+                  const char **json, const char **nccl_log, bool *self_bind, bool *help,
+                  char *err, size_t errlen)
 {
     char why[160];
     int c;
@@ -99,6 +103,9 @@ static bool parse(int argc, char **argv, const char **backend, const char **coll
             break;
         case OPT_NCCL_LOG:
             *nccl_log = optarg;
+            break;
+        case OPT_SELF_BIND:
+            *self_bind = true;
             break;
         case OPT_TIMEOUT: {
             double unused; /* in force since before MPI_Init (main.c) */
@@ -357,7 +364,7 @@ static bool add_checks_json(cJSON *fp, const struct fb_check *checks, size_t n)
 int fb_cmd_doctor(int argc, char **argv)
 {
     const char *backend = "auto", *coll = "auto", *json_path = NULL, *nccl_log = NULL;
-    bool help = false;
+    bool help = false, self_bind = false;
     char err[256] = "";
     int rank = 0, code = 0;
     struct fb_session s;
@@ -370,7 +377,8 @@ int fb_cmd_doctor(int argc, char **argv)
 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     /* Every rank parses the same argv, so all agree without talking. */
-    if (!parse(argc, argv, &backend, &coll, &json_path, &nccl_log, &help, err, sizeof err)) {
+    if (!parse(argc, argv, &backend, &coll, &json_path, &nccl_log, &self_bind, &help, err,
+               sizeof err)) {
         if (rank == 0)
             fb_error("doctor: %s", err);
         return 2;
@@ -395,6 +403,8 @@ int fb_cmd_doctor(int argc, char **argv)
         code = fb_status_exit_code(st);
         goto out;
     }
+    if (self_bind)
+        fb_session_bind_home(&s);
     if (fb_topo_load(&topo, NULL) != FB_OK) {
         fb_warn("cannot load this machine's topology: binding and GPU locality are unknown");
         topo = NULL;

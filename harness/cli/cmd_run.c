@@ -474,6 +474,8 @@ static int run_main(struct run *r)
     st = fb_session_open(&r->s, r->opt.backend, r->opt.coll, r->opt.allow_oversubscribe);
     if (st == FB_OK)
         st = fb_session_device_memory(&r->s, r->opt.device_memory);
+    if (st == FB_OK && r->opt.self_bind)
+        fb_session_bind_home(&r->s);
     if (st == FB_OK)
         st = check_ranks(r);
     if (st == FB_OK && r->mode && r->mode->check) {

@@ -182,24 +182,27 @@ static int count_gpus(void)
     return n;
 }
 
-/* Sockets of this node: distinct physical package ids of the CPUs. */
+/* Sockets of this node: distinct physical package ids of the CPUs (sysfs, under FB_SYSFS_ROOT
+ * when set). */
 static int count_sockets(void)
 {
     unsigned char seen[1024] = {0};
     int n = 0;
-    DIR *d = opendir("/sys/devices/system/cpu");
+    const char *root = getenv("FB_SYSFS_ROOT"); /* a described machine, as the readers of sysfs */
+    char dir[4200];
+    DIR *d;
     struct dirent *e;
 
-    if (!d)
+    snprintf(dir, sizeof dir, "%s/devices/system/cpu", root && *root ? root : "/sys");
+    if (!(d = opendir(dir)))
         return 1;
     while ((e = readdir(d))) {
-        char path[512];
+        char path[4600];
         FILE *f;
         int id = -1;
         if (strncmp(e->d_name, "cpu", 3) != 0 || e->d_name[3] < '0' || e->d_name[3] > '9')
             continue;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/%s/topology/physical_package_id",
-                 e->d_name);
+        snprintf(path, sizeof path, "%s/%s/topology/physical_package_id", dir, e->d_name);
         if (!(f = fopen(path, "r")))
             continue;
         if (fscanf(f, "%d", &id) == 1 && id >= 0 && id < (int)sizeof seen && !seen[id]) {

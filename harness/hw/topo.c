@@ -234,6 +234,41 @@ out:
     return st;
 }
 
+fb_status fb_topo_rank_home(struct fb_topo *t, const char *busid, int local_rank, int local_size,
+                            const char *current, char *cpus, size_t cpuslen)
+{
+    hwloc_bitmap_t cur = NULL;
+    hwloc_const_cpuset_t home = NULL;
+    fb_status st = FB_OK;
+
+    put_list(cpus, cpuslen, NULL);
+    if (local_size < 1 || local_rank < 0 || local_rank >= local_size)
+        return FB_ERR_USAGE;
+    if (busid && *busid) {
+        hwloc_obj_t anchor = pci_anchor(t, busid);
+        if (!anchor || hwloc_bitmap_iszero(anchor->cpuset))
+            return FB_ERR_UNSUPPORTED;
+        home = anchor->cpuset;
+    } else {
+        int n = hwloc_get_nbobjs_by_type(t->topo, HWLOC_OBJ_PACKAGE);
+        hwloc_obj_t pkg = n > 0 ? hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_PACKAGE,
+                                                        (unsigned)((long)local_rank * n /
+                                                                   local_size))
+                                : NULL;
+        if (!pkg || !pkg->cpuset || hwloc_bitmap_iszero(pkg->cpuset))
+            return FB_ERR_UNSUPPORTED;
+        home = pkg->cpuset;
+    }
+    if (!(cur = hwloc_bitmap_alloc()))
+        return FB_ERR_NOMEM;
+    if (current && *current && hwloc_bitmap_list_sscanf(cur, current) != 0)
+        st = FB_ERR_USAGE;
+    else if (!current || !*current || !hwloc_bitmap_isincluded(cur, home))
+        put_list(cpus, cpuslen, home);
+    hwloc_bitmap_free(cur);
+    return st;
+}
+
 fb_status fb_topo_bind(struct fb_topo *t, const char *cpus)
 {
     hwloc_bitmap_t set;

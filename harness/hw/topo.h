@@ -67,6 +67,15 @@ fb_status fb_topo_my_binding(struct fb_topo *t, char *cpus, size_t cpuslen, char
 fb_status fb_topo_gpu_rebind(struct fb_topo *t, const char *busid, int local_size,
                              const char *current, char *cpus, size_t cpuslen);
 
+/* Where a rank should run when it binds itself (run --self-bind): its GPU's CPUs (`busid`, the
+ * GPU's socket, fb_topo_pci_locality) or, without a GPU (busid NULL or ""), socket
+ * local_rank x sockets / local_size (the node's ranks dealt over its sockets in blocks, never
+ * round robin). `cpus` gets that list when `current` (the rank's binding, a list string; ""
+ * unknown) is not already inside it, else "". FB_ERR_USAGE for a malformed `current` or bad
+ * ranks; FB_ERR_UNSUPPORTED when the GPU is not in the topology or it has no socket. */
+fb_status fb_topo_rank_home(struct fb_topo *t, const char *busid, int local_rank, int local_size,
+                            const char *current, char *cpus, size_t cpuslen);
+
 /* Binds this process (all its threads) to the CPU list `cpus`. FB_ERR_UNSUPPORTED for an XML
  * topology or where the OS refuses; FB_ERR_USAGE for a malformed list. */
 fb_status fb_topo_bind(struct fb_topo *t, const char *cpus);

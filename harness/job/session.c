@@ -160,6 +160,35 @@ fb_status fb_session_open(struct fb_session *s, const char *backend, const char 
     return fb_world_agree(&s->world, st);
 }
 
+void fb_session_bind_home(const struct fb_session *s)
+{
+    const char *busid = s->be == &fb_backend_cuda ? s->dev.pci_bus_id : NULL;
+    struct fb_topo *t = NULL;
+    char cur[512], numa[64], want[512];
+    bool bound;
+    fb_status st;
+
+    if (fb_topo_load(&t, NULL) != FB_OK) {
+        fb_warn("--self-bind: no topology (hwloc); the launcher's binding stays");
+        return;
+    }
+    if (fb_topo_my_binding(t, cur, sizeof cur, numa, sizeof numa, &bound) != FB_OK)
+        cur[0] = '\0';
+    st = fb_topo_rank_home(t, busid, s->world.local_rank, s->world.local_size, cur, want,
+                           sizeof want);
+    if (st != FB_OK)
+        fb_warn("--self-bind: no socket found for local rank %d%s%s: %s; staying on %s",
+                s->world.local_rank, busid ? " of GPU " : "", busid ? busid : "",
+                fb_status_str(st), cur[0] ? cur : "unknown CPUs");
+    else if (want[0] && fb_topo_bind(t, want) == FB_OK)
+        fb_info("--self-bind: local rank %d bound to CPUs %s, %s (was %s)", s->world.local_rank,
+                want, busid ? "its GPU's socket" : "its socket", cur[0] ? cur : "unknown");
+    else if (want[0])
+        fb_warn("--self-bind: cannot bind local rank %d to CPUs %s; staying on %s",
+                s->world.local_rank, want, cur[0] ? cur : "unknown CPUs");
+    fb_topo_free(t);
+}
+
 fb_status fb_session_device_memory(struct fb_session *s, size_t bytes)
 {
     fb_status st = FB_OK;

@@ -36,6 +36,12 @@ fb_status fb_session_open(struct fb_session *s, const char *backend, const char 
                           bool allow_oversubscribe);
 void fb_session_close(struct fb_session *s);
 
+/* --self-bind: this rank binds itself (hwloc) to its GPU's socket, or without a GPU to the
+ * socket its local rank falls on when the node's ranks are dealt over the sockets in blocks
+ * (fb_topo_rank_home), unless it already runs inside it. One info line when it moved; a
+ * warning when it could not (best effort, as the launcher's binding would be). Not collective. */
+void fb_session_bind_home(const struct fb_session *s);
+
 /* --device-memory: gives the opened backend a device memory of `bytes` (0: nothing to do).
  * Only host-strict takes one; another backend is FB_ERR_USAGE with a line naming it. Collective:
  * all ranks return the same status. */

@@ -198,6 +198,14 @@ fb_status fb_launch_variants(const enum fb_binding *bindings, size_t nbindings,
     return FB_OK;
 }
 
+bool fb_launch_self_binds(const struct fb_launch *l, enum fb_binding binding)
+{
+    int per_node = l->gpus > 0 ? l->gpus : l->np, sockets = l->sockets > 0 ? l->sockets : 1;
+
+    return l->launcher == FB_LAUNCHER_MPIRUN && binding == FB_BIND_SOCKET &&
+           per_node % sockets != 0;
+}
+
 fb_status fb_launch_binding_args(const struct fb_launch *l, enum fb_binding binding,
                                  struct fb_strv *argv)
 {
@@ -209,7 +217,13 @@ fb_status fb_launch_binding_args(const struct fb_launch *l, enum fb_binding bind
         return fb_strv_push(argv, binding == FB_BIND_NONE   ? "--cpu-bind=none"
                                   : binding == FB_BIND_CORE ? "--cpu-bind=cores"
                                                             : "--cpu-bind=socket");
-    if (binding == FB_BIND_NONE)
+    /* The local rank picks the GPU, so ranks must be laid out in GPU order. With GPUs spread
+     * evenly over the sockets and numbered socket by socket (the usual case), K consecutive
+     * ranks per socket put rank i on GPU i's socket. Where they do not divide, --map-by socket
+     * would deal ranks round robin (rank 1 on socket 1 while it drives GPU 1, usually on socket
+     * 0): the launcher then binds nothing and each rank binds itself to its GPU's socket
+     * (run --self-bind, added by fb_launch_command). */
+    if (binding == FB_BIND_NONE || fb_launch_self_binds(l, binding))
         return (st = fb_strv_push(argv, "--bind-to")) == FB_OK ? fb_strv_push(argv, "none") : st;
     if (binding == FB_BIND_CORE) {
         if ((st = fb_strv_push(argv, "--map-by")) == FB_OK && (st = fb_strv_push(argv, "core")) == FB_OK &&
@@ -217,15 +231,7 @@ fb_status fb_launch_binding_args(const struct fb_launch *l, enum fb_binding bind
             st = fb_strv_push(argv, "core");
         return st;
     }
-    /* The local rank picks the GPU, so ranks must be laid out in GPU order. With GPUs spread
-     * evenly over the sockets and numbered socket by socket (the usual case), K consecutive
-     * ranks per socket put rank i on GPU i's socket. --map-by socket alone deals ranks round
-     * robin (rank 1 on socket 1 while it drives GPU 1, usually on socket 0): only the
-     * fallback when the count does not divide; doctor's binding check tells. */
-    if (per_node % sockets == 0)
-        snprintf(map, sizeof map, "ppr:%d:socket", per_node / sockets);
-    else
-        snprintf(map, sizeof map, "socket");
+    snprintf(map, sizeof map, "ppr:%d:socket", per_node / sockets);
     if ((st = fb_strv_push(argv, "--map-by")) == FB_OK && (st = fb_strv_push(argv, map)) == FB_OK &&
         (st = fb_strv_push(argv, "--bind-to")) == FB_OK)
         st = fb_strv_push(argv, "socket");
@@ -270,7 +276,10 @@ fb_status fb_launch_command(const struct fb_launch *l, const struct fb_launch_va
     if ((st = fb_strv_push(argv, exe)) != FB_OK)
         return st;
     for (size_t i = 0; i < ntail; i++)
-        if ((st = fb_strv_push(argv, tail[i])) != FB_OK)
+        if ((st = fb_strv_push(argv, tail[i])) != FB_OK ||
+            /* right after the command (run, soak), before any `--` of the user's */
+            (i == 0 && fb_launch_self_binds(l, v->binding) &&
+             (st = fb_strv_push(argv, "--self-bind")) != FB_OK))
             return st;
     return FB_OK;
 }

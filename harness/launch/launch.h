@@ -70,14 +70,21 @@ struct fb_launch {
 /* The launcher's arguments that bind ranks, for a binding: mpirun "--map-by ppr:K:socket
  * --bind-to socket" with K ranks per socket when the ranks of a node (its GPUs, or np without
  * GPUs) divide evenly over its sockets, so that local rank i, which drives GPU i, lands on
- * GPU i's socket with GPUs numbered socket by socket; else "--map-by socket --bind-to socket";
- * "--bind-to none". srun: "--cpu-bind=socket" / "--cpu-bind=none". */
+ * GPU i's socket with GPUs numbered socket by socket; else "--bind-to none", and each rank
+ * binds itself (fb_launch_self_binds); "--bind-to none". srun: "--cpu-bind=socket" /
+ * "--cpu-bind=none". */
 fb_status fb_launch_binding_args(const struct fb_launch *l, enum fb_binding binding,
                                  struct fb_strv *argv);
 
+/* Whether the ranks bind themselves to their GPUs' sockets (run --self-bind after the
+ * command, from fb_launch_command): mpirun's socket binding where a node's ranks do not divide
+ * over its sockets, which --map-by socket would deal round robin. */
+bool fb_launch_self_binds(const struct fb_launch *l, enum fb_binding binding);
+
 /* The whole command of one launch: the launcher, its options, the variant's settings (mpirun:
  * "-x NAME=VALUE"; srun: "--export=ALL" and NAME=VALUE in env), the extra arguments, then
- * `exe` and `tail` (e.g. "run --out DIR ..."). env receives the NAME=VALUE pairs the launcher
+ * `exe` and `tail` (e.g. "run --out DIR ..."), with "--self-bind" after tail's first word when
+ * the ranks bind themselves. env receives the NAME=VALUE pairs the launcher
  * process itself needs in its environment (srun's settings; OMPI_ALLOW_RUN_AS_ROOT... for
  * mpirun as root). Both vectors are appended to. */
 fb_status fb_launch_command(const struct fb_launch *l, const struct fb_launch_variant *v,

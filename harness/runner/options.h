@@ -62,6 +62,7 @@ struct fb_options {
     char precision[8];        /* --precision: "fp16", "bf16", "fp32"; "" = the backend's best */
     size_t memory_budget;     /* --memory-budget: memfit's budget in bytes (host); 0 = default */
     size_t device_memory;     /* --device-memory: host-strict's capacity in bytes; 0 = none */
+    bool self_bind;           /* --self-bind: each rank binds itself to its GPU's socket */
     bool dry_run;             /* --dry-run: plans only, as on a described GPU of */
     double dry_tflops, dry_gbps; /* ... this peak (TFLOP/s) and memory bandwidth (GB/s) */
     char optimizer[12];       /* --optimizer: "sgd", "momentum", "adam" (memfit's state) */

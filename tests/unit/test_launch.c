@@ -138,10 +138,30 @@ int main(void)
         fb_launch_binding_args(&l, FB_BIND_SOCKET, &a);
         CHECK_STR(joined(&a), "--map-by ppr:2:socket --bind-to socket");
         fb_strv_free(&a);
-        l.gpus = 3; /* GPUs that do not divide over the sockets */
+        CHECK(!fb_launch_self_binds(&l, FB_BIND_SOCKET));
+        l.gpus = 3; /* GPUs that do not divide over the sockets: never dealt round robin, each
+                       rank binds itself to its GPU's socket (issue 28) */
         fb_launch_binding_args(&l, FB_BIND_SOCKET, &a);
-        CHECK_STR(joined(&a), "--map-by socket --bind-to socket");
+        CHECK_STR(joined(&a), "--bind-to none");
+        CHECK(fb_launch_self_binds(&l, FB_BIND_SOCKET) && !fb_launch_self_binds(&l, FB_BIND_NONE));
         fb_strv_free(&a);
+        {
+            const struct fb_launch_variant v = {.binding = FB_BIND_SOCKET};
+            const char *tail[] = {"run", "--out", "d", "--", "allreduce"};
+            struct fb_strv env = {0};
+            CHECK(fb_launch_command(&l, &v, NULL, 0, "fabricbench", tail, 5, &a, &env) == FB_OK);
+            CHECK_STR(joined(&a), "mpirun -np 16 --bind-to none fabricbench run --self-bind --out "
+                                  "d -- allreduce");
+            fb_strv_free(&a);
+            fb_strv_free(&env);
+            l.gpus = 4;
+            CHECK(fb_launch_command(&l, &v, NULL, 0, "fabricbench", tail, 5, &a, &env) == FB_OK);
+            CHECK_STR(joined(&a), "mpirun -np 16 --map-by ppr:2:socket --bind-to socket "
+                                  "fabricbench run --out d -- allreduce");
+            fb_strv_free(&a);
+            fb_strv_free(&env);
+            l.gpus = 3;
+        }
         l.gpus = 0, l.np = 2, l.sockets = 1; /* host: the ranks themselves */
         fb_launch_binding_args(&l, FB_BIND_SOCKET, &a);
         CHECK_STR(joined(&a), "--map-by ppr:2:socket --bind-to socket");

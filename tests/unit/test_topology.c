@@ -106,6 +106,29 @@ static void xeon_k40m(void)
     CHECK(fb_topo_gpu_rebind(t, "0000:99:00.0", 1, "0", cpus, sizeof cpus) == FB_OK);
     CHECK_STR(cpus, "");
     CHECK(fb_topo_gpu_rebind(t, "0000:84:00.0", 1, "zero", cpus, sizeof cpus) == FB_ERR_USAGE);
+    /* --self-bind (issue 28): every rank to its GPU's socket, whatever the launcher did and
+     * however many ranks the node has; without a GPU, 3 ranks over 2 sockets in blocks (0 and
+     * 1 on socket 0, 2 on socket 1), never round robin */
+    CHECK(fb_topo_rank_home(t, "0000:84:00.0", 1, 3, "0-31", cpus, sizeof cpus) == FB_OK);
+    CHECK_STR(cpus, "8-15,24-31");
+    CHECK(fb_topo_rank_home(t, "0000:84:00.0", 1, 3, "0", cpus, sizeof cpus) == FB_OK);
+    CHECK_STR(cpus, "8-15,24-31");
+    CHECK(fb_topo_rank_home(t, "0000:84:00.0", 0, 2, "9", cpus, sizeof cpus) == FB_OK);
+    CHECK_STR(cpus, ""); /* already there */
+    CHECK(fb_topo_rank_home(t, "0000:03:00.0", 2, 3, "", cpus, sizeof cpus) == FB_OK);
+    CHECK_STR(cpus, "0-7,16-23");
+    CHECK(fb_topo_rank_home(t, NULL, 0, 3, "0-31", cpus, sizeof cpus) == FB_OK);
+    CHECK_STR(cpus, "0-7,16-23");
+    CHECK(fb_topo_rank_home(t, "", 1, 3, "0-31", cpus, sizeof cpus) == FB_OK);
+    CHECK_STR(cpus, "0-7,16-23");
+    CHECK(fb_topo_rank_home(t, NULL, 2, 3, "0-31", cpus, sizeof cpus) == FB_OK);
+    CHECK_STR(cpus, "8-15,24-31");
+    CHECK(fb_topo_rank_home(t, NULL, 2, 3, "8", cpus, sizeof cpus) == FB_OK);
+    CHECK_STR(cpus, "");
+    CHECK(fb_topo_rank_home(t, "0000:99:00.0", 0, 1, "0", cpus, sizeof cpus) ==
+          FB_ERR_UNSUPPORTED);
+    CHECK(fb_topo_rank_home(t, NULL, 3, 3, "0", cpus, sizeof cpus) == FB_ERR_USAGE);
+    CHECK(fb_topo_rank_home(t, NULL, 0, 2, "zero", cpus, sizeof cpus) == FB_ERR_USAGE);
     CHECK(fb_topo_bind(t, "8-15") == FB_ERR_UNSUPPORTED); /* an XML topology is not this one */
     CHECK(fb_topo_cpus_numa(t, "x", numa, sizeof numa) == FB_ERR_USAGE);
 
