@@ -367,6 +367,8 @@ void fb_accept_check_binding(struct ctx *c)
                                         "name"), "cuda") == 0
                       ? "cuda"
                       : "host";
+    /* the launcher env.json records (runs before it: none, and mpirun's words) */
+    job.launcher = fb_accept_jstr(cJSON_GetObjectItemCaseSensitive(c->env, "mpi"), "launcher");
     nd = fb_doctor_checks(&job, facts, n, NULL, 0, dc, FB_DOCTOR_MAX_CHECKS);
     for (size_t j = 0; j < nd; j++) {
         if (strcmp(dc[j].name, "binding") != 0)

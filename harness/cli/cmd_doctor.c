@@ -422,7 +422,7 @@ int fb_cmd_doctor(int argc, char **argv)
 
     if (rank == 0) {
         const struct fb_doctor_job job = {s.be->name, s.coll ? s.coll->name : NULL,
-                                          s.oversubscribed};
+                                          s.oversubscribed, fb_facts_launcher()};
         nchecks = fb_doctor_checks(&job, all, s.world.size, NULL, 0, checks,
                                    FB_DOCTOR_MAX_CHECKS);
         for (size_t i = 0; i < nchecks; i++)

@@ -76,11 +76,18 @@ static void check_gpu_visible(const struct fb_rank_facts *all, int n, struct fb_
                   f->rank, f->host, nblind, n, f->no_gpu_why[0] ? f->no_gpu_why : "no reason given");
 }
 
+static bool srun(const struct fb_doctor_job *job)
+{
+    return job->launcher && strcmp(job->launcher, "srun") == 0;
+}
+
 static void check_one_per_gpu(const struct fb_doctor_job *job, const struct fb_rank_facts *all,
                               int n, struct fb_check *c)
 {
-    static const char fix[] = "launch one rank per GPU on each node (mpirun -np <nodes x GPUs> "
-                              "--map-by ppr:<GPUs per node>:node ...)";
+    const char *fix = srun(job) ? "launch one rank per GPU on each node (srun --ntasks-per-node="
+                                  "<GPUs per node> --gpus-per-task=1 --gpu-bind=closest ...)"
+                                : "launch one rank per GPU on each node (mpirun -np <nodes x "
+                                  "GPUs> --map-by ppr:<GPUs per node>:node ...)";
 
     if (strcmp(job->backend, "cuda") != 0) {
         check_set(c, "one_rank_per_gpu", FB_WARN, NULL, "no GPU: ranks use host memory");
@@ -103,7 +110,8 @@ static void check_one_per_gpu(const struct fb_doctor_job *job, const struct fb_r
     check_set(c, "one_rank_per_gpu", FB_PASS, NULL, "each of the %d rank(s) drives its own GPU", n);
 }
 
-static void check_binding_gpu(const struct fb_rank_facts *all, int n, struct fb_check *c)
+static void check_binding_gpu(const struct fb_doctor_job *job, const struct fb_rank_facts *all,
+                              int n, struct fb_check *c)
 {
     enum fb_verdict worst = FB_SKIP;
     int first = -1, count = 0;
@@ -130,11 +138,18 @@ static void check_binding_gpu(const struct fb_rank_facts *all, int n, struct fb_
                   f->binding_why);
         break;
     default:
-        snprintf(fix, sizeof fix,
-                 "bind each rank to its GPU's socket (rank %d: NUMA node %s): mpirun --map-by "
-                 "ppr:<GPUs per socket>:socket --bind-to socket ..., or per rank numactl "
-                 "--cpunodebind=<GPU NUMA node>",
-                 f->rank, f->gpu_numa[0] ? f->gpu_numa : "?");
+        if (srun(job))
+            snprintf(fix, sizeof fix,
+                     "bind each rank to its GPU's socket (rank %d: NUMA node %s): srun "
+                     "--ntasks-per-node=<GPUs per node> --cpu-bind=socket --gpu-bind=closest "
+                     "..., or fabricbench run --self-bind",
+                     f->rank, f->gpu_numa[0] ? f->gpu_numa : "?");
+        else
+            snprintf(fix, sizeof fix,
+                     "bind each rank to its GPU's socket (rank %d: NUMA node %s): mpirun "
+                     "--map-by ppr:<GPUs per socket>:socket --bind-to socket ..., or "
+                     "fabricbench run --self-bind",
+                     f->rank, f->gpu_numa[0] ? f->gpu_numa : "?");
         if (count > 1)
             check_set(c, "binding", worst, fix, "rank %d on %s (and %d more): %.180s", f->rank,
                       f->host, count - 1, f->binding_why);
@@ -147,7 +162,8 @@ static void check_binding_gpu(const struct fb_rank_facts *all, int n, struct fb_
 
 /* Without a GPU the advice is the CPU half of it: every rank pinned, and no two ranks of a node
  * fighting over the same CPUs (which would halve both ranks' memcpy and MPI figures). */
-static void check_binding_host(const struct fb_rank_facts *all, int n, struct fb_check *c)
+static void check_binding_host(const struct fb_doctor_job *job, const struct fb_rank_facts *all,
+                               int n, struct fb_check *c)
 {
     hwloc_bitmap_t a = NULL, b = NULL, both = NULL;
     int loose = -1, nloose = 0;
@@ -159,8 +175,10 @@ static void check_binding_host(const struct fb_rank_facts *all, int n, struct fb
     if (loose >= 0) {
         const struct fb_rank_facts *f = &all[loose];
         check_set(c, "binding", FB_WARN,
-                  "mpirun --map-by core --bind-to core ... (no GPU: no socket is nearer; each "
-                  "rank its own core)",
+                  srun(job) ? "srun --cpu-bind=cores ... (no GPU: no socket is nearer; each "
+                              "rank its own core)"
+                            : "mpirun --map-by core --bind-to core ... (no GPU: no socket is "
+                              "nearer; each rank its own core)",
                   "rank %d on %s is not bound to CPUs (%s)%s: the OS may move it between "
                   "sockets mid-run",
                   f->rank, f->host, f->cpus[0] ? f->cpus : "binding unknown",
@@ -182,7 +200,9 @@ static void check_binding_host(const struct fb_rank_facts *all, int n, struct fb
                 continue;
             hwloc_bitmap_list_snprintf(shared, sizeof shared, both);
             check_set(c, "binding", FB_WARN,
-                      "mpirun --map-by core --bind-to core ... gives each rank a core of its own",
+                      srun(job) ? "srun --cpu-bind=cores ... gives each rank a core of its own"
+                                : "mpirun --map-by core --bind-to core ... gives each rank a "
+                                  "core of its own",
                       "ranks %d and %d on %s share CPUs %s: they compete for the same cores",
                       all[i].rank, all[j].rank, all[i].host, shared);
             goto out;
@@ -289,9 +309,9 @@ size_t fb_doctor_checks(const struct fb_doctor_job *job, const struct fb_rank_fa
     check_gpu_visible(all, nranks, &c[n++]);
     check_one_per_gpu(job, all, nranks, &c[n++]);
     if (strcmp(job->backend, "cuda") == 0)
-        check_binding_gpu(all, nranks, &c[n++]);
+        check_binding_gpu(job, all, nranks, &c[n++]);
     else
-        check_binding_host(all, nranks, &c[n++]);
+        check_binding_host(job, all, nranks, &c[n++]);
     check_cuda_aware(job, all, nranks, &c[n++]);
     fb_doctor_infiniband(ports, nports, &c[n++]);
     if (n > max)

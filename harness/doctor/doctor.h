@@ -18,6 +18,8 @@ struct fb_doctor_job {
     const char *backend;  /* the device backend's name: "cuda", "host" */
     const char *coll;     /* the collectives' name ("nccl", "mpi"), NULL when unknown */
     bool oversubscribed;  /* some node has more ranks than GPUs */
+    const char *launcher; /* "srun" or "mpirun" (fb_facts_launcher); NULL or "": unknown, and
+                             the fixes say mpirun's options */
 };
 
 struct fb_check {

@@ -343,6 +343,8 @@ static void add_versions(struct jb *b, cJSON *root, const struct fb_rank_facts *
     j_str(b, o, "thread_level", fb_mpi_thread_name(level));
     j_bool(b, o, "cuda_aware", all[0].mpi_cuda_aware);
     j_str(b, o, "cuda_aware_why", all[0].mpi_cuda_aware_why);
+    /* who started the job (rank 0's environment): doctor's and accept's fixes speak its options */
+    j_str(b, o, "launcher", fb_facts_launcher());
 
     o = j_obj(b, root, "hwloc");
     j_str(b, o, "version", sum->hwloc_version[0] ? sum->hwloc_version : "unknown");

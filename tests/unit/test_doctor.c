@@ -212,6 +212,26 @@ static void binding_gpu(void)
         CHECK_HAS(c->fix, "--map-by ppr:<GPUs per socket>:socket --bind-to socket");
         CHECK_HAS(c->fix, "NUMA node 2"); /* rank 2's GPU is on node 2 in job_gpu */
     }
+    /* under srun the fixes speak srun's options, never mpirun's (issue 28) */
+    j.job.launcher = "srun";
+    c = find(&j, "binding");
+    CHECK_VERDICT(c, FB_FAIL);
+    if (c) {
+        CHECK_HAS(c->fix, "srun --ntasks-per-node=<GPUs per node> --cpu-bind=socket "
+                          "--gpu-bind=closest");
+        CHECK(!strstr(c->fix, "mpirun") && !strstr(c->fix, "--map-by"));
+    }
+    j.job.oversubscribed = true;
+    c = find(&j, "one_rank_per_gpu");
+    CHECK_VERDICT(c, FB_FAIL);
+    if (c) {
+        CHECK_HAS(c->fix, "srun --ntasks-per-node=<GPUs per node> --gpus-per-task=1");
+        CHECK(!strstr(c->fix, "mpirun"));
+    }
+    j.job.launcher = "mpirun";
+    c = find(&j, "one_rank_per_gpu");
+    if (c)
+        CHECK_HAS(c->fix, "mpirun -np <nodes x GPUs> --map-by ppr:<GPUs per node>:node");
 
     job_gpu(&j, 4);
     j.f[1].binding = FB_WARN;
@@ -247,6 +267,12 @@ static void binding_host(void)
         CHECK_HAS(c->why, "rank 1");
         CHECK_HAS(c->why, "not bound");
         CHECK_HAS(c->fix, "--bind-to");
+    }
+    j.job.launcher = "srun";
+    c = find(&j, "binding");
+    if (c) {
+        CHECK_HAS(c->fix, "srun --cpu-bind=cores");
+        CHECK(!strstr(c->fix, "mpirun"));
     }
 
     /* Both bound, but to overlapping CPUs on the same node. */
