@@ -184,7 +184,8 @@ tail -c 1 "$work/term/health.csv" | od -c | grep -q '\\n' || fail "a stopped soa
 # Every iteration of rank 0 sleeps 50 ms (FB_TEST_SLOW_RANK): 2 points of 0.1 s each iteration
 # together. At --trials' and --warmup's defaults (10, 5) an interval took (5 + 1 + 10 + 10) x 0.1
 # = 2.6 s, so a 4 s soak ran about 10 s; now the first interval runs 3 trials after 1 warm-up
-# (0.8 s), and the others as many as fit 80% of it: every interval starts on time. With 150 ms
+# (0.8 s), and the others as many as fit 80% of it: the 4th interval starts by 4.5 s (at 3 s on
+# time; it began at 7.9 s before). With 150 ms
 # sleeps (0.3 s a round) not even one trial (3 rounds with calibration's and the one timed
 # alone) fits 80% of a 1 s interval: soak says so, once.
 slow() {
@@ -194,9 +195,11 @@ slow() {
         --out "$work/$name" "$@" >"$work/$name.out" 2>"$work/$name.err"
 }
 slow fits 50000 || fail "the slow soak failed: $(tail -n 3 "$work/fits.err")"
-late=$(csv_awk 'v("rank") == "all" && v("start_s") > (v("interval") - 1) * 1.0 + 0.25 {
-    print v("interval") ": " v("start_s") " s"; exit }' "$work/fits/soak.csv")
-[ -z "$late" ] || fail "a slow point's interval started late (interval: start): $late"
+starts=$(csv_awk 'v("rank") == "all" && v("case") == "out_of_place" { printf "%s:%s ", v("interval"), v("start_s") }' "$work/fits/soak.csv")
+last=$(csv_awk 'v("rank") == "all" && v("interval") == 4 { print v("start_s"); exit }' "$work/fits/soak.csv")
+# on time: 3 s; a second of slack for the first interval's set-up on a loaded machine
+[ -n "$last" ] && [ "$(awk -v l="$last" 'BEGIN { print (l <= 4.5) }')" = 1 ] ||
+    fail "a slow point's soak ran late (interval:start_s, on time 1:0 2:1 3:2 4:3): $starts"
 n=$(csv_awk 'v("rank") == "all" { n++ } END { print n + 0 }' "$work/fits/soak.csv")
 [ "$n" = 8 ] || fail "the slow soak wrote $n point rows, expected 8 (2 points x 4 intervals)"
 grep -q "warning: soak: the interval" "$work/fits.err" && fail "the fitting soak warned: $(cat "$work/fits.err")"
