@@ -140,7 +140,8 @@ static fb_status compute_plan(const struct fb_ctx *ctx, struct fb_case **out, si
 
     *out = NULL;
     *n = 0;
-    if (!eng || !eng->built) {
+    /* a dry run plans as the described GPU would, engine or not (run_plan.h) */
+    if (!eng || (!eng->built && !o->dry_run)) {
         if (ctx->s->world.rank == 0)
             fb_warn("compute waived on %s: no convolution engine built for it (the CUDA "
                     "kernels of kernels/conv_gemm.h)", ctx->be->name);

@@ -121,7 +121,8 @@ static fb_status step_plan(const struct fb_ctx *ctx, struct fb_case **out, size_
 
     *out = NULL;
     *n = 0;
-    if (!eng || !eng->built) {
+    /* a dry run plans as the described GPU would, engine or not (run_plan.h) */
+    if (!eng || (!eng->built && !o->dry_run)) {
         if (rank0)
             fb_warn("step waived on %s: no convolution engine built for it", ctx->be->name);
         return FB_OK;

@@ -300,6 +300,11 @@ static void fit_point(struct soak *k, const struct fb_run_ctx *ctx)
         }
     }
     MPI_Bcast(plan, 2, MPI_LONG, 0, ctx->s->world.comm);
+    /* more trials share the interval's time: each shorter, before pace() scales them all
+     * (fewer trials of a slow point keep theirs, already below one iteration) */
+    if (plan[0] > ctx->opt->trials)
+        ctx->opt->trial_ms = fmax(0.01, ctx->opt->trial_ms * (double)ctx->opt->trials /
+                                            (double)plan[0]);
     ctx->opt->trials = plan[0];
     ctx->opt->warmup = plan[1];
 }

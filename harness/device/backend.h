@@ -96,7 +96,8 @@ struct fb_backend {
     /* Device memory that may not be there (memfit looks for the limit): as
      * alloc(FB_MEM_DEVICE), but running out is FB_ERR_NOMEM without a message. */
     fb_status (*probe_alloc)(size_t bytes, void **out);
-    /* A device memory of `bytes` (host-strict alone; NULL elsewhere), set before open: past it
+    /* A device memory of `bytes` (host-strict alone; NULL elsewhere), set before the first
+     * device allocation (the session sets it right after open): past it
      * alloc fails with FB_ERR_NOMEM as cudaMalloc would, naming the capacity; mem_info reports
      * it (free: what is not allocated). Address space only: no page exists until written. */
     fb_status (*set_capacity)(size_t bytes);

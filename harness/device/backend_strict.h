@@ -23,7 +23,8 @@ void fb_strict_mem_close(void);
  * host kinds go to the host backend. */
 fb_status fb_strict_mem_alloc(enum fb_mem kind, size_t bytes, void **out, bool quiet);
 void fb_strict_mem_free(enum fb_mem kind, void *ptr);
-/* The device memory's capacity (0: none, the address space alone): set before open, and what
+/* The device memory's capacity (0: none, the address space alone): set before the first device
+ * allocation (open resets what is in use, not the capacity), and what
  * the buffers held take of it (pages rounded, as the allocations are). */
 fb_status fb_strict_mem_set_capacity(size_t bytes);
 size_t fb_strict_mem_capacity(void);

@@ -11,10 +11,12 @@
 #include "memfit.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "densenet.h"
+#include "log.h"
 
 static const char *const role_names[FB_BUF_ROLES] = {
     "image", "bn_scratch", "tmp", "out", "grad", "w", "dw", "gamma", "beta", "dgamma", "dbeta",
@@ -24,6 +26,45 @@ static const char *const role_names[FB_BUF_ROLES] = {
 const char *fb_memfit_role_name(enum fb_memfit_role role)
 {
     return (unsigned)role < FB_BUF_ROLES ? role_names[role] : "?";
+}
+
+/* "out of layer 12, 802816 bytes", "wire (the step's own), 150528 bytes" */
+static void describe(char *buf, size_t len, enum fb_memfit_role role, long layer, size_t bytes)
+{
+    if (layer >= 0)
+        snprintf(buf, len, "%s of layer %ld, %zu bytes", fb_memfit_role_name(role), layer, bytes);
+    else
+        snprintf(buf, len, "%s (the step's own), %zu bytes", fb_memfit_role_name(role), bytes);
+}
+
+fb_status fb_memfit_take(const struct fb_memfit_buf *plan, size_t n, size_t *at,
+                         enum fb_memfit_role role, long layer, size_t bytes)
+{
+    const struct fb_memfit_buf *b = *at < n ? &plan[*at] : NULL;
+    char listed[96] = "nothing more", needed[96];
+
+    if (b && b->role == role && b->layer == layer && b->bytes == bytes) {
+        (*at)++;
+        return FB_OK;
+    }
+    if (b)
+        describe(listed, sizeof listed, b->role, b->layer, b->bytes);
+    describe(needed, sizeof needed, role, layer, bytes);
+    fb_error("step: the memory model lists %s where the step needs %s (harness/model/memfit.c)",
+             listed, needed);
+    return FB_ERR_INTERNAL;
+}
+
+fb_status fb_memfit_took_all(const struct fb_memfit_buf *plan, size_t n, size_t at)
+{
+    char first[96];
+
+    if (at >= n)
+        return FB_OK;
+    describe(first, sizeof first, plan[at].role, plan[at].layer, plan[at].bytes);
+    fb_error("step: the memory model lists %zu buffer(s) the step never takes, the first %s "
+             "(harness/model/memfit.c)", n - at, first);
+    return FB_ERR_INTERNAL;
 }
 
 static bool config_ok(const struct fb_memfit_config *cfg)
@@ -116,8 +157,8 @@ fb_status fb_memfit_plan(const struct fb_memfit_config *cfg, int batch, unsigned
         fb_densenet_layers_free(&d);
         return st;
     }
-    /* per layer at most 7 buffers; 3 of the network's own, 4 + 2 slots of the step's */
-    if (!(l.b = calloc(d.nlayers * 7 + 9, sizeof *l.b))) {
+    /* per layer at most 7 buffers; 3 of the network's own; the step's 5 and up to 2 slots */
+    if (!(l.b = calloc(d.nlayers * 7 + 3 + 5 + 2, sizeof *l.b))) {
         st = FB_ERR_NOMEM;
         goto out;
     }

@@ -57,6 +57,15 @@ fb_status fb_memfit_plan(const struct fb_memfit_config *cfg, int batch, unsigned
 /* The role's name ("out", "grad", ...), for messages. */
 const char *fb_memfit_role_name(enum fb_memfit_role role);
 
+/* An allocator taking its buffers from a plan, in order: plan[*at] must be (role, layer, bytes),
+ * and *at moves past it; else one error line naming what the plan lists and what the allocator
+ * needs, and FB_ERR_INTERNAL (the model and the step have drifted apart). */
+fb_status fb_memfit_take(const struct fb_memfit_buf *plan, size_t n, size_t *at,
+                         enum fb_memfit_role role, long layer, size_t bytes);
+
+/* After the last take: FB_ERR_INTERNAL and a line when the plan lists buffers never taken. */
+fb_status fb_memfit_took_all(const struct fb_memfit_buf *plan, size_t n, size_t at);
+
 /* Bytes of each part of a whole step at one batch. */
 struct fb_memfit_parts {
     size_t weights;     /* master weights, their compute-precision copies, BatchNorm's vectors */

@@ -289,6 +289,12 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
     if (b->trial_values)
         m.trial = calloc((size_t)r->opt->trials * FB_MAX_VALUES, sizeof *m.trial);
     if (w->rank == 0) {
+        if (r->opt->trials > r->all_trials) { /* sized for fewer trials: made again below */
+            free(r->trial_all);
+            free(r->synced_all);
+            r->trial_all = r->synced_all = NULL;
+            r->all_trials = r->opt->trials;
+        }
         if (b->trial_values && !r->trial_all)
             r->trial_all = calloc((size_t)w->size * (size_t)r->opt->trials * FB_MAX_VALUES,
                                   sizeof *r->trial_all);

@@ -37,6 +37,8 @@ struct fb_runner {
     void *point_arg;
     /* --timing synced|both (issue 18) */
     double *synced_all;     /* rank 0: every rank's synced trials, [rank][trial] */
+    long all_trials;        /* the trials trial_all and synced_all are sized for (soak changes
+                               --trials between runs: a larger count makes them again) */
     int slow_rank;          /* FB_TEST_SLOW_RANK's rank (-1: none) */
     double slow_us;         /* ... and the microseconds it sleeps before every iteration */
 };

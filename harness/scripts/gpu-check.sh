@@ -146,6 +146,9 @@ plan_step() {
         case " $* " in *" --dry-run "*)
             secs=$(sed -n 's/^plan total [0-9]* points at least \([0-9.]*\) s$/\1/p' "$out/$name.txt")
             [ -n "$secs" ] || { printf '%s\t-\t0\tdry run printed no plan\n' "$name" >>"$out/steps.tsv"; failed=1; return 1; }
+            # a step whose benchmarks all waived themselves plans nothing: not a pass
+            grep -q '^plan total 0 points' "$out/$name.txt" &&
+                { printf '%s\t-\t0\tdry run planned no point\n' "$name" >>"$out/steps.tsv"; failed=1; return 1; }
             secs=$(awk -v s="$secs" 'BEGIN { printf "%d", s == int(s) ? s : int(s) + 1 }')
             how="floor of its run's plans" ;;
         esac ;;

@@ -289,17 +289,8 @@ static fb_status alloc_ref(struct fb_densenet_step *st)
 static fb_status take(struct fb_densenet_step *st, enum fb_memfit_role role, long layer,
                       size_t bytes, void **out)
 {
-    const struct fb_memfit_buf *b = st->at < st->nplan ? &st->plan[st->at] : NULL;
-
-    if (!b || b->role != role || b->layer != layer || b->bytes != bytes) {
-        fb_error("step: the memory model lists %s%s %ld of %zu bytes where the step needs %s "
-                 "of layer %ld, %zu bytes (harness/model/memfit.c)",
-                 b ? fb_memfit_role_name(b->role) : "nothing", b ? " of layer" : "",
-                 b ? b->layer : -1L, b ? b->bytes : 0, fb_memfit_role_name(role), layer, bytes);
-        return FB_ERR_INTERNAL;
-    }
-    st->at++;
-    return st->be->alloc(FB_MEM_DEVICE, bytes, out);
+    fb_status s = fb_memfit_take(st->plan, st->nplan, &st->at, role, layer, bytes);
+    return s != FB_OK ? s : st->be->alloc(FB_MEM_DEVICE, bytes, out);
 }
 
 static fb_status alloc_train(struct fb_densenet_step *st)
@@ -376,19 +367,17 @@ static fb_status alloc_train(struct fb_densenet_step *st)
                 goto out;
         }
     }
-    if (st->at != st->nplan) { /* the model lists a buffer the step never takes */
-        fb_error("step: the memory model lists %zu buffers the step does not take, the first "
-                 "%s of layer %ld (harness/model/memfit.c)", st->nplan - st->at,
-                 fb_memfit_role_name(st->plan[st->at].role), st->plan[st->at].layer);
-        s = FB_ERR_INTERNAL;
+    if ((s = fb_memfit_took_all(st->plan, st->nplan, st->at)) != FB_OK)
         goto out;
-    }
     /* The loss gradient by the logits: small, as a mean over the batch makes it. */
     s = upload(st, st->grad[n - 1], fb_layer_out_elements(&L[n - 1]), st->prec,
                1.0f / (float)L[n - 1].n, 0.0f, 7, host, bits);
 out:
     free(host);
     free(bits);
+    free(st->plan); /* taken: what the step holds is its buffers */
+    st->plan = NULL;
+    st->nplan = st->at = 0;
     return s;
 }
 

@@ -123,16 +123,8 @@ static fb_status open_compute(struct fb_train_step *ts)
 static fb_status take_own(struct fb_train_step *ts, enum fb_memfit_role role, size_t bytes,
                           void **out)
 {
-    const struct fb_memfit_buf *b = ts->at < ts->nplan ? &ts->plan[ts->at] : NULL;
-
-    if (!b || b->role != role || b->bytes != bytes) {
-        fb_error("step: the memory model lists %s of %zu bytes where the step needs %s, %zu "
-                 "bytes (harness/model/memfit.c)", b ? fb_memfit_role_name(b->role) : "nothing",
-                 b ? b->bytes : 0, fb_memfit_role_name(role), bytes);
-        return FB_ERR_INTERNAL;
-    }
-    ts->at++;
-    return ts->be->alloc(FB_MEM_DEVICE, bytes, out);
+    fb_status st = fb_memfit_take(ts->plan, ts->nplan, &ts->at, role, -1, bytes);
+    return st != FB_OK ? st : ts->be->alloc(FB_MEM_DEVICE, bytes, out);
 }
 
 static fb_status alloc_buffers(struct fb_train_step *ts)
@@ -167,11 +159,10 @@ static fb_status alloc_buffers(struct fb_train_step *ts)
         (st = take_own(ts, FB_BUF_MASTER, n * sizeof(float), (void **)&ts->weights)) != FB_OK ||
         (st = take_own(ts, FB_BUF_OPT_STATE, n * sizeof(float), (void **)&ts->momentum)) != FB_OK)
         return st;
-    if (ts->at != ts->nplan) {
-        fb_error("step: the memory model lists %zu more buffers of the step's own than it takes "
-                 "(harness/model/memfit.c)", ts->nplan - ts->at);
-        return FB_ERR_INTERNAL;
-    }
+    if ((st = fb_memfit_took_all(ts->plan, ts->nplan, ts->at)) != FB_OK)
+        return st;
+    free(ts->plan); /* taken */
+    ts->plan = NULL;
     /* weights: small values; momentum starts at zero, as PyTorch's buffer does */
     if ((st = be->fill(ts->grad_send, n, ts->gdtype, ts->mine, c->stream)) != FB_OK ||
         (st = be->fill(ts->grad_recv, n, ts->gdtype, ts->sum, c->stream)) != FB_OK ||
