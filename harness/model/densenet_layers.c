@@ -153,6 +153,23 @@ size_t fb_layer_out_elements(const struct fb_layer *l)
     return (size_t)l->n * (size_t)l->p * (size_t)l->q * (size_t)l->k;
 }
 
+size_t fb_layer_in_elements(const struct fb_layer *l)
+{
+    return (size_t)l->n * l->h * l->w * l->c;
+}
+
+bool fb_layer_is_gemm(const struct fb_layer *l)
+{
+    return l->kind == FB_LAYER_CONV || l->kind == FB_LAYER_LINEAR;
+}
+
+size_t fb_layer_weight_elements(const struct fb_layer *l)
+{
+    if (!fb_layer_is_gemm(l))
+        return 0;
+    return (size_t)l->k * (l->kind == FB_LAYER_CONV ? (size_t)l->r * l->s : 1) * (size_t)l->c;
+}
+
 double fb_densenet_forward_macs(const struct fb_densenet_layers *d)
 {
     double macs = 0.0;

@@ -4,6 +4,7 @@
 #ifndef FB_DENSENET_LAYERS_H
 #define FB_DENSENET_LAYERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "status.h"
@@ -54,6 +55,14 @@ double fb_layer_macs(const struct fb_layer *l);
 
 /* Elements of the layer's output tensor (n * p * q * k). */
 size_t fb_layer_out_elements(const struct fb_layer *l);
+
+/* Elements of its input tensor (n * h * w * c). */
+size_t fb_layer_in_elements(const struct fb_layer *l);
+
+/* Whether it is a GEMM (a convolution or the classifier), and the elements of its GEMM weights
+ * (k * r * s * c; the classifier's k * c, its bias aside); 0 for the other layers. */
+bool fb_layer_is_gemm(const struct fb_layer *l);
+size_t fb_layer_weight_elements(const struct fb_layer *l);
 
 /* Sums over all layers: forward MACs, and a training step's MACs (forward + backward). */
 double fb_densenet_forward_macs(const struct fb_densenet_layers *d);

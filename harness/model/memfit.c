@@ -74,13 +74,6 @@ static bool config_ok(const struct fb_memfit_config *cfg)
            cfg->opt_slots <= 2 && (cfg->grad_bytes == 2 || cfg->grad_bytes == 4);
 }
 
-static bool is_gemm(const struct fb_layer *l)
-{
-    return l->kind == FB_LAYER_CONV || l->kind == FB_LAYER_LINEAR;
-}
-
-static size_t in_elements(const struct fb_layer *l) { return (size_t)l->n * l->h * l->w * l->c; }
-
 struct list {
     struct fb_memfit_buf *b;
     size_t n;
@@ -100,9 +93,9 @@ static void network(const struct fb_memfit_config *cfg, const struct fb_densenet
 
     for (size_t i = 0; i < d->nlayers; i++) {
         maxc = (size_t)L[i].c > maxc ? (size_t)L[i].c : maxc;
-        maxin = in_elements(&L[i]) > maxin ? in_elements(&L[i]) : maxin;
+        maxin = fb_layer_in_elements(&L[i]) > maxin ? fb_layer_in_elements(&L[i]) : maxin;
     }
-    add(out, FB_BUF_IMAGE, -1, in_elements(&L[0]) * es);
+    add(out, FB_BUF_IMAGE, -1, fb_layer_in_elements(&L[0]) * es);
     add(out, FB_BUF_BN_SCRATCH, -1, 2 * maxc * sizeof(float));
     add(out, FB_BUF_TMP, -1, maxin * es);
     for (size_t i = 0; i < d->nlayers; i++) {
@@ -110,8 +103,8 @@ static void network(const struct fb_memfit_config *cfg, const struct fb_densenet
         size_t e = fb_layer_out_elements(l), c = (size_t)l->c;
         add(out, FB_BUF_OUT, (long)i, e * es);
         add(out, FB_BUF_GRAD, (long)i, e * es);
-        if (is_gemm(l)) {
-            size_t we = (size_t)l->k * (l->kind == FB_LAYER_CONV ? (size_t)l->r * l->s : 1) * c;
+        if (fb_layer_is_gemm(l)) {
+            size_t we = fb_layer_weight_elements(l);
             add(out, FB_BUF_W, (long)i, we * es);
             add(out, FB_BUF_DW, (long)i, we * sizeof(float));
         } else if (l->kind == FB_LAYER_NORM) {

@@ -73,13 +73,6 @@ struct fb_kconv fb_layer_kconv(const struct fb_layer *l)
     return cv;
 }
 
-static bool is_gemm(const struct fb_layer *l)
-{
-    return l->kind == FB_LAYER_CONV || l->kind == FB_LAYER_LINEAR;
-}
-
-static size_t in_elements(const struct fb_layer *l) { return (size_t)l->n * l->h * l->w * l->c; }
-
 static bool in_group(const struct fb_layer *l, int group)
 {
     return group == FB_STEP_ALL_GROUPS || l->group == group;
@@ -263,7 +256,7 @@ static fb_status alloc_ref(struct fb_densenet_step *st)
         struct fb_kconv cv = fb_layer_kconv(l);
         size_t npq = (size_t)cv.n * cv.p * cv.q, nhw = (size_t)cv.n * cv.h * cv.w,
                rsc = (size_t)cv.r * cv.s * cv.c, krs = (size_t)cv.k * cv.r * cv.s;
-        if (!is_gemm(l))
+        if (!fb_layer_is_gemm(l))
             continue;
         /* forward M=npq N=k K=rsc; dgrad M=nhw N=c K=krs; wgrad M=k N=rsc K=npq */
         a = zmax(a, zmax(npq * rsc, zmax(nhw * krs, (size_t)cv.k * npq)));
@@ -298,7 +291,7 @@ static fb_status alloc_train(struct fb_densenet_step *st)
     const struct fb_layer *L = st->d->layers;
     const struct fb_backend *be = st->be;
     const struct fb_memfit_config mc = {st->d->resolution, st->d->classes, (int)st->es, 0, 4};
-    size_t big = 0, maxc = 0, maxin = 0, n = st->n;
+    size_t big = 0, maxc = 0, maxin = 0, image, n = st->n;
     float *host = NULL;
     void *bits = NULL;
     fb_status s = FB_ERR_NOMEM;
@@ -317,7 +310,7 @@ static fb_status alloc_train(struct fb_densenet_step *st)
     for (size_t i = 0; i < n; i++) {
         size_t e = fb_layer_out_elements(&L[i]);
         big = e > big ? e : big;
-        maxin = in_elements(&L[i]) > maxin ? in_elements(&L[i]) : maxin;
+        maxin = fb_layer_in_elements(&L[i]) > maxin ? fb_layer_in_elements(&L[i]) : maxin;
         big = L[i].params > big ? L[i].params : big;
         maxc = (size_t)L[i].c > maxc ? (size_t)L[i].c : maxc;
     }
@@ -325,12 +318,12 @@ static fb_status alloc_train(struct fb_densenet_step *st)
     s = FB_ERR_NOMEM;
     if (!(host = malloc(big * sizeof *host)) || !(bits = malloc(big * 4)))
         goto out;
-    /* tmp holds one layer's input gradient: the largest input */
-    if ((s = take(st, FB_BUF_IMAGE, -1, in_elements(&L[0]) * st->es, &st->image)) != FB_OK ||
-        (s = upload(st, st->image, in_elements(&L[0]), st->prec, 1.0f, 0.0f, 1, host, bits)) !=
-            FB_OK ||
+    image = fb_layer_in_elements(&L[0]);
+    if ((s = take(st, FB_BUF_IMAGE, -1, image * st->es, &st->image)) != FB_OK ||
+        (s = upload(st, st->image, image, st->prec, 1.0f, 0.0f, 1, host, bits)) != FB_OK ||
         (s = take(st, FB_BUF_BN_SCRATCH, -1, 2 * maxc * sizeof(float),
                   (void **)&st->bn_scratch)) != FB_OK ||
+        /* tmp holds one layer's input gradient: the largest input */
         (s = take(st, FB_BUF_TMP, -1, maxin * st->es, &st->tmp)) != FB_OK ||
         (s = be->event_create(&st->bwd_start)) != FB_OK)
         goto out;
@@ -341,8 +334,8 @@ static fb_status alloc_train(struct fb_densenet_step *st)
         if ((s = take(st, FB_BUF_OUT, li, e * st->es, &st->out[i])) != FB_OK ||
             (s = take(st, FB_BUF_GRAD, li, e * st->es, &st->grad[i])) != FB_OK)
             goto out;
-        if (is_gemm(l)) {
-            size_t we = (size_t)l->k * (l->kind == FB_LAYER_CONV ? l->r * l->s : 1) * c;
+        if (fb_layer_is_gemm(l)) {
+            size_t we = fb_layer_weight_elements(l);
             /* variance 1/fan_in: activations keep their scale from layer to layer */
             float scale = sqrtf(3.0f * (float)l->k / (float)we);
             if ((s = take(st, FB_BUF_W, li, we * st->es, &st->w[i])) != FB_OK ||
@@ -451,7 +444,7 @@ static fb_status forward(struct fb_densenet_step *st, size_t i, bool convs_only)
     const void *x = i == 0 ? st->image : st->out[i - 1];
     size_t rows = (size_t)l->n * l->h * l->w;
 
-    if (convs_only && !is_gemm(l))
+    if (convs_only && !fb_layer_is_gemm(l))
         return FB_OK;
     switch (l->kind) {
     case FB_LAYER_CONV:
@@ -479,7 +472,7 @@ static fb_status backward(struct fb_densenet_step *st, size_t i, bool convs_only
     size_t rows = (size_t)l->n * l->h * l->w;
     fb_status s = FB_OK;
 
-    if (convs_only && !is_gemm(l))
+    if (convs_only && !fb_layer_is_gemm(l))
         return FB_OK;
     switch (l->kind) {
     case FB_LAYER_CONV:
@@ -524,7 +517,7 @@ static fb_status reference(struct fb_densenet_step *st, size_t i, unsigned pass)
         krs = cv.k * cv.r * cv.s;
     fb_status s;
 
-    if (!is_gemm(l))
+    if (!fb_layer_is_gemm(l))
         return FB_OK;
     if (pass == FB_STEP_FWD)
         return st->eng->gemm_ref(st->ctx, npq, cv.k, rsc, st->ra, st->rb, st->rc, false, st->s);
@@ -617,14 +610,14 @@ fb_status fb_densenet_step_nonfinite(struct fb_densenet_step *st, int group, uns
     for (size_t i = 0; i < st->n; i++)
         if (in_group(&L[i], group)) {
             last = i;
-            if (is_gemm(&L[i]) && first_gemm == st->n)
+            if (fb_layer_is_gemm(&L[i]) && first_gemm == st->n)
                 first_gemm = i;
         }
     if (passes & FB_STEP_FWD)
         s = count_nonfinite(st, st->out[last], fb_layer_out_elements(&L[last]), st->prec, bad);
     if (s == FB_OK && (passes & FB_STEP_BWD) && first_gemm < st->n) {
         const struct fb_layer *l = &L[first_gemm];
-        size_t we = (size_t)l->k * (l->kind == FB_LAYER_CONV ? l->r * l->s : 1) * l->c;
+        size_t we = fb_layer_weight_elements(l);
         s = count_nonfinite(st, st->dw[first_gemm], we, FB_CONV_FP32, bad);
     }
     return s;
