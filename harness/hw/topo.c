@@ -209,31 +209,6 @@ out:
     return st;
 }
 
-fb_status fb_topo_gpu_rebind(struct fb_topo *t, const char *busid, int local_size,
-                             const char *current, char *cpus, size_t cpuslen)
-{
-    hwloc_bitmap_t cur = NULL;
-    hwloc_obj_t anchor;
-    fb_status st = FB_OK;
-
-    put_list(cpus, cpuslen, NULL);
-    if (local_size != 1 || !busid || !*busid || !(anchor = pci_anchor(t, busid)) ||
-        hwloc_bitmap_iszero(anchor->cpuset))
-        return FB_OK;
-    if (!(cur = hwloc_bitmap_alloc()))
-        return FB_ERR_NOMEM;
-    if (current && *current && hwloc_bitmap_list_sscanf(cur, current) != 0) {
-        st = FB_ERR_USAGE;
-        goto out;
-    }
-    /* An unknown binding ("") is not inside: the GPU's socket is where it should be. */
-    if (!current || !*current || !hwloc_bitmap_isincluded(cur, anchor->cpuset))
-        put_list(cpus, cpuslen, anchor->cpuset);
-out:
-    hwloc_bitmap_free(cur);
-    return st;
-}
-
 fb_status fb_topo_rank_home(struct fb_topo *t, const char *busid, int local_rank, int local_size,
                             const char *current, char *cpus, size_t cpuslen)
 {
@@ -267,6 +242,18 @@ fb_status fb_topo_rank_home(struct fb_topo *t, const char *busid, int local_rank
         put_list(cpus, cpuslen, home);
     hwloc_bitmap_free(cur);
     return st;
+}
+
+fb_status fb_topo_gpu_rebind(struct fb_topo *t, const char *busid, int local_size,
+                             const char *current, char *cpus, size_t cpuslen)
+{
+    fb_status st;
+
+    put_list(cpus, cpuslen, NULL);
+    if (local_size != 1 || !busid || !*busid)
+        return FB_OK;
+    st = fb_topo_rank_home(t, busid, 0, 1, current, cpus, cpuslen);
+    return st == FB_ERR_UNSUPPORTED ? FB_OK : st; /* a GPU hwloc does not place: stay */
 }
 
 fb_status fb_topo_bind(struct fb_topo *t, const char *cpus)

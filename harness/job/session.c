@@ -88,28 +88,45 @@ static fb_status pick_coll(struct fb_session *s, const char *name)
     return FB_OK;
 }
 
-/* A rank alone on its node runs on its GPU's socket, as the launcher's socket layout puts
- * several (fb_topo_gpu_rebind): Open MPI binds one rank to core 0, which may be the socket away
- * from the GPU, and h2d then measures the inter-socket link. Best effort: a warning at most. */
-static void bind_near_gpu(const struct fb_session *s)
+/* Moves this rank to where it belongs, best effort (a warning at most). Unasked: a rank alone on
+ * its node, to its GPU's socket (fb_topo_gpu_rebind), as the launcher's socket layout puts
+ * several: Open MPI binds one rank to core 0, which may be the socket away from the GPU, and h2d
+ * then measures the inter-socket link. Asked (--self-bind): every rank, to its GPU's socket or
+ * without a GPU its block of the node's sockets (fb_topo_rank_home). */
+static void move_home(const struct fb_session *s, bool asked)
 {
+    const char *busid = s->be == &fb_backend_cuda && s->dev.pci_bus_id[0] ? s->dev.pci_bus_id
+                                                                          : NULL;
+    const char *who = asked ? "--self-bind: " : "";
     struct fb_topo *t = NULL;
-    char cur[512], numa[64], want[512];
+    char cur[512], numa[64], want[512], near[96];
     bool bound;
+    fb_status st;
 
-    if (s->be != &fb_backend_cuda || s->world.local_size != 1 || !s->dev.pci_bus_id[0] ||
-        fb_topo_load(&t, NULL) != FB_OK)
+    if (!asked && (!busid || s->world.local_size != 1))
         return;
+    if (fb_topo_load(&t, NULL) != FB_OK) {
+        if (asked)
+            fb_warn("--self-bind: no topology (hwloc); the launcher's binding stays");
+        return;
+    }
     if (fb_topo_my_binding(t, cur, sizeof cur, numa, sizeof numa, &bound) != FB_OK)
         cur[0] = '\0';
-    if (fb_topo_gpu_rebind(t, s->dev.pci_bus_id, 1, cur, want, sizeof want) == FB_OK && want[0]) {
-        if (fb_topo_bind(t, want) == FB_OK)
-            fb_info("bound to CPUs %s, GPU %s's socket (was %s)", want, s->dev.pci_bus_id,
-                    cur[0] ? cur : "unknown");
-        else
-            fb_warn("cannot bind to CPUs %s near GPU %s; staying on %s", want,
-                    s->dev.pci_bus_id, cur[0] ? cur : "unknown CPUs");
-    }
+    st = asked ? fb_topo_rank_home(t, busid, s->world.local_rank, s->world.local_size, cur, want,
+                                   sizeof want)
+               : fb_topo_gpu_rebind(t, busid, 1, cur, want, sizeof want);
+    if (busid)
+        snprintf(near, sizeof near, "GPU %s's socket", busid);
+    else
+        snprintf(near, sizeof near, "local rank %d's socket", s->world.local_rank);
+    if (st != FB_OK)
+        fb_warn("%sno socket found for %s: %s; staying on %s", who, near, fb_status_str(st),
+                cur[0] ? cur : "unknown CPUs");
+    else if (want[0] && fb_topo_bind(t, want) == FB_OK)
+        fb_info("%sbound to CPUs %s, %s (was %s)", who, want, near, cur[0] ? cur : "unknown");
+    else if (want[0])
+        fb_warn("%scannot bind to CPUs %s, %s; staying on %s", who, want, near,
+                cur[0] ? cur : "unknown CPUs");
     fb_topo_free(t);
 }
 
@@ -156,38 +173,11 @@ fb_status fb_session_open(struct fb_session *s, const char *backend, const char 
     st = s->be->open(device, &s->dev);
     s->opened = st == FB_OK;
     if (s->opened)
-        bind_near_gpu(s);
+        move_home(s, false);
     return fb_world_agree(&s->world, st);
 }
 
-void fb_session_bind_home(const struct fb_session *s)
-{
-    const char *busid = s->be == &fb_backend_cuda ? s->dev.pci_bus_id : NULL;
-    struct fb_topo *t = NULL;
-    char cur[512], numa[64], want[512];
-    bool bound;
-    fb_status st;
-
-    if (fb_topo_load(&t, NULL) != FB_OK) {
-        fb_warn("--self-bind: no topology (hwloc); the launcher's binding stays");
-        return;
-    }
-    if (fb_topo_my_binding(t, cur, sizeof cur, numa, sizeof numa, &bound) != FB_OK)
-        cur[0] = '\0';
-    st = fb_topo_rank_home(t, busid, s->world.local_rank, s->world.local_size, cur, want,
-                           sizeof want);
-    if (st != FB_OK)
-        fb_warn("--self-bind: no socket found for local rank %d%s%s: %s; staying on %s",
-                s->world.local_rank, busid ? " of GPU " : "", busid ? busid : "",
-                fb_status_str(st), cur[0] ? cur : "unknown CPUs");
-    else if (want[0] && fb_topo_bind(t, want) == FB_OK)
-        fb_info("--self-bind: local rank %d bound to CPUs %s, %s (was %s)", s->world.local_rank,
-                want, busid ? "its GPU's socket" : "its socket", cur[0] ? cur : "unknown");
-    else if (want[0])
-        fb_warn("--self-bind: cannot bind local rank %d to CPUs %s; staying on %s",
-                s->world.local_rank, want, cur[0] ? cur : "unknown CPUs");
-    fb_topo_free(t);
-}
+void fb_session_bind_home(const struct fb_session *s) { move_home(s, true); }
 
 fb_status fb_session_device_memory(struct fb_session *s, size_t bytes)
 {
