@@ -98,24 +98,15 @@ double fb_run_plan_case_floor(const struct fb_options *o, const struct fb_case *
             iters = 0.0;
             total += (double)o->trials * trial;
         } else {
-            /* calibrate(): rounds of min_iters, x4, ... until one lasts a fifth of a trial,
-             * that one again unless it lasted a whole trial */
-            long k = c->min_iters > 1 ? c->min_iters : 1;
-            for (bool again = false;;) {
+            /* calibrate()'s rounds, by its own rule */
+            bool again = false;
+            for (long k = fb_calib_first(c); k > 0;) {
                 calib += (double)k * it;
-                if (again || k * 4 > MAX_ITERS)
+                if (again)
                     break;
-                if ((double)k * it >= trial / 5) {
-                    if ((double)k * it >= trial)
-                        break;
-                    again = true; /* the same count once more */
-                } else {
-                    k *= 4;
-                }
+                k = fb_calib_next(k, (double)k * it * 1e6, trial * 1e6, &again);
             }
-            iters = ceil(trial / it);
-            iters = iters < (double)c->min_iters ? (double)c->min_iters : iters;
-            iters = iters < 1 ? 1 : iters > MAX_ITERS ? MAX_ITERS : iters;
+            iters = (double)fb_calib_iters(it * 1e6, trial * 1e6, c->min_iters);
         }
         total += calib + (double)o->trials * iters * it;
         if (c->report == FB_REPORT_COLLECTIVE && iters > 0)

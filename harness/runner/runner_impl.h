@@ -12,6 +12,14 @@ enum { MAX_EACH = 200 };
 /* Iterations of a trial, at most (calibration's bound). */
 enum { MAX_ITERS = 100000 };
 
+/* Calibration's rule (runner_measure.c), which the dry run's floor follows too (run_plan.c):
+ * the first round's count; after a round of n iterations that took batch_us, the next round's
+ * count, 0 when the count is decided (*again: that round repeats the deciding one, which then
+ * ends it); and the iterations of a trial from the time of one. */
+long fb_calib_first(const struct fb_case *c);
+long fb_calib_next(long n, double batch_us, double target_us, bool *again);
+long fb_calib_iters(double per_iter_us, double target_us, long min_iters);
+
 /* One case's measurements on this rank. */
 struct measured {
     double *samples; /* per trial: microseconds per iteration */

@@ -203,6 +203,30 @@ static fb_status time_synced(const struct fb_runner *r, const struct fb_bench *b
     return st;
 }
 
+long fb_calib_first(const struct fb_case *c) { return c->min_iters > 1 ? c->min_iters : 1; }
+
+long fb_calib_next(long n, double batch_us, double target_us, bool *again)
+{
+    if (n * 4 > MAX_ITERS)
+        return 0;
+    /* a batch that is long enough: once more, unless it took a whole trial already */
+    if (batch_us >= target_us / 5) {
+        if (batch_us >= target_us)
+            return 0;
+        *again = true;
+        return n;
+    }
+    return n * 4;
+}
+
+long fb_calib_iters(double per_iter_us, double target_us, long min_iters)
+{
+    long n = per_iter_us > 0.0 ? (long)ceil(target_us / per_iter_us) : MAX_ITERS;
+
+    n = n < min_iters ? min_iters : n;
+    return n < 1 ? 1 : n > MAX_ITERS ? MAX_ITERS : n;
+}
+
 /* How many iterations fill a trial of --trial-ms: batches of 1, 4, 16, ... iterations are timed
  * until one lasts a fifth of a trial, so a single iteration caught by a hiccup cannot decide;
  * that batch is then timed once more and the faster of the two counts: a hiccup that ended the
@@ -215,7 +239,7 @@ static fb_status calibrate(struct fb_runner *r, const struct fb_bench *b,
                            struct fb_event *ev[2], bool active, long *iters)
 {
     const struct fb_world *w = &r->s->world;
-    double target_us = r->opt->trial_ms * 1e3, per_iter = 0.0, batch_us, slowest;
+    double target_us = r->opt->trial_ms * 1e3, per_iter = 0.0, slowest;
     bool everyone = all_take_part(c, w->size);
     fb_status st = FB_OK;
 
@@ -224,7 +248,8 @@ static fb_status calibrate(struct fb_runner *r, const struct fb_bench *b,
      * iteration a batch that waited for its work and a second look that found the next one
      * ready set the count by the ready one (0.5 us against 4 ms: 38,388 iterations of 4 ms in
      * every trial of cpu_t1, a run of half an hour, seen under load) */
-    for (long n = c->min_iters > 1 ? c->min_iters : 1, again = 0;; n *= again ? 1 : 4) {
+    bool again = false;
+    for (long n = fb_calib_first(c); n > 0;) {
         double us = 0.0;
         fb_watchdog_phase("calibration (%ld iterations)", n);
         if (active && st == FB_OK)
@@ -240,20 +265,9 @@ static fb_status calibrate(struct fb_runner *r, const struct fb_bench *b,
             break;
         }
         per_iter = slowest;
-        batch_us = slowest * (double)n;
-        if (n * 4 > MAX_ITERS)
-            break;
-        /* a batch that is long enough: once more, unless it took a whole trial already */
-        if (batch_us >= target_us / 5) {
-            if (batch_us >= target_us)
-                break;
-            again = 1;
-        }
+        n = fb_calib_next(n, slowest * (double)n, target_us, &again);
     }
-    *iters = per_iter > 0.0 ? (long)ceil(target_us / per_iter) : MAX_ITERS;
-    if (*iters < c->min_iters)
-        *iters = c->min_iters;
-    *iters = *iters < 1 ? 1 : *iters > MAX_ITERS ? MAX_ITERS : *iters;
+    *iters = fb_calib_iters(per_iter, target_us, c->min_iters);
     return FB_OK;
 }
 
