@@ -266,66 +266,65 @@ static fb_status open_soak_csv(struct soak *k, const struct fb_run_ctx *ctx)
     return fb_world_agree(&ctx->s->world, st);
 }
 
-/* Collective, after interval i: the next interval's trials and warm-up, so that a point whose
- * iterations are long (a large all-reduce on a slow link: 1.2 s each) still fits about 80% of
- * an interval. A point's time is about (warm-up + 1 + 2 x trials) of its slowest iteration
- * when each trial is one iteration (calibration's round, the trials, and as many timed one by
- * one); points of short iterations keep --trials and --warm-up (pace() sizes their trials).
- * At least one trial (the baseline's intervals give the spread, its first with 3): when even
- * that does not fit, said once; every interval then runs past its end by what it needs.
- * Decided by rank 0 and sent to all. */
-static void fit_point(struct soak *k, const struct fb_run_ctx *ctx)
+/* Rank 0, after an interval: the next interval's trials and warm-up (plan[0], plan[1]), so that
+ * a point whose iterations are long (a large all-reduce on a slow link: 1.2 s each) still fits
+ * about 80% of an interval. A point's time is about (warm-up + 1 + 2 x trials) of its slowest
+ * iteration when each trial is one iteration (calibration's round, the trials, and as many
+ * timed one by one); points of short iterations keep --trials and --warm-up (next_interval
+ * sizes their trials). At least one trial (the baseline's intervals give the spread, its first with 3):
+ * when even that does not fit, said once; every interval then runs past its end by what it
+ * needs. */
+static void fit_point(struct soak *k, double plan[2])
 {
-    long plan[2] = {k->trials, k->warmup};
+    double it = 0.0, budget = 0.8 * k->interval, t, w;
+    const long least = 1;
 
-    if (ctx->s->world.rank == 0) {
-        double it = 0.0, budget = 0.8 * k->interval, t, w;
-        for (int i = 0; i < k->npts; i++)
-            it += k->pts[i].it_us / 1e6;
-        if (it > 0.0) {
-            w = fmin((double)k->warmup, floor(0.1 * k->interval / it));
-            t = floor((budget - (w + 1.0) * it) / (2.0 * it));
-            long least = 1; /* the baseline's intervals give the spread: one trial each */
-            plan[0] = t < (double)least ? least : t > (double)k->trials ? k->trials : (long)t;
-            plan[1] = (long)w;
-            if (t < (double)least && !k->told) {
-                k->told = true;
-                fb_warn("soak: the interval's %d point(s) take about %.2f s (%ld trial(s) of "
-                        "one iteration each, %.3f s in all, and as many timed one by one), more "
-                        "than 80%% of the %g s interval: intervals run past their ends; give "
-                        "--interval %.0f or more, or a smaller --sizes", k->npts,
-                        (1.0 + 2.0 * (double)least) * it, least, it, k->interval,
-                        ceil((1.0 + 2.0 * (double)least) * it / 0.8));
-            }
-        }
+    plan[0] = (double)k->trials;
+    plan[1] = (double)k->warmup;
+    for (int i = 0; i < k->npts; i++)
+        it += k->pts[i].it_us / 1e6;
+    if (it <= 0.0)
+        return;
+    w = fmin((double)k->warmup, floor(0.1 * k->interval / it));
+    t = floor((budget - (w + 1.0) * it) / (2.0 * it));
+    plan[0] = t < (double)least ? (double)least : t > (double)k->trials ? (double)k->trials : t;
+    plan[1] = w;
+    if (t < (double)least && !k->told) {
+        k->told = true;
+        fb_warn("soak: the interval's %d point(s) take about %.2f s (%ld trial(s) of one "
+                "iteration each, %.3f s in all, and as many timed one by one), more than 80%% "
+                "of the %g s interval: intervals run past their ends; give --interval %.0f or "
+                "more, or a smaller --sizes", k->npts, (1.0 + 2.0 * (double)least) * it, least,
+                it, k->interval, ceil((1.0 + 2.0 * (double)least) * it / 0.8));
     }
-    MPI_Bcast(plan, 2, MPI_LONG, 0, ctx->s->world.comm);
-    /* more trials share the interval's time: each shorter, before pace() scales them all
-     * (fewer trials of a slow point keep theirs, already below one iteration) */
-    if (plan[0] > ctx->opt->trials)
-        ctx->opt->trial_ms = fmax(0.01, ctx->opt->trial_ms * (double)ctx->opt->trials /
-                                            (double)plan[0]);
-    ctx->opt->trials = plan[0];
-    ctx->opt->warmup = plan[1];
 }
 
-/* Collective, after interval i ended at `now` (rank 0's clock): the next trial length, so
- * the runner's point fills about 80% of an interval, and the wait until the next interval's
- * start; decided by rank 0 and sent to all. */
-static void pace(struct soak *k, const struct fb_run_ctx *ctx, int i, double t0, double start,
-                 double now)
+/* Collective, after interval i ended at `now` (rank 0's clock): the next interval's trials and
+ * warm-up (fit_point), its trial length, so the runner's point fills about 80% of an interval,
+ * and the wait until its start; decided by rank 0 and sent to all in one broadcast. */
+static void next_interval(struct soak *k, const struct fb_run_ctx *ctx, int i, double t0,
+                          double start, double now)
 {
-    double plan[2] = {ctx->opt->trial_ms, 0.0};
+    /* trial-ms, the wait, trials, warm-up */
+    double plan[4] = {ctx->opt->trial_ms, 0.0, (double)ctx->opt->trials,
+                      (double)ctx->opt->warmup};
 
     if (ctx->s->world.rank == 0) {
         double took = now - t0 - start, scale = took > 0 ? 0.8 * k->interval / took : 2.0;
+        fit_point(k, plan + 2);
+        /* more trials share the interval's time: each shorter (fewer trials of a slow point
+         * keep theirs, already below one iteration) */
+        if (plan[2] > (double)ctx->opt->trials)
+            plan[0] *= (double)ctx->opt->trials / plan[2];
         scale = scale < 0.5 ? 0.5 : scale > 2.0 ? 2.0 : scale;
         if (ctx->opt->iters == 0)
-            plan[0] = fmax(0.01, ctx->opt->trial_ms * scale);
+            plan[0] = fmax(0.01, plan[0] * scale);
         plan[1] = fmax(0.0, t0 + i * k->interval - now);
     }
-    MPI_Bcast(plan, 2, MPI_DOUBLE, 0, ctx->s->world.comm);
+    MPI_Bcast(plan, 4, MPI_DOUBLE, 0, ctx->s->world.comm);
     ctx->opt->trial_ms = plan[0];
+    ctx->opt->trials = (long)plan[2];
+    ctx->opt->warmup = (long)plan[3];
     if (plan[1] > 0.0) {
         fb_watchdog_phase("soak: waiting for interval %d", i + 1);
         fb_clock_sleep_s(plan[1]);
@@ -399,10 +398,8 @@ static int soak_work(void *arg, const struct fb_run_ctx *ctx, fb_status *worst, 
         if ((st = fb_world_agree(w, st)) != FB_OK ||
             (st = fb_soak_health_interval(&health, i)) != FB_OK)
             break;
-        if (i < k->intervals) {
-            fit_point(k, ctx);
-            pace(k, ctx, i, t0, start, fb_clock_now_s());
-        }
+        if (i < k->intervals)
+            next_interval(k, ctx, i, t0, start, fb_clock_now_s());
     }
     fb_watchdog_phase("telemetry gather");
     if (w->rank == 0)
@@ -521,7 +518,7 @@ static fb_status soak_prepare(void *arg, struct fb_options *o, char *err, size_t
         fb_densenet_free(&d);
     }
     /* about a third of the interval in trials; as much again in the iterations timed one by
-     * one; pace() then scales it so the point fills about 80% of each interval */
+     * one; next_interval() then scales it so the point fills about 80% of each interval */
     o->trial_ms = fmax(0.01, k->interval * 1e3 * 0.35 / (double)o->trials);
     if (default_timeout)
         o->timeout_s = fmax(fb_options_timeout_default(o->trial_ms), 2 * k->interval + 60);
