@@ -1,0 +1,101 @@
+#!/bin/sh
+# fabricbench under a real Slurm (slurm_lib.sh: munge, slurmctld, a slurmd on each of the two
+# namespace hosts of lib.sh), launched the ways docs/slurm.md tells users to:
+#   - srun --mpi=pmix doctor on 2 nodes: 2 ranks on 2 nodes, and every fix line names srun's
+#     options, never mpirun's (the job's launcher, env.json's mpi.launcher = srun);
+#   - srun run across the nodes: rows with nodes 2, the pair between the hosts labelled network,
+#     and the job's SLURM_* variables recorded in env.json;
+#   - srun locate and soak on 2 nodes: no suspect, 4 healthy intervals;
+#   - the batch script of docs/slurm.md through sbatch, as shipped but for the run's options (its
+#     arguments): the doctor JSON and the run folder it names, 8 ranks on 2 nodes;
+#   - sweep inside an allocation (salloc): launcher auto picks srun.
+# usage: slurm.sh FABRICBENCH DOCS_SLURM_MD
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/slurm_lib.sh"
+bin=$1 doc=$2
+cluster_up
+slurm_up
+w=$CL_DIR
+# Open MPI over the veth between the hosts; the variables reach the ranks through srun's
+# --export=ALL, the default
+export OMPI_MCA_btl_tcp_if_include=$CL_SUBNET OMPI_MCA_oob_tcp_if_include=$CL_SUBNET
+small="--backend host --sizes 64K --matrix-bytes 64K --latency-bytes 8 --warmup 1 --trials 3 --quiet"
+json_field() { python3 -c 'import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except OSError:
+    d = {}
+for k in sys.argv[2].split("."): d = d.get(k, "") if isinstance(d, dict) else ""
+print(d)' "$@"; }
+
+# --- doctor under srun: the job, and fixes in srun's words ---
+slurm_in srun -N2 -n2 --mpi=pmix "$bin" doctor --json "$w/doctor.json" >"$w/doctor.txt" 2>&1 ||
+    fail "srun doctor exited $?: $(tail -n 5 "$w/doctor.txt")"
+grep -q '^job  *2 rank(s) on 2 node(s)' "$w/doctor.txt" ||
+    fail "doctor under srun does not see 2 ranks on 2 nodes: $(grep '^job' "$w/doctor.txt")"
+[ "$(json_field "$w/doctor.json" mpi.launcher)" = srun ] ||
+    fail "env.json's mpi.launcher under srun is '$(json_field "$w/doctor.json" mpi.launcher)'"
+grep -q '^ *fix: ' "$w/doctor.txt" || fail "doctor printed no fix line (the ranks are unbound: a binding fix is expected)"
+grep '^ *fix: ' "$w/doctor.txt" | grep -E 'mpirun|--map-by|--bind-to' >"$w/wrong_fix.txt" &&
+    fail "doctor under srun advises mpirun's options: $(head -n 2 "$w/wrong_fix.txt")"
+grep -q '^ *fix: srun --cpu-bind=' "$w/doctor.txt" ||
+    fail "doctor's binding fix under srun is not srun --cpu-bind: $(grep -A1 binding "$w/doctor.txt")"
+
+# --- run across the two nodes, 2 ranks on each ---
+slurm_in srun -N2 --ntasks-per-node=2 --mpi=pmix "$bin" run p2p allreduce $small --out "$w/run" \
+    >"$w/run.txt" 2>&1 || fail "srun run exited $?: $(tail -n 5 "$w/run.txt")"
+csv_awk 'v("bench") == "p2p" && v("src") != "" && v("dst") != "" {
+        net = (v("src") < 2) != (v("dst") < 2)
+        if (net != (v("link") == "network")) { print "ranks " v("src") " and " v("dst") " labelled " v("link"); bad++ }
+    }
+    v("bench") == "allreduce" && v("ranks") == 4 && v("nodes") != 2 { print "allreduce on 4 ranks, nodes " v("nodes"); bad++ }
+    v("bench") == "allreduce" && v("ranks") == 4 { all4++ }
+    END { if (!all4) { print "no allreduce row on 4 ranks"; bad++ } exit bad > 0 }' "$w/run/results.csv" >"$w/run.bad" ||
+    fail "the run under srun: $(head -n 3 "$w/run.bad")"
+[ "$(json_field "$w/run/env.json" nodes)" = 2 ] || fail "the run's env.json says nodes '$(json_field "$w/run/env.json" nodes)'"
+grep -q '"SLURM_JOB_ID"' "$w/run/env.json" || fail "the run's env.json does not record SLURM_JOB_ID"
+
+# --- locate and soak under srun, one rank per node ---
+slurm_in srun -N2 -n2 --mpi=pmix "$bin" locate --bytes 64K --trials 3 --timeout 60 --quiet \
+    --out "$w/locate" >"$w/locate.txt" 2>&1
+rc=$?
+# two healthy nodes of one machine: no suspect, exit 0
+[ "$rc" = 0 ] || fail "srun locate exited $rc: $(tail -n 5 "$w/locate.txt")"
+grep -q '^locate: no suspect among 2 node(s)' "$w/locate.txt" || fail "locate under srun: $(grep '^locate:' "$w/locate.txt" | head -n 1)"
+[ -f "$w/locate/suspects.csv" ] || fail "locate under srun wrote no suspects.csv"
+slurm_in srun -N2 -n2 --mpi=pmix "$bin" soak --duration 4 --interval 1 --sizes 64K --trials 2 \
+    --warmup 0 --quiet --out "$w/soak" >"$w/soak.txt" 2>&1
+rc=$?
+[ "$rc" = 0 ] || fail "srun soak exited $rc: $(tail -n 5 "$w/soak.txt")"
+[ "$(awk -F, 'NR > 1 && $3 == "all" { n[$1] = 1 } END { print length(n) }' "$w/soak/soak.csv" 2>/dev/null)" = 4 ] ||
+    fail "soak under srun did not write 4 intervals: $(cat "$w/soak/soak.csv" 2>/dev/null | head -n 3)"
+
+# --- the batch script of docs/slurm.md, through sbatch ---
+awk '/^## An example batch script/ { on = 1; next } on && /^```sh$/ { inblock = 1; next }
+     inblock && /^```$/ { exit } inblock' "$doc" >"$w/job.sbatch"
+grep -q '^#SBATCH --nodes=2$' "$w/job.sbatch" && grep -q '^#SBATCH --ntasks-per-node=4$' "$w/job.sbatch" ||
+    fail "docs/slurm.md's batch script no longer asks for 2 nodes of 4 tasks (this test's cluster)"
+mkdir -p "$w/submit/build/bench"
+ln -s "$bin" "$w/submit/build/bench/fabricbench"
+(cd "$w/submit" && slurm_in sbatch --wait --output=job.out "$w/job.sbatch" allreduce $small) \
+    >"$w/sbatch.txt" 2>&1 || fail "sbatch --wait of docs/slurm.md's script exited $?: $(tail -n 3 "$w/sbatch.txt") $(tail -n 8 "$w/submit/job.out")"
+job=$(sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p' "$w/sbatch.txt")
+[ -n "$job" ] || fail "sbatch did not say the job's number: $(cat "$w/sbatch.txt")"
+out=$w/submit/results/slurm-$job
+[ -s "$out-doctor.json" ] || fail "the batch job wrote no $out-doctor.json"
+[ "$(json_field "$out-doctor.json" nranks)" = 8 ] && [ "$(json_field "$out-doctor.json" nodes)" = 2 ] ||
+    fail "the batch job's doctor saw ranks '$(json_field "$out-doctor.json" nranks)', nodes '$(json_field "$out-doctor.json" nodes)'"
+[ -s "$out/results.csv" ] || fail "the batch job wrote no $out/results.csv: $(tail -n 8 "$w/submit/job.out")"
+grep -Eq '"run_status":[[:space:]]*"complete"' "$out/env.json" 2>/dev/null || fail "the batch job's run is not complete"
+[ "$(json_field "$out/env.json" nranks)" = 8 ] || fail "the batch job's run has ranks '$(json_field "$out/env.json" nranks)'"
+
+# --- sweep in an allocation: srun, found by itself ---
+slurm_in salloc -N2 -n2 "$bin" sweep --np 2 --binding none --no-report --out "$w/sweep" -- \
+    run allreduce $small >"$w/sweep.txt" 2>&1 || fail "sweep inside salloc exited $?: $(tail -n 5 "$w/sweep.txt")"
+grep -q "^run: srun --ntasks 2 " "$w/sweep/launch.txt" 2>/dev/null ||
+    fail "sweep inside an allocation did not launch with srun: $(grep '^run:' "$w/sweep/launch.txt" 2>/dev/null)"
+[ "$(json_field "$w/sweep/env.json" mpi.launcher)" = srun ] && [ "$(json_field "$w/sweep/env.json" nodes)" = 2 ] ||
+    fail "sweep's run says launcher '$(json_field "$w/sweep/env.json" mpi.launcher)', nodes '$(json_field "$w/sweep/env.json" nodes)'"
+grep -q '^status: ok$' "$w/sweep/launch.txt" || fail "sweep's srun launch did not end ok: $(tail -n 5 "$w/sweep.txt")"
+finish
