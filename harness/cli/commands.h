@@ -29,5 +29,8 @@ int fb_cmd_trend(int argc, char **argv);
 /* `mix fsdp|horovod|ddp|moe`: a mix of the user's model for `run replay --mix` (docs/benchmarks/
  * replay.md). Exit 0 written, 1 output error, 2 bad input. */
 int fb_cmd_mix(int argc, char **argv);
+/* `health`: one node's hardware from sysfs against a profile (docs/slurm.md). Exit 0 healthy,
+ * 1 a finding (the node drained with --drain), 2 bad input. */
+int fb_cmd_health(int argc, char **argv);
 
 #endif

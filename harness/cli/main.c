@@ -33,6 +33,8 @@ static void usage(FILE *f)
             "  nccl-log FILE... read NCCL_DEBUG=INFO logs: transports, version, NICs, verdicts\n"
             "  soak             one point for --duration seconds under mpirun, with every\n"
             "                   node's health counters: healthy or degraded (`soak --help`)\n"
+            "  health           this node's GPUs, InfiniBand ports and PCIe links from sysfs\n"
+            "                   against a profile, for Slurm's HealthCheckProgram (no mpirun)\n"
             "  mix KIND         a mix of your model for `run replay --mix`: fsdp, horovod,\n"
             "                   ddp (from a list of layer sizes) or moe (`mix --help`)\n"
             "  --version        print the version and what this binary was built with\n"
@@ -90,6 +92,8 @@ int main(int argc, char **argv)
         return fb_cmd_sweep(argc - 1, argv + 1);
     if (strcmp(cmd, "mix") == 0)
         return fb_cmd_mix(argc - 1, argv + 1);
+    if (strcmp(cmd, "health") == 0)
+        return fb_cmd_health(argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0) {
         int provided;
         /* MPI started as a plain `run` (every benchmark, step's thread too) starts it

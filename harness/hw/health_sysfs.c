@@ -226,3 +226,22 @@ fb_status fb_health_sysfs_read(const char *root, struct fb_health_set *set)
     fb_status st = read_ib(root, set);
     return st == FB_OK ? read_gpus(root, set) : st;
 }
+
+fb_status fb_health_sysfs_gpus(const char *root, int *count)
+{
+    char (*bdfs)[256] = NULL;
+    size_t n = 0;
+    char dir[PATH_CAP], path[2 * PATH_CAP];
+    fb_status st;
+
+    *count = 0;
+    snprintf(dir, sizeof dir, "%s/bus/pci/devices", root);
+    if ((st = list_dir(dir, &bdfs, &n)) == FB_OK)
+        for (size_t i = 0; i < n; i++) {
+            snprintf(path, sizeof path, "%s/%s", dir, bdfs[i]);
+            if (is_nvidia_gpu(path))
+                (*count)++;
+        }
+    free(bdfs);
+    return st;
+}

@@ -4,8 +4,12 @@
 # client commands (srun, sbatch, salloc, sinfo, scontrol) run inside host A through slurm_in.
 # Everything is stopped by cluster_down's trap (slurm_down first).
 #
-#   slurm_up             start munge and the daemons; wait until both nodes are idle (SKIP, 77,
-#                        when a tool is missing; a failure when a daemon does not start)
+#   slurm_up [STATES]    start munge and the daemons; wait until sinfo's node states are STATES
+#                        (default "idle 2": both nodes idle; sorted "%t %D" lines joined by
+#                        commas, as "drain 1,idle 1") (SKIP, 77, when a tool is missing; a
+#                        failure when a daemon does not start)
+#   SL_HEALTH=PROGRAM    set before slurm_up: slurm.conf's HealthCheckProgram, run by each
+#                        slurmd at its start and every 2 s after
 #   slurm_in CMD...      CMD inside host A (its namespace and host name), SLURM_CONF set
 #   slurm_down           stop the daemons (also run on exit)
 #
@@ -81,6 +85,7 @@ SlurmdParameters=config_overrides
 GresTypes=gpu
 InactiveLimit=0
 KillWait=2
+$( [ -n "${SL_HEALTH:-}" ] && printf 'HealthCheckProgram=%s\nHealthCheckInterval=2\nHealthCheckNodeState=ANY\n' "$SL_HEALTH")
 NodeName=$CL_HOST_A NodeAddr=$CL_IP_A CPUs=32 Gres=gpu:4 State=UNKNOWN
 NodeName=$CL_HOST_B NodeAddr=$CL_IP_B CPUs=32 Gres=gpu:4 State=UNKNOWN
 PartitionName=fb Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
@@ -100,10 +105,10 @@ EOC
     sl_ns b slurmd -f "$SL_DIR/etc-b/slurm.conf" -N "$CL_HOST_B" 2>"$SL_DIR/slurmd-b.err" ||
         sl_fail "slurmd on $CL_HOST_B does not start: $(tail -n 3 "$SL_DIR/slurmd-b.err")"
     for _ in $(seq 1 100); do
-        [ "$(slurm_in sinfo -h -o '%t %D' 2>/dev/null)" = "idle 2" ] && return 0
+        [ "$(slurm_in sinfo -h -o '%t %D' 2>/dev/null | sort | paste -sd, -)" = "${1:-idle 2}" ] && return 0
         sleep 0.2
     done
-    sl_fail "the 2 nodes are not idle after 20 s: $(slurm_in sinfo -R 2>&1 | tail -n 3) $(tail -n 5 "$SL_DIR"/slurmctld.log)"
+    sl_fail "the 2 nodes are not '${1:-idle 2}' after 20 s: $(slurm_in sinfo -R 2>&1 | tail -n 3) $(tail -n 5 "$SL_DIR"/slurmctld.log)"
 }
 
 # The daemons go before their folder does (cluster_down removes it): munged runs outside the

@@ -1,0 +1,86 @@
+#!/bin/sh
+# `fabricbench health` as Slurm's HealthCheckProgram, run by a real slurmd (slurm_lib.sh) on each
+# of the two hosts, every sysfs read from a tree of its own ($FB_SYSFS_ROOT, copies of
+# tests/data/sysfs) against a profile of 1 GPU and 1 ACTIVE InfiniBand port at 100 Gb/s:
+#   - host B's port reads 56 Gb/s (FDR): B ends DRAIN with health's line as its reason in
+#     `sinfo -R`, host A stays idle;
+#   - B's rate mended and B resumed, then its GPU taken off the bus: B drains again, with the GPU
+#     count as its reason (the check every 2 s, HealthCheckInterval);
+#   - B mended again and resumed: it stays idle through two more checks.
+# usage: slurm_health.sh FABRICBENCH SYSFS_TREE
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/slurm_lib.sh"
+bin=$1 tree=$2
+cluster_up
+w=$CL_DIR
+for h in "$CL_HOST_A" "$CL_HOST_B"; do
+    mkdir -p "$w/sysfs-$h" && cp -a "$tree/." "$w/sysfs-$h/" || fail "cannot copy $tree"
+done
+cat >"$w/node.ini" <<EOI
+[profile]
+name = test-node
+description = 1 GPU and 1 EDR port (tests/cluster/slurm_health.sh)
+[node]
+gpus = 1
+[infiniband]
+ports = 1
+rate_gbps = 100
+EOI
+# What slurm.conf's HealthCheckProgram names (it takes a path, no arguments): slurmd starts it
+# with a bare environment, so PATH and SLURM_CONF are set here, as a site's wrapper would.
+cat >"$w/health.sh" <<EOH
+#!/bin/sh
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin SLURM_CONF=$CL_DIR/slurm/etc-a/slurm.conf
+FB_SYSFS_ROOT=$w/sysfs-\$(hostname) exec $bin health --profile $w/node.ini --drain >>$w/health-\$(hostname).log 2>&1
+EOH
+chmod +x "$w/health.sh"
+b=$w/sysfs-$CL_HOST_B
+echo "56 Gb/sec (4X FDR)" >"$b/class/infiniband/mlx5_0/ports/1/rate"
+SL_HEALTH=$w/health.sh slurm_up "drain 1,idle 1"
+
+# reason_of NODE: the node's reason as sinfo -R prints it whole
+reason_of() { slurm_in sinfo -R -h -N -o '%N|%E' | awk -F'|' -v n="$1" '$1 == n { print $2 }'; }
+# state_of NODE: the node's state (idle, drain, ...)
+state_of() { slurm_in sinfo -h -N -n "$1" -o '%t'; }
+# wait_state NODE STATE: within 20 s (10 health checks)
+wait_state() {
+    for _ in $(seq 1 100); do
+        [ "$(state_of "$1")" = "$2" ] && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+[ "$(state_of "$CL_HOST_A")" = idle ] || fail "host A is '$(state_of "$CL_HOST_A")', expected idle: $(cat "$w/health-$CL_HOST_A.log")"
+[ "$(state_of "$CL_HOST_B")" = drain ] || fail "host B is '$(state_of "$CL_HOST_B")', expected drain"
+r=$(reason_of "$CL_HOST_B")
+[ "$r" = "fabricbench health: InfiniBand mlx5_0/1 at 56 Gb/s, expected at least 100" ] ||
+    fail "host B's drain reason is '$r'"
+[ -z "$(reason_of "$CL_HOST_A")" ] || fail "host A has a reason: $(reason_of "$CL_HOST_A")"
+grep -q "^health $CL_HOST_A: OK: 1 NVIDIA GPU(s), 1 of 1 InfiniBand port(s) ACTIVE (slowest 100 Gb/s)" \
+    "$w/health-$CL_HOST_A.log" || fail "host A's check did not say OK: $(tail -n 2 "$w/health-$CL_HOST_A.log")"
+
+# mended, resumed; then the GPU gone from the bus
+echo "100 Gb/sec (4X EDR)" >"$b/class/infiniband/mlx5_0/ports/1/rate"
+slurm_in scontrol update NodeName="$CL_HOST_B" State=RESUME || fail "scontrol resume failed"
+wait_state "$CL_HOST_B" idle || fail "host B did not come back idle: $(state_of "$CL_HOST_B")"
+rm -rf "$b/bus/pci/devices/0000:3b:00.0"
+wait_state "$CL_HOST_B" drain || fail "host B without its GPU is still '$(state_of "$CL_HOST_B")'"
+r=$(reason_of "$CL_HOST_B")
+[ "$r" = "fabricbench health: 0 NVIDIA GPU(s) on the PCI bus, expected 1" ] ||
+    fail "host B's drain reason without its GPU is '$r'"
+
+# mended again: resumed, it stays idle through the next checks
+cp -a "$tree/bus/pci/devices/0000:3b:00.0" "$b/bus/pci/devices/"
+slurm_in scontrol update NodeName="$CL_HOST_B" State=RESUME || fail "scontrol resume failed"
+wait_state "$CL_HOST_B" idle || fail "host B did not come back idle: $(state_of "$CL_HOST_B")"
+n=$(grep -c "^health $CL_HOST_B: OK" "$w/health-$CL_HOST_B.log")
+for _ in $(seq 1 50); do
+    [ "$(grep -c "^health $CL_HOST_B: OK" "$w/health-$CL_HOST_B.log")" -ge $((n + 2)) ] && break
+    sleep 0.2
+done
+[ "$(grep -c "^health $CL_HOST_B: OK" "$w/health-$CL_HOST_B.log")" -ge $((n + 2)) ] ||
+    fail "no two healthy checks on host B after it was mended: $(tail -n 3 "$w/health-$CL_HOST_B.log")"
+[ "$(state_of "$CL_HOST_B")" = idle ] || fail "healthy host B is '$(state_of "$CL_HOST_B")'"
+finish

@@ -1,0 +1,66 @@
+#!/bin/sh
+# `fabricbench health` on copies of tests/data/sysfs (FB_SYSFS_ROOT): the healthy line and exit
+# 0; a finding's line and exit 1; --drain hands scontrol exactly one update (a stand-in scontrol
+# on PATH records its arguments), and none when healthy; a profile's figures, overridden by an
+# option; bad input exits 2 with one line. (The real slurmd: tests/cluster/slurm_health.sh.)
+# usage: health.sh FABRICBENCH SYSFS_TREE
+. "$(dirname "$0")/lib.sh"
+bin=$1 tree=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+cp -a "$tree" sys
+export FB_SYSFS_ROOT=$work/sys
+mkdir bin
+cat >bin/scontrol <<EOF2
+#!/bin/sh
+for a in "\$@"; do printf '%s\n' "\$a"; done >>"$work/scontrol.args"
+echo call >>"$work/scontrol.calls"
+EOF2
+chmod +x bin/scontrol
+PATH=$work/bin:$PATH
+
+out=$("$bin" health --node n1 --gpus 1 --ib-ports 1 --ib-rate 100 --drain)
+rc=$?
+[ "$rc" = 0 ] || fail "a healthy node: exit $rc"
+[ "$out" = "health n1: OK: 1 NVIDIA GPU(s), 1 of 1 InfiniBand port(s) ACTIVE (slowest 100 Gb/s), 2 PCIe link(s) at their maximum" ] ||
+    fail "a healthy node: '$out'"
+[ ! -e scontrol.calls ] || fail "a healthy node called scontrol"
+
+echo "56 Gb/sec (4X FDR)" >sys/class/infiniband/mlx5_0/ports/1/rate
+out=$("$bin" health --node n1 --gpus 2 --ib-rate 100 --drain)
+rc=$?
+[ "$rc" = 1 ] || fail "a node with findings: exit $rc"
+reason="1 NVIDIA GPU(s) on the PCI bus, expected 2; InfiniBand mlx5_0/1 at 56 Gb/s, expected at least 100"
+[ "$out" = "health n1: FAIL: $reason" ] || fail "a node with findings: '$out'"
+[ "$(wc -l <scontrol.calls 2>/dev/null)" = 1 ] || fail "--drain: scontrol called $(wc -l <scontrol.calls 2>/dev/null) times, expected once"
+printf 'update\nNodeName=n1\nState=DRAIN\nReason=fabricbench health: %s\n' "$reason" >want.args
+cmp -s want.args scontrol.args || fail "--drain's scontrol arguments: $(cat scontrol.args)"
+# without --drain: the line, no scontrol
+"$bin" health --node n1 --ib-rate 100 >/dev/null
+[ $? = 1 ] && [ "$(wc -l <scontrol.calls)" = 1 ] || fail "without --drain scontrol was called"
+# a scontrol that fails: still exit 1, the failure said on stderr
+printf '#!/bin/sh\nexit 3\n' >bin/scontrol
+"$bin" health --node n1 --ib-rate 100 --drain >/dev/null 2>err.txt
+[ $? = 1 ] || fail "a failed drain: exit not 1"
+grep -q "health: could not drain n1: scontrol update exited 3" err.txt || fail "a failed drain: $(cat err.txt)"
+
+# a profile's figures (gpus 4, 1 port at 100), --gpus overriding one of them
+printf '[profile]\nname = t\n[node]\ngpus = 4\n[infiniband]\nports = 1\nrate_gbps = 100\n' >p.ini
+out=$("$bin" health --node n1 --profile "$work/p.ini")
+[ "$out" = "health n1: FAIL: 1 NVIDIA GPU(s) on the PCI bus, expected 4; InfiniBand mlx5_0/1 at 56 Gb/s, expected at least 100" ] ||
+    fail "--profile: '$out'"
+out=$("$bin" health --node n1 --profile "$work/p.ini" --gpus 1 --ib-rate 50)
+[ $? = 0 ] && [ "${out#health n1: OK: }" != "$out" ] || fail "--profile overridden: '$out'"
+# SLURMD_NODENAME names the node when --node is not given
+out=$(SLURMD_NODENAME=gpu07 "$bin" health)
+[ "${out#health gpu07: }" != "$out" ] || fail "SLURMD_NODENAME: '$out'"
+
+expect_error "health: bad value for --gpus" "$bin" health --gpus x
+expect_error "health: bad value for --ib-rate" "$bin" health --ib-rate 0
+expect_error "health: unexpected argument 'extra'" "$bin" health extra
+expect_error "health: node name 'a b' is not a Slurm node name" "$bin" health --node 'a b'
+expect_error "health: node name 'x\\x1b[2J' is not a Slurm node name" "$bin" health --node "$(printf 'x\033[2J')"
+expect_error "health: unknown option '--bogus'" "$bin" health --bogus
+expect_error "no-such-profile" "$bin" health --profile no-such-profile
+finish
