@@ -4,7 +4,8 @@
 # usage: locate.sh CASE FABRICBENCH
 #   healthy    4 hosts, every link at 400 Mbit/s: exit 0 and no suspect, in 5 runs out of 5
 #   slow_node  host 2's link at 133 Mbit/s (a third): exit 1, a `node` row naming host 2, and no
-#              row naming any other host
+#              row naming any other host; launched by a real Slurm (slurm_lib.sh: slurmctld
+#              and a slurmd per host) with `srun --mpi=pmix`, the other cases by mpirun
 #   slow_link  hosts 1 and 3 at 133 Mbit/s between themselves only (htb class with a u32 filter
 #              on the destination): exit 1, a `link` row naming 1 and 3 (either order), no `node`
 #              row, and no row naming host 0 or 2
@@ -28,12 +29,23 @@ hosts=4
 multi_up $hosts
 w=$MC_DIR
 multi_shape_all $rate || { fail "tc could not shape the links"; finish; }
+# launch ARGS...: 1 rank per host, by mpirun, or by srun for slow_node
+if [ "$what" = slow_node ]; then
+    . "$(dirname "$0")/slurm_lib.sh"
+    slurm_up
+    launch() {
+        OMPI_MCA_btl=tcp,vader,self OMPI_MCA_btl_tcp_if_include=$MC_SUBNET \
+            OMPI_MCA_oob_tcp_if_include=$MC_SUBNET slurm_in srun -N $hosts -n $hosts --mpi=pmix "$@"
+    }
+else
+    launch() { multi_mpi 1 $hosts "$@"; }
+fi
 
 # run_locate NAME: locate into $w/NAME (exit code in rc, seconds in took, rows in $w/NAME.rows:
 # "kind node peer evidence" with the host names as locate wrote them).
 run_locate() {
     t0=$(date +%s.%N)
-    multi_mpi 1 $hosts "$bin" locate --bytes $bytes --trials $trials --timeout 120 --quiet \
+    launch "$bin" locate --bytes $bytes --trials $trials --timeout 120 --quiet \
         --out "$w/$1" >"$w/$1.txt" 2>&1
     rc=$?
     took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
@@ -43,6 +55,11 @@ run_locate() {
         fail "$1: suspects.csv's header is '$(head -n 1 "$w/$1/suspects.csv")'"
     csv_awk '{ print v("kind"), v("node"), (v("peer") == "" ? "-" : v("peer")), v("evidence") }' \
         "$w/$1/suspects.csv" >"$w/$1.rows"
+    # the launcher the ranks saw: srun where Slurm launched them
+    if [ "$what" = slow_node ]; then
+        tr -d ' \t\n' <"$w/$1/env.json" | grep -q '"launcher":"srun"' ||
+            fail "$1: env.json does not say the ranks were launched by srun"
+    fi
 }
 
 # show NAME: what locate said (its verdict lines and suspects.csv), for the log

@@ -31,7 +31,7 @@ EOI
 # with a bare environment, so PATH and SLURM_CONF are set here, as a site's wrapper would.
 cat >"$w/health.sh" <<EOH
 #!/bin/sh
-export PATH=/usr/sbin:/usr/bin:/sbin:/bin SLURM_CONF=$CL_DIR/slurm/etc-a/slurm.conf
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin SLURM_CONF=$CL_DIR/slurm/etc-$CL_HOST_A/slurm.conf
 FB_SYSFS_ROOT=$w/sysfs-\$(hostname) exec $bin health --profile $w/node.ini --drain >>$w/health-\$(hostname).log 2>&1
 EOH
 chmod +x "$w/health.sh"

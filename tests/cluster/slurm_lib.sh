@@ -1,57 +1,79 @@
-# A real Slurm on the two test hosts of lib.sh (sourced after it, once cluster_up has made them):
-# one munged (its own socket and key copy), slurmctld on host A, and one slurmd per host, each
-# in its host's network namespace under its own host name, every path in a private folder. The
-# client commands (srun, sbatch, salloc, sinfo, scontrol) run inside host A through slurm_in.
-# Everything is stopped by cluster_down's trap (slurm_down first).
+# A real Slurm on the test hosts of lib.sh (two) or multi.sh (N), sourced after them once
+# cluster_up or multi_up has made the hosts: one munged (its own socket and key copy),
+# slurmctld on the first host, and one slurmd per host, each in its host's network namespace
+# under its own host name, every path in a private folder. The client commands (srun, sbatch,
+# salloc, sinfo, scontrol) run inside the first host through slurm_in. The daemons are stopped
+# on exit before the hosts go.
 #
 #   slurm_up [STATES]    start munge and the daemons; wait until sinfo's node states are STATES
-#                        (default "idle 2": both nodes idle; sorted "%t %D" lines joined by
+#                        (default "idle N": every node idle; sorted "%t %D" lines joined by
 #                        commas, as "drain 1,idle 1") (SKIP, 77, when a tool is missing; a
 #                        failure when a daemon does not start)
 #   SL_HEALTH=PROGRAM    set before slurm_up: slurm.conf's HealthCheckProgram, run by each
 #                        slurmd at its start and every 2 s after
-#   slurm_in CMD...      CMD inside host A (its namespace and host name), SLURM_CONF set
+#   slurm_in CMD...      CMD inside the first host (its namespace and host name), SLURM_CONF set
 #   slurm_down           stop the daemons (also run on exit)
 #
 # Facts this rests on (docs/slurm.md, "What was tested"): the namespace is entered with nsenter
 # --net, not `ip netns exec`, which remounts /sys and hides the cgroup tree slurmd reads; PMIx's
-# client folder is per node (both slurmd would make the same spmix_appdir_* under one base), and
+# client folder is per node (two slurmd would make the same spmix_appdir_* under one base), and
 # mpi.conf's PMIxCliTmpDirBase does not expand %n, so each slurmd has a configuration folder of
-# its own (the same slurm.conf, its own mpi.conf).
+# its own (the same slurm.conf, its own mpi.conf and gres.conf).
 SL_DIR=
-sl_pids=
+SL_NODES= # "namespace host address" lines, the controller's first
+SL_BASE=  # the hosts' private folder
+SL_DOWN=  # what removes the hosts: cluster_down or multi_down
 
-# sl_ns HOST CMD...: CMD in the namespace of HOST (a or b) under its host name
+# sl_hosts: SL_NODES, SL_BASE and SL_DOWN from the hosts made: multi.sh's N, or lib.sh's two
+sl_hosts() {
+    SL_NODES=
+    if [ "${MC_N:-0}" -gt 0 ]; then
+        SL_BASE=$MC_DIR SL_DOWN=multi_down
+        sl_i=0
+        while [ "$sl_i" -lt "$MC_N" ]; do
+            SL_NODES="$SL_NODES$(multi_ns $sl_i) $(multi_host $sl_i) $(multi_ip $sl_i)
+"
+            sl_i=$((sl_i + 1))
+        done
+    else
+        SL_BASE=$CL_DIR SL_DOWN=cluster_down
+        SL_NODES="$CL_NS_A $CL_HOST_A $CL_IP_A
+$CL_NS_B $CL_HOST_B $CL_IP_B
+"
+    fi
+    SL_FIRST=$(echo "$SL_NODES" | awk 'NR == 1 { print $2 }')
+    SL_COUNT=$(echo "$SL_NODES" | awk 'NF == 3 { n++ } END { print n }')
+}
+
+# sl_ns HOST CMD...: CMD in the namespace of HOST (its host name) under that name
 sl_ns() {
-    case $1 in
-        a) sl_n=$CL_NS_A sl_h=$CL_HOST_A ;;
-        b) sl_n=$CL_NS_B sl_h=$CL_HOST_B ;;
-    esac
+    sl_n=$(echo "$SL_NODES" | awk -v h="$1" '$2 == h { print $1 }')
+    sl_h=$1
     shift
     nsenter --net="/run/netns/$sl_n" unshare -u sh -c 'hostname "$0" && exec "$@"' "$sl_h" "$@"
 }
 
-slurm_in() { SLURM_CONF=$SL_DIR/etc-a/slurm.conf sl_ns a "$@"; }
+slurm_in() { SLURM_CONF=$SL_DIR/etc-$SL_FIRST/slurm.conf sl_ns "$SL_FIRST" "$@"; }
 
 # sl_skip REASON: SKIP (77) with the daemons started so far stopped (a tool missing); sl_fail
 # REASON: the same, a failure (the tools are here and a daemon did not start)
-sl_skip() { slurm_down; cl_skip "$@"; }
-sl_fail() { echo "FAIL: $*" >&2; slurm_down; cluster_down; exit 1; }
+sl_skip() { slurm_down; echo "SKIP: $*" >&2; $SL_DOWN; exit 77; }
+sl_fail() { echo "FAIL: $*" >&2; slurm_down; $SL_DOWN; exit 1; }
 
 slurm_up() {
+    sl_hosts
     for tool in munged slurmctld slurmd srun sbatch salloc sinfo scontrol nsenter runuser; do
         command -v "$tool" >/dev/null 2>&1 ||
             sl_skip "'$tool' is not installed (harness/scripts/setup-debian.sh installs slurm-wlm and munge)"
     done
     [ -r /etc/munge/munge.key ] || sl_skip "no /etc/munge/munge.key (the munge package makes it)"
-    SL_DIR=$CL_DIR/slurm
-    trap 'slurm_down; cluster_down' EXIT
-    trap 'slurm_down; cluster_down; exit 130' INT
-    trap 'slurm_down; cluster_down; exit 143' TERM
-    # the munge user reaches its folder through CL_DIR (made 0700 by mktemp)
-    chmod 711 "$CL_DIR"
-    mkdir -p "$SL_DIR/munge" "$SL_DIR/ctld" "$SL_DIR/spool/$CL_HOST_A" "$SL_DIR/spool/$CL_HOST_B" \
-        "$SL_DIR/etc-a" "$SL_DIR/etc-b" "$SL_DIR/pmix-a" "$SL_DIR/pmix-b"
+    SL_DIR=$SL_BASE/slurm
+    trap 'slurm_down; $SL_DOWN' EXIT
+    trap 'slurm_down; $SL_DOWN; exit 130' INT
+    trap 'slurm_down; $SL_DOWN; exit 143' TERM
+    # the munge user reaches its folder through the hosts' folder (made 0700 by mktemp)
+    chmod 711 "$SL_BASE"
+    mkdir -p "$SL_DIR/munge" "$SL_DIR/ctld"
     chmod 711 "$SL_DIR"
     cp /etc/munge/munge.key "$SL_DIR/munge/key"
     chown -R munge:munge "$SL_DIR/munge"
@@ -60,10 +82,13 @@ slurm_up() {
         --pid-file="$SL_DIR/munge/pid" --log-file="$SL_DIR/munge/log" \
         --seed-file="$SL_DIR/munge/seed" 2>"$SL_DIR/munged.err" ||
         sl_fail "munged does not start: $(cat "$SL_DIR/munged.err" "$SL_DIR/munge/log" 2>/dev/null | tail -n 2)"
-    cat >"$SL_DIR/etc-a/slurm.conf" <<EOC
-# slurm.conf of the cluster test $cl_id (tests/cluster/slurm_lib.sh)
-ClusterName=fb$cl_id
-SlurmctldHost=$CL_HOST_A($CL_IP_A)
+    # Each node: 32 CPUs and 4 "GPUs" declared (config_overrides lets a 2-CPU host say so), so
+    # that docs/slurm.md's batch script (--cpus-per-task=8, --gpus-per-node=4) is granted.
+    {
+        cat <<EOC
+# slurm.conf of the cluster test (tests/cluster/slurm_lib.sh)
+ClusterName=fbtest
+SlurmctldHost=$(echo "$SL_NODES" | awk 'NR == 1 { print $2 "(" $3 ")" }')
 AuthType=auth/munge
 AuthInfo=socket=$SL_DIR/munge/sock
 CredType=cred/munge
@@ -85,34 +110,35 @@ SlurmdParameters=config_overrides
 GresTypes=gpu
 InactiveLimit=0
 KillWait=2
-$( [ -n "${SL_HEALTH:-}" ] && printf 'HealthCheckProgram=%s\nHealthCheckInterval=2\nHealthCheckNodeState=ANY\n' "$SL_HEALTH")
-NodeName=$CL_HOST_A NodeAddr=$CL_IP_A CPUs=32 Gres=gpu:4 State=UNKNOWN
-NodeName=$CL_HOST_B NodeAddr=$CL_IP_B CPUs=32 Gres=gpu:4 State=UNKNOWN
-PartitionName=fb Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOC
-    for h in a b; do
-        cp "$SL_DIR/etc-a/slurm.conf" "$SL_DIR/etc-$h/slurm.conf" 2>/dev/null
+        [ -n "${SL_HEALTH:-}" ] &&
+            printf 'HealthCheckProgram=%s\nHealthCheckInterval=2\nHealthCheckNodeState=ANY\n' "$SL_HEALTH"
+        echo "$SL_NODES" | awk 'NF == 3 { print "NodeName=" $2 " NodeAddr=" $3 " CPUs=32 Gres=gpu:4 State=UNKNOWN" }'
+        echo "PartitionName=fb Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES"
+    } >"$SL_DIR/slurm.conf"
+    for h in $(echo "$SL_NODES" | awk 'NF == 3 { print $2 }'); do
+        mkdir -p "$SL_DIR/spool/$h" "$SL_DIR/etc-$h" "$SL_DIR/pmix-$h" "$SL_DIR/dev-$h"
+        cp "$SL_DIR/slurm.conf" "$SL_DIR/etc-$h/slurm.conf"
         echo "PMIxCliTmpDirBase=$SL_DIR/pmix-$h" >"$SL_DIR/etc-$h/mpi.conf"
         # four "GPUs" per node for --gpus-per-node: files standing in for the device nodes
-        mkdir -p "$SL_DIR/dev-$h"
         touch "$SL_DIR/dev-$h/gpu0" "$SL_DIR/dev-$h/gpu1" "$SL_DIR/dev-$h/gpu2" "$SL_DIR/dev-$h/gpu3"
         echo "Name=gpu File=$SL_DIR/dev-$h/gpu[0-3]" >"$SL_DIR/etc-$h/gres.conf"
     done
-    sl_ns a slurmctld -f "$SL_DIR/etc-a/slurm.conf" 2>"$SL_DIR/slurmctld.err" ||
+    sl_ns "$SL_FIRST" slurmctld -f "$SL_DIR/etc-$SL_FIRST/slurm.conf" 2>"$SL_DIR/slurmctld.err" ||
         sl_fail "slurmctld does not start: $(tail -n 3 "$SL_DIR/slurmctld.err" "$SL_DIR/slurmctld.log" 2>/dev/null)"
-    sl_ns a slurmd -f "$SL_DIR/etc-a/slurm.conf" -N "$CL_HOST_A" 2>"$SL_DIR/slurmd-a.err" ||
-        sl_fail "slurmd on $CL_HOST_A does not start: $(tail -n 3 "$SL_DIR/slurmd-a.err")"
-    sl_ns b slurmd -f "$SL_DIR/etc-b/slurm.conf" -N "$CL_HOST_B" 2>"$SL_DIR/slurmd-b.err" ||
-        sl_fail "slurmd on $CL_HOST_B does not start: $(tail -n 3 "$SL_DIR/slurmd-b.err")"
+    for h in $(echo "$SL_NODES" | awk 'NF == 3 { print $2 }'); do
+        sl_ns "$h" slurmd -f "$SL_DIR/etc-$h/slurm.conf" -N "$h" 2>"$SL_DIR/slurmd-$h.err" ||
+            sl_fail "slurmd on $h does not start: $(tail -n 3 "$SL_DIR/slurmd-$h.err")"
+    done
     for _ in $(seq 1 100); do
-        [ "$(slurm_in sinfo -h -o '%t %D' 2>/dev/null | sort | paste -sd, -)" = "${1:-idle 2}" ] && return 0
+        [ "$(slurm_in sinfo -h -o '%t %D' 2>/dev/null | sort | paste -sd, -)" = "${1:-idle $SL_COUNT}" ] && return 0
         sleep 0.2
     done
-    sl_fail "the 2 nodes are not '${1:-idle 2}' after 20 s: $(slurm_in sinfo -R 2>&1 | tail -n 3) $(tail -n 5 "$SL_DIR"/slurmctld.log)"
+    sl_fail "the $SL_COUNT nodes are not '${1:-idle $SL_COUNT}' after 20 s: $(slurm_in sinfo -R 2>&1 | tail -n 3) $(tail -n 5 "$SL_DIR"/slurmctld.log)"
 }
 
-# The daemons go before their folder does (cluster_down removes it): munged runs outside the
-# namespaces, where cluster_down's kill does not reach.
+# The daemons go before their folder does (the hosts' clean-up removes it): munged runs outside
+# the namespaces, where that clean-up's kill does not reach.
 slurm_down() {
     [ -n "$SL_DIR" ] || return 0
     sl_gone=
