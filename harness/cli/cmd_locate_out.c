@@ -1,5 +1,6 @@
 /* What `fabricbench locate` leaves behind, on rank 0: a verdict line per suspect on the terminal,
- * suspects.csv (the CSV writer), locate.md, and the tournament's heat map drawn by gnuplot from
+ * suspects.csv (the CSV writer), locate.md, drain.txt (the slow nodes as scontrol commands,
+ * never run here), and the tournament's heat map drawn by gnuplot from
  * the report code's template (plots/locate_heat.gp), each file written atomically. */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_locate.h"
@@ -11,7 +12,9 @@
 #include "atomic_file.h"
 #include "csv.h"
 #include "gnuplot.h"
+#include "escape.h"
 #include "gp_text.h"
+#include "hostlist.h"
 #include "locate_plan.h"
 #include "log.h"
 #include "md_text.h"
@@ -90,6 +93,84 @@ static const char *heat_files(enum heat h)
                             : "";
 }
 
+/* A node suspect's drain reason: its evidence up to the first ';' in the characters that a
+ * single-quoted shell word and scontrol's Reason= both keep as they are. */
+static void drain_reason(const struct loc_suspect *s, char *out, size_t len)
+{
+    size_t n = (size_t)snprintf(out, len, "fabricbench locate: slow node: %.*s",
+                                (int)strcspn(s->evidence, ";"), s->evidence);
+    if (n >= len)
+        n = len - 1;
+    for (char *c = out; *c; c++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,:/()=+-_%",
+                    *c))
+            *c = '?';
+}
+
+/* drain.txt: one `scontrol update ... State=DRAIN` line per reason, its nodes in Slurm's
+ * hostlist syntax; a node whose name scontrol would not take as one is a comment instead.
+ * Written for every run (comments alone when no node is suspect) and never run by locate. */
+static fb_status write_drain(const struct loc *l)
+{
+    struct fb_atomic_file af;
+    char path[4200], reason[300], other[300], list[4096], shown[160];
+    const char **names;
+    bool *done;
+    fb_status st;
+
+    snprintf(path, sizeof path, "%s/drain.txt", l->res.dir);
+    if (!(names = calloc(l->nsus + 1, sizeof *names)) || !(done = calloc(l->nsus + 1, 1))) {
+        free(names);
+        return FB_ERR_NOMEM;
+    }
+    if ((st = fb_atomic_open(&af, path)) != FB_OK)
+        goto out;
+    fprintf(af.f, "# fabricbench locate: the nodes it found slow, as Slurm commands that drain "
+            "them.\n# Nothing here was run: read suspects.csv and locate.md, then run the lines "
+            "(sh drain.txt)\n# and, once a node is mended: scontrol update NodeName=NODE "
+            "State=RESUME\n");
+    for (size_t i = 0; i < l->nsus; i++) {
+        const struct loc_suspect *s = &l->sus[i];
+        size_t n = 0;
+        if (done[i] || strcmp(s->kind, "node") != 0)
+            continue;
+        if (!fb_hostlist_name_ok(l->name[s->node])) {
+            fprintf(af.f, "# not drained: '%s' is not a name scontrol takes as one node\n",
+                    fb_escape_str(l->name[s->node], 60, shown, sizeof shown));
+            done[i] = true;
+            continue;
+        }
+        drain_reason(s, reason, sizeof reason);
+        for (size_t j = i; j < l->nsus; j++) {
+            if (done[j] || strcmp(l->sus[j].kind, "node") != 0 ||
+                !fb_hostlist_name_ok(l->name[l->sus[j].node]))
+                continue;
+            drain_reason(&l->sus[j], other, sizeof other);
+            if (strcmp(reason, other) == 0) {
+                names[n++] = l->name[l->sus[j].node];
+                done[j] = true;
+            }
+        }
+        if (!fb_hostlist_fold(names, n, list, sizeof list)) {
+            fprintf(af.f, "# not drained: %zu node(s) with the reason '%s' do not fit one line\n",
+                    n, reason);
+            continue;
+        }
+        fprintf(af.f, "scontrol update NodeName=%s State=DRAIN Reason='%s'\n", list, reason);
+    }
+    if (ferror(af.f)) {
+        fb_error("locate: cannot write '%s'", af.tmp);
+        fb_atomic_abort(&af);
+        st = FB_ERR_IO;
+        goto out;
+    }
+    st = fb_atomic_commit(&af);
+out:
+    free(names);
+    free(done);
+    return st;
+}
+
 static fb_status write_md(const struct loc *l, enum heat heat)
 {
     struct fb_atomic_file af;
@@ -124,7 +205,8 @@ static fb_status write_md(const struct loc *l, enum heat heat)
         fprintf(af.f, "\nA sampled plan misses a given slow link with probability %.2f (it "
                 "meets in one round of %d); a slow node is met in every round.\n",
                 fb_locate_miss_odds(l->full_rounds, l->rounds), l->full_rounds);
-    fprintf(af.f, "\nFiles: suspects.csv, results.csv, env.json%s.\n", heat_files(heat));
+    fprintf(af.f, "\nFiles: suspects.csv, drain.txt, results.csv, env.json%s.\n",
+            heat_files(heat));
     if (ferror(af.f)) {
         fb_error("locate: cannot write '%s'", af.tmp);
         fb_atomic_abort(&af);
@@ -210,10 +292,11 @@ fb_status loc_write_outputs(struct loc *l)
     if (!l->nsus)
         fb_out("locate: no suspect among %d node(s)\n", l->nodes);
     /* the heat map first, so that locate.md and the last line name only what was written */
-    if ((st = write_suspects(l)) != FB_OK || (st = write_heat(l, &heat)) != FB_OK ||
+    if ((st = write_suspects(l)) != FB_OK || (st = write_drain(l)) != FB_OK ||
+        (st = write_heat(l, &heat)) != FB_OK ||
         (st = write_md(l, heat)) != FB_OK)
         return st;
-    fb_out("locate: %s/suspects.csv, locate.md, results.csv, env.json%s\n", l->res.dir,
+    fb_out("locate: %s/suspects.csv, drain.txt, locate.md, results.csv, env.json%s\n", l->res.dir,
            heat_files(heat));
     return FB_OK;
 }

@@ -5,7 +5,8 @@
 #   healthy    4 hosts, every link at 400 Mbit/s: exit 0 and no suspect, in 5 runs out of 5
 #   slow_node  host 2's link at 133 Mbit/s (a third): exit 1, a `node` row naming host 2, and no
 #              row naming any other host; launched by a real Slurm (slurm_lib.sh: slurmctld
-#              and a slurmd per host) with `srun --mpi=pmix`, the other cases by mpirun
+#              and a slurmd per host) with `srun --mpi=pmix`, the other cases by mpirun; its
+#              drain.txt, run as written, drains host 2 alone with locate's reason
 #   slow_link  hosts 1 and 3 at 133 Mbit/s between themselves only (htb class with a u32 filter
 #              on the destination): exit 1, a `link` row naming 1 and 3 (either order), no `node`
 #              row, and no row naming host 0 or 2
@@ -131,6 +132,20 @@ slow_node)
     multi_shape_host 2 $slow || { fail "tc could not shape host 2"; finish; }
     echo "imposed: every host $rate, host 2 ($(multi_host 2)) $slow"
     culprit_case node 2
+    # drain.txt: one scontrol line, for host 2 alone; run as written, Slurm drains host 2 with
+    # that reason and leaves the others idle
+    d=$w/run$attempt/drain.txt
+    grep -v '^#' "$d" >"$w/drain.lines"
+    want="scontrol update NodeName=$(multi_host 2) State=DRAIN Reason='fabricbench locate: slow node: 3 of its 3 links slow, its median pair "
+    [ "$(wc -l <"$w/drain.lines")" = 1 ] && [ "${want}" = "$(head -c ${#want} "$w/drain.lines")" ] ||
+        fail "drain.txt: $(cat "$w/drain.lines")"
+    slurm_in sh "$d" || fail "sh drain.txt exited $?"
+    got=$(slurm_in sinfo -h -N -o '%N %t' | sort | tr '\n' ' ')
+    [ "$got" = "$(multi_host 0) idle $(multi_host 1) idle $(multi_host 2) drain $(multi_host 3) idle " ] ||
+        fail "after sh drain.txt the nodes are: $got"
+    reason=$(slurm_in sinfo -R -h -N -o '%N|%E' | awk -F'|' -v n="$(multi_host 2)" '$1 == n { print $2 }')
+    case $reason in "fabricbench locate: slow node: 3 of its 3 links slow"*) ;;
+        *) fail "host 2's drain reason is '$reason'" ;; esac
     ;;
 slow_link)
     multi_shape_pair 1 3 $slow || { fail "tc could not shape the pair 1-3"; finish; }

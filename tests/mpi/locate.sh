@@ -39,16 +39,18 @@ clean)
     grep -q "SUSPECT" "$work/stdout" && fail "a suspect on a clean job: $(grep SUSPECT "$work/stdout")"
     [ "$(cat "$work/out/suspects.csv")" = "$header" ] ||
         fail "suspects.csv is not the header alone: $(cat "$work/out/suspects.csv")"
-    for f in results.csv env.json locate.md locate-heat.dat locate-heat.gp; do
+    for f in results.csv env.json locate.md locate-heat.dat locate-heat.gp drain.txt; do
         [ -s "$work/out/$f" ] || fail "no $f in the run folder"
     done
+    # no suspect: drain.txt holds its comments alone
+    [ -z "$(grep -v '^#' "$work/out/drain.txt")" ] || fail "drain.txt of a clean run: $(cat "$work/out/drain.txt")"
     if command -v gnuplot >/dev/null; then
         for f in locate-heat.png locate-heat.svg; do
             [ -s "$work/out/$f" ] || fail "gnuplot is here but no $f"
         done
-        grep -q "^locate: $work/out/suspects.csv, locate.md, results.csv, env.json, locate-heat.png, locate-heat.svg" \
+        grep -q "^locate: $work/out/suspects.csv, drain.txt, locate.md, results.csv, env.json, locate-heat.png, locate-heat.svg" \
             "$work/stdout" || fail "the last line does not name the heat map drawn: $(tail -1 "$work/stdout")"
-        grep -q '^Files: suspects.csv, results.csv, env.json, locate-heat.png, locate-heat.svg' "$work/out/locate.md" ||
+        grep -q '^Files: suspects.csv, drain.txt, results.csv, env.json, locate-heat.png, locate-heat.svg' "$work/out/locate.md" ||
             fail "locate.md does not name the heat map drawn: $(grep '^Files' "$work/out/locate.md")"
     fi
     grep -Eq '"run_status":[[:space:]]*"complete"' "$work/out/env.json" || fail "env.json not marked complete"
@@ -115,9 +117,9 @@ bad)
     # 30: the last line and locate.md named locate-heat.png)
     "$bin" locate --backend host --bytes 256K --trials 3 --quiet --out one >out.txt 2>err.txt ||
         fail "locate on one node exited $?: $(tail -3 err.txt)"
-    grep -qx "locate: one/suspects.csv, locate.md, results.csv, env.json" out.txt ||
+    grep -qx "locate: one/suspects.csv, drain.txt, locate.md, results.csv, env.json" out.txt ||
         fail "locate on one node: the last line names other files: $(tail -1 out.txt)"
-    grep -qx 'Files: suspects.csv, results.csv, env.json.' one/locate.md ||
+    grep -qx 'Files: suspects.csv, drain.txt, results.csv, env.json.' one/locate.md ||
         fail "locate on one node: locate.md names other files: $(grep '^Files' one/locate.md)"
     for f in one/locate-heat.dat one/locate-heat.png; do [ ! -e "$f" ] || fail "one node: $f written"; done
     "$bin" locate --help >out.txt 2>&1 || fail "locate --help exited non-zero"
