@@ -286,8 +286,9 @@ fb_status loc_run_bench(struct loc *l, struct fb_runner *r, const struct fb_benc
 
 /* ---- phase 1: every node alone ---- */
 
-static const char *const node_cases[] = {"node_h2d", "node_p2p", "node_allreduce"};
-enum { NODE_CASES = 3 };
+const char *const loc_node_cases[LOC_NODE_CASES] = {"node_h2d", "node_p2p", "node_allreduce"};
+#define node_cases loc_node_cases
+enum { NODE_CASES = LOC_NODE_CASES };
 
 /* Rank 0: marks flag[i * NODE_CASES + c] for node i far below the other nodes in case c, with
  * its figure and the median node's in fig[] and typ[]. Each node's figure is its slowest
@@ -297,7 +298,7 @@ static void judge_nodes(struct loc *l, const struct fb_runner *r, size_t first, 
 {
     const struct fb_world *w = &l->s.world;
 
-    for (int c = 0; c < NODE_CASES && l->nodes >= 3; c++) {
+    for (int c = 0; c < NODE_CASES; c++) {
         double med, mad;
         int n = 0;
         for (int i = 0; i < l->nodes; i++) {
@@ -312,9 +313,13 @@ static void judge_nodes(struct loc *l, const struct fb_runner *r, size_t first, 
             }
             v[i] = least;
             n += !isnan(least);
+            if (l->node_fig)
+                l->node_fig[(size_t)i * NODE_CASES + (size_t)c] = least;
         }
-        if (n < l->nodes || fb_locate_typical(v, (size_t)n, &med, &mad) != FB_OK)
+        l->node_med[c] = NAN;
+        if (l->nodes < 3 || n < l->nodes || fb_locate_typical(v, (size_t)n, &med, &mad) != FB_OK)
             continue;
+        l->node_med[c] = med;
         for (int i = 0; i < l->nodes; i++) {
             size_t at = (size_t)i * NODE_CASES + (size_t)c;
             flag[at] = fb_locate_is_suspect(v[i], med, mad, l->tolerance, true);
@@ -510,8 +515,13 @@ static int locate_main(struct loc *l)
                 FB_GIT_COMMIT, w->size, w->nodes);
         fb_info("backend: %s; collectives: %s; results: %s", l->s.be->name, l->s.coll->name,
                 l->res.dir);
-        if (!(l->heat = malloc((size_t)l->nodes * (size_t)l->nodes * sizeof *l->heat)))
+        if (!(l->heat = malloc((size_t)l->nodes * (size_t)l->nodes * sizeof *l->heat)) ||
+            !(l->node_fig = malloc((size_t)l->nodes * NODE_CASES * sizeof *l->node_fig)))
             st = FB_ERR_NOMEM;
+        for (size_t i = 0; l->node_fig && i < (size_t)l->nodes * NODE_CASES; i++)
+            l->node_fig[i] = NAN;
+        for (int c = 0; c < NODE_CASES; c++)
+            l->node_med[c] = NAN;
         for (size_t i = 0; l->heat && i < (size_t)l->nodes * (size_t)l->nodes; i++)
             l->heat[i] = NAN;
     }
@@ -595,6 +605,7 @@ int fb_cmd_locate(int argc, char **argv)
     free(l->name);
     free(l->sus);
     free(l->heat);
+    free(l->node_fig);
     free(l);
     return rc;
 }

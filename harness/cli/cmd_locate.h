@@ -22,6 +22,10 @@ struct loc_suspect {
     char evidence[400];
 };
 
+/* phase 1's cases, each node alone (cmd_locate.c), in node_fig's order */
+enum { LOC_NODE_CASES = 3 };
+extern const char *const loc_node_cases[LOC_NODE_CASES];
+
 struct loc {
     struct fb_options opt;
     double tolerance; /* percent below the typical value before a measurement is suspect */
@@ -37,6 +41,9 @@ struct loc {
     size_t nsus, capsus;
     double *heat;            /* rank 0: nodes x nodes, a's bandwidth with b (GB/s); NaN */
     double phase2_typical;   /* rank 0: the median pair (GB/s) */
+    double *node_fig;        /* rank 0: nodes x LOC_NODE_CASES, phase 1's figure of each node
+                                (its slowest rank's, GB/s); NaN where none */
+    double node_med[3];      /* rank 0: the median node's figure of each case; NaN below 3 nodes */
     int full_rounds, rounds, retest_rounds;
     bool sampled;
     double round_s;          /* mean seconds per round of phase 2 */

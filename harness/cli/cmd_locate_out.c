@@ -19,6 +19,8 @@
 #include "log.h"
 #include "md_text.h"
 #include "plot_templates.h"
+#include "verdict.h"
+#include "xml_text.h"
 
 static const char *const suspect_columns[] = {"kind",     "node",    "peer",  "bench",   "metric",
                                               "measured", "typical", "ratio", "evidence"};
@@ -171,6 +173,259 @@ out:
     return st;
 }
 
+/* ---- the node table: every node's checks, for nodes.csv, junit.xml and fabricbench.prom ---- */
+
+enum { CHECKS = LOC_NODE_CASES + 3 };
+static const char *const check_names[CHECKS] = {"h2d", "p2p", "allreduce", "pairs", "links",
+                                                "arrive"};
+
+struct node_check {
+    enum fb_verdict v;
+    double fig, med;   /* GB/s; NaN where the check has no figure */
+    char evidence[480];
+};
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of node i's pairs in the tournament (its heat map row); NaN when it met none. */
+static double pairs_median(const struct loc *l, int i)
+{
+    double v[l->nodes > 0 ? l->nodes : 1];
+    size_t n = 0;
+    for (int j = 0; l->heat && j < l->nodes; j++) {
+        double x = l->heat[(size_t)i * (size_t)l->nodes + (size_t)j];
+        if (j != i && !isnan(x))
+            v[n++] = x;
+    }
+    if (!n)
+        return NAN;
+    qsort(v, n, sizeof *v, dbl_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Node i's checks: phase 1's three cases (each against the median node), its pairs in the
+ * tournament (against the median pair), the links that were found slow at either end, and a
+ * straggling rank on it. FAIL where a suspect names it, PASS where it was measured and judged,
+ * SKIP where there was nothing to judge it against. */
+static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
+{
+    for (int k = 0; k < CHECKS; k++) {
+        c[k].v = FB_PASS;
+        c[k].fig = c[k].med = NAN;
+        c[k].evidence[0] = '\0';
+    }
+    for (int k = 0; k < LOC_NODE_CASES; k++) {
+        c[k].fig = l->node_fig ? l->node_fig[(size_t)i * LOC_NODE_CASES + (size_t)k] : NAN;
+        c[k].med = l->node_med[k];
+        if (isnan(c[k].fig)) {
+            c[k].v = FB_SKIP;
+            snprintf(c[k].evidence, sizeof c[k].evidence, "not measured (a case of two ranks "
+                     "on a node of one)");
+        } else if (isnan(c[k].med)) {
+            c[k].v = FB_SKIP;
+            snprintf(c[k].evidence, sizeof c[k].evidence, "no fleet to judge it by (fewer "
+                     "than 3 nodes)");
+        }
+    }
+    c[3].fig = pairs_median(l, i);
+    c[3].med = l->phase2_typical > 0 ? l->phase2_typical : NAN;
+    if (isnan(c[3].fig) || isnan(c[3].med)) {
+        c[3].v = FB_SKIP;
+        snprintf(c[3].evidence, sizeof c[3].evidence, "no tournament (one node)");
+    }
+    if (l->nodes < 2) {
+        c[4].v = FB_SKIP;
+        snprintf(c[4].evidence, sizeof c[4].evidence, "no tournament (one node)");
+    }
+    for (size_t n = 0; n < l->nsus; n++) {
+        const struct loc_suspect *s = &l->sus[n];
+        int k = -1;
+        if (strcmp(s->kind, "node") == 0 && s->node == i) {
+            k = 3;
+            for (int m = 0; m < LOC_NODE_CASES; m++)
+                if (strcmp(s->metric, loc_node_cases[m]) == 0)
+                    k = m;
+        } else if (strcmp(s->kind, "link") == 0 && (s->node == i || s->peer == i)) {
+            k = 4;
+        } else if (strcmp(s->kind, "rank") == 0 && s->node == i) {
+            k = 5;
+        }
+        if (k < 0)
+            continue;
+        c[k].v = FB_FAIL;
+        if (k == 4)
+            snprintf(c[k].evidence, sizeof c[k].evidence, "slow link with %s: %s",
+                     l->name[s->node == i ? s->peer : s->node], s->evidence);
+        else if (k == 5)
+            snprintf(c[k].evidence, sizeof c[k].evidence, "rank %d: %s", s->rank, s->evidence);
+        else
+            snprintf(c[k].evidence, sizeof c[k].evidence, "%s", s->evidence);
+    }
+}
+
+static bool node_failed(const struct node_check c[CHECKS])
+{
+    for (int k = 0; k < CHECKS; k++)
+        if (c[k].v == FB_FAIL)
+            return true;
+    return false;
+}
+
+static fb_status commit_or_fail(struct fb_atomic_file *af)
+{
+    if (ferror(af->f)) {
+        fb_error("locate: cannot write '%s'", af->tmp);
+        fb_atomic_abort(af);
+        return FB_ERR_IO;
+    }
+    return fb_atomic_commit(af);
+}
+
+/* nodes.csv: one row per node and check */
+static fb_status write_nodes(const struct loc *l)
+{
+    static const char *const cols[] = {"node", "check", "verdict", "figure_gbps",
+                                       "fleet_median_gbps", "evidence"};
+    struct fb_atomic_file af;
+    struct node_check c[CHECKS];
+    char path[4200], fig[32], med[32];
+    fb_status st;
+
+    snprintf(path, sizeof path, "%s/nodes.csv", l->res.dir);
+    if ((st = fb_atomic_open(&af, path)) != FB_OK)
+        return st;
+    fb_csv_row(af.f, cols, 6);
+    for (int i = 0; i < l->nodes; i++) {
+        node_checks(l, i, c);
+        for (int k = 0; k < CHECKS; k++) {
+            const char *f[6] = {l->name[i], check_names[k], fb_verdict_str(c[k].v), fig, med,
+                                c[k].evidence};
+            num(fig, sizeof fig, c[k].fig);
+            num(med, sizeof med, c[k].med);
+            fb_csv_row(af.f, f, 6);
+        }
+    }
+    return commit_or_fail(&af);
+}
+
+/* junit.xml: one test case per node and check, the node as its class */
+static fb_status write_junit(const struct loc *l)
+{
+    struct fb_atomic_file af;
+    struct node_check c[CHECKS];
+    char path[4200];
+    size_t fails = 0, skips = 0;
+    fb_status st;
+
+    for (int i = 0; i < l->nodes; i++) {
+        node_checks(l, i, c);
+        for (int k = 0; k < CHECKS; k++) {
+            fails += c[k].v == FB_FAIL;
+            skips += c[k].v == FB_SKIP;
+        }
+    }
+    snprintf(path, sizeof path, "%s/junit.xml", l->res.dir);
+    if ((st = fb_atomic_open(&af, path)) != FB_OK)
+        return st;
+    fprintf(af.f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
+            "  <testsuite name=\"fabricbench locate\" tests=\"%d\" failures=\"%zu\" "
+            "skipped=\"%zu\" errors=\"0\">\n", l->nodes * CHECKS, fails, skips);
+    for (int i = 0; i < l->nodes; i++) {
+        node_checks(l, i, c);
+        for (int k = 0; k < CHECKS; k++) {
+            fputs("    <testcase classname=\"", af.f);
+            fb_xml_put_attr(af.f, l->name[i]);
+            fprintf(af.f, "\" name=\"%s\"", check_names[k]);
+            if (c[k].v == FB_PASS) {
+                fputs("/>\n", af.f);
+                continue;
+            }
+            fputs(c[k].v == FB_FAIL ? ">\n      <failure message=\"" : ">\n      <skipped message=\"",
+                  af.f);
+            fb_xml_put_attr(af.f, c[k].evidence);
+            fputs("\"/>\n    </testcase>\n", af.f);
+        }
+    }
+    fputs("  </testsuite>\n</testsuites>\n", af.f);
+    return commit_or_fail(&af);
+}
+
+/* A label value in Prometheus's text format: backslash, quote and line feed escaped, other
+ * control bytes as '?'. */
+static void prom_label(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            fprintf(f, "\\%c", *s);
+        else if (*s == '\n')
+            fputs("\\n", f);
+        else if (fb_escape_is_control((unsigned char)*s))
+            fputc('?', f);
+        else
+            fputc(*s, f);
+    }
+}
+
+/* fabricbench.prom: the node table as gauges in Prometheus's text format, for
+ * node_exporter's textfile collector (promtool check metrics accepts it) */
+static fb_status write_prom(const struct loc *l)
+{
+    struct fb_atomic_file af;
+    struct node_check c[CHECKS];
+    char path[4200];
+    fb_status st;
+
+    snprintf(path, sizeof path, "%s/fabricbench.prom", l->res.dir);
+    if ((st = fb_atomic_open(&af, path)) != FB_OK)
+        return st;
+    fputs("# HELP fabricbench_locate_bandwidth_bytes_per_second A node's figure in a check of "
+          "fabricbench locate.\n# TYPE fabricbench_locate_bandwidth_bytes_per_second gauge\n",
+          af.f);
+    for (int i = 0; i < l->nodes; i++) {
+        node_checks(l, i, c);
+        for (int k = 0; k < CHECKS; k++) {
+            if (isnan(c[k].fig))
+                continue;
+            fputs("fabricbench_locate_bandwidth_bytes_per_second{node=\"", af.f);
+            prom_label(af.f, l->name[i]);
+            fprintf(af.f, "\",check=\"%s\"} %.6g\n", check_names[k], c[k].fig * 1e9);
+        }
+    }
+    fputs("# HELP fabricbench_locate_fleet_median_bandwidth_bytes_per_second The median node's "
+          "figure in a check of fabricbench locate.\n"
+          "# TYPE fabricbench_locate_fleet_median_bandwidth_bytes_per_second gauge\n", af.f);
+    node_checks(l, 0, c);
+    for (int k = 0; l->nodes > 0 && k < CHECKS; k++)
+        if (!isnan(c[k].med))
+            fprintf(af.f, "fabricbench_locate_fleet_median_bandwidth_bytes_per_second"
+                    "{check=\"%s\"} %.6g\n", check_names[k], c[k].med * 1e9);
+    fputs("# HELP fabricbench_locate_check_ok 1 when the node passed the check, 0 when it "
+          "failed; a check skipped is absent.\n# TYPE fabricbench_locate_check_ok gauge\n", af.f);
+    for (int i = 0; i < l->nodes; i++) {
+        node_checks(l, i, c);
+        for (int k = 0; k < CHECKS; k++) {
+            if (c[k].v == FB_SKIP)
+                continue;
+            fputs("fabricbench_locate_check_ok{node=\"", af.f);
+            prom_label(af.f, l->name[i]);
+            fprintf(af.f, "\",check=\"%s\"} %d\n", check_names[k], c[k].v == FB_PASS);
+        }
+    }
+    fputs("# HELP fabricbench_locate_node_ok 1 when no check of the node failed.\n"
+          "# TYPE fabricbench_locate_node_ok gauge\n", af.f);
+    for (int i = 0; i < l->nodes; i++) {
+        node_checks(l, i, c);
+        fputs("fabricbench_locate_node_ok{node=\"", af.f);
+        prom_label(af.f, l->name[i]);
+        fprintf(af.f, "\"} %d\n", !node_failed(c));
+    }
+    return commit_or_fail(&af);
+}
+
 static fb_status write_md(const struct loc *l, enum heat heat)
 {
     struct fb_atomic_file af;
@@ -205,8 +460,8 @@ static fb_status write_md(const struct loc *l, enum heat heat)
         fprintf(af.f, "\nA sampled plan misses a given slow link with probability %.2f (it "
                 "meets in one round of %d); a slow node is met in every round.\n",
                 fb_locate_miss_odds(l->full_rounds, l->rounds), l->full_rounds);
-    fprintf(af.f, "\nFiles: suspects.csv, drain.txt, results.csv, env.json%s.\n",
-            heat_files(heat));
+    fprintf(af.f, "\nFiles: suspects.csv, drain.txt, nodes.csv, junit.xml, fabricbench.prom, "
+            "results.csv, env.json%s.\n", heat_files(heat));
     if (ferror(af.f)) {
         fb_error("locate: cannot write '%s'", af.tmp);
         fb_atomic_abort(&af);
@@ -293,10 +548,13 @@ fb_status loc_write_outputs(struct loc *l)
         fb_out("locate: no suspect among %d node(s)\n", l->nodes);
     /* the heat map first, so that locate.md and the last line name only what was written */
     if ((st = write_suspects(l)) != FB_OK || (st = write_drain(l)) != FB_OK ||
+        (st = write_nodes(l)) != FB_OK || (st = write_junit(l)) != FB_OK ||
+        (st = write_prom(l)) != FB_OK ||
         (st = write_heat(l, &heat)) != FB_OK ||
         (st = write_md(l, heat)) != FB_OK)
         return st;
-    fb_out("locate: %s/suspects.csv, drain.txt, locate.md, results.csv, env.json%s\n", l->res.dir,
+    fb_out("locate: %s/suspects.csv, drain.txt, nodes.csv, junit.xml, fabricbench.prom, locate.md, "
+           "results.csv, env.json%s\n", l->res.dir,
            heat_files(heat));
     return FB_OK;
 }

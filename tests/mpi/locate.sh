@@ -30,6 +30,41 @@ locate() {
 }
 host=$(hostname)
 
+# node_table NODES FAILS...: nodes.csv holds NODES x 6 checks (h2d p2p allreduce pairs links
+# arrive), each PASS, FAIL or SKIP, FAIL exactly for the "nN:check" FAILS given; junit.xml has a
+# test case per row, failures where the rows FAIL, each on its node's class; fabricbench.prom
+# passes `promtool check metrics`, with node_ok 0 for exactly the failing nodes.
+node_table() {
+    nn=$1; shift
+    want=$(for f in "$@"; do echo "$host/$f"; done | sort | tr '\n' ' ')
+    [ "$(($(wc -l <"$work/out/nodes.csv") - 1))" = $((nn * 6)) ] ||
+        fail "nodes.csv has $(($(wc -l <"$work/out/nodes.csv") - 1)) rows, expected $((nn * 6))"
+    [ "$(head -n 1 "$work/out/nodes.csv")" = "node,check,verdict,figure_gbps,fleet_median_gbps,evidence" ] ||
+        fail "nodes.csv's header: $(head -n 1 "$work/out/nodes.csv")"
+    got=$(csv_awk 'v("verdict") == "FAIL" { print v("node") ":" v("check") }' "$work/out/nodes.csv" | sort | tr '\n' ' ')
+    [ "$got" = "$want" ] || fail "nodes.csv FAILs '$got', expected '$want'"
+    bad=$(csv_awk 'v("verdict") !~ /^(PASS|FAIL|SKIP)$/ || (v("verdict") == "PASS" && v("check") ~ /^(h2d|allreduce|pairs)$/ && !(v("figure_gbps") > 0 && v("fleet_median_gbps") > 0)) { print v("node") ":" v("check") ":" v("verdict") }' "$work/out/nodes.csv")
+    [ -z "$bad" ] || fail "nodes.csv rows without a verdict or a judged figure: $bad"
+    python3 - "$work/out/junit.xml" "$nn" "$want" <<'PY' >"$work/junit.check" 2>&1 || fail "junit.xml: $(cat "$work/junit.check")"
+import sys, xml.etree.ElementTree as ET
+suite = ET.parse(sys.argv[1]).getroot().find("testsuite")
+cases = suite.findall("testcase")
+assert len(cases) == int(sys.argv[2]) * 6 == int(suite.get("tests")), (len(cases), suite.get("tests"))
+failed = sorted(c.get("classname") + ":" + c.get("name") for c in cases if c.find("failure") is not None)
+assert " ".join(failed + [""]) == sys.argv[3], failed
+assert int(suite.get("failures")) == len(failed), suite.get("failures")
+assert int(suite.get("skipped")) == sum(c.find("skipped") is not None for c in cases)
+PY
+    command -v promtool >/dev/null || { fail "promtool is not installed (setup-debian.sh installs prometheus)"; return; }
+    promtool check metrics <"$work/out/fabricbench.prom" >"$work/promtool.txt" 2>&1 ||
+        fail "promtool check metrics: $(cat "$work/promtool.txt")"
+    bad_nodes=$(for f in "$@"; do echo "$host/${f%%:*}"; done | sort -u | tr '\n' ' ')
+    got=$(sed -n 's/^fabricbench_locate_node_ok{node="\([^"]*\)"} 0$/\1/p' "$work/out/fabricbench.prom" | sort | tr '\n' ' ')
+    [ "$got" = "$bad_nodes" ] || fail "fabricbench.prom: node_ok 0 for '$got', expected '$bad_nodes'"
+    [ "$(grep -c '^fabricbench_locate_node_ok{' "$work/out/fabricbench.prom")" = "$nn" ] ||
+        fail "fabricbench.prom: not one node_ok per node"
+}
+
 case $what in
 clean)
     locate 5 FB_TEST_LOCATE_SLOW=
@@ -48,9 +83,9 @@ clean)
         for f in locate-heat.png locate-heat.svg; do
             [ -s "$work/out/$f" ] || fail "gnuplot is here but no $f"
         done
-        grep -q "^locate: $work/out/suspects.csv, drain.txt, locate.md, results.csv, env.json, locate-heat.png, locate-heat.svg" \
+        grep -q "^locate: $work/out/suspects.csv, drain.txt, nodes.csv, junit.xml, fabricbench.prom, locate.md, results.csv, env.json, locate-heat.png, locate-heat.svg" \
             "$work/stdout" || fail "the last line does not name the heat map drawn: $(tail -1 "$work/stdout")"
-        grep -q '^Files: suspects.csv, drain.txt, results.csv, env.json, locate-heat.png, locate-heat.svg' "$work/out/locate.md" ||
+        grep -q '^Files: suspects.csv, drain.txt, nodes.csv, junit.xml, fabricbench.prom, results.csv, env.json, locate-heat.png, locate-heat.svg' "$work/out/locate.md" ||
             fail "locate.md does not name the heat map drawn: $(grep '^Files' "$work/out/locate.md")"
     fi
     grep -Eq '"run_status":[[:space:]]*"complete"' "$work/out/env.json" || fail "env.json not marked complete"
@@ -78,6 +113,7 @@ node)
         fail "not exactly one suspect: $(grep SUSPECT "$work/stdout")"
     [ "$(sed 1d "$work/out/suspects.csv" | cut -d, -f1-3)" = "node,$host/n2," ] ||
         fail "suspects.csv: $(cat "$work/out/suspects.csv")"
+    node_table 4 n2:pairs
     ;;
 link)
     locate 5 FB_TEST_LOCATE_SLOW=link:1-3
@@ -88,6 +124,7 @@ link)
         fail "not exactly one suspect: $(grep SUSPECT "$work/stdout")"
     [ "$(sed 1d "$work/out/suspects.csv" | cut -d, -f1-3)" = "link,$host/n1,$host/n3" ] ||
         fail "suspects.csv: $(cat "$work/out/suspects.csv")"
+    node_table 5 n1:links n3:links
     ;;
 rank)
     locate 4 FB_TEST_LOCATE_SLOW=rank:1
@@ -98,6 +135,7 @@ rank)
         fail "not exactly one suspect: $(grep SUSPECT "$work/stdout")"
     sed 1d "$work/out/suspects.csv" | grep -q "^rank,$host/n1,,locate_arrive,time,.*rank=1;" ||
         fail "suspects.csv: $(cat "$work/out/suspects.csv")"
+    node_table 4 n1:arrive
     ;;
 bad)
     cd "$work" || exit 1
@@ -117,9 +155,9 @@ bad)
     # 30: the last line and locate.md named locate-heat.png)
     "$bin" locate --backend host --bytes 256K --trials 3 --quiet --out one >out.txt 2>err.txt ||
         fail "locate on one node exited $?: $(tail -3 err.txt)"
-    grep -qx "locate: one/suspects.csv, drain.txt, locate.md, results.csv, env.json" out.txt ||
+    grep -qx "locate: one/suspects.csv, drain.txt, nodes.csv, junit.xml, fabricbench.prom, locate.md, results.csv, env.json" out.txt ||
         fail "locate on one node: the last line names other files: $(tail -1 out.txt)"
-    grep -qx 'Files: suspects.csv, drain.txt, results.csv, env.json.' one/locate.md ||
+    grep -qx 'Files: suspects.csv, drain.txt, nodes.csv, junit.xml, fabricbench.prom, results.csv, env.json.' one/locate.md ||
         fail "locate on one node: locate.md names other files: $(grep '^Files' one/locate.md)"
     for f in one/locate-heat.dat one/locate-heat.png; do [ ! -e "$f" ] || fail "one node: $f written"; done
     "$bin" locate --help >out.txt 2>&1 || fail "locate --help exited non-zero"
