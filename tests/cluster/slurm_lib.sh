@@ -67,6 +67,7 @@ slurm_up() {
             sl_skip "'$tool' is not installed (harness/scripts/setup-debian.sh installs slurm-wlm and munge)"
     done
     [ -r /etc/munge/munge.key ] || sl_skip "no /etc/munge/munge.key (the munge package makes it)"
+    sl_reap_stale
     SL_DIR=$SL_BASE/slurm
     trap 'slurm_down; $SL_DOWN' EXIT
     trap 'slurm_down; $SL_DOWN; exit 130' INT
@@ -135,6 +136,18 @@ EOC
         sleep 0.2
     done
     sl_fail "the $SL_COUNT nodes are not '${1:-idle $SL_COUNT}' after 20 s: $(slurm_in sinfo -R 2>&1 | tail -n 3) $(tail -n 5 "$SL_DIR"/slurmctld.log)"
+}
+
+# A test killed with SIGKILL (CTest's timeout) never ran its trap: its slurmd and slurmctld went
+# with its namespaces (the next cluster test reaps those), but its munged, outside them, lives
+# on. One of ours whose folder is gone is stopped here.
+sl_reap_stale() {
+    for pid in $(pgrep -x munged 2>/dev/null); do
+        sock=$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | sed -n 's/^--socket=\(.*\/slurm\/munge\/sock\)$/\1/p')
+        [ -n "$sock" ] && [ ! -d "$(dirname "$sock")" ] && kill -TERM "$pid" 2>/dev/null &&
+            echo "stopped munged $pid of a test that was killed" >&2
+    done
+    return 0
 }
 
 # The daemons go before their folder does (the hosts' clean-up removes it): munged runs outside
