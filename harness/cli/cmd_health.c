@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "escape.h"
 #include "health.h"
+#include "hostlist.h"
 #include "log.h"
 #include "node_health.h"
 #include "profile.h"
@@ -47,17 +48,9 @@ static void usage(void)
            "said on stderr), 2 bad input\n");
 }
 
-/* A node name scontrol takes as one word: letters, digits, '.', '_', '-'. */
-static bool node_name_ok(const char *s)
-{
-    return *s && strlen(s) < 128 &&
-           strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
-               strlen(s);
-}
-
 static int drain(const char *node, const char *line)
 {
-    char name[160], reason[1200];
+    char name[300], reason[1200];
     char *argv[] = {"scontrol", "update", name, "State=DRAIN", reason, NULL};
     struct fb_subprocess_result res;
 
@@ -125,7 +118,7 @@ int fb_cmd_health(int argc, char **argv)
         host[strcspn(host, ".")] = '\0';
         node = host;
     }
-    if (!node_name_ok(node)) {
+    if (!fb_hostlist_name_ok(node)) {
         fb_error("health: node name '%s' is not a Slurm node name (letters, digits, '.', '_', "
                  "'-'): give --node",
                  fb_escape_str(node, 60, shown, sizeof shown));

@@ -43,7 +43,7 @@ struct loc {
     double phase2_typical;   /* rank 0: the median pair (GB/s) */
     double *node_fig;        /* rank 0: nodes x LOC_NODE_CASES, phase 1's figure of each node
                                 (its slowest rank's, GB/s); NaN where none */
-    double node_med[3];      /* rank 0: the median node's figure of each case; NaN below 3 nodes */
+    double node_med[LOC_NODE_CASES];      /* rank 0: the median node's figure of each case; NaN below 3 nodes */
     int full_rounds, rounds, retest_rounds;
     bool sampled;
     double round_s;          /* mean seconds per round of phase 2 */

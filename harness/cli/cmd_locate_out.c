@@ -158,7 +158,8 @@ static fb_status write_drain(const struct loc *l)
                     n, reason);
             continue;
         }
-        fprintf(af.f, "scontrol update NodeName=%s State=DRAIN Reason='%s'\n", list, reason);
+        /* quoted: a hostlist's brackets are a shell glob */
+        fprintf(af.f, "scontrol update NodeName='%s' State=DRAIN Reason='%s'\n", list, reason);
     }
     if (ferror(af.f)) {
         fb_error("locate: cannot write '%s'", af.tmp);

@@ -136,7 +136,7 @@ slow_node)
     # that reason and leaves the others idle
     d=$w/run$attempt/drain.txt
     grep -v '^#' "$d" >"$w/drain.lines"
-    want="scontrol update NodeName=$(multi_host 2) State=DRAIN Reason='fabricbench locate: slow node: 3 of its 3 links slow, its median pair "
+    want="scontrol update NodeName='$(multi_host 2)' State=DRAIN Reason='fabricbench locate: slow node: 3 of its 3 links slow, its median pair "
     [ "$(wc -l <"$w/drain.lines")" = 1 ] && [ "${want}" = "$(head -c ${#want} "$w/drain.lines")" ] ||
         fail "drain.txt: $(cat "$w/drain.lines")"
     slurm_in sh "$d" || fail "sh drain.txt exited $?"
