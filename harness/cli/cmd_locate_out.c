@@ -15,6 +15,7 @@
 #include "escape.h"
 #include "gp_text.h"
 #include "hostlist.h"
+#include "locate_judge.h"
 #include "locate_plan.h"
 #include "log.h"
 #include "md_text.h"
@@ -186,26 +187,17 @@ struct node_check {
     char evidence[480];
 };
 
-static int dbl_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The median of node i's pairs in the tournament (its heat map row); NaN when it met none. */
 static double pairs_median(const struct loc *l, int i)
 {
-    double v[l->nodes > 0 ? l->nodes : 1];
+    double v[l->nodes > 0 ? l->nodes : 1], med, mad;
     size_t n = 0;
     for (int j = 0; l->heat && j < l->nodes; j++) {
         double x = l->heat[(size_t)i * (size_t)l->nodes + (size_t)j];
         if (j != i && !isnan(x))
             v[n++] = x;
     }
-    if (!n)
-        return NAN;
-    qsort(v, n, sizeof *v, dbl_cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return n && fb_locate_typical(v, n, &med, &mad) == FB_OK ? med : NAN;
 }
 
 /* Node i's checks: phase 1's three cases (each against the median node), its pairs in the
@@ -234,13 +226,21 @@ static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
     }
     c[3].fig = pairs_median(l, i);
     c[3].med = l->phase2_typical > 0 ? l->phase2_typical : NAN;
-    if (isnan(c[3].fig) || isnan(c[3].med)) {
-        c[3].v = FB_SKIP;
-        snprintf(c[3].evidence, sizeof c[3].evidence, "no tournament (one node)");
-    }
-    if (l->nodes < 2) {
-        c[4].v = FB_SKIP;
-        snprintf(c[4].evidence, sizeof c[4].evidence, "no tournament (one node)");
+    /* the tournament judges a pair or a link only against 3 nodes or more (one pair between two
+     * nodes has nothing to be compared with), and a straggler only among 3 ranks or more */
+    for (int k = 3; k <= 4; k++)
+        if (l->nodes < 2 || (k == 3 && (isnan(c[3].fig) || isnan(c[3].med)))) {
+            c[k].v = FB_SKIP;
+            snprintf(c[k].evidence, sizeof c[k].evidence, "no tournament (one node)");
+        } else if (l->nodes < 3) {
+            c[k].v = FB_SKIP;
+            snprintf(c[k].evidence, sizeof c[k].evidence, "no fleet to judge it by (fewer "
+                     "than 3 nodes)");
+        }
+    if (l->s.world.size < 3) {
+        c[5].v = FB_SKIP;
+        snprintf(c[5].evidence, sizeof c[5].evidence, "no straggler to find among fewer than 3 "
+                 "ranks");
     }
     for (size_t n = 0; n < l->nsus; n++) {
         const struct loc_suspect *s = &l->sus[n];

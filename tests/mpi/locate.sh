@@ -8,6 +8,8 @@
 #           1, one node suspect, node 2, no other suspect.
 #   link    5 nodes, the link 1-3 slowed: exit 1, one link suspect between n1 and n3, no node.
 #   rank    4 nodes, rank 1's loop slowed: exit 1, rank 1 named a straggler, no other suspect.
+#   two     2 nodes, no fault: exit 0, and every check of nodes.csv SKIP (nothing to judge a
+#           node, a pair or a rank against below 3), none PASS.
 #   bad     bad options exit 2 with one line naming the option, nothing written.
 . "$(dirname "$0")/../lib.sh"
 bin=$1
@@ -125,6 +127,19 @@ link)
     [ "$(sed 1d "$work/out/suspects.csv" | cut -d, -f1-3)" = "link,$host/n1,$host/n3" ] ||
         fail "suspects.csv: $(cat "$work/out/suspects.csv")"
     node_table 5 n1:links n3:links
+    ;;
+two)
+    locate 2 FB_TEST_LOCATE_SLOW=
+    [ "$rc" = 0 ] || fail "exit $rc, expected 0: $(cat "$work/stdout" "$work/stderr" | tail -20)"
+    grep -qx "locate: no suspect among 2 node(s)" "$work/stdout" ||
+        fail "no all-clear line: $(cat "$work/stdout")"
+    node_table 2
+    judged=$(csv_awk 'v("verdict") != "SKIP" { print v("node") ":" v("check") ":" v("verdict") }' "$work/out/nodes.csv")
+    [ -z "$judged" ] || fail "2 nodes, yet nodes.csv judges: $judged"
+    for c in pairs links arrive; do
+        csv_awk "v(\"check\") == \"$c\" && v(\"evidence\") ~ /fewer than 3/ { n++ } END { exit n != 2 }" "$work/out/nodes.csv" ||
+            fail "nodes.csv's $c rows do not say why they are not judged: $(grep ",$c," "$work/out/nodes.csv")"
+    done
     ;;
 rank)
     locate 4 FB_TEST_LOCATE_SLOW=rank:1
