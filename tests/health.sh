@@ -12,8 +12,15 @@ cd "$work" || exit 1
 cp -a "$tree" sys
 export FB_SYSFS_ROOT=$work/sys
 mkdir bin
+# `scontrol show node -o` answers from show.txt (a node in service when there is none, as
+# Slurm 22.05 prints it); every other call is recorded
 cat >bin/scontrol <<EOF2
 #!/bin/sh
+if [ "\$1" = show ]; then
+    cat "$work/show.txt" 2>/dev/null ||
+        echo "NodeName=n1 Arch=x86_64 CoresPerSocket=1 CPUAlloc=0 State=IDLE ThreadsPerCore=1 Partitions=debug"
+    exit 0
+fi
 for a in "\$@"; do printf '%s\n' "\$a"; done >>"$work/scontrol.args"
 echo call >>"$work/scontrol.calls"
 EOF2
@@ -39,6 +46,17 @@ cmp -s want.args scontrol.args || fail "--drain's scontrol arguments: $(cat scon
 # without --drain: the line, no scontrol
 "$bin" health --node n1 --ib-rate 100 >/dev/null
 [ $? = 1 ] && [ "$(wc -l <scontrol.calls)" = 1 ] || fail "without --drain scontrol was called"
+# a node drained by an administrator keeps its reason: no update, a line on stderr, exit 1;
+# one drained by health before is drained again with the new reason
+echo "NodeName=n1 Arch=x86_64 State=IDLE+DRAIN ThreadsPerCore=1 Reason=swap DIMM B2 [root@2026-12-05T06:01:02]" >show.txt
+"$bin" health --node n1 --ib-rate 100 --drain >/dev/null 2>err.txt
+[ $? = 1 ] && [ "$(wc -l <scontrol.calls)" = 1 ] || fail "an administrator's drain was overwritten: $(cat scontrol.args)"
+[ "$(cat err.txt)" = "fabricbench: error: health: n1 is already IDLE+DRAIN for another reason ('swap DIMM B2'): left as it is" ] ||
+    fail "an administrator's drain: stderr '$(cat err.txt)'"
+echo "NodeName=n1 State=DOWN+DRAIN Reason=fabricbench health: 0 NVIDIA GPU(s) [slurm@2026-12-05T06:01:02]" >show.txt
+"$bin" health --node n1 --ib-rate 100 --drain >/dev/null 2>err.txt
+[ $? = 1 ] && [ "$(wc -l <scontrol.calls)" = 2 ] || fail "health's own drain was not renewed: $(cat err.txt)"
+rm show.txt
 # a scontrol that fails: still exit 1, the failure said on stderr
 printf '#!/bin/sh\nexit 3\n' >bin/scontrol
 "$bin" health --node n1 --ib-rate 100 --drain >/dev/null 2>err.txt
@@ -56,6 +74,10 @@ out=$("$bin" health --node n1 --profile "$work/p.ini" --gpus 1 --ib-rate 50)
 out=$(SLURMD_NODENAME=gpu07 "$bin" health)
 [ "${out#health gpu07: }" != "$out" ] || fail "SLURMD_NODENAME: '$out'"
 
+# a root that is no sysfs tree: bad input, never a node of 0 GPUs drained
+FB_SYSFS_ROOT=$work/none expect_error "health: cannot read $work/none/bus/pci/devices (is FB_SYSFS_ROOT a sysfs tree?)" \
+    "$bin" health --node n1 --gpus 4 --drain
+[ "$(wc -l <scontrol.calls)" = 2 ] || fail "a root without sysfs called scontrol"
 expect_error "health: bad value for --gpus" "$bin" health --gpus x
 expect_error "health: bad value for --ib-rate" "$bin" health --ib-rate 0
 expect_error "health: unexpected argument 'extra'" "$bin" health extra

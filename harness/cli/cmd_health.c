@@ -20,7 +20,7 @@
 #include "node_health.h"
 #include "profile.h"
 #include "profile_find.h"
-#include "subprocess.h"
+#include "slurm_node.h"
 #include "units.h"
 
 static void usage(void)
@@ -38,7 +38,8 @@ static void usage(void)
            "  --ib-ports N    ACTIVE InfiniBand ports, at least (overrides the profile)\n"
            "  --ib-rate GBPS  each ACTIVE port's rate in Gb/s, at least (overrides the profile)\n"
            "  --drain         on FAIL, drain the node: scontrol update NodeName=NODE\n"
-           "                  State=DRAIN Reason='fabricbench health: ...'\n"
+           "                  State=DRAIN Reason='fabricbench health: ...', unless an\n"
+           "                  administrator drained it for another reason (left as it is)\n"
            "  --node NAME     the Slurm node name (default: $SLURMD_NODENAME, else the host\n"
            "                  name up to its first dot)\n"
            "  --help          this text\n\n"
@@ -48,19 +49,25 @@ static void usage(void)
            "said on stderr), 2 bad input\n");
 }
 
-static int drain(const char *node, const char *line)
+/* --drain: the node out through scontrol, unless an administrator drained it first. */
+static void drain(const char *node, const char *line)
 {
-    char name[300], reason[1200];
-    char *argv[] = {"scontrol", "update", name, "State=DRAIN", reason, NULL};
-    struct fb_subprocess_result res;
+    static const char ours[] = "fabricbench health: ";
+    char reason[1200], shown[600];
+    struct fb_slurm_node seen;
+    int rc = 0;
 
-    snprintf(name, sizeof name, "NodeName=%s", node);
-    snprintf(reason, sizeof reason, "Reason=fabricbench health: %s", line);
-    if (fb_subprocess_wait(argv, NULL, 30, 2, NULL, 0, &res) != FB_OK || res.exit_status != 0) {
-        fb_error("health: could not drain %s: scontrol update exited %d", node, res.exit_status);
-        return 1;
+    snprintf(reason, sizeof reason, "%s%s", ours, line);
+    switch (fb_slurm_drain(node, reason, ours, &seen, &rc)) {
+    case FB_SLURM_DRAINED: break;
+    case FB_SLURM_LEFT:
+        fb_error("health: %s is already %s for another reason ('%s'): left as it is", node,
+                 seen.state, fb_escape_str(seen.reason, 200, shown, sizeof shown));
+        break;
+    case FB_SLURM_FAILED:
+        fb_error("health: could not drain %s: scontrol update exited %d", node, rc);
+        break;
     }
-    return 0;
 }
 
 int fb_cmd_health(int argc, char **argv)
@@ -147,8 +154,17 @@ int fb_cmd_health(int argc, char **argv)
         e.ib_ports = (int)ports;
     if (rate > 0)
         e.ib_rate_gbps = rate;
-    if (fb_node_health_check(&e, fb_health_sysfs_root(), &h) != FB_OK) {
-        fb_error("health: out of memory reading %s", fb_health_sysfs_root());
+    fb_status st = fb_node_health_check(&e, fb_health_sysfs_root(), &h);
+    if (st == FB_ERR_IO) {
+        /* no PCI bus to read: a wrong FB_SYSFS_ROOT would read as a node without GPUs */
+        fb_error("health: cannot read %s/bus/pci/devices (is %s a sysfs tree?)",
+                 fb_escape_str(fb_health_sysfs_root(), 200, shown, sizeof shown),
+                 getenv("FB_SYSFS_ROOT") && *getenv("FB_SYSFS_ROOT") ? "FB_SYSFS_ROOT" : "/sys");
+        return 2;
+    }
+    if (st != FB_OK) {
+        fb_error("health: out of memory reading %s",
+                 fb_escape_str(fb_health_sysfs_root(), 200, shown, sizeof shown));
         return 2;
     }
     printf("health %s: %s: %s\n", node, h.findings ? "FAIL" : "OK", h.reason);

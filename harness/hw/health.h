@@ -88,8 +88,8 @@ const char *fb_health_sysfs_root(void);
 fb_status fb_health_sysfs_read(const char *root, struct fb_health_set *set);
 
 /* How many NVIDIA GPUs (as fb_health_sysfs_read tells them: vendor 0x10de, class 0x0302xx or
- * 0x0300xx) bus/pci/devices under `root` holds, into *count: 0 where the folder is absent.
- * FB_ERR_NOMEM. */
+ * 0x0300xx) bus/pci/devices under `root` holds, into *count. FB_ERR_IO where that folder
+ * cannot be read (not a sysfs tree: no count is better than a count of 0); FB_ERR_NOMEM. */
 fb_status fb_health_sysfs_gpus(const char *root, int *count);
 
 #endif

@@ -201,19 +201,30 @@ static bool is_nvidia_gpu(const char *dir)
     return ((unsigned long)klass >> 8) == 0x0302 || ((unsigned long)klass >> 8) == 0x0300;
 }
 
-static fb_status read_gpus(const char *root, struct fb_health_set *set)
+/* Every NVIDIA GPU of bus/pci/devices under root: counted into *count (may be NULL) and its link
+ * read into set (may be NULL). *opened (may be NULL): whether the folder could be read. */
+static fb_status scan_gpus(const char *root, struct fb_health_set *set, int *count, bool *opened)
 {
     char (*bdfs)[256] = NULL;
     size_t n = 0;
     char dir[PATH_CAP], path[2 * PATH_CAP];
     fb_status st;
+    DIR *d;
 
+    if (count)
+        *count = 0;
     snprintf(dir, sizeof dir, "%s/bus/pci/devices", root);
+    if (opened && (*opened = (d = opendir(dir)) != NULL))
+        closedir(d);
     if ((st = list_dir(dir, &bdfs, &n)) != FB_OK)
         goto out;
     for (size_t i = 0; i < n && st == FB_OK; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, bdfs[i]);
-        if (is_nvidia_gpu(path))
+        if (!is_nvidia_gpu(path))
+            continue;
+        if (count)
+            (*count)++;
+        if (set)
             st = read_pcie_link(path, bdfs[i], false, set);
     }
 out:
@@ -224,24 +235,12 @@ out:
 fb_status fb_health_sysfs_read(const char *root, struct fb_health_set *set)
 {
     fb_status st = read_ib(root, set);
-    return st == FB_OK ? read_gpus(root, set) : st;
+    return st == FB_OK ? scan_gpus(root, set, NULL, NULL) : st;
 }
 
 fb_status fb_health_sysfs_gpus(const char *root, int *count)
 {
-    char (*bdfs)[256] = NULL;
-    size_t n = 0;
-    char dir[PATH_CAP], path[2 * PATH_CAP];
-    fb_status st;
-
-    *count = 0;
-    snprintf(dir, sizeof dir, "%s/bus/pci/devices", root);
-    if ((st = list_dir(dir, &bdfs, &n)) == FB_OK)
-        for (size_t i = 0; i < n; i++) {
-            snprintf(path, sizeof path, "%s/%s", dir, bdfs[i]);
-            if (is_nvidia_gpu(path))
-                (*count)++;
-        }
-    free(bdfs);
-    return st;
+    bool opened = false;
+    fb_status st = scan_gpus(root, NULL, count, &opened);
+    return st == FB_OK && !opened ? FB_ERR_IO : st;
 }

@@ -6,6 +6,7 @@
 #     `sinfo -R`, host A stays idle;
 #   - B's rate mended and B resumed, then its GPU taken off the bus: B drains again, with the GPU
 #     count as its reason (the check every 2 s, HealthCheckInterval);
+#   - an administrator drains B with a reason of their own: the next checks leave it;
 #   - B mended again and resumed: it stays idle through two more checks.
 # usage: slurm_health.sh FABRICBENCH SYSFS_TREE
 . "$(dirname "$0")/../lib.sh"
@@ -70,6 +71,20 @@ wait_state "$CL_HOST_B" drain || fail "host B without its GPU is still '$(state_
 r=$(reason_of "$CL_HOST_B")
 [ "$r" = "fabricbench health: 0 NVIDIA GPU(s) on the PCI bus, expected 1" ] ||
     fail "host B's drain reason without its GPU is '$r'"
+
+# an administrator's reason replaces health's: the next two checks still fail, and leave it
+slurm_in scontrol update NodeName="$CL_HOST_B" State=DRAIN Reason="swap DIMM B2" || fail "scontrol drain failed"
+n=$(grep -c "^health $CL_HOST_B: FAIL" "$w/health-$CL_HOST_B.log")
+for _ in $(seq 1 50); do
+    [ "$(grep -c "^health $CL_HOST_B: FAIL" "$w/health-$CL_HOST_B.log")" -ge $((n + 2)) ] && break
+    sleep 0.2
+done
+[ "$(grep -c "^health $CL_HOST_B: FAIL" "$w/health-$CL_HOST_B.log")" -ge $((n + 2)) ] ||
+    fail "no two checks on host B after the administrator's drain: $(tail -n 3 "$w/health-$CL_HOST_B.log")"
+r=$(reason_of "$CL_HOST_B")
+[ "$r" = "swap DIMM B2" ] || fail "health overwrote the administrator's reason: '$r'"
+grep -q "health: $CL_HOST_B is already [A-Z+]*DRAIN[A-Z+]* for another reason ('swap DIMM B2'): left as it is" \
+    "$w/health-$CL_HOST_B.log" || fail "health did not say it left the drain: $(tail -n 3 "$w/health-$CL_HOST_B.log")"
 
 # mended again: resumed, it stays idle through the next checks
 cp -a "$tree/bus/pci/devices/0000:3b:00.0" "$b/bus/pci/devices/"
