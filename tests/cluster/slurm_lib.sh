@@ -3,7 +3,8 @@
 # slurmctld on the first host, and one slurmd per host, each in its host's network namespace
 # under its own host name, every path in a private folder. The client commands (srun, sbatch,
 # salloc, sinfo, scontrol) run inside the first host through slurm_in. The daemons are stopped
-# on exit before the hosts go.
+# on exit (or a signal) before the hosts go; a test killed with SIGKILL leaves them in its
+# namespaces, which the next cluster test reaps (lib.sh, multi.sh).
 #
 #   slurm_up [STATES]    start munge and the daemons; wait until sinfo's node states are STATES
 #                        (default "idle N": every node idle; sorted "%t %D" lines joined by
@@ -67,11 +68,12 @@ slurm_up() {
             sl_skip "'$tool' is not installed (harness/scripts/setup-debian.sh installs slurm-wlm and munge)"
     done
     [ -r /etc/munge/munge.key ] || sl_skip "no /etc/munge/munge.key (the munge package makes it)"
-    sl_reap_stale
     SL_DIR=$SL_BASE/slurm
     trap 'slurm_down; $SL_DOWN' EXIT
     trap 'slurm_down; $SL_DOWN; exit 130' INT
     trap 'slurm_down; $SL_DOWN; exit 143' TERM
+    trap 'slurm_down; $SL_DOWN; exit 129' HUP
+    trap 'slurm_down; $SL_DOWN; exit 141' PIPE
     # the munge user reaches its folder through the hosts' folder (made 0700 by mktemp)
     chmod 711 "$SL_BASE"
     mkdir -p "$SL_DIR/munge" "$SL_DIR/ctld"
@@ -79,7 +81,9 @@ slurm_up() {
     cp /etc/munge/munge.key "$SL_DIR/munge/key"
     chown -R munge:munge "$SL_DIR/munge"
     chmod 700 "$SL_DIR/munge"
-    runuser -u munge -- munged --force --socket="$SL_DIR/munge/sock" --key-file="$SL_DIR/munge/key" \
+    # munged inside the first host's namespace (its path socket reaches every host's), so the
+    # hosts' clean-up, or the next test's reaping of a killed test's namespaces, stops it too
+    sl_ns "$SL_FIRST" runuser -u munge -- munged --force --socket="$SL_DIR/munge/sock" --key-file="$SL_DIR/munge/key" \
         --pid-file="$SL_DIR/munge/pid" --log-file="$SL_DIR/munge/log" \
         --seed-file="$SL_DIR/munge/seed" 2>"$SL_DIR/munged.err" ||
         sl_fail "munged does not start: $(cat "$SL_DIR/munged.err" "$SL_DIR/munge/log" 2>/dev/null | tail -n 2)"
@@ -138,20 +142,8 @@ EOC
     sl_fail "the $SL_COUNT nodes are not '${1:-idle $SL_COUNT}' after 20 s: $(slurm_in sinfo -R 2>&1 | tail -n 3) $(tail -n 5 "$SL_DIR"/slurmctld.log)"
 }
 
-# A test killed with SIGKILL (CTest's timeout) never ran its trap: its slurmd and slurmctld went
-# with its namespaces (the next cluster test reaps those), but its munged, outside them, lives
-# on. One of ours whose folder is gone is stopped here.
-sl_reap_stale() {
-    for pid in $(pgrep -x munged 2>/dev/null); do
-        sock=$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | sed -n 's/^--socket=\(.*\/slurm\/munge\/sock\)$/\1/p')
-        [ -n "$sock" ] && [ ! -d "$(dirname "$sock")" ] && kill -TERM "$pid" 2>/dev/null &&
-            echo "stopped munged $pid of a test that was killed" >&2
-    done
-    return 0
-}
-
-# The daemons go before their folder does (the hosts' clean-up removes it): munged runs outside
-# the namespaces, where that clean-up's kill does not reach.
+# The daemons go before their folder does (the hosts' clean-up removes it), each given time to
+# end its work (slurmd its steps, munged its socket).
 slurm_down() {
     [ -n "$SL_DIR" ] || return 0
     sl_gone=
