@@ -12,6 +12,7 @@
 #                        failure when a daemon does not start)
 #   SL_HEALTH=PROGRAM    set before slurm_up: slurm.conf's HealthCheckProgram, run by each
 #                        slurmd at its start and every 2 s after
+#   slurm_missing        why slurm_up would SKIP here (empty when it would not)
 #   slurm_in CMD...      CMD inside the first host (its namespace and host name), SLURM_CONF set
 #   slurm_down           stop the daemons (also run on exit)
 #
@@ -61,13 +62,22 @@ slurm_in() { SLURM_CONF=$SL_DIR/etc-$SL_FIRST/slurm.conf sl_ns "$SL_FIRST" "$@";
 sl_skip() { slurm_down; echo "SKIP: $*" >&2; $SL_DOWN; exit 77; }
 sl_fail() { echo "FAIL: $*" >&2; slurm_down; $SL_DOWN; exit 1; }
 
+# slurm_missing: prints why a Slurm cannot be started here (a tool or munge's key missing),
+# nothing when it can
+slurm_missing() {
+    for tool in munged slurmctld slurmd srun sbatch salloc sinfo scontrol nsenter runuser; do
+        command -v "$tool" >/dev/null 2>&1 || {
+            echo "'$tool' is not installed (harness/scripts/setup-debian.sh installs slurm-wlm and munge)"
+            return 0
+        }
+    done
+    [ -r /etc/munge/munge.key ] || echo "no /etc/munge/munge.key (the munge package makes it)"
+}
+
 slurm_up() {
     sl_hosts
-    for tool in munged slurmctld slurmd srun sbatch salloc sinfo scontrol nsenter runuser; do
-        command -v "$tool" >/dev/null 2>&1 ||
-            sl_skip "'$tool' is not installed (harness/scripts/setup-debian.sh installs slurm-wlm and munge)"
-    done
-    [ -r /etc/munge/munge.key ] || sl_skip "no /etc/munge/munge.key (the munge package makes it)"
+    sl_why=$(slurm_missing)
+    [ -z "$sl_why" ] || sl_skip "$sl_why"
     SL_DIR=$SL_BASE/slurm
     trap 'slurm_down; $SL_DOWN' EXIT
     trap 'slurm_down; $SL_DOWN; exit 130' INT
