@@ -96,14 +96,32 @@ static const char *heat_files(enum heat h)
                             : "";
 }
 
-/* A node suspect's drain reason: its evidence up to the first ';' in the characters that a
- * single-quoted shell word and scontrol's Reason= both keep as they are. */
-static void drain_reason(const struct loc_suspect *s, char *out, size_t len)
+/* Node i's drain reason: what named it, every kind once, in the suspects' order ("slow pairs"
+ * for the tournament, "h2d alone" for a case of phase 1), without figures, so nodes named for
+ * the same things share one line (their figures are in suspects.csv); "" when none did. Only the
+ * characters a single-quoted shell word and scontrol's Reason= both keep as they are. */
+static void drain_reason(const struct loc *l, int i, char *out, size_t len)
 {
-    size_t n = (size_t)snprintf(out, len, "fabricbench locate: slow node: %.*s",
-                                (int)strcspn(s->evidence, ";"), s->evidence);
-    if (n >= len)
-        n = len - 1;
+    size_t used = 0;
+
+    out[0] = '\0';
+    for (size_t k = 0; k < l->nsus; k++) {
+        const struct loc_suspect *s = &l->sus[k];
+        char what[64];
+        if (strcmp(s->kind, "node") != 0 || s->node != i)
+            continue;
+        if (strncmp(s->metric, "node_", 5) == 0)
+            snprintf(what, sizeof what, "%s alone", s->metric + 5);
+        else
+            snprintf(what, sizeof what, "slow pairs");
+        if (strstr(out, what) || used + 1 >= len)
+            continue;
+        int w = snprintf(out + used, len - used, "%s%s",
+                         used ? ", " : "fabricbench locate: slow node: ", what);
+        used = w > 0 && (size_t)w < len - used ? used + (size_t)w : len - 1;
+    }
+    if (used && used + 1 < len)
+        snprintf(out + used, len - used, " (figures in suspects.csv)");
     for (char *c = out; *c; c++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,:/()=+-_%",
                     *c))
@@ -120,9 +138,11 @@ static fb_status write_drain(const struct loc *l)
     const char **names;
     bool *done;
     fb_status st;
+    int nodes = l->nodes > 0 ? l->nodes : 0;
 
     snprintf(path, sizeof path, "%s/drain.txt", l->res.dir);
-    if (!(names = calloc(l->nsus + 1, sizeof *names)) || !(done = calloc(l->nsus + 1, 1))) {
+    if (!(names = calloc((size_t)nodes + 1, sizeof *names)) ||
+        !(done = calloc((size_t)nodes + 1, 1))) {
         free(names);
         return FB_ERR_NOMEM;
     }
@@ -132,25 +152,22 @@ static fb_status write_drain(const struct loc *l)
             "them.\n# Nothing here was run: read suspects.csv and locate.md, then run the lines "
             "(sh drain.txt)\n# and, once a node is mended: scontrol update NodeName=NODE "
             "State=RESUME\n");
-    for (size_t i = 0; i < l->nsus; i++) {
-        const struct loc_suspect *s = &l->sus[i];
+    for (int i = 0; i < nodes; i++) {
         size_t n = 0;
-        if (done[i] || strcmp(s->kind, "node") != 0)
+        drain_reason(l, i, reason, sizeof reason);
+        if (done[i] || !reason[0])
             continue;
-        if (!fb_hostlist_name_ok(l->name[s->node])) {
+        if (!fb_hostlist_name_ok(l->name[i])) {
             fprintf(af.f, "# not drained: '%s' is not a name scontrol takes as one node\n",
-                    fb_escape_str(l->name[s->node], 60, shown, sizeof shown));
-            done[i] = true;
+                    fb_escape_str(l->name[i], 60, shown, sizeof shown));
             continue;
         }
-        drain_reason(s, reason, sizeof reason);
-        for (size_t j = i; j < l->nsus; j++) {
-            if (done[j] || strcmp(l->sus[j].kind, "node") != 0 ||
-                !fb_hostlist_name_ok(l->name[l->sus[j].node]))
+        for (int j = i; j < nodes; j++) {
+            if (done[j] || !fb_hostlist_name_ok(l->name[j]))
                 continue;
-            drain_reason(&l->sus[j], other, sizeof other);
+            drain_reason(l, j, other, sizeof other);
             if (strcmp(reason, other) == 0) {
-                names[n++] = l->name[l->sus[j].node];
+                names[n++] = l->name[j];
                 done[j] = true;
             }
         }
