@@ -20,6 +20,17 @@ if [ -n "$missing" ]; then
     [ "$(id -u)" = 0 ] || { echo "run as root (or install:$missing)" >&2; exit 1; }
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
+    # The services these packages bring (prometheus, munge, slurmctld, slurmd) are not started:
+    # the tests start daemons of their own. policy-rc.d (invoke-rc.d's and
+    # deb-systemd-invoke's rule) says so for this install alone, unless the machine has its own.
+    policy=
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        policy=/usr/sbin/policy-rc.d
+        printf '#!/bin/sh\n# fabricbench setup-debian.sh: no service starts while it installs\nexit 101\n' >"$policy"
+        chmod 755 "$policy"
+        trap 'rm -f "$policy"' EXIT
+    fi
     # shellcheck disable=SC2086
     apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    [ -z "$policy" ] || rm -f "$policy"
 fi
