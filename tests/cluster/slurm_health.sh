@@ -52,6 +52,15 @@ wait_state() {
     done
     return 1
 }
+# two_more_checks VERDICT: within 10 s, host B's log gains two more lines of VERDICT (OK, FAIL)
+two_more_checks() {
+    n=$(grep -c "^health $CL_HOST_B: $1" "$w/health-$CL_HOST_B.log")
+    for _ in $(seq 1 50); do
+        [ "$(grep -c "^health $CL_HOST_B: $1" "$w/health-$CL_HOST_B.log")" -ge $((n + 2)) ] && return 0
+        sleep 0.2
+    done
+    return 1
+}
 
 [ "$(state_of "$CL_HOST_A")" = idle ] || fail "host A is '$(state_of "$CL_HOST_A")', expected idle: $(cat "$w/health-$CL_HOST_A.log")"
 [ "$(state_of "$CL_HOST_B")" = drain ] || fail "host B is '$(state_of "$CL_HOST_B")', expected drain"
@@ -74,12 +83,7 @@ r=$(reason_of "$CL_HOST_B")
 
 # an administrator's reason replaces health's: the next two checks still fail, and leave it
 slurm_in scontrol update NodeName="$CL_HOST_B" State=DRAIN Reason="swap DIMM B2" || fail "scontrol drain failed"
-n=$(grep -c "^health $CL_HOST_B: FAIL" "$w/health-$CL_HOST_B.log")
-for _ in $(seq 1 50); do
-    [ "$(grep -c "^health $CL_HOST_B: FAIL" "$w/health-$CL_HOST_B.log")" -ge $((n + 2)) ] && break
-    sleep 0.2
-done
-[ "$(grep -c "^health $CL_HOST_B: FAIL" "$w/health-$CL_HOST_B.log")" -ge $((n + 2)) ] ||
+two_more_checks FAIL ||
     fail "no two checks on host B after the administrator's drain: $(tail -n 3 "$w/health-$CL_HOST_B.log")"
 r=$(reason_of "$CL_HOST_B")
 [ "$r" = "swap DIMM B2" ] || fail "health overwrote the administrator's reason: '$r'"
@@ -90,12 +94,7 @@ grep -q "health: $CL_HOST_B is already [A-Z+]*DRAIN[A-Z+]* for another reason ('
 cp -a "$tree/bus/pci/devices/0000:3b:00.0" "$b/bus/pci/devices/"
 slurm_in scontrol update NodeName="$CL_HOST_B" State=RESUME || fail "scontrol resume failed"
 wait_state "$CL_HOST_B" idle || fail "host B did not come back idle: $(state_of "$CL_HOST_B")"
-n=$(grep -c "^health $CL_HOST_B: OK" "$w/health-$CL_HOST_B.log")
-for _ in $(seq 1 50); do
-    [ "$(grep -c "^health $CL_HOST_B: OK" "$w/health-$CL_HOST_B.log")" -ge $((n + 2)) ] && break
-    sleep 0.2
-done
-[ "$(grep -c "^health $CL_HOST_B: OK" "$w/health-$CL_HOST_B.log")" -ge $((n + 2)) ] ||
+two_more_checks OK ||
     fail "no two healthy checks on host B after it was mended: $(tail -n 3 "$w/health-$CL_HOST_B.log")"
 [ "$(state_of "$CL_HOST_B")" = idle ] || fail "healthy host B is '$(state_of "$CL_HOST_B")'"
 finish
