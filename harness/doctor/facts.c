@@ -16,9 +16,10 @@ bool fb_facts_same_gpu(const struct fb_rank_facts *a, const struct fb_rank_facts
 
 const char *fb_facts_launcher(void)
 {
-    const char *orte = getenv("OMPI_MCA_orte_hnp_uri"), *step = getenv("SLURM_STEP_ID");
+    const char *orte = getenv("OMPI_MCA_orte_hnp_uri"), *prte = getenv("PRTE_LAUNCHED"),
+               *step = getenv("SLURM_STEP_ID");
 
-    if (orte && *orte)
+    if ((orte && *orte) || (prte && *prte))
         return "mpirun";
     if (step && *step)
         return "srun";

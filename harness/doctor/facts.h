@@ -55,10 +55,11 @@ struct fb_rank_facts {
  * GPU. Ordinals alone would mislead: CUDA_VISIBLE_DEVICES renumbers devices per rank. */
 bool fb_facts_same_gpu(const struct fb_rank_facts *a, const struct fb_rank_facts *b);
 
-/* The launcher that started this process, from its environment: "mpirun" (Open MPI's ORTE:
- * OMPI_MCA_orte_hnp_uri), else "srun" (Slurm's step: SLURM_STEP_ID, as srun --mpi=pmix sets
- * it; mpirun inside an allocation sets the ORTE variable too, so it wins), else "" (a
- * singleton or another launcher). */
+/* The launcher that started this process, from its environment: "mpirun" (Open MPI 4's ORTE:
+ * OMPI_MCA_orte_hnp_uri; Open MPI 5's PRRTE, whose mpirun/prterun marks every process it starts
+ * with PRTE_LAUNCHED), else "srun" (Slurm's step: SLURM_STEP_ID, as srun --mpi=pmix sets it;
+ * mpirun inside an allocation sets its own variable too, so it wins), else "" (a singleton or
+ * another launcher). */
 const char *fb_facts_launcher(void);
 
 #endif

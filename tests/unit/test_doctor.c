@@ -1,6 +1,7 @@
 /* doctor's rules over constructed facts: two ranks on one GPU fail, a wrong-socket rank fails
  * the binding check, host ranks sharing CPUs warn, an HCA with no active port fails, and so on.
  * Also the version strings the fingerprint prints. No MPI, no hardware. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,8 +405,30 @@ static void version_strings(void)
     CHECK_STR(buf, "not built");
 }
 
+/* The launcher from the environment each one sets (in order of precedence). */
+static void launcher_from_env(void)
+{
+    unsetenv("OMPI_MCA_orte_hnp_uri");
+    unsetenv("PRTE_LAUNCHED");
+    unsetenv("SLURM_STEP_ID");
+    CHECK_STR(fb_facts_launcher(), "");
+    setenv("SLURM_STEP_ID", "0", 1);
+    CHECK_STR(fb_facts_launcher(), "srun");
+    setenv("PRTE_LAUNCHED", "1", 1); /* Open MPI 5's mpirun inside an allocation */
+    CHECK_STR(fb_facts_launcher(), "mpirun");
+    unsetenv("PRTE_LAUNCHED");
+    setenv("OMPI_MCA_orte_hnp_uri", "1234.0;tcp://10.0.0.1:5000", 1); /* Open MPI 4's */
+    CHECK_STR(fb_facts_launcher(), "mpirun");
+    unsetenv("SLURM_STEP_ID");
+    unsetenv("OMPI_MCA_orte_hnp_uri");
+    setenv("PRTE_LAUNCHED", "", 1); /* set but empty: not a launcher's mark */
+    CHECK_STR(fb_facts_launcher(), "");
+    unsetenv("PRTE_LAUNCHED");
+}
+
 int main(void)
 {
+    launcher_from_env();
     the_list();
     gpu_build_and_visible();
     one_rank_per_gpu();
