@@ -9,20 +9,28 @@
 static MPI_Datatype half_type = MPI_DATATYPE_NULL;
 static MPI_Op half_sum = MPI_OP_NULL;
 
-/* MPI_User_function: inout[i] = in[i] + inout[i]. Buffers may hold any type's bytes, so each
- * element is copied in and out rather than read through a uint16_t pointer. */
+/* MPI_User_function: inout[i] = in[i] + inout[i], each sum rounded to a half. Buffers may hold
+ * any type's bytes, so blocks are copied in and out rather than read through a uint16_t
+ * pointer; each block converts at once (F16C where the CPU has it). */
 static void half_sum_fn(void *in, void *inout, int *len, MPI_Datatype *type)
 {
+    enum { BLOCK = 512 };
     const unsigned char *a = in;
     unsigned char *b = inout;
-    uint16_t x, y;
+    uint16_t x[BLOCK], y[BLOCK];
+    float fx[BLOCK], fy[BLOCK];
 
     (void)type;
-    for (int i = 0; i < *len; i++) {
-        memcpy(&x, a + 2 * (size_t)i, 2);
-        memcpy(&y, b + 2 * (size_t)i, 2);
-        y = fb_half_from_float(fb_half_to_float(x) + fb_half_to_float(y));
-        memcpy(b + 2 * (size_t)i, &y, 2);
+    for (size_t at = 0, n; at < (size_t)*len; at += n) {
+        n = (size_t)*len - at < BLOCK ? (size_t)*len - at : BLOCK;
+        memcpy(x, a + 2 * at, 2 * n);
+        memcpy(y, b + 2 * at, 2 * n);
+        fb_half_to_float_n(fx, x, n);
+        fb_half_to_float_n(fy, y, n);
+        for (size_t i = 0; i < n; i++)
+            fy[i] += fx[i];
+        fb_half_from_float_n(y, fy, n);
+        memcpy(b + 2 * at, y, 2 * n);
     }
 }
 

@@ -1,6 +1,7 @@
 /* IEEE binary16 on the host: float <-> half conversions done on the bit patterns. */
 #include "half.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 uint16_t fb_half_from_float(float f)
@@ -47,8 +48,8 @@ float fb_half_to_float(uint16_t h)
     uint32_t x;
     float f;
 
-    if (exp == 0x1f) {
-        x = sign | 0x7f800000u | (mant << 13);
+    if (exp == 0x1f) { /* infinity, or NaN: made quiet, payload kept (as F16C does) */
+        x = sign | 0x7f800000u | (mant << 13) | (mant ? 0x400000u : 0);
     } else if (exp == 0) {
         /* Zero or subnormal: mant 2^-24, exact in float. */
         f = (float)mant * 0x1p-24f;
@@ -58,4 +59,73 @@ float fb_half_to_float(uint16_t h)
     }
     memcpy(&f, &x, sizeof f);
     return f;
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define FB_HALF_X86 1
+
+/* vcvtps2ph rounds to nearest even (imm 0: the rounding control in the instruction, not
+ * MXCSR's), makes a signalling NaN quiet keeping its top payload bits, overflows to infinity and
+ * rounds float subnormals to zero, as fb_half_from_float does; vcvtph2ps is exact. MXCSR's DAZ
+ * is off (C's default), so float subnormals are read as they are. */
+__attribute__((target("avx,f16c"))) static void from_f16c(uint16_t *dst, const float *src,
+                                                          size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(void *)(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), 0));
+    for (; i < n; i++)
+        dst[i] = fb_half_from_float(src[i]);
+}
+
+__attribute__((target("avx,f16c"))) static void to_f16c(float *dst, const uint16_t *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i,
+                         _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(src + i))));
+    for (; i < n; i++)
+        dst[i] = fb_half_to_float(src[i]);
+}
+#endif
+
+int fb_half_has_f16c(void)
+{
+#ifdef FB_HALF_X86
+    static int has = -1;
+    if (has < 0) {
+        __builtin_cpu_init();
+        has = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx") &&
+              !getenv("FB_HALF_NO_F16C");
+    }
+    return has;
+#else
+    return 0;
+#endif
+}
+
+void fb_half_from_float_n(uint16_t *dst, const float *src, size_t n)
+{
+#ifdef FB_HALF_X86
+    if (fb_half_has_f16c()) {
+        from_f16c(dst, src, n);
+        return;
+    }
+#endif
+    for (size_t i = 0; i < n; i++)
+        dst[i] = fb_half_from_float(src[i]);
+}
+
+void fb_half_to_float_n(float *dst, const uint16_t *src, size_t n)
+{
+#ifdef FB_HALF_X86
+    if (fb_half_has_f16c()) {
+        to_f16c(dst, src, n);
+        return;
+    }
+#endif
+    for (size_t i = 0; i < n; i++)
+        dst[i] = fb_half_to_float(src[i]);
 }

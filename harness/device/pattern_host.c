@@ -11,6 +11,8 @@
 
 #include "half.h"
 
+enum { HALF_BLOCK = 256 }; /* halves converted at once (fb_half_from_float_n) */
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define FB_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
@@ -103,9 +105,15 @@ void fb_pattern_fill_host_from(void *buf, size_t first, size_t count, enum fb_dt
     case FB_DTYPE_INT32: FB_FILL_LOOP(int32_t); break;
     case FB_DTYPE_INT8: FB_FILL_LOOP(int8_t); break;
     case FB_DTYPE_FLOAT16: {
+        /* a block of floats at a time, converted at once (F16C where the CPU has it) */
         uint16_t *v = buf;
-        for (size_t i = 0; i < count; i++)
-            v[i] = fb_half_from_float((float)fb_pattern_expect(p, first + i));
+        float f[HALF_BLOCK];
+        for (size_t at = 0, n; at < count; at += n) {
+            n = count - at < HALF_BLOCK ? count - at : HALF_BLOCK;
+            for (size_t i = 0; i < n; i++)
+                f[i] = (float)fb_pattern_expect(p, first + at + i);
+            fb_half_from_float_n(v + at, f, n);
+        }
         break;
     }
     default: break;
@@ -135,9 +143,18 @@ size_t fb_pattern_check_host_from(const void *buf, size_t first, size_t count,
         /* Compared as values, like the other types: the expectation rounded to a half, and a
          * NaN is always wrong. */
         const uint16_t *v = buf;
-        for (size_t i = 0; i < count; i++)
-            wrong += fb_half_to_float(v[i]) !=
-                     fb_half_to_float(fb_half_from_float((float)fb_pattern_expect(p, first + i)));
+        float got[HALF_BLOCK], want[HALF_BLOCK];
+        uint16_t h[HALF_BLOCK];
+        for (size_t at = 0, n; at < count; at += n) {
+            n = count - at < HALF_BLOCK ? count - at : HALF_BLOCK;
+            for (size_t i = 0; i < n; i++)
+                want[i] = (float)fb_pattern_expect(p, first + at + i);
+            fb_half_from_float_n(h, want, n);
+            fb_half_to_float_n(want, h, n);
+            fb_half_to_float_n(got, v + at, n);
+            for (size_t i = 0; i < n; i++)
+                wrong += got[i] != want[i];
+        }
         break;
     }
     default: return count;
