@@ -1,14 +1,14 @@
 #!/bin/sh
 # Shows that each fuzz test fails when its parser is broken: puts one boundary bug (a read one
 # byte past the end, or before the start) into a copy of the sources, rebuilds the fuzz tree,
-# and expects tests/fuzz/run.sh to fail for that parser within the normal budget (8 s, the kept
+# and expects tests/fuzz/run.sh to fail for that parser within the normal budget (4 s, the kept
 # corpus of tests/data/fuzz read first, as in CI). Not part of CI (it rebuilds once per
 # mutant); run by hand: sh tests/fuzz/mutants.sh [WORK_DIR].
 # Nothing here touches the working tree: the bugs live only in WORK_DIR/src.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-/tmp/fb-fuzz-mutants}
-seconds=${FB_FUZZ_SECONDS:-8}
+seconds=${FB_FUZZ_SECONDS:-4}
 rm -rf "$work"
 mkdir -p "$work/src"
 (cd "$top" && git ls-files -z | xargs -0 cp --parents -t "$work/src")

@@ -6,14 +6,14 @@
 # environment: FB_FUZZ_STEP (all: build, then every fuzzer, the default; build: the build and
 # the registry check only, as CTest's fixture fuzz_build; run: the fuzzers only, into a tree
 # built before, as CTest's fuzz_NAME; merge: what the last runs found, minimized into the kept
-# corpus tests/data/fuzz/NAME), FB_FUZZ_SECONDS (per fuzzer, default 8), FB_FUZZ_ONLY (one
+# corpus tests/data/fuzz/NAME), FB_FUZZ_SECONDS (per fuzzer, default 4), FB_FUZZ_ONLY (one
 # fuzzer's name), FB_FUZZ_JOBS (build jobs, default nproc). The fuzzers are the harnesses
 # tests/fuzz/fuzz_NAME.c, whatever their number. Every run starts from the seeds
 # (tests/fuzz/corpus/NAME) and the kept corpus, so what a run covers does not depend on its
 # seconds: they are spent past it.
 . "$(dirname "$0")/../lib.sh"
 src=$1 fuzzdir=$2 bin=${3:-}
-seconds=${FB_FUZZ_SECONDS:-8}
+seconds=${FB_FUZZ_SECONDS:-4}
 step=${FB_FUZZ_STEP:-all}
 case $step in all | build | run | merge) ;; *) echo "run.sh: FB_FUZZ_STEP is all, build, run or merge, not '$step'" >&2; exit 2 ;; esac
 fuzzers=$(cd "$src/tests/fuzz" && ls fuzz_*.c | sed 's/^fuzz_\(.*\)\.c$/\1/' | tr '\n' ' ')
