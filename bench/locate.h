@@ -1,4 +1,4 @@
-/* The benchmarks of `fabricbench locate` (harness/cli/cmd_locate.c runs them; they are not in
+/* The benchmarks of `fabricbench locate` (harness/fleet/locate_run.c runs them; they are not in
  * `run`'s registry): every node alone (locate_node), rounds of disjoint pairs of ranks at once
  * (locate_pairs, from fb_options.pairings) and each rank's compute-free loop (locate_arrive).
  * They measure through p2p's and h2d's hooks and the one runner. */

@@ -78,7 +78,7 @@ struct fb_options {
      * before every iteration (outside the time), each timed alone on each rank, reported as
      * the mean, min and max over ranks of each rank's mean (time_synced_*); "both". */
     char timing[8];
-    /* locate (harness/cli/cmd_locate.c): the rounds of pairs bench/locate.c measures. */
+    /* locate (harness/fleet/locate_run.c): the rounds of pairs bench/locate.c measures. */
     const struct fb_pairing *pairings;
     size_t npairings;
     bool allow_oversubscribe;

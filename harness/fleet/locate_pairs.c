@@ -1,7 +1,7 @@
 /* `fabricbench locate`'s phase 2: the tournament of disjoint node pairs (locate_plan.h), the
  * retests of what looked slow against healthy partners, and the verdicts (locate_judge.h). */
 #define _POSIX_C_SOURCE 200809L
-#include "cmd_locate.h"
+#include "locate_run.h"
 
 #include <math.h>
 #include <mpi.h>

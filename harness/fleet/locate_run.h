@@ -1,7 +1,9 @@
-/* `fabricbench locate`'s own header, for its two files only (cmd_locate.c measures and decides,
- * cmd_locate_out.c writes what was decided): the state of one locate and its suspects. */
-#ifndef FB_CMD_LOCATE_H
-#define FB_CMD_LOCATE_H
+/* locate's orchestration, the fleet layer (below the command line, above the benchmarks and the
+ * runner): the state of one locate and its suspects, its phases (locate_run.c, the tournament in
+ * locate_pairs.c) and its outputs (locate_out.c). cli/cmd_locate.c fills struct loc's options
+ * and calls fb_locate_main. */
+#ifndef FB_LOCATE_RUN_H
+#define FB_LOCATE_RUN_H
 
 #include <stdio.h>
 
@@ -22,7 +24,7 @@ struct loc_suspect {
     char evidence[400];
 };
 
-/* phase 1's cases, each node alone (cmd_locate.c), in node_fig's order */
+/* phase 1's cases, each node alone (locate_run.c), in node_fig's order */
 enum { LOC_NODE_CASES = 3 };
 extern const char *const loc_node_cases[LOC_NODE_CASES];
 
@@ -62,7 +64,7 @@ double loc_rank_figure(const struct fb_results *res, size_t first, const char *b
 fb_status loc_run_bench(struct loc *l, struct fb_runner *r, const struct fb_bench *b,
                         const struct fb_pairing *p, size_t np);
 
-/* Collective: phase 2 (cmd_locate_pairs.c): the tournament, the retests of what looked slow,
+/* Collective: phase 2 (locate_pairs.c): the tournament, the retests of what looked slow,
  * and their verdicts added to l->sus on rank 0; the heat map's cells in l->heat. */
 fb_status loc_phase_pairs(struct loc *l, struct fb_runner *r);
 
@@ -72,5 +74,13 @@ bool loc_suspect_add(struct loc *l, const struct loc_suspect *s);
 /* Rank 0: one terminal line per suspect (or the all-clear), suspects.csv, locate.md and the
  * heat map locate-heat.png/.svg in the run folder. FB_OK, or FB_ERR_IO with a line printed. */
 fb_status loc_write_outputs(struct loc *l);
+
+/* Collective, between fb_world_start and fb_world_finish: the whole locate over l->opt and
+ * l->tolerance (set by the command): the session, the run folder, every phase, the outputs.
+ * The exit code: 0 no suspect, 1 a suspect, else fb_status_exit_code's. */
+int fb_locate_main(struct loc *l);
+
+/* Frees l (calloc'ed by the command) and what fb_locate_main kept in it; accepts NULL. */
+void fb_locate_free(struct loc *l);
 
 #endif

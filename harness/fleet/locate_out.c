@@ -3,7 +3,7 @@
  * never run here), and the tournament's heat map drawn by gnuplot from
  * the report code's template (plots/locate_heat.gp), each file written atomically. */
 #define _POSIX_C_SOURCE 200809L
-#include "cmd_locate.h"
+#include "locate_run.h"
 
 #include <math.h>
 #include <stdlib.h>

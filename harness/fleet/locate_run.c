@@ -1,0 +1,449 @@
+/* locate's orchestration (fleet layer, locate_run.h): names the slow node, link or rank of a
+ * job in one launch. Phase 1 runs every node alone at once, phase 2 a round-robin tournament of
+ * disjoint node pairs (locate_pairs.c), then retests of each suspect against healthy partners and
+ * a straggler check; all through the one runner (bench/locate.c), the plan and decisions from
+ * harness/analysis/locate_*.c, the outputs in locate_out.c. The command (cli/cmd_locate.c)
+ * parses the options and calls fb_locate_main. */
+#define _POSIX_C_SOURCE 200809L
+#include "locate_run.h"
+
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fb_version.h>
+
+#include "atomic_file.h"
+#include "clock.h"
+#include "fingerprint.h"
+#include "json_file.h"
+#include "locate.h"
+#include "locate_judge.h"
+#include "locate_plan.h"
+#include "log.h"
+#include "run_record.h"
+#include "runner.h"
+#include "topo.h"
+#include "watchdog.h"
+
+bool loc_suspect_add(struct loc *l, const struct loc_suspect *s)
+{
+    if (l->nsus == l->capsus) {
+        size_t cap = l->capsus ? 2 * l->capsus : 16;
+        struct loc_suspect *grown = realloc(l->sus, cap * sizeof *grown);
+        if (!grown)
+            return false;
+        l->sus = grown;
+        l->capsus = cap;
+    }
+    l->sus[l->nsus++] = *s;
+    return true;
+}
+
+/* ---- the run folder, as `run` makes it ---- */
+
+static fb_status open_folder(struct loc *l)
+{
+    const struct fb_world *w = &l->s.world;
+    struct fb_topo *topo = NULL;
+    struct fb_rank_facts mine, *all = NULL;
+    char path[4300];
+    fb_status st = FB_OK;
+
+    if (w->rank == 0) {
+        st = fb_results_prepare(&l->res, l->opt.out_dir, l->opt.results_root, w->host,
+                                l->opt.force);
+        if (st == FB_OK) {
+            snprintf(path, sizeof path, "%s/fabricbench.log", l->res.dir);
+            snprintf(l->env_path, sizeof l->env_path, "%s/env.json", l->res.dir);
+            if (!(l->log = fb_file_create(path))) {
+                fb_error("cannot write '%s'", path);
+                st = FB_ERR_USAGE;
+            }
+            fb_log_set_file(l->log);
+        }
+    }
+    if ((st = fb_world_agree(w, st)) != FB_OK)
+        return st;
+    fb_watchdog_phase("fingerprint");
+    st = fb_topo_load(&topo, NULL);
+    if (st == FB_OK)
+        st = fb_fingerprint_collect(&l->s, topo, &mine);
+    if ((st = fb_world_agree(w, st)) == FB_OK &&
+        (st = fb_fingerprint_gather(&l->s, &mine, &all)) == FB_OK && w->rank == 0) {
+        l->env = fb_fingerprint_json(&l->s, topo, all, "running");
+        st = l->env ? fb_json_file_write(l->env_path, l->env) : FB_ERR_NOMEM;
+    }
+    st = fb_world_agree(w, st);
+    if (st == FB_OK && w->rank == 0)
+        fb_run_record_set(l->env, l->env_path, &l->res);
+    free(all);
+    fb_topo_free(topo);
+    return st;
+}
+
+/* Every rank: the nodes, the lead rank of each (its local rank 0: on the host backend the rank
+ * nearest the NIC) and their labels. */
+static fb_status map_nodes(struct loc *l, const int *node_of)
+{
+    const struct fb_world *w = &l->s.world;
+
+    l->nodes = w->nodes;
+    l->lead = malloc((size_t)l->nodes * sizeof *l->lead);
+    l->name = calloc((size_t)l->nodes, sizeof *l->name);
+    if (!l->lead || !l->name)
+        return FB_ERR_NOMEM;
+    for (int i = 0; i < l->nodes; i++)
+        l->lead[i] = -1;
+    for (int k = 0; k < w->size; k++)
+        if (l->lead[node_of[k]] < 0)
+            l->lead[node_of[k]] = k;
+    for (int i = 0; i < l->nodes; i++) {
+        const char *h = fb_world_host_of(w, l->lead[i]);
+        bool repeated = false;
+        for (int j = 0; j < l->nodes; j++)
+            repeated |= j != i && strcmp(fb_world_host_of(w, l->lead[j]), h) == 0;
+        /* pretend nodes on one machine (FB_TEST_RANKS_PER_NODE) share a host name */
+        if (repeated)
+            snprintf(l->name[i], sizeof l->name[i], "%.60s/n%d", h, i);
+        else
+            snprintf(l->name[i], sizeof l->name[i], "%.70s", h);
+    }
+    return FB_OK;
+}
+
+/* Rank 0: the per-rank figure (metric, src == rank) of case `kase` in rows [first, nrows) of
+ * benchmark `bench`; NaN when absent. */
+double loc_rank_figure(const struct fb_results *res, size_t first, const char *bench,
+                          const char *kase, const char *metric, int rank)
+{
+    for (size_t i = first; i < res->nrows; i++) {
+        const struct fb_row *w = &res->rows[i];
+        if (w->src == rank && strcmp(w->metric, metric) == 0 && strcmp(w->bench, bench) == 0 &&
+            strcmp(w->kase, kase) == 0)
+            return strcmp(w->unit, "us") == 0 ? w->st.min : w->st.max;
+    }
+    return NAN;
+}
+
+/* Collective: runs one benchmark through the runner with these pairings. */
+fb_status loc_run_bench(struct loc *l, struct fb_runner *r, const struct fb_bench *b,
+                           const struct fb_pairing *p, size_t np)
+{
+    fb_status st;
+
+    l->opt.pairings = p;
+    l->opt.npairings = np;
+    fb_watchdog_point(b->name, "(preparing)");
+    st = fb_runner_run(r, b);
+    fb_watchdog_point("", "%s", "");
+    l->opt.pairings = NULL;
+    l->opt.npairings = 0;
+    return st == FB_ERR_UNSUPPORTED ? FB_OK : st;
+}
+
+/* ---- phase 1: every node alone ---- */
+
+const char *const loc_node_cases[LOC_NODE_CASES] = {"node_h2d", "node_p2p", "node_allreduce"};
+#define node_cases loc_node_cases
+enum { NODE_CASES = LOC_NODE_CASES };
+
+/* Rank 0: marks flag[i * NODE_CASES + c] for node i far below the other nodes in case c, with
+ * its figure and the median node's in fig[] and typ[]. Each node's figure is its slowest
+ * rank's. Needs 3 nodes or more: with two there is nothing to compare with. */
+static void judge_nodes(struct loc *l, const struct fb_runner *r, size_t first, bool *flag,
+                        double *fig, double *typ, double *v)
+{
+    const struct fb_world *w = &l->s.world;
+
+    for (int c = 0; c < NODE_CASES; c++) {
+        double med, mad;
+        int n = 0;
+        for (int i = 0; i < l->nodes; i++) {
+            double least = NAN;
+            for (int k = 0; k < w->size; k++) {
+                double x;
+                if (r->node_of[k] != i)
+                    continue;
+                x = loc_rank_figure(&l->res, first, "locate_node", node_cases[c], "bandwidth", k);
+                if (!isnan(x) && (isnan(least) || x < least))
+                    least = x;
+            }
+            v[i] = least;
+            n += !isnan(least);
+            if (l->node_fig)
+                l->node_fig[(size_t)i * NODE_CASES + (size_t)c] = least;
+        }
+        l->node_med[c] = NAN;
+        if (l->nodes < 3 || n < l->nodes || fb_locate_typical(v, (size_t)n, &med, &mad) != FB_OK)
+            continue;
+        l->node_med[c] = med;
+        for (int i = 0; i < l->nodes; i++) {
+            size_t at = (size_t)i * NODE_CASES + (size_t)c;
+            flag[at] = fb_locate_is_suspect(v[i], med, mad, l->tolerance, true);
+            fig[at] = v[i];
+            typ[at] = med;
+        }
+    }
+}
+
+/* Collective. Every node alone at once; a node far below the others is measured again and
+ * named only when it is far below both times (noise passes). */
+static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
+{
+    const struct fb_world *w = &l->s.world;
+    size_t cells = (size_t)l->nodes * NODE_CASES;
+    int *t = malloc((size_t)w->size * sizeof *t), most = 0, again = 0;
+    struct fb_pairing pair = {.name = "node_p2p"};
+    bool *flag = calloc(cells, sizeof *flag), *flag2 = calloc(cells, sizeof *flag2);
+    double *fig = calloc(cells, sizeof *fig), *typ = calloc(cells, sizeof *typ);
+    double *v = malloc((size_t)l->nodes * sizeof *v);
+    fb_status st = FB_OK;
+
+    if (!t || !v || !flag || !flag2 || !fig || !typ) {
+        st = FB_ERR_NOMEM;
+        goto out;
+    }
+    /* Inside each node: its 1st and 2nd ranks, its 3rd and 4th, ... both ways at once. */
+    for (int k = 0; k < w->size; k++) {
+        int i = r->node_of[k], n = 0, pos = 0, prev = -1, next = -1;
+        for (int j = 0; j < w->size; j++)
+            if (r->node_of[j] == i) {
+                if (j < k) {
+                    pos++;
+                    prev = j;
+                } else if (j > k && next < 0) {
+                    next = j;
+                }
+                n++;
+            }
+        t[k] = pos % 2 == 0 ? next : prev;
+        most = n > most ? n : most;
+    }
+    pair.partner = t;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t first = w->rank == 0 ? l->res.nrows : 0;
+        if ((st = loc_run_bench(l, r, &fb_bench_locate_node, &pair, most > 1 ? 1 : 0)) != FB_OK)
+            goto out;
+        if (w->rank == 0) {
+            judge_nodes(l, r, first, pass ? flag2 : flag, fig, typ, v);
+            again = 0;
+            for (size_t i = 0; i < cells; i++)
+                again |= flag[i];
+        }
+        MPI_Bcast(&again, 1, MPI_INT, 0, w->comm);
+        if (!again)
+            goto out;
+    }
+    for (size_t at = 0; w->rank == 0 && at < cells; at++)
+        if (flag[at] && flag2[at]) {
+            int i = (int)(at / NODE_CASES), c = (int)(at % NODE_CASES);
+            struct loc_suspect s = {.kind = "node", .node = i, .peer = -1, .rank = -1,
+                                    .measured = fig[at], .typical = typ[at]};
+            snprintf(s.bench, sizeof s.bench, "locate_node");
+            snprintf(s.metric, sizeof s.metric, "%s", node_cases[c]);
+            snprintf(s.evidence, sizeof s.evidence,
+                     "%s alone %.3g GB/s against a median node of %.3g GB/s (%.0f%%), twice",
+                     node_cases[c] + 5, fig[at], typ[at], 100.0 * fig[at] / typ[at]);
+            if (!loc_suspect_add(l, &s))
+                st = FB_ERR_NOMEM;
+        }
+out:
+    free(t);
+    free(v);
+    free(flag);
+    free(flag2);
+    free(fig);
+    free(typ);
+    return st;
+}
+
+/* ---- stragglers ---- */
+
+/* Rank 0: a link suspect with a straggler's node at one end is that straggler's doing, not the
+ * link's (a starved CPU moves the node's traffic late: TCP on a host fabric, or staging): the
+ * link is dropped from the suspects and its figure kept in the straggler's evidence, so an
+ * innocent peer is not named. */
+static void links_to_stragglers(struct loc *l)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; i < l->nsus; i++) {
+        struct loc_suspect *s = &l->sus[i];
+        bool explained = false;
+
+        for (size_t j = 0; j < l->nsus && !explained && strcmp(s->kind, "link") == 0; j++) {
+            struct loc_suspect *g = &l->sus[j];
+            size_t used;
+
+            if (strcmp(g->kind, "rank") != 0 || (g->node != s->node && g->node != s->peer))
+                continue;
+            explained = true;
+            used = strlen(g->evidence);
+            snprintf(g->evidence + used, sizeof g->evidence - used,
+                     "; its node's link %s-%s read %.3g GB/s against a typical %.3g (the "
+                     "straggler's, not the link's)", l->name[s->node], l->name[s->peer],
+                     s->measured, s->typical);
+        }
+        if (!explained)
+            l->sus[kept++] = *s;
+    }
+    l->nsus = kept;
+}
+
+/* Collective: every rank's compute-free loop at once; a rank far slower than the median rank
+ * twice in a row is named. */
+static fb_status phase_stragglers(struct loc *l, struct fb_runner *r)
+{
+    const struct fb_world *w = &l->s.world;
+    double *t = malloc((size_t)w->size * sizeof *t), *t1 = malloc((size_t)w->size * sizeof *t1);
+    bool *f = calloc((size_t)w->size, sizeof *f), *f1 = calloc((size_t)w->size, sizeof *f1);
+    double med = 0.0, med1 = 0.0;
+    int any = 0;
+    fb_status st = t && t1 && f && f1 ? FB_OK : FB_ERR_NOMEM;
+
+    if ((st = fb_world_agree(w, st)) != FB_OK || w->size < 3)
+        goto out;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t first = w->rank == 0 ? l->res.nrows : 0;
+        if ((st = loc_run_bench(l, r, &fb_bench_locate_arrive, NULL, 0)) != FB_OK)
+            goto out;
+        if (w->rank == 0) {
+            for (int k = 0; k < w->size; k++)
+                (pass ? t : t1)[k] = loc_rank_figure(&l->res, first, "locate_arrive", "loop",
+                                                     "time", k);
+            any = fb_locate_stragglers(pass ? t : t1, w->size, l->tolerance, pass ? f : f1,
+                                       pass ? &med : &med1) > 0;
+        }
+        MPI_Bcast(&any, 1, MPI_INT, 0, w->comm);
+        if (!any)
+            goto out;
+    }
+    for (int k = 0; w->rank == 0 && k < w->size; k++)
+        if (f[k] && f1[k]) {
+            struct loc_suspect s = {.kind = "rank", .node = r->node_of[k], .peer = -1, .rank = k,
+                                    .measured = t[k], .typical = med};
+            snprintf(s.bench, sizeof s.bench, "locate_arrive");
+            snprintf(s.metric, sizeof s.metric, "time");
+            snprintf(s.evidence, sizeof s.evidence,
+                     "rank=%d; its compute-free loop took %.0f and %.0f us against a median rank's "
+                     "%.0f and %.0f us (%.1fx)", k, t1[k], t[k], med1, med, t[k] / med);
+            if (!loc_suspect_add(l, &s))
+                st = FB_ERR_NOMEM;
+        }
+    if (w->rank == 0)
+        links_to_stragglers(l);
+out:
+    free(t);
+    free(t1);
+    free(f);
+    free(f1);
+    return st;
+}
+
+/* ---- the whole locate ---- */
+
+int fb_locate_main(struct loc *l)
+{
+    const struct fb_world *w = &l->s.world;
+    struct fb_runner runner = {0};
+    bool runner_up = false;
+    double t0;
+    char kind, why[160] = "";
+    int a, b;
+    fb_status st;
+
+    st = fb_session_open(&l->s, l->opt.backend, l->opt.coll, l->opt.allow_oversubscribe);
+    if (st == FB_OK)
+        st = fb_world_agree(w, fb_locate_test_slow(&kind, &a, &b));
+    if (st != FB_OK) {
+        fb_session_close(&l->s);
+        return fb_status_exit_code(st);
+    }
+    fb_watchdog_phase("run folder");
+    if ((st = open_folder(l)) != FB_OK)
+        goto out;
+    if ((st = fb_runner_init(&runner, &l->s, &l->opt, w->rank == 0 ? &l->res : NULL)) != FB_OK)
+        goto out;
+    runner_up = true;
+    if ((st = fb_world_agree(w, map_nodes(l, runner.node_of))) != FB_OK)
+        goto out;
+    if (w->rank == 0) {
+        fb_info("fabricbench %s (%s) locate: %d rank(s) on %d node(s)", FB_VERSION,
+                FB_GIT_COMMIT, w->size, w->nodes);
+        fb_info("backend: %s; collectives: %s; results: %s", l->s.be->name, l->s.coll->name,
+                l->res.dir);
+        if (!(l->heat = malloc((size_t)l->nodes * (size_t)l->nodes * sizeof *l->heat)) ||
+            !(l->node_fig = malloc((size_t)l->nodes * NODE_CASES * sizeof *l->node_fig)))
+            st = FB_ERR_NOMEM;
+        for (size_t i = 0; l->node_fig && i < (size_t)l->nodes * NODE_CASES; i++)
+            l->node_fig[i] = NAN;
+        for (int c = 0; c < NODE_CASES; c++)
+            l->node_med[c] = NAN;
+        for (size_t i = 0; l->heat && i < (size_t)l->nodes * (size_t)l->nodes; i++)
+            l->heat[i] = NAN;
+    }
+    if ((st = fb_world_agree(w, st)) != FB_OK)
+        goto out;
+    t0 = fb_clock_now_us();
+    if ((st = phase_nodes(l, &runner)) != FB_OK)
+        goto out;
+    l->phase_s[0] = (fb_clock_now_us() - t0) / 1e6;
+    if ((st = loc_phase_pairs(l, &runner)) != FB_OK)
+        goto out;
+    t0 = fb_clock_now_us();
+    if ((st = phase_stragglers(l, &runner)) != FB_OK)
+        goto out;
+    l->phase_s[3] = (fb_clock_now_us() - t0) / 1e6;
+    if (w->rank == 0) {
+        fb_run_record_lock();
+        st = fb_results_flush(&l->res);
+        fb_run_record_unlock();
+        if (st == FB_OK)
+            st = loc_write_outputs(l);
+    }
+    st = fb_world_agree(w, st);
+out:
+    if (runner_up)
+        fb_runner_release(&runner);
+    if (st != FB_OK)
+        fb_world_stop_reason(w, st, why, sizeof why);
+    /* the failed rank and its error, as run names them (docs/timeouts.md) */
+    if (w->rank == 0 && st != FB_OK && st != FB_ERR_USAGE) /* bad usage was said above */
+        fb_error("locate %s: %s", st == FB_ERR_INTERRUPTED ? "interrupted" : "stopped", why);
+    if (w->rank == 0 && l->env) {
+        const char *state = st == FB_OK ? "complete" : st == FB_ERR_INTERRUPTED ? "interrupted"
+                                       : st == FB_ERR_TIMEOUT ? "timeout" : "failed";
+        if (fb_run_record_mark(state, st == FB_OK ? "" : why) != FB_OK && st == FB_OK)
+            st = FB_ERR_IO;
+    }
+    if (w->rank == 0) {
+        fb_log_set_file(NULL);
+        if (l->log)
+            fclose(l->log);
+        fb_run_record_set(NULL, NULL, NULL);
+        fb_results_release(&l->res);
+        cJSON_Delete(l->env);
+    }
+    {
+        int nsus = (int)l->nsus;
+        MPI_Bcast(&nsus, 1, MPI_INT, 0, w->comm);
+        fb_session_close(&l->s);
+        if (st != FB_OK)
+            return fb_status_exit_code(st);
+        return nsus > 0 ? 1 : 0;
+    }
+}
+
+void fb_locate_free(struct loc *l)
+{
+    if (!l)
+        return;
+    free(l->lead);
+    free(l->name);
+    free(l->sus);
+    free(l->heat);
+    free(l->node_fig);
+    free(l);
+}
