@@ -75,7 +75,7 @@ out=$(SLURMD_NODENAME=gpu07 "$bin" health)
 [ "${out#health gpu07: }" != "$out" ] || fail "SLURMD_NODENAME: '$out'"
 
 # a root that is no sysfs tree: bad input, never a node of 0 GPUs drained
-FB_SYSFS_ROOT=$work/none expect_error "health: cannot read $work/none/bus/pci/devices (is FB_SYSFS_ROOT a sysfs tree?)" \
+FB_SYSFS_ROOT=$work/none expect_error "health: cannot read $work/none/bus/pci/devices (not a sysfs tree?)" \
     "$bin" health --node n1 --gpus 4 --drain
 [ "$(wc -l <scontrol.calls)" = 2 ] || fail "a root without sysfs called scontrol"
 expect_error "health: bad value for --gpus" "$bin" health --gpus x

@@ -157,9 +157,8 @@ int fb_cmd_health(int argc, char **argv)
     fb_status st = fb_node_health_check(&e, fb_health_sysfs_root(), &h);
     if (st == FB_ERR_IO) {
         /* no PCI bus to read: a wrong FB_SYSFS_ROOT would read as a node without GPUs */
-        fb_error("health: cannot read %s/bus/pci/devices (is %s a sysfs tree?)",
-                 fb_escape_str(fb_health_sysfs_root(), 200, shown, sizeof shown),
-                 getenv("FB_SYSFS_ROOT") && *getenv("FB_SYSFS_ROOT") ? "FB_SYSFS_ROOT" : "/sys");
+        fb_error("health: cannot read %s/bus/pci/devices (not a sysfs tree?)",
+                 fb_escape_str(fb_health_sysfs_root(), 200, shown, sizeof shown));
         return 2;
     }
     if (st != FB_OK) {

@@ -115,8 +115,7 @@ fb_status fb_node_health_check(const struct fb_node_expect *e, const char *root,
     int gpus = 0;
     fb_status st;
 
-    if ((st = fb_health_sysfs_read(root, &set)) == FB_OK &&
-        (st = fb_health_sysfs_gpus(root, &gpus)) == FB_OK)
+    if ((st = fb_health_sysfs_read_node(root, &set, &gpus)) == FB_OK)
         fb_node_health_judge(e, &set, gpus, h);
     fb_health_set_free(&set);
     return st;

@@ -28,7 +28,7 @@ struct fb_node_health {
                             healthy, what was found */
 };
 
-/* Judges `set` (fb_health_sysfs_read's readings) and `gpus` (fb_health_sysfs_gpus) against e.
+/* Judges `set` and `gpus` (fb_health_sysfs_read_node's readings and GPU count) against e.
  * Pure. */
 void fb_node_health_judge(const struct fb_node_expect *e, const struct fb_health_set *set,
                           int gpus, struct fb_node_health *h);

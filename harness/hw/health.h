@@ -87,9 +87,10 @@ const char *fb_health_sysfs_root(void);
  * read); FB_OK then with fewer readings. FB_ERR_NOMEM. */
 fb_status fb_health_sysfs_read(const char *root, struct fb_health_set *set);
 
-/* How many NVIDIA GPUs (as fb_health_sysfs_read tells them: vendor 0x10de, class 0x0302xx or
- * 0x0300xx) bus/pci/devices under `root` holds, into *count. FB_ERR_IO where that folder
- * cannot be read (not a sysfs tree: no count is better than a count of 0); FB_ERR_NOMEM. */
-fb_status fb_health_sysfs_gpus(const char *root, int *count);
+/* fb_health_sysfs_read, and how many NVIDIA GPUs (vendor 0x10de, class 0x0302xx or 0x0300xx)
+ * bus/pci/devices under `root` holds, into *gpus, from the same walk. FB_ERR_IO where that
+ * folder cannot be read (not a sysfs tree: no count is better than a count of 0);
+ * FB_ERR_NOMEM. */
+fb_status fb_health_sysfs_read_node(const char *root, struct fb_health_set *set, int *gpus);
 
 #endif

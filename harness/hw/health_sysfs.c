@@ -238,9 +238,12 @@ fb_status fb_health_sysfs_read(const char *root, struct fb_health_set *set)
     return st == FB_OK ? scan_gpus(root, set, NULL, NULL) : st;
 }
 
-fb_status fb_health_sysfs_gpus(const char *root, int *count)
+fb_status fb_health_sysfs_read_node(const char *root, struct fb_health_set *set, int *gpus)
 {
     bool opened = false;
-    fb_status st = scan_gpus(root, NULL, count, &opened);
+    fb_status st = read_ib(root, set);
+
+    if (st == FB_OK)
+        st = scan_gpus(root, set, gpus, &opened);
     return st == FB_OK && !opened ? FB_ERR_IO : st;
 }
