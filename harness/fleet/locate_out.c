@@ -134,18 +134,19 @@ static void drain_reason(const struct loc *l, int i, char *out, size_t len)
 static fb_status write_drain(const struct loc *l)
 {
     struct fb_atomic_file af;
-    char path[4200], reason[300], other[300], list[4096], shown[160];
-    const char **names;
-    bool *done;
-    fb_status st;
+    char path[4200], list[4096], shown[160];
+    char (*why)[300] = NULL; /* each node's reason, made once */
+    const char **names = NULL;
+    bool *done = NULL;
+    fb_status st = FB_ERR_NOMEM;
     int nodes = l->nodes > 0 ? l->nodes : 0;
 
     snprintf(path, sizeof path, "%s/drain.txt", l->res.dir);
     if (!(names = calloc((size_t)nodes + 1, sizeof *names)) ||
-        !(done = calloc((size_t)nodes + 1, 1))) {
-        free(names);
-        return FB_ERR_NOMEM;
-    }
+        !(done = calloc((size_t)nodes + 1, 1)) || !(why = calloc((size_t)nodes + 1, sizeof *why)))
+        goto out;
+    for (int i = 0; i < nodes; i++)
+        drain_reason(l, i, why[i], sizeof why[i]);
     if ((st = fb_atomic_open(&af, path)) != FB_OK)
         goto out;
     fprintf(af.f, "# fabricbench locate: the nodes it found slow, as Slurm commands that drain "
@@ -153,8 +154,8 @@ static fb_status write_drain(const struct loc *l)
             "(sh drain.txt)\n# and, once a node is mended: scontrol update NodeName=NODE "
             "State=RESUME\n");
     for (int i = 0; i < nodes; i++) {
+        const char *reason = why[i];
         size_t n = 0;
-        drain_reason(l, i, reason, sizeof reason);
         if (done[i] || !reason[0])
             continue;
         if (!fb_hostlist_name_ok(l->name[i])) {
@@ -165,8 +166,7 @@ static fb_status write_drain(const struct loc *l)
         for (int j = i; j < nodes; j++) {
             if (done[j] || !fb_hostlist_name_ok(l->name[j]))
                 continue;
-            drain_reason(l, j, other, sizeof other);
-            if (strcmp(reason, other) == 0) {
+            if (strcmp(reason, why[j]) == 0) {
                 names[n++] = l->name[j];
                 done[j] = true;
             }
@@ -189,6 +189,7 @@ static fb_status write_drain(const struct loc *l)
 out:
     free(names);
     free(done);
+    free(why);
     return st;
 }
 
