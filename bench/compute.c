@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "compute.h"
 #include "conv_engine.h"
 #include "densenet_step.h"
 #include "log.h"
@@ -124,39 +125,52 @@ static fb_status add_case(struct fb_case *c, const struct fb_ctx *ctx, long batc
     return FB_OK;
 }
 
+/* The engine of the step on this backend and its names (ours, and the ceiling's: ref), each
+ * "ENGINE-PRECISION". FB_ERR_UNSUPPORTED where compute is waived (said on stderr when `say`): no
+ * engine built for the backend (a dry run plans as the described GPU would, engine or not:
+ * run_plan.h), or a precision the host does not run; FB_ERR_USAGE for a bad --precision. */
+static fb_status step_engine(const struct fb_ctx *ctx, bool say, char ours[24], char ref[24])
+{
+    const struct fb_conv_engine *eng = fb_conv_engine_for(ctx->be);
+    enum fb_conv_prec prec;
+
+    if (!eng || (!eng->built && !ctx->opt->dry_run)) {
+        if (say)
+            fb_warn("compute waived on %s: no convolution engine built for it (the CUDA "
+                    "kernels of kernels/conv_gemm.h)", ctx->be->name);
+        return FB_ERR_UNSUPPORTED;
+    }
+    if (fb_conv_prec_parse(ctx->opt->precision, default_prec(ctx->be), &prec) != FB_OK)
+        return FB_ERR_USAGE;
+    if (ctx->be->on_cpu && prec != FB_CONV_FP32) {
+        if (say)
+            fb_warn("compute waived: --precision %s on host (OpenBLAS runs fp32 only here); "
+                    "use --precision fp32", fb_conv_prec_name(prec));
+        return FB_ERR_UNSUPPORTED;
+    }
+    snprintf(ours, 24, "%s-%s", eng->describe(false), fb_conv_prec_name(prec));
+    snprintf(ref, 24, "%s-%s", eng->describe(true), fb_conv_prec_name(prec));
+    return FB_OK;
+}
+
 static fb_status compute_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t *n)
 {
     const struct fb_options *o = ctx->opt;
-    const struct fb_conv_engine *eng = fb_conv_engine_for(ctx->be);
     long one_batch = default_batch(ctx->be);
     const long *batches = o->nbatches ? o->batches : &one_batch;
     size_t nb = o->nbatches ? o->nbatches : 1, k = 0;
     int size = ctx->s->world.size, modes = size > 1 ? 2 : 1;
     size_t per_alone = 3 + 4 * FB_LAYER_GROUPS, per_all = 2;
-    enum fb_conv_prec prec;
     char ours[24], ref[24];
     struct fb_case *cases;
     fb_status st = FB_OK;
 
     *out = NULL;
     *n = 0;
-    /* a dry run plans as the described GPU would, engine or not (run_plan.h) */
-    if (!eng || (!eng->built && !o->dry_run)) {
-        if (ctx->s->world.rank == 0)
-            fb_warn("compute waived on %s: no convolution engine built for it (the CUDA "
-                    "kernels of kernels/conv_gemm.h)", ctx->be->name);
+    if ((st = step_engine(ctx, ctx->s->world.rank == 0, ours, ref)) == FB_ERR_UNSUPPORTED)
         return FB_OK;
-    }
-    if (fb_conv_prec_parse(o->precision, default_prec(ctx->be), &prec) != FB_OK)
-        return FB_ERR_USAGE;
-    if (ctx->be->on_cpu && prec != FB_CONV_FP32) {
-        if (ctx->s->world.rank == 0)
-            fb_warn("compute waived: --precision %s on host (OpenBLAS runs fp32 only here); "
-                    "use --precision fp32", fb_conv_prec_name(prec));
-        return FB_OK;
-    }
-    snprintf(ours, sizeof ours, "%s-%s", eng->describe(false), fb_conv_prec_name(prec));
-    snprintf(ref, sizeof ref, "%s-%s", eng->describe(true), fb_conv_prec_name(prec));
+    if (st != FB_OK)
+        return st;
     if (!(cases = calloc(nb * (per_alone + (modes > 1 ? per_all : 0)), sizeof *cases)))
         return FB_ERR_NOMEM;
     for (size_t b = 0; b < nb && st == FB_OK; b++) {
@@ -186,6 +200,26 @@ static fb_status compute_plan(const struct fb_ctx *ctx, struct fb_case **out, si
     }
     *out = cases;
     *n = k;
+    return FB_OK;
+}
+
+fb_status fb_compute_step_case(const struct fb_ctx *ctx, long batch, struct fb_case *c)
+{
+    struct fb_densenet_layers d;
+    char ours[24], ref[24];
+    fb_status st;
+
+    memset(c, 0, sizeof *c);
+    if ((st = step_engine(ctx, false, ours, ref)) != FB_OK)
+        return st;
+    if (batch <= 0)
+        batch = default_batch(ctx->be);
+    if ((st = fb_densenet_layers_build((int)batch, (int)resolution_of(ctx), ctx->opt->classes,
+                                       &d)) != FB_OK)
+        return st;
+    add_case(c, ctx, batch, V_STEP_OURS, -1, FB_ALL_RANKS, &d, ours, ref);
+    c->variant |= V_LAST; /* the one case of its step: its teardown frees the step */
+    fb_densenet_layers_free(&d);
     return FB_OK;
 }
 

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "compute.h"
 #include "log.h"
 #include "p2p_matrix.h"
 #include "registry.h"
@@ -20,7 +21,7 @@ enum { DEFAULT_BYTES = 4u << 20, LOOP_OPS = 50000, LOOP_MIN_ITERS = 300 };
  * oversubscribed ranks, whose transfers of 256 KiB take 0.05 to 2 ms; per loop (0.35 ms alone,
  * judged as a trial's mean over 300 or more), 9 times the loop, 2 ms at least */
 enum { SLOW_MIN_US = 5000, SLOW_MIN_LOOP_US = 2000 };
-enum { L_H2D, L_P2P, L_ALLREDUCE, L_PAIRS, L_LOOP };
+enum { L_H2D, L_P2P, L_ALLREDUCE, L_COMPUTE, L_PAIRS, L_LOOP };
 
 fb_status fb_locate_test_slow(char *kind, int *a, int *b)
 {
@@ -33,12 +34,14 @@ fb_status fb_locate_test_slow(char *kind, int *a, int *b)
         return FB_OK;
     if (sscanf(t, "node:%d%n", a, &n) == 1 && !t[n] && *a >= 0)
         *kind = 'n';
+    else if (sscanf(t, "compute:%d%n", a, &n) == 1 && !t[n] && *a >= 0)
+        *kind = 'c';
     else if (sscanf(t, "link:%d-%d%n", a, b, &n) == 2 && !t[n] && *a >= 0 && *b >= 0)
         *kind = 'l';
     else if (sscanf(t, "rank:%d%n", a, &n) == 1 && !t[n] && *a >= 0)
         *kind = 'r';
     else {
-        fb_error("FB_TEST_LOCATE_SLOW: '%s' is not node:N, link:A-B or rank:R", t);
+        fb_error("FB_TEST_LOCATE_SLOW: '%s' is not node:N, compute:N, link:A-B or rank:R", t);
         return FB_ERR_USAGE;
     }
     return FB_OK;
@@ -49,6 +52,7 @@ struct loc_state {
     const struct fb_bench *inner; /* p2p or h2d, or NULL for the own hooks */
     void *in;
     struct fb_stream *stream;
+    struct fb_case inner_case; /* compute's: its hooks keep a pointer to their case */
     int variant;
     bool slow; /* FB_TEST_LOCATE_SLOW names this rank's transfers or loop */
     /* the node's all-reduce */
@@ -86,11 +90,11 @@ static struct fb_case *add(struct fb_case **v, size_t *n, size_t cap, const char
 
 static fb_status node_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t *n)
 {
-    size_t cap = 3 + 2 * ctx->opt->npairings;
+    size_t cap = 4 + 2 * ctx->opt->npairings;
     struct fb_case *v = calloc(cap, sizeof *v);
     const char *coll = ctx->s->coll->transport(ctx->world_coll);
     int most = ctx->s->world.local_size;
-    struct fb_case *c;
+    struct fb_case *c, step;
 
     if (!v)
         return FB_ERR_NOMEM;
@@ -114,6 +118,15 @@ static fb_status node_plan(const struct fb_ctx *ctx, struct fb_case **out, size_
         c->dtype = FB_DTYPE_FLOAT32;
         c->count = c->bytes / 4;
         c->redop = "sum";
+    }
+    /* the compute stand-in: compute's whole step on every rank at once (1 image at the host's
+     * --resolution, which locate sets to 32; the GPU's default batch), where compute can run */
+    if (fb_compute_step_case(ctx, ctx->be->on_cpu ? 1 : 0, &step) == FB_OK) {
+        c = add(&v, n, cap, "node_compute", step.transport, L_COMPUTE, 0);
+        c->report = FB_REPORT_THROUGHPUT;
+        c->batch = step.batch;
+        c->flops = step.flops;
+        c->items = step.items;
     }
     *out = v;
     return FB_OK;
@@ -165,6 +178,8 @@ static bool slowed(const struct fb_ctx *ctx, const struct fb_case *c)
         return false;
     if (c->variant == L_LOOP)
         return kind == 'r' && a == me;
+    if (c->variant == L_COMPUTE)
+        return kind == 'c' && a == mine;
     if (c->variant != L_PAIRS || !c->partners || c->partners[me] < 0)
         return false;
     theirs = ctx->node_of[c->partners[me]];
@@ -246,6 +261,11 @@ static fb_status loc_setup(const struct fb_ctx *ctx, const struct fb_case *c,
         inner.variant = FB_P2P_MATRIX_BIDIR;
         break;
     case L_ALLREDUCE: return allreduce_setup(s, c);
+    case L_COMPUTE:
+        s->inner = &fb_bench_compute;
+        if ((st = fb_compute_step_case(ctx, c->batch, &s->inner_case)) != FB_OK)
+            return st;
+        return s->inner->setup(ctx, &s->inner_case, stream, &s->in);
     default: return FB_OK;
     }
     st = s->inner->setup(ctx, &inner, stream, &s->in);

@@ -195,15 +195,23 @@ out:
 
 /* ---- the node table: every node's checks, for nodes.csv, junit.xml and fabricbench.prom ---- */
 
-enum { CHECKS = LOC_NODE_CASES + 3 };
-static const char *const check_names[CHECKS] = {"h2d", "p2p", "allreduce", "pairs", "links",
-                                                "arrive"};
+/* the checks: phase 1's cases (loc_node_cases' order), then the tournament's pairs and links
+ * and the stragglers */
+enum { C_PAIRS = LOC_NODE_CASES, C_LINKS, C_ARRIVE, CHECKS };
+static const char *const check_names[CHECKS] = {"h2d",   "p2p",   "allreduce", "compute",
+                                                "pairs", "links", "arrive"};
 
 struct node_check {
     enum fb_verdict v;
-    double fig, med;   /* GB/s; NaN where the check has no figure */
+    double fig, med;   /* in check_unit()'s unit; NaN where the check has no figure */
     char evidence[480];
 };
+
+/* a check's unit: phase 1's case's, GB/s for the pairs; "" for links and arrive (no figure) */
+static const char *check_unit(int k)
+{
+    return k < LOC_NODE_CASES ? loc_node_units[k] : k == C_PAIRS ? "GB/s" : "";
+}
 
 /* The median of node i's pairs in the tournament (its heat map row); NaN when it met none. */
 static double pairs_median(const struct loc *l, int i)
@@ -218,7 +226,7 @@ static double pairs_median(const struct loc *l, int i)
     return n && fb_locate_typical(v, n, &med, &mad) == FB_OK ? med : NAN;
 }
 
-/* Node i's checks: phase 1's three cases (each against the median node), its pairs in the
+/* Node i's checks: phase 1's four cases (each against the median node), its pairs in the
  * tournament (against the median pair), the links that were found slow at either end, and a
  * straggling rank on it. FAIL where a suspect names it, PASS where it was measured and judged,
  * SKIP where there was nothing to judge it against. */
@@ -234,20 +242,24 @@ static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
         c[k].med = l->node_med[k];
         if (isnan(c[k].fig)) {
             c[k].v = FB_SKIP;
-            snprintf(c[k].evidence, sizeof c[k].evidence, "not measured (a case of two ranks "
-                     "on a node of one)");
+            snprintf(c[k].evidence, sizeof c[k].evidence, "%s",
+                     strcmp(loc_node_cases[k], "node_compute") == 0
+                         ? "not measured (compute cannot run here: no convolution engine for "
+                           "this backend, or a precision it does not run)"
+                         : "not measured (a case of two ranks on a node of one)");
         } else if (isnan(c[k].med)) {
             c[k].v = FB_SKIP;
             snprintf(c[k].evidence, sizeof c[k].evidence, "no fleet to judge it by (fewer "
                      "than 3 nodes)");
         }
     }
-    c[3].fig = pairs_median(l, i);
-    c[3].med = l->phase2_typical > 0 ? l->phase2_typical : NAN;
+    c[C_PAIRS].fig = pairs_median(l, i);
+    c[C_PAIRS].med = l->phase2_typical > 0 ? l->phase2_typical : NAN;
     /* the tournament judges a pair or a link only against 3 nodes or more (one pair between two
      * nodes has nothing to be compared with), and a straggler only among 3 ranks or more */
-    for (int k = 3; k <= 4; k++)
-        if (l->nodes < 2 || (k == 3 && (isnan(c[3].fig) || isnan(c[3].med)))) {
+    for (int k = C_PAIRS; k <= C_LINKS; k++)
+        if (l->nodes < 2 ||
+            (k == C_PAIRS && (isnan(c[C_PAIRS].fig) || isnan(c[C_PAIRS].med)))) {
             c[k].v = FB_SKIP;
             snprintf(c[k].evidence, sizeof c[k].evidence, "no tournament (one node)");
         } else if (l->nodes < 3) {
@@ -256,30 +268,30 @@ static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
                      "than 3 nodes)");
         }
     if (l->s.world.size < 3) {
-        c[5].v = FB_SKIP;
-        snprintf(c[5].evidence, sizeof c[5].evidence, "no straggler to find among fewer than 3 "
+        c[C_ARRIVE].v = FB_SKIP;
+        snprintf(c[C_ARRIVE].evidence, sizeof c[C_ARRIVE].evidence, "no straggler to find among fewer than 3 "
                  "ranks");
     }
     for (size_t n = 0; n < l->nsus; n++) {
         const struct loc_suspect *s = &l->sus[n];
         int k = -1;
         if (strcmp(s->kind, "node") == 0 && s->node == i) {
-            k = 3;
+            k = C_PAIRS;
             for (int m = 0; m < LOC_NODE_CASES; m++)
                 if (strcmp(s->metric, loc_node_cases[m]) == 0)
                     k = m;
         } else if (strcmp(s->kind, "link") == 0 && (s->node == i || s->peer == i)) {
-            k = 4;
+            k = C_LINKS;
         } else if (strcmp(s->kind, "rank") == 0 && s->node == i) {
-            k = 5;
+            k = C_ARRIVE;
         }
         if (k < 0)
             continue;
         c[k].v = FB_FAIL;
-        if (k == 4)
+        if (k == C_LINKS)
             snprintf(c[k].evidence, sizeof c[k].evidence, "slow link with %s: %s",
                      l->name[s->node == i ? s->peer : s->node], s->evidence);
-        else if (k == 5)
+        else if (k == C_ARRIVE)
             snprintf(c[k].evidence, sizeof c[k].evidence, "rank %d: %s", s->rank, s->evidence);
         else
             snprintf(c[k].evidence, sizeof c[k].evidence, "%s", s->evidence);
@@ -307,8 +319,8 @@ static fb_status commit_or_fail(struct fb_atomic_file *af)
 /* nodes.csv: one row per node and check */
 static fb_status write_nodes(const struct loc *l)
 {
-    static const char *const cols[] = {"node", "check", "verdict", "figure_gbps",
-                                       "fleet_median_gbps", "evidence"};
+    static const char *const cols[] = {"node",         "check", "verdict", "figure",
+                                       "fleet_median", "unit",  "evidence"};
     struct fb_atomic_file af;
     struct node_check c[CHECKS];
     char path[4200], fig[32], med[32];
@@ -317,15 +329,15 @@ static fb_status write_nodes(const struct loc *l)
     snprintf(path, sizeof path, "%s/nodes.csv", l->res.dir);
     if ((st = fb_atomic_open(&af, path)) != FB_OK)
         return st;
-    fb_csv_row(af.f, cols, 6);
+    fb_csv_row(af.f, cols, 7);
     for (int i = 0; i < l->nodes; i++) {
         node_checks(l, i, c);
         for (int k = 0; k < CHECKS; k++) {
-            const char *f[6] = {l->name[i], check_names[k], fb_verdict_str(c[k].v), fig, med,
-                                c[k].evidence};
+            const char *f[7] = {l->name[i], check_names[k], fb_verdict_str(c[k].v), fig, med,
+                                isnan(c[k].fig) ? "" : check_unit(k), c[k].evidence};
             num(fig, sizeof fig, c[k].fig);
             num(med, sizeof med, c[k].med);
-            fb_csv_row(af.f, f, 6);
+            fb_csv_row(af.f, f, 7);
         }
     }
     return commit_or_fail(&af);
@@ -389,6 +401,18 @@ static void prom_label(FILE *f, const char *s)
     }
 }
 
+/* A check's gauge family in fabricbench.prom (0 bandwidth in B/s, 1 compute in FLOP/s) and the
+ * factor from its unit to the family's base unit. */
+static int prom_family(int k)
+{
+    return strcmp(check_unit(k), "TFLOP/s") == 0;
+}
+
+static double prom_scale(int k)
+{
+    return prom_family(k) ? 1e12 : 1e9;
+}
+
 /* fabricbench.prom: the node table as gauges in Prometheus's text format, for
  * node_exporter's textfile collector (promtool check metrics accepts it) */
 static fb_status write_prom(const struct loc *l)
@@ -401,27 +425,30 @@ static fb_status write_prom(const struct loc *l)
     snprintf(path, sizeof path, "%s/fabricbench.prom", l->res.dir);
     if ((st = fb_atomic_open(&af, path)) != FB_OK)
         return st;
-    fputs("# HELP fabricbench_locate_bandwidth_bytes_per_second A node's figure in a check of "
-          "fabricbench locate.\n# TYPE fabricbench_locate_bandwidth_bytes_per_second gauge\n",
-          af.f);
-    for (int i = 0; i < l->nodes; i++) {
-        node_checks(l, i, c);
-        for (int k = 0; k < CHECKS; k++) {
-            if (isnan(c[k].fig))
-                continue;
-            fputs("fabricbench_locate_bandwidth_bytes_per_second{node=\"", af.f);
-            prom_label(af.f, l->name[i]);
-            fprintf(af.f, "\",check=\"%s\"} %.6g\n", check_names[k], c[k].fig * 1e9);
+    for (int g = 0; g < 2; g++) {
+        const char *fam = g ? "compute_flops_per_second" : "bandwidth_bytes_per_second";
+        fprintf(af.f, "# HELP fabricbench_locate_%s A node's figure in a check of fabricbench "
+                "locate.\n# TYPE fabricbench_locate_%s gauge\n", fam, fam);
+        for (int i = 0; i < l->nodes; i++) {
+            node_checks(l, i, c);
+            for (int k = 0; k < CHECKS; k++) {
+                if (isnan(c[k].fig) || prom_family(k) != g)
+                    continue;
+                fprintf(af.f, "fabricbench_locate_%s{node=\"", fam);
+                prom_label(af.f, l->name[i]);
+                fprintf(af.f, "\",check=\"%s\"} %.6g\n", check_names[k],
+                        c[k].fig * prom_scale(k));
+            }
         }
+        fprintf(af.f, "# HELP fabricbench_locate_fleet_median_%s The median node's figure in a "
+                "check of fabricbench locate.\n# TYPE fabricbench_locate_fleet_median_%s gauge\n",
+                fam, fam);
+        node_checks(l, 0, c);
+        for (int k = 0; l->nodes > 0 && k < CHECKS; k++)
+            if (!isnan(c[k].med) && prom_family(k) == g)
+                fprintf(af.f, "fabricbench_locate_fleet_median_%s{check=\"%s\"} %.6g\n", fam,
+                        check_names[k], c[k].med * prom_scale(k));
     }
-    fputs("# HELP fabricbench_locate_fleet_median_bandwidth_bytes_per_second The median node's "
-          "figure in a check of fabricbench locate.\n"
-          "# TYPE fabricbench_locate_fleet_median_bandwidth_bytes_per_second gauge\n", af.f);
-    node_checks(l, 0, c);
-    for (int k = 0; l->nodes > 0 && k < CHECKS; k++)
-        if (!isnan(c[k].med))
-            fprintf(af.f, "fabricbench_locate_fleet_median_bandwidth_bytes_per_second"
-                    "{check=\"%s\"} %.6g\n", check_names[k], c[k].med * 1e9);
     fputs("# HELP fabricbench_locate_check_ok 1 when the node passed the check, 0 when it "
           "failed; a check skipped is absent.\n# TYPE fabricbench_locate_check_ok gauge\n", af.f);
     for (int i = 0; i < l->nodes; i++) {

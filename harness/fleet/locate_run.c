@@ -145,7 +145,11 @@ fb_status loc_run_bench(struct loc *l, struct fb_runner *r, const struct fb_benc
 
 /* ---- phase 1: every node alone ---- */
 
-const char *const loc_node_cases[LOC_NODE_CASES] = {"node_h2d", "node_p2p", "node_allreduce"};
+const char *const loc_node_cases[LOC_NODE_CASES] = {"node_h2d", "node_p2p", "node_allreduce",
+                                                     "node_compute"};
+const char *const loc_node_metrics[LOC_NODE_CASES] = {"bandwidth", "bandwidth", "bandwidth",
+                                                       "tflops"};
+const char *const loc_node_units[LOC_NODE_CASES] = {"GB/s", "GB/s", "GB/s", "TFLOP/s"};
 #define node_cases loc_node_cases
 enum { NODE_CASES = LOC_NODE_CASES };
 
@@ -166,7 +170,8 @@ static void judge_nodes(struct loc *l, const struct fb_runner *r, size_t first, 
                 double x;
                 if (r->node_of[k] != i)
                     continue;
-                x = loc_rank_figure(&l->res, first, "locate_node", node_cases[c], "bandwidth", k);
+                x = loc_rank_figure(&l->res, first, "locate_node", node_cases[c],
+                                    loc_node_metrics[c], k);
                 if (!isnan(x) && (isnan(least) || x < least))
                     least = x;
             }
@@ -244,8 +249,9 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
             snprintf(s.bench, sizeof s.bench, "locate_node");
             snprintf(s.metric, sizeof s.metric, "%s", node_cases[c]);
             snprintf(s.evidence, sizeof s.evidence,
-                     "%s alone %.3g GB/s against a median node of %.3g GB/s (%.0f%%), twice",
-                     node_cases[c] + 5, fig[at], typ[at], 100.0 * fig[at] / typ[at]);
+                     "%s alone %.3g %s against a median node of %.3g %s (%.0f%%), twice",
+                     node_cases[c] + 5, fig[at], loc_node_units[c], typ[at], loc_node_units[c],
+                     100.0 * fig[at] / typ[at]);
             if (!loc_suspect_add(l, &s))
                 st = FB_ERR_NOMEM;
         }
@@ -361,6 +367,10 @@ int fb_locate_main(struct loc *l)
         fb_session_close(&l->s);
         return fb_status_exit_code(st);
     }
+    /* the compute stand-in's step on the host: 1 image at 32x32 (bench/locate.c), a figure to
+     * compare the nodes by in tens of milliseconds, not compute's 8 images at 64x64 */
+    if (l->s.be->on_cpu && l->opt.resolution == 0)
+        l->opt.resolution = 32;
     fb_watchdog_phase("run folder");
     if ((st = open_folder(l)) != FB_OK)
         goto out;

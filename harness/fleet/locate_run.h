@@ -24,9 +24,12 @@ struct loc_suspect {
     char evidence[400];
 };
 
-/* phase 1's cases, each node alone (locate_run.c), in node_fig's order */
-enum { LOC_NODE_CASES = 3 };
+/* phase 1's cases, each node alone (locate_run.c), in node_fig's order: h2d, p2p and
+ * all-reduce (each rank's `bandwidth`, GB/s) and the compute stand-in (its `tflops`, TFLOP/s) */
+enum { LOC_NODE_CASES = 4 };
 extern const char *const loc_node_cases[LOC_NODE_CASES];
+extern const char *const loc_node_metrics[LOC_NODE_CASES];
+extern const char *const loc_node_units[LOC_NODE_CASES];
 
 struct loc {
     struct fb_options opt;
@@ -44,7 +47,7 @@ struct loc {
     double *heat;            /* rank 0: nodes x nodes, a's bandwidth with b (GB/s); NaN */
     double phase2_typical;   /* rank 0: the median pair (GB/s) */
     double *node_fig;        /* rank 0: nodes x LOC_NODE_CASES, phase 1's figure of each node
-                                (its slowest rank's, GB/s); NaN where none */
+                                (its slowest rank's, in loc_node_units); NaN where none */
     double node_med[LOC_NODE_CASES];      /* rank 0: the median node's figure of each case; NaN below 3 nodes */
     int full_rounds, rounds, retest_rounds;
     bool sampled;

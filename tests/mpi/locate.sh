@@ -6,6 +6,9 @@
 #           nodes), results.csv holding every round and each lead rank's figure in it.
 #   node    4 nodes, node 2's transfers between nodes slowed (FB_TEST_LOCATE_SLOW=node:2): exit
 #           1, one node suspect, node 2, no other suspect.
+#   compute 4 nodes, node 2's compute stand-in slowed (FB_TEST_LOCATE_SLOW=compute:2): exit 1,
+#           node 2 named for its compute alone (TFLOP/s against the median node's) and nothing
+#           else; its compute check FAILs in nodes.csv, junit.xml and fabricbench.prom.
 #   link    5 nodes, the link 1-3 slowed: exit 1, one link suspect between n1 and n3, no node.
 #   rank    4 nodes, rank 1's loop slowed: exit 1, rank 1 named a straggler, no other suspect.
 #   two     2 nodes, no fault: exit 0, and every check of nodes.csv SKIP (nothing to judge a
@@ -22,36 +25,41 @@ header='kind,node,peer,bench,metric,measured,typical,ratio,evidence'
 # test-only slowdown is 10x or more), and polling ranks yield the processor when idle
 args="--backend host --bytes 256K --trials 3 --tolerance 75 --quiet"
 
-# locate NODES [VAR=VALUE]: runs locate on NODES pretend nodes into $work/out.
+# locate NODES [VAR=VALUE]: runs locate on NODES pretend nodes into $work/out, with $bind's
+# mpirun options.
+bind=
 locate() {
     n=$1; shift
-    env FB_TEST_RANKS_PER_NODE=1 OMPI_MCA_mpi_yield_when_idle=1 "$@" "${MPIEXEC:-mpirun}" --oversubscribe -np "$n" \
+    # shellcheck disable=SC2086 # bind is a list of options
+    env FB_TEST_RANKS_PER_NODE=1 OMPI_MCA_mpi_yield_when_idle=1 "$@" "${MPIEXEC:-mpirun}" --oversubscribe $bind -np "$n" \
         -x FB_TEST_RANKS_PER_NODE -x FB_TEST_LOCATE_SLOW \
         "$bin" locate $args --out "$work/out" >"$work/stdout" 2>"$work/stderr"
     rc=$?
 }
 host=$(hostname)
 
-# node_table NODES FAILS...: nodes.csv holds NODES x 6 checks (h2d p2p allreduce pairs links
-# arrive), each PASS, FAIL or SKIP, FAIL exactly for the "nN:check" FAILS given; junit.xml has a
-# test case per row, failures where the rows FAIL, each on its node's class; fabricbench.prom
-# passes `promtool check metrics`, with node_ok 0 for exactly the failing nodes.
+# node_table NODES FAILS...: nodes.csv holds NODES x 7 checks (h2d p2p allreduce compute pairs
+# links arrive), each PASS, FAIL or SKIP, FAIL exactly for the "nN:check" FAILS given, a PASS of a
+# figure judged with that figure and the fleet's median in its unit (TFLOP/s for compute, GB/s
+# for the others); junit.xml has a test case per row, failures where the rows FAIL, each on its
+# node's class; fabricbench.prom passes `promtool check metrics`, with node_ok 0 for exactly the
+# failing nodes and, from 3 nodes, every node's compute figure in FLOP/s.
 node_table() {
     nn=$1; shift
     want=$(for f in "$@"; do echo "$host/$f"; done | sort | tr '\n' ' ')
-    [ "$(($(wc -l <"$work/out/nodes.csv") - 1))" = $((nn * 6)) ] ||
-        fail "nodes.csv has $(($(wc -l <"$work/out/nodes.csv") - 1)) rows, expected $((nn * 6))"
-    [ "$(head -n 1 "$work/out/nodes.csv")" = "node,check,verdict,figure_gbps,fleet_median_gbps,evidence" ] ||
+    [ "$(($(wc -l <"$work/out/nodes.csv") - 1))" = $((nn * 7)) ] ||
+        fail "nodes.csv has $(($(wc -l <"$work/out/nodes.csv") - 1)) rows, expected $((nn * 7))"
+    [ "$(head -n 1 "$work/out/nodes.csv")" = "node,check,verdict,figure,fleet_median,unit,evidence" ] ||
         fail "nodes.csv's header: $(head -n 1 "$work/out/nodes.csv")"
     got=$(csv_awk 'v("verdict") == "FAIL" { print v("node") ":" v("check") }' "$work/out/nodes.csv" | sort | tr '\n' ' ')
     [ "$got" = "$want" ] || fail "nodes.csv FAILs '$got', expected '$want'"
-    bad=$(csv_awk 'v("verdict") !~ /^(PASS|FAIL|SKIP)$/ || (v("verdict") == "PASS" && v("check") ~ /^(h2d|allreduce|pairs)$/ && !(v("figure_gbps") > 0 && v("fleet_median_gbps") > 0)) { print v("node") ":" v("check") ":" v("verdict") }' "$work/out/nodes.csv")
+    bad=$(csv_awk 'v("verdict") !~ /^(PASS|FAIL|SKIP)$/ || (v("verdict") == "PASS" && v("check") ~ /^(h2d|allreduce|compute|pairs)$/ && !(v("figure") > 0 && v("fleet_median") > 0 && v("unit") == (v("check") == "compute" ? "TFLOP/s" : "GB/s"))) { print v("node") ":" v("check") ":" v("verdict") ":" v("unit") }' "$work/out/nodes.csv")
     [ -z "$bad" ] || fail "nodes.csv rows without a verdict or a judged figure: $bad"
     python3 - "$work/out/junit.xml" "$nn" "$want" <<'PY' >"$work/junit.check" 2>&1 || fail "junit.xml: $(cat "$work/junit.check")"
 import sys, xml.etree.ElementTree as ET
 suite = ET.parse(sys.argv[1]).getroot().find("testsuite")
 cases = suite.findall("testcase")
-assert len(cases) == int(sys.argv[2]) * 6 == int(suite.get("tests")), (len(cases), suite.get("tests"))
+assert len(cases) == int(sys.argv[2]) * 7 == int(suite.get("tests")), (len(cases), suite.get("tests"))
 failed = sorted(c.get("classname") + ":" + c.get("name") for c in cases if c.find("failure") is not None)
 assert " ".join(failed + [""]) == sys.argv[3], failed
 assert int(suite.get("failures")) == len(failed), suite.get("failures")
@@ -65,6 +73,10 @@ PY
     [ "$got" = "$bad_nodes" ] || fail "fabricbench.prom: node_ok 0 for '$got', expected '$bad_nodes'"
     [ "$(grep -c '^fabricbench_locate_node_ok{' "$work/out/fabricbench.prom")" = "$nn" ] ||
         fail "fabricbench.prom: not one node_ok per node"
+    if [ "$nn" -ge 3 ]; then
+        [ "$(grep -Ec '^fabricbench_locate_compute_flops_per_second\{node="[^"]*",check="compute"\} [0-9.e+]+$' "$work/out/fabricbench.prom")" = "$nn" ] ||
+            fail "fabricbench.prom: not one compute figure in FLOP/s per node: $(grep compute "$work/out/fabricbench.prom")"
+    fi
 }
 
 case $what in
@@ -117,6 +129,24 @@ node)
         fail "suspects.csv: $(cat "$work/out/suspects.csv")"
     node_table 4 n2:pairs
     ;;
+compute)
+    # each rank on a core of its own (two to a core here), as on a node: unbound, each rank's
+    # BLAS ran a thread per CPU of the machine and the nodes' figures spread 1.8x, which the
+    # median and MAD of 4 nodes took for noise; bound, they agree within 10%
+    bind="--bind-to core:overload-allowed"
+    locate 4 FB_TEST_LOCATE_SLOW=compute:2
+    [ "$rc" = 1 ] || fail "exit $rc, expected 1: $(tail -20 "$work/stderr")"
+    grep -q "^SUSPECT node $host/n2: compute alone [0-9.e+-]* TFLOP/s against a median node of [0-9.e+-]* TFLOP/s" "$work/stdout" ||
+        fail "node 2 not named for its compute: $(cat "$work/stdout")"
+    [ "$(grep -c '^SUSPECT' "$work/stdout")" = 1 ] ||
+        fail "not exactly one suspect: $(grep SUSPECT "$work/stdout")"
+    [ "$(sed 1d "$work/out/suspects.csv" | cut -d, -f1-5)" = "node,$host/n2,,locate_node,node_compute" ] ||
+        fail "suspects.csv: $(cat "$work/out/suspects.csv")"
+    # a pretend node's name (HOST/nN) is no Slurm node name: drain.txt says so instead
+    grep -Fxq "# not drained: '$host/n2' is not a name scontrol takes as one node" "$work/out/drain.txt" ||
+        fail "drain.txt does not name node 2: $(cat "$work/out/drain.txt")"
+    node_table 4 n2:compute
+    ;;
 link)
     locate 5 FB_TEST_LOCATE_SLOW=link:1-3
     [ "$rc" = 1 ] || fail "exit $rc, expected 1: $(tail -20 "$work/stderr")"
@@ -136,7 +166,7 @@ two)
     node_table 2
     judged=$(csv_awk 'v("verdict") != "SKIP" { print v("node") ":" v("check") ":" v("verdict") }' "$work/out/nodes.csv")
     [ -z "$judged" ] || fail "2 nodes, yet nodes.csv judges: $judged"
-    for c in pairs links arrive; do
+    for c in h2d compute pairs links arrive; do
         csv_awk "v(\"check\") == \"$c\" && v(\"evidence\") ~ /fewer than 3/ { n++ } END { exit n != 2 }" "$work/out/nodes.csv" ||
             fail "nodes.csv's $c rows do not say why they are not judged: $(grep ",$c," "$work/out/nodes.csv")"
     done
