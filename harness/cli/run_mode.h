@@ -1,25 +1,16 @@
 /* A command built on `run`'s machinery (options, MPI, session, run folder, env.json, NCCL's
  * log, telemetry, the watchdog and the run's end state) that does its own work in place of
- * run's list of benchmarks: `soak`. cmd_run.c owns the machinery; a mode brings its work. */
+ * run's list of benchmarks: `soak`, whose work is the fleet layer's (fleet/soak.h). cmd_run.c
+ * owns the machinery; a mode brings its work. */
 #ifndef FB_RUN_MODE_H
 #define FB_RUN_MODE_H
 
 #include <stddef.h>
 
 #include "options.h"
-#include "results.h"
+#include "run_ctx.h" /* what a mode's work may use (fleet/run_ctx.h) */
 #include "session.h"
 #include "status.h"
-#include "telemetry.h"
-
-/* What a mode's work may use; everything is run's and stays open while it works. */
-struct fb_run_ctx {
-    struct fb_session *s;
-    struct fb_options *opt;
-    struct fb_results *res;    /* rank 0: the run folder; NULL elsewhere */
-    const char *nccl_log_path; /* this rank's NCCL log in the run folder; "" when none */
-    struct fb_telemetry *tel;  /* GPU telemetry (telemetry.h); NULL when off */
-};
 
 struct fb_run_mode {
     const char *name;  /* "soak": its messages, and MPI's and the watchdog's command */

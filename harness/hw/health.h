@@ -2,7 +2,7 @@
  * PCIe links, NVML's error counters, NCCL's WARN lines) that `soak` reads before and after
  * every interval and judges by what moved. This module owns the set and the reader that needs
  * no library: sysfs (all paths under $FB_SYSFS_ROOT, default /sys). NVML's counters are read by
- * harness/job/telemetry_nvml.c into the same set, NCCL's log by harness/cli/soak_health.c
+ * harness/job/telemetry_nvml.c into the same set, NCCL's log by harness/fleet/soak_health.c
  * through nccllog's classifier. No MPI. */
 #ifndef FB_HEALTH_H
 #define FB_HEALTH_H

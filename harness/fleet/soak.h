@@ -1,5 +1,6 @@
-/* `soak`'s own header, for cmd_soak.c (options, intervals, the figure's series and verdict)
- * and soak_health.c (the health counters of every node, health.csv and their findings). */
+/* `soak`'s orchestration, the fleet layer: the soak's state and the hooks cli/cmd_soak.c hands
+ * to run's command (soak_run.c: intervals, the figure's series and verdict), and the health
+ * counters of every node (soak_health.c: health.csv and their findings). */
 #ifndef FB_SOAK_H
 #define FB_SOAK_H
 
@@ -9,10 +10,65 @@
 #include "health.h"
 #include "nccl_line.h"
 #include "log.h"
-#include "run_mode.h"
+#include "run_ctx.h"
 #include "soak_rule.h"
 
 struct fb_telemetry_nvml;
+
+enum { FB_SOAK_MAX_POINTS = 16 };
+
+/* One point of the current interval, as the runner reported it (rank 0). */
+struct fb_soak_point {
+    char bench[24], kase[48];
+    size_t bytes;
+    double bus_factor;
+    bool collective;
+    long iters, trials; /* the interval's trials (soak fits them to it: fit_point) */
+    double it_us;       /* its slowest iteration, microseconds */
+    double *all; /* [rank * trials + t] */
+};
+
+/* One point's baseline over the intervals (rank 0). */
+struct fb_soak_series {
+    double *base; /* the slowest rank's trials of the baseline intervals */
+    size_t nbase;
+    double median, mad, limit;
+    bool ready;
+};
+
+/* One soak. The command sets the first five (soak_options in cli/cmd_soak.c); the rest is the
+ * hooks' own. */
+struct fb_soak {
+    double duration, interval, tolerance_pct; /* seconds, seconds, percent */
+    int intervals;                            /* ceil(duration / interval) */
+    struct fb_soak_rule rule;
+    /* rank 0 */
+    int size;
+    long trials, warmup; /* the most an interval runs: --trials, --warmup */
+    bool told;           /* said that an interval cannot hold one point */
+    struct fb_soak_point pts[FB_SOAK_MAX_POINTS];
+    int npts;
+    bool too_many;
+    struct fb_soak_series series[FB_SOAK_MAX_POINTS];
+    char (*hosts)[64];
+    FILE *csv;
+    int findings;
+};
+
+/* run_mode's prepare hook, before MPI: one benchmark (allreduce at DenseNet-121's gradient bytes
+ * by default), batch timing, the trial length from the interval, and a --timeout longer than it.
+ * FB_ERR_USAGE with one line in err. */
+fb_status fb_soak_prepare(void *arg, struct fb_options *o, char *err, size_t errlen);
+
+/* run_mode's check hook, collective, before the run folder: at most FB_SOAK_MAX_POINTS points in
+ * an interval, counted from the benchmark's plan on these ranks (FB_ERR_USAGE, said, when more). */
+fb_status fb_soak_check(void *arg, struct fb_session *s, struct fb_options *o);
+
+/* run_mode's work hook, collective: the intervals, soak.csv and health.csv, the verdict line.
+ * Returns the exit code (0 healthy, 1 degraded, else fb_status_exit_code's); *worst and
+ * `stopped` say what stopped it, for env.json. Frees what the soak held. */
+int fb_soak_work(void *arg, const struct fb_run_ctx *ctx, fb_status *worst, char *stopped,
+                 size_t stoppedlen);
 
 /* The health side of a soak. Every rank has one; only rank 0 keeps the other ranks' readings
  * and writes health.csv. */
