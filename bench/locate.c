@@ -90,11 +90,11 @@ static struct fb_case *add(struct fb_case **v, size_t *n, size_t cap, const char
 
 static fb_status node_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t *n)
 {
-    size_t cap = 4 + 2 * ctx->opt->npairings;
+    size_t cap = 3 + 2 * ctx->opt->npairings;
     struct fb_case *v = calloc(cap, sizeof *v);
     const char *coll = ctx->s->coll->transport(ctx->world_coll);
     int most = ctx->s->world.local_size;
-    struct fb_case *c, step;
+    struct fb_case *c;
 
     if (!v)
         return FB_ERR_NOMEM;
@@ -119,10 +119,22 @@ static fb_status node_plan(const struct fb_ctx *ctx, struct fb_case **out, size_
         c->count = c->bytes / 4;
         c->redop = "sum";
     }
-    /* the compute stand-in: compute's whole step on every rank at once (1 image at the host's
-     * --resolution, which locate sets to 32; the GPU's default batch), where compute can run */
+    *out = v;
+    return FB_OK;
+}
+
+/* The compute stand-in: compute's whole step on every rank at once (1 image at the host's
+ * --resolution, which locate sets to 32; the GPU's default batch); no case where compute cannot
+ * run. */
+static fb_status compute_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t *n)
+{
+    struct fb_case *v = calloc(1, sizeof *v), step, *c;
+
+    if (!v)
+        return FB_ERR_NOMEM;
+    *n = 0;
     if (fb_compute_step_case(ctx, ctx->be->on_cpu ? 1 : 0, &step) == FB_OK) {
-        c = add(&v, n, cap, "node_compute", step.transport, L_COMPUTE, 0);
+        c = add(&v, n, 1, "node_compute", step.transport, L_COMPUTE, 0);
         c->report = FB_REPORT_THROUGHPUT;
         c->batch = step.batch;
         c->flops = step.flops;
@@ -329,6 +341,19 @@ const struct fb_bench fb_bench_locate_node = {
     .needs = FB_NEEDS_COLL,
     .min_ranks = 1,
     .plan = node_plan,
+    .setup = loc_setup,
+    .iterate = loc_iterate,
+    .verify = loc_verify,
+    .teardown = loc_teardown,
+};
+
+const struct fb_bench fb_bench_locate_compute = {
+    .name = "locate_compute",
+    .summary = "locate phase 1: the compute stand-in (compute's training step) on every rank at "
+               "once",
+    .needs = 0,
+    .min_ranks = 1,
+    .plan = compute_plan,
     .setup = loc_setup,
     .iterate = loc_iterate,
     .verify = loc_verify,

@@ -9,10 +9,12 @@
 
 /* Phase 1: h2d on every rank at once (the host memcpy path on the host backend), each pairing
  * of fb_options.pairings (ranks of one node) both ways at once over the collectives (and IPC on
- * a GPU backend), a sum all-reduce inside every node at once when a node has 2 ranks, and the
- * compute stand-in on every rank (compute's whole step, bench/compute.h; 1 image on the host,
- * the GPU's default batch) where compute can run. */
+ * a GPU backend), and a sum all-reduce inside every node at once when a node has 2 ranks. */
 extern const struct fb_bench fb_bench_locate_node;
+
+/* Phase 1 too, timed apart: the compute stand-in on every rank at once (compute's whole step,
+ * bench/compute.h; 1 image on the host, the GPU's default batch), where compute can run. */
+extern const struct fb_bench fb_bench_locate_compute;
 
 /* Phase 2: one point per pairing of fb_options.pairings: its pairs both ways at once over the
  * collectives' send/recv, each rank's own bandwidth in its own rows (dst: its partner). */

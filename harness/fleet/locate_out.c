@@ -413,8 +413,9 @@ static double prom_scale(int k)
     return prom_family(k) ? 1e12 : 1e9;
 }
 
-/* fabricbench.prom: the node table as gauges in Prometheus's text format, for
- * node_exporter's textfile collector (promtool check metrics accepts it) */
+/* fabricbench.prom: the node table as gauges, for node_exporter's textfile collector, in the
+ * text both Prometheus (promtool check metrics) and OpenMetrics (its closing `# EOF`) read:
+ * every family with its HELP and TYPE, gauges only, label values escaped alike. */
 static fb_status write_prom(const struct loc *l)
 {
     struct fb_atomic_file af;
@@ -469,6 +470,8 @@ static fb_status write_prom(const struct loc *l)
         prom_label(af.f, l->name[i]);
         fprintf(af.f, "\"} %d\n", !node_failed(c));
     }
+    /* OpenMetrics ends its exposition here; to Prometheus's text parser it is a comment */
+    fputs("# EOF\n", af.f);
     return commit_or_fail(&af);
 }
 
@@ -496,6 +499,7 @@ static fb_status write_md(const struct loc *l, enum heat heat)
     }
     fprintf(af.f, "\n## Plan\n\n| phase | rounds | seconds |\n|---|---|---|\n");
     fprintf(af.f, "| 1: every node alone | 1 | %.2f |\n", l->phase_s[0]);
+    fprintf(af.f, "| 1: compute stand-in | 1 | %.2f |\n", l->phase_s[4]);
     fprintf(af.f, "| 2: tournament, twice | %d | %.2f |\n", l->rounds, l->phase_s[1]);
     fprintf(af.f, "| retests | %d | %.2f |\n", l->retest_rounds, l->phase_s[2]);
     fprintf(af.f, "| stragglers | 1 | %.2f |\n\n", l->phase_s[3]);

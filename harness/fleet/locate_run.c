@@ -147,6 +147,8 @@ fb_status loc_run_bench(struct loc *l, struct fb_runner *r, const struct fb_benc
 
 const char *const loc_node_cases[LOC_NODE_CASES] = {"node_h2d", "node_p2p", "node_allreduce",
                                                      "node_compute"};
+const char *const loc_node_benches[LOC_NODE_CASES] = {"locate_node", "locate_node", "locate_node",
+                                                       "locate_compute"};
 const char *const loc_node_metrics[LOC_NODE_CASES] = {"bandwidth", "bandwidth", "bandwidth",
                                                        "tflops"};
 const char *const loc_node_units[LOC_NODE_CASES] = {"GB/s", "GB/s", "GB/s", "TFLOP/s"};
@@ -170,7 +172,7 @@ static void judge_nodes(struct loc *l, const struct fb_runner *r, size_t first, 
                 double x;
                 if (r->node_of[k] != i)
                     continue;
-                x = loc_rank_figure(&l->res, first, "locate_node", node_cases[c],
+                x = loc_rank_figure(&l->res, first, loc_node_benches[c], node_cases[c],
                                     loc_node_metrics[c], k);
                 if (!isnan(x) && (isnan(least) || x < least))
                     least = x;
@@ -229,8 +231,14 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
     pair.partner = t;
     for (int pass = 0; pass < 2; pass++) {
         size_t first = w->rank == 0 ? l->res.nrows : 0;
+        double t0 = fb_clock_now_us();
         if ((st = loc_run_bench(l, r, &fb_bench_locate_node, &pair, most > 1 ? 1 : 0)) != FB_OK)
             goto out;
+        l->phase_s[0] += (fb_clock_now_us() - t0) / 1e6;
+        t0 = fb_clock_now_us();
+        if ((st = loc_run_bench(l, r, &fb_bench_locate_compute, NULL, 0)) != FB_OK)
+            goto out;
+        l->phase_s[4] += (fb_clock_now_us() - t0) / 1e6;
         if (w->rank == 0) {
             judge_nodes(l, r, first, pass ? flag2 : flag, fig, typ, v);
             again = 0;
@@ -246,7 +254,7 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
             int i = (int)(at / NODE_CASES), c = (int)(at % NODE_CASES);
             struct loc_suspect s = {.kind = "node", .node = i, .peer = -1, .rank = -1,
                                     .measured = fig[at], .typical = typ[at]};
-            snprintf(s.bench, sizeof s.bench, "locate_node");
+            snprintf(s.bench, sizeof s.bench, "%s", loc_node_benches[c]);
             snprintf(s.metric, sizeof s.metric, "%s", node_cases[c]);
             snprintf(s.evidence, sizeof s.evidence,
                      "%s alone %.3g %s against a median node of %.3g %s (%.0f%%), twice",
@@ -396,10 +404,8 @@ int fb_locate_main(struct loc *l)
     }
     if ((st = fb_world_agree(w, st)) != FB_OK)
         goto out;
-    t0 = fb_clock_now_us();
     if ((st = phase_nodes(l, &runner)) != FB_OK)
         goto out;
-    l->phase_s[0] = (fb_clock_now_us() - t0) / 1e6;
     if ((st = loc_phase_pairs(l, &runner)) != FB_OK)
         goto out;
     t0 = fb_clock_now_us();

@@ -28,6 +28,7 @@ struct loc_suspect {
  * all-reduce (each rank's `bandwidth`, GB/s) and the compute stand-in (its `tflops`, TFLOP/s) */
 enum { LOC_NODE_CASES = 4 };
 extern const char *const loc_node_cases[LOC_NODE_CASES];
+extern const char *const loc_node_benches[LOC_NODE_CASES];
 extern const char *const loc_node_metrics[LOC_NODE_CASES];
 extern const char *const loc_node_units[LOC_NODE_CASES];
 
@@ -52,7 +53,8 @@ struct loc {
     int full_rounds, rounds, retest_rounds;
     bool sampled;
     double round_s;          /* mean seconds per round of phase 2 */
-    double phase_s[4];       /* seconds: node phase, tournament, retests, stragglers */
+    double phase_s[5];       /* seconds: node phase (its transfers), tournament, retests,
+                                stragglers, node phase's compute stand-in */
 };
 
 /* Rank 0: the per-rank figure (metric, src == rank) of case `kase` of benchmark `bench` in

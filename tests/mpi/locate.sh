@@ -42,7 +42,8 @@ host=$(hostname)
 # links arrive), each PASS, FAIL or SKIP, FAIL exactly for the "nN:check" FAILS given, a PASS of a
 # figure judged with that figure and the fleet's median in its unit (TFLOP/s for compute, GB/s
 # for the others); junit.xml has a test case per row, failures where the rows FAIL, each on its
-# node's class; fabricbench.prom passes `promtool check metrics`, with node_ok 0 for exactly the
+# node's class; fabricbench.prom passes `promtool check metrics` and the OpenMetrics parser of
+# Prometheus's Python client, with node_ok 0 for exactly the
 # failing nodes and, from 3 nodes, every node's compute figure in FLOP/s.
 node_table() {
     nn=$1; shift
@@ -68,6 +69,17 @@ PY
     command -v promtool >/dev/null || { fail "promtool is not installed (setup-debian.sh installs prometheus)"; return; }
     promtool check metrics <"$work/out/fabricbench.prom" >"$work/promtool.txt" 2>&1 ||
         fail "promtool check metrics: $(cat "$work/promtool.txt")"
+    # and as OpenMetrics: the client library's strict parser (it refuses a text without its
+    # closing "# EOF", a sample before its family's TYPE, or a bad escape), every family a gauge
+    # Debian's python3 (python3-prometheus-client is its package), whatever python3 is first on PATH
+    /usr/bin/python3 - "$work/out/fabricbench.prom" <<'PY' >"$work/openmetrics.txt" 2>&1 ||
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+fams = list(text_string_to_metric_families(open(sys.argv[1]).read()))
+assert fams and all(f.type == "gauge" for f in fams), [(f.name, f.type) for f in fams]
+assert all(f.name.startswith("fabricbench_locate_") for f in fams), [f.name for f in fams]
+PY
+        fail "fabricbench.prom is not OpenMetrics (python3-prometheus-client's parser): $(tail -n 3 "$work/openmetrics.txt")"
     bad_nodes=$(for f in "$@"; do echo "$host/${f%%:*}"; done | sort -u | tr '\n' ' ')
     got=$(sed -n 's/^fabricbench_locate_node_ok{node="\([^"]*\)"} 0$/\1/p' "$work/out/fabricbench.prom" | sort | tr '\n' ' ')
     [ "$got" = "$bad_nodes" ] || fail "fabricbench.prom: node_ok 0 for '$got', expected '$bad_nodes'"
@@ -140,7 +152,7 @@ compute)
         fail "node 2 not named for its compute: $(cat "$work/stdout")"
     [ "$(grep -c '^SUSPECT' "$work/stdout")" = 1 ] ||
         fail "not exactly one suspect: $(grep SUSPECT "$work/stdout")"
-    [ "$(sed 1d "$work/out/suspects.csv" | cut -d, -f1-5)" = "node,$host/n2,,locate_node,node_compute" ] ||
+    [ "$(sed 1d "$work/out/suspects.csv" | cut -d, -f1-5)" = "node,$host/n2,,locate_compute,node_compute" ] ||
         fail "suspects.csv: $(cat "$work/out/suspects.csv")"
     # a pretend node's name (HOST/nN) is no Slurm node name: drain.txt says so instead
     grep -Fxq "# not drained: '$host/n2' is not a name scontrol takes as one node" "$work/out/drain.txt" ||
