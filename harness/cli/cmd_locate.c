@@ -14,7 +14,7 @@
 #include "units.h"
 
 enum { OPT_OUT = 256, OPT_TOL, OPT_TIMEOUT, OPT_BACKEND, OPT_COLL, OPT_BYTES, OPT_TRIALS,
-       OPT_QUIET };
+       OPT_QUIET, OPT_COMPUTE };
 enum { DEFAULT_TOLERANCE = 25 };
 
 static const struct option locate_options[] = {
@@ -26,19 +26,21 @@ static const struct option locate_options[] = {
     {"bytes", required_argument, NULL, OPT_BYTES},
     {"trials", required_argument, NULL, OPT_TRIALS},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"compute", required_argument, NULL, OPT_COMPUTE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 static const char *const locate_backends[] = {"auto", "host", "host-strict", "cuda", NULL};
 static const char *const locate_colls[] = {"auto", "mpi", "nccl", NULL};
+static const char *const locate_onoff[] = {"on", "off", NULL};
 
 static void usage(void)
 {
     printf("usage: mpirun -np N fabricbench locate [--out DIR] [--tolerance PCT] [--timeout S]\n"
            "         [--backend auto|host|host-strict|cuda] [--coll auto|mpi|nccl]\n"
            "         [--bytes SIZE]"
- " [--trials N] [--quiet]\n\n"
+ " [--trials N] [--compute on|off] [--quiet]\n\n"
            "Names the slow node, link or rank of this job (docs/locate.md). Launch it like\n"
            "`run`: one rank per GPU, or per core on the host backend.\n"
            "  phase 1: every node alone, at once: h2d, p2p and all-reduce inside the node,\n"
@@ -59,6 +61,8 @@ static void usage(void)
            "  --coll auto|mpi|nccl  collectives (default auto)\n"
            "  --bytes SIZE       message size of every transfer (default 4M)\n"
            "  --trials N         timed trials per point, 3 to 1000 (default 5)\n"
+           "  --compute on|off   phase 1's compute stand-in (default on); off where the\n"
+           "                     nodes share CPUs (pretend nodes, containers on one host)\n"
            "  --quiet            no progress lines\n"
            "  --help             this text\n\n"
            "writes suspects.csv, locate.md, locate-heat.png/.svg, results.csv, env.json.\n"
@@ -141,6 +145,13 @@ static bool parse(int argc, char **argv, struct loc *l, bool *help, char *err, s
             l->opt.trials = count;
             break;
         case OPT_QUIET: l->opt.quiet = true; break;
+        case OPT_COMPUTE:
+            if (fb_cli_choice(optarg, locate_onoff, why, sizeof why) != FB_OK) {
+                snprintf(err, errlen, "bad value for --compute: %s", why);
+                return false;
+            }
+            l->no_compute = strcmp(optarg, "off") == 0;
+            break;
         case 'h': *help = true; return true;
         default: fb_cli_option_error(c, argv, err, errlen); return false;
         }

@@ -243,10 +243,11 @@ static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
         if (isnan(c[k].fig)) {
             c[k].v = FB_SKIP;
             snprintf(c[k].evidence, sizeof c[k].evidence, "%s",
-                     strcmp(loc_node_cases[k], "node_compute") == 0
-                         ? "not measured (compute cannot run here: no convolution engine for "
-                           "this backend, or a precision it does not run)"
-                         : "not measured (a case of two ranks on a node of one)");
+                     strcmp(loc_node_cases[k], "node_compute") != 0
+                         ? "not measured (a case of two ranks on a node of one)"
+                     : l->no_compute ? "not measured (--compute off)"
+                                     : "not measured (compute cannot run here: no convolution "
+                                       "engine for this backend, or a precision it does not run)");
         } else if (isnan(c[k].med)) {
             c[k].v = FB_SKIP;
             snprintf(c[k].evidence, sizeof c[k].evidence, "no fleet to judge it by (fewer "

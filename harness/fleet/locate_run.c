@@ -236,7 +236,8 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
             goto out;
         l->phase_s[0] += (fb_clock_now_us() - t0) / 1e6;
         t0 = fb_clock_now_us();
-        if ((st = loc_run_bench(l, r, &fb_bench_locate_compute, NULL, 0)) != FB_OK)
+        if (!l->no_compute &&
+            (st = loc_run_bench(l, r, &fb_bench_locate_compute, NULL, 0)) != FB_OK)
             goto out;
         l->phase_s[4] += (fb_clock_now_us() - t0) / 1e6;
         if (w->rank == 0) {

@@ -35,6 +35,7 @@ extern const char *const loc_node_units[LOC_NODE_CASES];
 struct loc {
     struct fb_options opt;
     double tolerance; /* percent below the typical value before a measurement is suspect */
+    bool no_compute;  /* --compute off: phase 1 without its compute stand-in */
     struct fb_session s;
     struct fb_results res; /* rank 0 */
     FILE *log;             /* rank 0 */

@@ -14,10 +14,8 @@
 #   straggler  host 2's orted and rank under a CPU quota (5% of one CPU): exit 1, a `rank` row
 #              for rank 2 (node host 2, `rank=2` in its evidence), and no row naming another host
 #   speed      5 hosts at 400 Mbit/s: locate (with its retests) against `run p2p --matrix all`
-#              at the same message size and trials, timed side by side: locate, less the seconds
-#              of its compute stand-in (which the matrix has no part like; locate.md's plan times
-#              it apart), takes less than half; both times and locate's round count (5 for 5
-#              hosts) are printed
+#              at the same message size and trials, timed side by side: locate takes less than
+#              half; both times and locate's round count (5 for 5 hosts) are printed
 # locate's --timeout 120 bounds each phase; CTest's TIMEOUT bounds the whole (the next test reaps
 # what a killed one left). A culprit case fails when the culprit is missing or an innocent is
 # named; it is tried twice (a busy machine can slow any transfer; the first attempt's rows are
@@ -52,7 +50,10 @@ fi
 # "kind node peer evidence" with the host names as locate wrote them).
 run_locate() {
     t0=$(date +%s.%N)
-    launch "$bin" locate --bytes $bytes --trials $trials --timeout 120 --quiet \
+    # --compute off: the hosts share this machine's CPUs, so each one's compute stand-in reads
+    # its share of them (a healthy host read 46% of the median twice beside other tests);
+    # tests/mpi/locate.sh judges the compute check, its ranks bound
+    launch "$bin" locate --bytes $bytes --trials $trials --timeout 120 --compute off --quiet \
         --out "$w/$1" >"$w/$1.txt" 2>&1
     rc=$?
     took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
@@ -172,10 +173,7 @@ speed)
     run_locate loc
     show loc
     [ "$rc" = 0 ] || [ "$rc" = 1 ] || fail "locate exited $rc: $(tail -n 5 "$w/loc.txt")"
-    # the compute stand-in's seconds: measured work the matrix does not do
-    compute_s=$(sed -n 's/^| 1: compute stand-in | 1 | \([0-9.]*\) |$/\1/p' "$w/loc/locate.md" 2>/dev/null)
-    [ -n "$compute_s" ] || fail "locate.md's plan does not time the compute stand-in"
-    loc_s=$(awk -v a="$took" -v c="${compute_s:-0}" 'BEGIN { printf "%.1f", a - c }')
+    loc_s=$took
     rounds=$(grep '^rounds:' "$w/loc/locate.md" 2>/dev/null)
     t0=$(date +%s.%N)
     multi_mpi 1 $hosts "$bin" run p2p --matrix all --sizes $bytes \
@@ -183,10 +181,10 @@ speed)
         >"$w/p2p.txt" 2>&1 || fail "run p2p --matrix all exited $?: $(tail -n 5 "$w/p2p.txt")"
     p2p_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     ratio=$(awk -v a="$loc_s" -v b="$p2p_s" 'BEGIN { printf "%.2f", a / b }')
-    echo "locate: $loc_s s without its compute stand-in's $compute_s s ($rounds); run p2p --matrix all: $p2p_s s; ratio $ratio"
+    echo "locate: $loc_s s ($rounds); run p2p --matrix all: $p2p_s s; ratio $ratio"
     echo "$rounds" | grep -q '^rounds: 5 ' || fail "locate's round count for 5 hosts is not 5: '$rounds'"
     awk -v a="$loc_s" -v b="$p2p_s" 'BEGIN { exit !(a < b / 2) }' ||
-        fail "locate took $loc_s s without its compute stand-in, not less than half of run p2p --matrix all's $p2p_s s"
+        fail "locate took $loc_s s, not less than half of run p2p --matrix all's $p2p_s s"
     ;;
 *) echo "usage: locate.sh healthy|slow_node|slow_link|straggler|speed FABRICBENCH" >&2; exit 2 ;;
 esac

@@ -13,7 +13,8 @@
 #   rank    4 nodes, rank 1's loop slowed: exit 1, rank 1 named a straggler, no other suspect.
 #   two     2 nodes, no fault: exit 0, and every check of nodes.csv SKIP (nothing to judge a
 #           node, a pair or a rank against below 3), none PASS.
-#   bad     bad options exit 2 with one line naming the option, nothing written.
+#   bad     bad options exit 2 with one line naming the option, nothing written; one node with
+#           --compute off: no compute rows, its compute check SKIP saying so.
 . "$(dirname "$0")/../lib.sh"
 bin=$1
 what=$2
@@ -205,13 +206,18 @@ bad)
     expect_bad "bad value for --bytes: '63' is 63 bytes; give 64 bytes" locate --bytes 63
     expect_bad "--backend" locate --backend gpu
     expect_bad "--coll" locate --coll tcp
+    expect_bad "bad value for --compute" locate --compute maybe
     expect_bad "unknown option '--frobnicate'" locate --frobnicate
     expect_bad "unexpected argument 'p2p'" locate p2p
     [ ! -e results ] || fail "bad options left a results folder"
     # one node: no tournament and no heat map, and nothing names a file it did not write (issue
     # 30: the last line and locate.md named locate-heat.png)
-    "$bin" locate --backend host --bytes 256K --trials 3 --quiet --out one >out.txt 2>err.txt ||
+    "$bin" locate --backend host --bytes 256K --trials 3 --compute off --quiet --out one >out.txt 2>err.txt ||
         fail "locate on one node exited $?: $(tail -3 err.txt)"
+    # --compute off: no locate_compute row, and the node table says why its compute is not judged
+    grep -q ',locate_compute,' one/results.csv && fail "--compute off, yet results.csv has locate_compute rows"
+    grep -qx "$host,compute,SKIP,,,,not measured (--compute off)" one/nodes.csv ||
+        fail "--compute off: nodes.csv's compute row: $(grep ',compute,' one/nodes.csv)"
     grep -qx "locate: one/suspects.csv, drain.txt, nodes.csv, junit.xml, fabricbench.prom, locate.md, results.csv, env.json" out.txt ||
         fail "locate on one node: the last line names other files: $(tail -1 out.txt)"
     grep -qx 'Files: suspects.csv, drain.txt, nodes.csv, junit.xml, fabricbench.prom, results.csv, env.json.' one/locate.md ||
