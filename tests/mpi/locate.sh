@@ -6,8 +6,8 @@
 #           nodes), results.csv holding every round and each lead rank's figure in it.
 #   node    4 nodes, node 2's transfers between nodes slowed (FB_TEST_LOCATE_SLOW=node:2): exit
 #           1, one node suspect, node 2, no other suspect.
-#   compute 5 nodes, node 2's compute stand-in slowed (FB_TEST_LOCATE_SLOW=compute:2): exit 1,
-#           node 2 named for its compute alone (TFLOP/s against the median node's) and nothing
+#   compute 5 nodes, node 4's compute stand-in slowed (FB_TEST_LOCATE_SLOW=compute:4): exit 1,
+#           node 4 named for its compute alone (TFLOP/s against the median node's) and nothing
 #           else; its compute check FAILs in nodes.csv, junit.xml and fabricbench.prom.
 #   link    5 nodes, the link 1-3 slowed: exit 1, one link suspect between n1 and n3, no node.
 #   rank    4 nodes, rank 1's loop slowed: exit 1, rank 1 named a straggler, no other suspect.
@@ -143,33 +143,33 @@ node)
     node_table 4 n2:pairs
     ;;
 compute)
-    # 5 nodes, each rank bound to a core as on a node (ranks 0, 2 and 4 share core 0; 1 and 3
-    # core 1), so that while node 2 sleeps every other rank shares a core with one more: their
-    # figures agree within 25% and node 2's stands alone. Unbound, each rank's BLAS ran a thread
-    # per CPU of the machine and the nodes spread 1.8x, which the median and MAD took for noise;
-    # with 4 or 3 nodes, node 2's core mate had the core to itself while node 2 slept and read
-    # 1.4-2x the others, and the MAD of so few figures hid node 2 (in CI, and 6 of 6 here).
-    # Tried twice, as the cluster's culprit cases are: 1 run in 13 here named nothing or more.
-    bind="--bind-to core:overload-allowed"
+    # 5 nodes, every rank bound to CPU 0, node 4 the slow one: while it sleeps the 4 healthy
+    # ranks share that one core alike, and their figures agree within about 12%. The median and
+    # MAD of a few nodes hide a slow node as soon as the healthy ones spread (locate's phase 1
+    # takes the MAD from 3 nodes on): unbound (each rank's BLAS a thread per CPU of the
+    # machine) they spread 1.8x; bound over both cores, the ranks of the core that held the
+    # sleeping node read 1.4-2x the others, and CI saw no suspect in two attempts. Tried twice,
+    # as the cluster's culprit cases are.
+    bind="--cpu-set 0 --bind-to core:overload-allowed"
     for attempt in 1 2; do
         rm -rf "$work/out"
-        locate 5 FB_TEST_LOCATE_SLOW=compute:2
+        locate 5 FB_TEST_LOCATE_SLOW=compute:4
         [ "$rc" = 1 ] && [ "$(grep -c '^SUSPECT' "$work/stdout")" = 1 ] &&
-            grep -q "^SUSPECT node $host/n2: compute alone" "$work/stdout" && break
+            grep -q "^SUSPECT node $host/n4: compute alone" "$work/stdout" && break
         echo "attempt $attempt: exit $rc; $(grep -E '^(SUSPECT|locate:)' "$work/stdout" | head -n 3)"
         grep ',compute,' "$work/out/nodes.csv" 2>/dev/null
     done
     [ "$rc" = 1 ] || fail "exit $rc, expected 1: $(tail -20 "$work/stderr")"
-    grep -q "^SUSPECT node $host/n2: compute alone [0-9.e+-]* TFLOP/s against a median node of [0-9.e+-]* TFLOP/s" "$work/stdout" ||
-        fail "node 2 not named for its compute: $(cat "$work/stdout")"
+    grep -q "^SUSPECT node $host/n4: compute alone [0-9.e+-]* TFLOP/s against a median node of [0-9.e+-]* TFLOP/s" "$work/stdout" ||
+        fail "node 4 not named for its compute: $(cat "$work/stdout")"
     [ "$(grep -c '^SUSPECT' "$work/stdout")" = 1 ] ||
         fail "not exactly one suspect: $(grep SUSPECT "$work/stdout")"
-    [ "$(sed 1d "$work/out/suspects.csv" | cut -d, -f1-5)" = "node,$host/n2,,locate_compute,node_compute" ] ||
+    [ "$(sed 1d "$work/out/suspects.csv" | cut -d, -f1-5)" = "node,$host/n4,,locate_compute,node_compute" ] ||
         fail "suspects.csv: $(cat "$work/out/suspects.csv")"
     # a pretend node's name (HOST/nN) is no Slurm node name: drain.txt says so instead
-    grep -Fxq "# not drained: '$host/n2' is not a name scontrol takes as one node" "$work/out/drain.txt" ||
-        fail "drain.txt does not name node 2: $(cat "$work/out/drain.txt")"
-    node_table 5 n2:compute
+    grep -Fxq "# not drained: '$host/n4' is not a name scontrol takes as one node" "$work/out/drain.txt" ||
+        fail "drain.txt does not name node 4: $(cat "$work/out/drain.txt")"
+    node_table 5 n4:compute
     ;;
 link)
     locate 5 FB_TEST_LOCATE_SLOW=link:1-3
