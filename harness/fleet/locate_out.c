@@ -270,8 +270,8 @@ static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
         }
     if (l->s.world.size < 3) {
         c[C_ARRIVE].v = FB_SKIP;
-        snprintf(c[C_ARRIVE].evidence, sizeof c[C_ARRIVE].evidence, "no straggler to find among fewer than 3 "
-                 "ranks");
+        snprintf(c[C_ARRIVE].evidence, sizeof c[C_ARRIVE].evidence,
+                 "no straggler to find among fewer than 3 ranks");
     }
     for (size_t n = 0; n < l->nsus; n++) {
         const struct loc_suspect *s = &l->sus[n];
