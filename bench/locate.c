@@ -305,14 +305,25 @@ static fb_status loc_iterate(void *p)
                                         FB_REDOP_SUM, s->stream);
     else
         spin(LOOP_OPS);
-    if (st == FB_OK && s->slow) { /* test only: 9 times the work, 5 ms (a loop 2 ms) at least */
-        double us;
+    if (st == FB_OK && s->slow) {
+        /* test only: 9 times the work, 5 ms (a loop 2 ms) at least, asleep; the compute stand-in
+         * 49 times its work, busy. Pretend nodes share the CPUs and run phase 1 each at its own
+         * pace: were the slowed node to sleep, the others would have the CPU meanwhile and its
+         * own step then run nearly alone (10 times its work read 2.4 times the others' on one
+         * shared core, and the others' figures spread 3x); busy, it takes its share of the CPU
+         * as a node of slow compute would, and 50 times reads 0.07 of the others. */
+        double us, end;
         struct timespec ts;
         if ((st = s->ctx->be->stream_sync(s->stream)) != FB_OK)
             return st;
-        us = 9.0 * (fb_clock_now_us() - t0);
+        us = (s->variant == L_COMPUTE ? 49.0 : 9.0) * (fb_clock_now_us() - t0);
         double least = s->variant == L_LOOP ? SLOW_MIN_LOOP_US : SLOW_MIN_US;
         us = us > least ? us : least;
+        if (s->variant == L_COMPUTE) {
+            for (end = fb_clock_now_us() + us; fb_clock_now_us() < end;)
+                spin(1000);
+            return st;
+        }
         ts.tv_sec = (time_t)(us / 1e6);
         ts.tv_nsec = (long)((us - (double)ts.tv_sec * 1e6) * 1e3);
         nanosleep(&ts, NULL);

@@ -8,6 +8,7 @@ static int log_rank = -1;
 static char log_host[64];
 static FILE *log_file;
 static int log_quiet;
+static int log_no_report;
 
 void fb_log_set_identity(int rank, const char *host)
 {
@@ -66,11 +67,15 @@ void fb_info(const char *fmt, ...)
     va_end(ap);
 }
 
+void fb_log_set_report(int on) { log_no_report = !on; }
+
 void fb_out(const char *fmt, ...)
 {
     char line[4096];
     va_list ap;
 
+    if (log_no_report)
+        return;
     /* Format once, write twice: the table lines are short; a longer one is cut, not lost. */
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);

@@ -27,6 +27,10 @@ void fb_warn(const char *fmt, ...) FB_PRINTF(1, 2);
 unsigned long fb_log_warnings(void);
 void fb_info(const char *fmt, ...) FB_PRINTF(1, 2);
 
+/* Report text off (0) or on (1, the default): a process whose tables another prints (locate's
+ * node leads other than rank 0, each running its node's phase 1 alone) prints none. */
+void fb_log_set_report(int on);
+
 /* Report text (tables, summaries) on stdout, copied to the log file. */
 void fb_out(const char *fmt, ...) FB_PRINTF(1, 2);
 

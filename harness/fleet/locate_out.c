@@ -110,7 +110,9 @@ static void drain_reason(const struct loc *l, int i, char *out, size_t len)
         char what[64];
         if (strcmp(s->kind, "node") != 0 || s->node != i)
             continue;
-        if (strncmp(s->metric, "node_", 5) == 0)
+        if (strcmp(s->metric, "answer") == 0)
+            snprintf(what, sizeof what, "no answer (hung or dead)");
+        else if (strncmp(s->metric, "node_", 5) == 0)
             snprintf(what, sizeof what, "%s alone", s->metric + 5);
         else
             snprintf(what, sizeof what, "slow pairs");
@@ -259,7 +261,11 @@ static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
     /* the tournament judges a pair or a link only against 3 nodes or more (one pair between two
      * nodes has nothing to be compared with), and a straggler only among 3 ranks or more */
     for (int k = C_PAIRS; k <= C_LINKS; k++)
-        if (l->nodes < 2 ||
+        if (l->unanswered) {
+            c[k].v = FB_SKIP;
+            snprintf(c[k].evidence, sizeof c[k].evidence, "not run: the fleet stopped after "
+                     "phase 1 (%d node(s) did not answer)", l->unanswered);
+        } else if (l->nodes < 2 ||
             (k == C_PAIRS && (isnan(c[C_PAIRS].fig) || isnan(c[C_PAIRS].med)))) {
             c[k].v = FB_SKIP;
             snprintf(c[k].evidence, sizeof c[k].evidence, "no tournament (one node)");
@@ -268,7 +274,10 @@ static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
             snprintf(c[k].evidence, sizeof c[k].evidence, "no fleet to judge it by (fewer "
                      "than 3 nodes)");
         }
-    if (l->s.world.size < 3) {
+    if (l->unanswered) {
+        c[C_ARRIVE].v = FB_SKIP;
+        snprintf(c[C_ARRIVE].evidence, sizeof c[C_ARRIVE].evidence, "%s", c[C_PAIRS].evidence);
+    } else if (l->s.world.size < 3) {
         c[C_ARRIVE].v = FB_SKIP;
         snprintf(c[C_ARRIVE].evidence, sizeof c[C_ARRIVE].evidence,
                  "no straggler to find among fewer than 3 ranks");
@@ -276,7 +285,14 @@ static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
     for (size_t n = 0; n < l->nsus; n++) {
         const struct loc_suspect *s = &l->sus[n];
         int k = -1;
-        if (strcmp(s->kind, "node") == 0 && s->node == i) {
+        if (strcmp(s->kind, "node") == 0 && s->node == i && strcmp(s->metric, "answer") == 0) {
+            /* no figure of phase 1 came from it: each of its checks fails on that */
+            for (int m = 0; m < LOC_NODE_CASES; m++) {
+                c[m].v = FB_FAIL;
+                snprintf(c[m].evidence, sizeof c[m].evidence, "%s", s->evidence);
+            }
+            continue;
+        } else if (strcmp(s->kind, "node") == 0 && s->node == i) {
             k = C_PAIRS;
             for (int m = 0; m < LOC_NODE_CASES; m++)
                 if (strcmp(s->metric, loc_node_cases[m]) == 0)
@@ -492,6 +508,11 @@ static fb_status write_md(const struct loc *l, enum heat heat)
     fprintf(af.f, "## Verdict\n\n");
     if (!l->nsus)
         fprintf(af.f, "No suspect among %d node(s).\n\n", l->nodes);
+    if (l->unanswered)
+        fprintf(af.f, "The fleet stopped after phase 1: %d node(s) did not answer (hung or "
+                "dead: the watchdog's lines name their ranks); the other nodes were judged "
+                "among themselves in phase 1 only, the tournament and the stragglers not "
+                "run.\n\n", l->unanswered);
     for (size_t i = 0; i < l->nsus; i++) {
         verdict_line(l, &l->sus[i], line, sizeof line);
         fputs("- ", af.f);
@@ -501,9 +522,19 @@ static fb_status write_md(const struct loc *l, enum heat heat)
     fprintf(af.f, "\n## Plan\n\n| phase | rounds | seconds |\n|---|---|---|\n");
     fprintf(af.f, "| 1: every node alone | 1 | %.2f |\n", l->phase_s[0]);
     fprintf(af.f, "| 1: compute stand-in | 1 | %.2f |\n", l->phase_s[4]);
+    fprintf(af.f, "| 1: the other nodes' answers | 1 | %.2f |\n", l->phase_s[5]);
+    if (l->unanswered) {
+        fprintf(af.f, "| 2: tournament, twice | not run | |\n| retests | not run | |\n"
+                "| stragglers | not run | |\n\n");
+        fprintf(af.f, "Phase 1's first two rows are rank 0's node's (each node measures itself "
+                "at its own pace); the third, how long rank 0 then waited for the others.\n");
+        goto files;
+    }
     fprintf(af.f, "| 2: tournament, twice | %d | %.2f |\n", l->rounds, l->phase_s[1]);
     fprintf(af.f, "| retests | %d | %.2f |\n", l->retest_rounds, l->phase_s[2]);
     fprintf(af.f, "| stragglers | 1 | %.2f |\n\n", l->phase_s[3]);
+    fprintf(af.f, "Phase 1's first two rows are rank 0's node's (each node measures itself at "
+            "its own pace); the third, how long rank 0 then waited for the others.\n\n");
     fprintf(af.f, "rounds: %d of the tournament's %d%s; %.3f s per round; typical pair %.3g "
             "GB/s.\n", l->rounds, l->full_rounds,
             l->sampled ? " (sampled)" : "", l->round_s, l->phase2_typical);
@@ -511,6 +542,7 @@ static fb_status write_md(const struct loc *l, enum heat heat)
         fprintf(af.f, "\nA sampled plan misses a given slow link with probability %.2f (it "
                 "meets in one round of %d); a slow node is met in every round.\n",
                 fb_locate_miss_odds(l->full_rounds, l->rounds), l->full_rounds);
+files:
     fprintf(af.f, "\nFiles: suspects.csv, drain.txt, nodes.csv, junit.xml, fabricbench.prom, "
             "results.csv, env.json%s.\n", heat_files(heat));
     if (ferror(af.f)) {
@@ -533,7 +565,7 @@ static fb_status write_heat(const struct loc *l, enum heat *heat)
     fb_status st;
 
     *heat = HEAT_NONE;
-    if (!tmpl || !common || n < 2)
+    if (!tmpl || !common || n < 2 || l->unanswered) /* no tournament, no map */
         return FB_OK;
     snprintf(path, sizeof path, "%s/locate-heat.dat", l->res.dir);
     if ((st = fb_atomic_open(&af, path)) != FB_OK)

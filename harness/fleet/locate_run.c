@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <mpi.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,14 +156,23 @@ const char *const loc_node_units[LOC_NODE_CASES] = {"GB/s", "GB/s", "GB/s", "TFL
 #define node_cases loc_node_cases
 enum { NODE_CASES = LOC_NODE_CASES };
 
+/* A node's lead sends world rank 0 its node's answer after each pass of phase 1: its status and
+ * row count (two int32), then its rows as bytes (every rank runs the same binary). */
+enum { ANSWER_TAG = 7101 };
+
 /* Rank 0: marks flag[i * NODE_CASES + c] for node i far below the other nodes in case c, with
  * its figure and the median node's in fig[] and typ[]. Each node's figure is its slowest
- * rank's. Needs 3 nodes or more: with two there is nothing to compare with. */
-static void judge_nodes(struct loc *l, const struct fb_runner *r, size_t first, bool *flag,
-                        double *fig, double *typ, double *v)
+ * rank's. Judges the nodes that answered (answered[i]; NULL: all), 3 of them or more: with two
+ * there is nothing to compare with. */
+static void judge_nodes(struct loc *l, const int *node_of, const bool *answered, size_t first,
+                        bool *flag, double *fig, double *typ, double *v)
 {
     const struct fb_world *w = &l->s.world;
+    double *got = v + l->nodes; /* the answered nodes' figures, packed */
+    int present = 0;
 
+    for (int i = 0; i < l->nodes; i++)
+        present += !answered || answered[i];
     for (int c = 0; c < NODE_CASES; c++) {
         double med, mad;
         int n = 0;
@@ -170,7 +180,7 @@ static void judge_nodes(struct loc *l, const struct fb_runner *r, size_t first, 
             double least = NAN;
             for (int k = 0; k < w->size; k++) {
                 double x;
-                if (r->node_of[k] != i)
+                if (node_of[k] != i)
                     continue;
                 x = loc_rank_figure(&l->res, first, loc_node_benches[c], node_cases[c],
                                     loc_node_metrics[c], k);
@@ -178,76 +188,318 @@ static void judge_nodes(struct loc *l, const struct fb_runner *r, size_t first, 
                     least = x;
             }
             v[i] = least;
-            n += !isnan(least);
+            if (!isnan(least))
+                got[n++] = least;
             if (l->node_fig)
                 l->node_fig[(size_t)i * NODE_CASES + (size_t)c] = least;
         }
         l->node_med[c] = NAN;
-        if (l->nodes < 3 || n < l->nodes || fb_locate_typical(v, (size_t)n, &med, &mad) != FB_OK)
+        if (present < 3 || n < present || fb_locate_typical(got, (size_t)n, &med, &mad) != FB_OK)
             continue;
         l->node_med[c] = med;
         for (int i = 0; i < l->nodes; i++) {
             size_t at = (size_t)i * NODE_CASES + (size_t)c;
-            flag[at] = fb_locate_is_suspect(v[i], med, mad, l->tolerance, true);
+            if (isnan(v[i]))
+                continue;
+            /* the MAD from FB_LOCATE_MAD_NODES on, as in the tournament: among fewer, a
+             * healthy spread of a fifth set 3 scaled MADs near the median itself, and the
+             * tolerance and the second pass decide alone */
+            flag[at] = fb_locate_is_suspect(v[i], med, n >= FB_LOCATE_MAD_NODES ? mad : 0.0,
+                                            l->tolerance, true);
             fig[at] = v[i];
             typ[at] = med;
         }
     }
 }
 
-/* Collective. Every node alone at once; a node far below the others is measured again and
- * named only when it is far below both times (noise passes). */
+/* One node's own run of phase 1: the job's session with its world narrowed to the node's ranks
+ * (the node communicator), so each node measures itself at its own pace and a node that hangs
+ * holds up no other; its runner; on its lead (local rank 0) its rows, in memory, which the lead
+ * sends world rank 0. */
+struct node_run {
+    struct fb_session s;
+    struct fb_runner r;
+    struct fb_results res;
+    int *member;        /* local rank -> world rank */
+    int *partner;       /* local rank -> its partner's local rank in node_p2p, -1: none */
+    char (*hosts)[64];  /* local rank -> host */
+    bool up;            /* r initialised */
+};
+
+/* Collective over the node. */
+static fb_status node_run_open(struct loc *l, const int *node_of, struct node_run *n)
+{
+    const struct fb_world *w = &l->s.world;
+    size_t ln = (size_t)w->local_size;
+    int m = 0;
+    fb_status st = FB_OK;
+
+    memset(n, 0, sizeof *n);
+    n->res.in_memory = true;
+    n->member = malloc(ln * sizeof *n->member);
+    n->partner = malloc(ln * sizeof *n->partner);
+    n->hosts = calloc(ln, sizeof *n->hosts);
+    if (!n->member || !n->partner || !n->hosts)
+        st = FB_ERR_NOMEM;
+    /* the node communicator orders its ranks by world rank (fb_world_init) */
+    for (int k = 0; st == FB_OK && k < w->size; k++)
+        if (node_of[k] == w->node && m < w->local_size) {
+            snprintf(n->hosts[m], sizeof n->hosts[m], "%s", fb_world_host_of(w, k));
+            n->member[m++] = k;
+        }
+    if (st == FB_OK && m != w->local_size)
+        st = FB_ERR_INTERNAL;
+    /* inside the node: its 1st and 2nd ranks, its 3rd and 4th, ... both ways at once */
+    for (int j = 0; st == FB_OK && j < m; j++)
+        n->partner[j] = j % 2 == 0 ? (j + 1 < m ? j + 1 : -1) : j - 1;
+    n->s = l->s;
+    n->s.world.comm = w->node_comm;
+    n->s.world.rank = w->local_rank;
+    n->s.world.size = w->local_size;
+    n->s.world.nodes = 1;
+    n->s.world.hosts = n->hosts;
+    if ((st = fb_world_agree(&n->s.world, st)) != FB_OK)
+        return st;
+    st = fb_runner_init(&n->r, &n->s, &l->opt, w->local_rank == 0 ? &n->res : NULL);
+    n->up = st == FB_OK;
+    return st;
+}
+
+static void node_run_close(struct node_run *n)
+{
+    if (n->up)
+        fb_runner_release(&n->r);
+    fb_results_release(&n->res);
+    free(n->member);
+    free(n->partner);
+    free(n->hosts);
+}
+
+/* Collective over the node: one pass of phase 1 on this node alone (its transfers, then its
+ * compute stand-in, timed apart); on the lead, the rows from `first` on name world ranks. */
+static fb_status node_pass(struct loc *l, struct node_run *n, size_t first)
+{
+    struct fb_pairing pair = {.name = "node_p2p", .partner = n->partner};
+    double t0 = fb_clock_now_us();
+    fb_status st = loc_run_bench(l, &n->r, &fb_bench_locate_node, &pair,
+                                 n->s.world.size > 1 ? 1 : 0);
+
+    l->phase_s[0] += (fb_clock_now_us() - t0) / 1e6;
+    t0 = fb_clock_now_us();
+    if (st == FB_OK && !l->no_compute)
+        st = loc_run_bench(l, &n->r, &fb_bench_locate_compute, NULL, 0);
+    l->phase_s[4] += (fb_clock_now_us() - t0) / 1e6;
+    for (size_t i = first; i < n->res.nrows; i++) {
+        struct fb_row *row = &n->res.rows[i];
+        if (row->src >= 0 && row->src < n->s.world.size)
+            row->src = n->member[row->src];
+        if (row->dst >= 0 && row->dst < n->s.world.size)
+            row->dst = n->member[row->dst];
+    }
+    return st;
+}
+
+/* World rank 0: adds rows to the run's results (rewritten as after any point). */
+static fb_status add_rows(struct loc *l, const struct fb_row *rows, size_t nrows)
+{
+    fb_status st = FB_OK;
+
+    fb_run_record_lock();
+    for (size_t i = 0; i < nrows && st == FB_OK; i++)
+        st = fb_results_add(&l->res, &rows[i]);
+    if (st == FB_OK)
+        st = fb_results_flush(&l->res);
+    fb_run_record_unlock();
+    return st;
+}
+
+/* A lead's answer: its node's status and rows from `first` on, to world rank 0. */
+static void send_answer(const struct loc *l, const struct node_run *n, size_t first, fb_status st)
+{
+    size_t nrows = n->res.nrows - first;
+    size_t bytes = sizeof(int32_t) * 2 + nrows * sizeof(struct fb_row);
+    unsigned char *buf = malloc(bytes);
+    int32_t head[2] = {(int32_t)st, (int32_t)nrows};
+
+    if (!buf || bytes > INT32_MAX) { /* the header alone: rank 0 hears the failure */
+        head[0] = FB_ERR_NOMEM;
+        head[1] = 0;
+        MPI_Send(head, (int)sizeof head, MPI_BYTE, 0, ANSWER_TAG, l->s.world.comm);
+        free(buf);
+        return;
+    }
+    memcpy(buf, head, sizeof head);
+    if (nrows)
+        memcpy(buf + sizeof head, n->res.rows + first, nrows * sizeof(struct fb_row));
+    MPI_Send(buf, (int)bytes, MPI_BYTE, 0, ANSWER_TAG, l->s.world.comm);
+    free(buf);
+}
+
+/* World rank 0, after its own node's pass: every other node's answer, as it comes, until all
+ * came, --timeout ran out (a second before the watchdog's own deadline, so that the node table
+ * is written first) or a signal came (mpirun stopping the job because a rank died). The rows go
+ * into the results as they come; *worst gets the worst node status. */
+static fb_status collect_answers(struct loc *l, const int *node_of, bool *answered,
+                                 fb_status *worst)
+{
+    const struct fb_world *w = &l->s.world;
+    double t = l->opt.timeout_s, limit = fb_clock_now_s() + (t > 2.0 ? t - 1.0 : t / 2.0);
+    int left = 0;
+    fb_status st = FB_OK;
+
+    for (int i = 0; i < l->nodes; i++)
+        left += !answered[i];
+    fb_watchdog_phase("phase 1: the nodes' answers");
+    while (left > 0 && st == FB_OK) {
+        MPI_Status status;
+        int flag = 0, bytes = 0;
+
+        MPI_Iprobe(MPI_ANY_SOURCE, ANSWER_TAG, w->comm, &flag, &status);
+        if (flag) {
+            int32_t head[2];
+            unsigned char *buf;
+            int from = status.MPI_SOURCE, i = node_of[from];
+            MPI_Get_count(&status, MPI_BYTE, &bytes);
+            buf = malloc(bytes > 0 ? (size_t)bytes : 1);
+            MPI_Recv(buf ? buf : (unsigned char *)head, buf ? bytes : 0, MPI_BYTE, from,
+                     ANSWER_TAG, w->comm, MPI_STATUS_IGNORE);
+            if (!buf)
+                st = FB_ERR_NOMEM;
+            else if (bytes < (int)sizeof head) {
+                st = FB_ERR_INTERNAL;
+            } else {
+                memcpy(head, buf, sizeof head);
+                if (head[1] < 0 ||
+                    (size_t)bytes != sizeof head + (size_t)head[1] * sizeof(struct fb_row))
+                    st = FB_ERR_INTERNAL;
+                else
+                    st = add_rows(l, (const struct fb_row *)(void *)(buf + sizeof head),
+                                  (size_t)head[1]);
+                if (fb_status_severity((fb_status)head[0]) > fb_status_severity(*worst))
+                    *worst = (fb_status)head[0];
+            }
+            free(buf);
+            if (!answered[i]) {
+                answered[i] = true;
+                left--;
+            }
+            continue;
+        }
+        if (fb_watchdog_interrupted())
+            st = FB_ERR_INTERRUPTED;
+        else if (t > 0 && fb_clock_now_s() > limit)
+            st = FB_ERR_TIMEOUT;
+        else
+            fb_clock_sleep_s(0.001);
+    }
+    return st;
+}
+
+/* Rank 0, when a node did not answer: each such node a suspect, the others judged among
+ * themselves, and the outputs written, so a hang or a dead node still leaves the fleet's
+ * verdict. */
+static void name_unanswered(struct loc *l, const int *node_of, const bool *answered,
+                            fb_status why)
+{
+    char ranks[200];
+
+    for (int i = 0; i < l->nodes; i++) {
+        struct loc_suspect s = {.kind = "node", .node = i, .peer = -1, .rank = -1,
+                                .measured = NAN, .typical = NAN};
+        size_t used = 0;
+        if (answered[i])
+            continue;
+        ranks[0] = '\0';
+        for (int k = 0; k < l->s.world.size && used + 12 < sizeof ranks; k++)
+            if (node_of[k] == i)
+                used += (size_t)snprintf(ranks + used, sizeof ranks - used, "%s%d",
+                                         used ? "," : "", k);
+        snprintf(s.bench, sizeof s.bench, "locate_node");
+        snprintf(s.metric, sizeof s.metric, "answer");
+        snprintf(s.evidence, sizeof s.evidence,
+                 "no answer: rank(s) %s did not finish phase 1 (each node alone) %s (hung or "
+                 "dead); the other nodes were judged without it",
+                 ranks, why == FB_ERR_TIMEOUT ? "within --timeout" : "before the job was stopped");
+        l->unanswered++;
+        if (!loc_suspect_add(l, &s))
+            break;
+    }
+}
+
+/* Collective. Every node alone at once, each in its own communicator (node_run); a node far
+ * below the others is measured again and named only when it is far below both times (noise
+ * passes). A node that does not answer in time is named, the others are judged without it and
+ * the outputs written; then the job stops (exit code 3 on a timeout). */
 static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
 {
     const struct fb_world *w = &l->s.world;
     size_t cells = (size_t)l->nodes * NODE_CASES;
-    int *t = malloc((size_t)w->size * sizeof *t), most = 0, again = 0;
-    struct fb_pairing pair = {.name = "node_p2p"};
+    struct node_run n;
     bool *flag = calloc(cells, sizeof *flag), *flag2 = calloc(cells, sizeof *flag2);
+    bool *answered = calloc((size_t)l->nodes, sizeof *answered);
     double *fig = calloc(cells, sizeof *fig), *typ = calloc(cells, sizeof *typ);
-    double *v = malloc((size_t)l->nodes * sizeof *v);
-    fb_status st = FB_OK;
+    double *v = malloc(2 * (size_t)l->nodes * sizeof *v);
+    int shared[2]; /* from rank 0: the worst node's status, and whether to measure again */
+    fb_status st = flag && flag2 && answered && fig && typ && v ? FB_OK : FB_ERR_NOMEM;
 
-    if (!t || !v || !flag || !flag2 || !fig || !typ) {
-        st = FB_ERR_NOMEM;
+    memset(&n, 0, sizeof n);
+    if ((st = fb_world_agree(w, st)) != FB_OK ||
+        (st = fb_world_agree(w, node_run_open(l, r->node_of, &n))) != FB_OK)
         goto out;
-    }
-    /* Inside each node: its 1st and 2nd ranks, its 3rd and 4th, ... both ways at once. */
-    for (int k = 0; k < w->size; k++) {
-        int i = r->node_of[k], n = 0, pos = 0, prev = -1, next = -1;
-        for (int j = 0; j < w->size; j++)
-            if (r->node_of[j] == i) {
-                if (j < k) {
-                    pos++;
-                    prev = j;
-                } else if (j > k && next < 0) {
-                    next = j;
-                }
-                n++;
-            }
-        t[k] = pos % 2 == 0 ? next : prev;
-        most = n > most ? n : most;
-    }
-    pair.partner = t;
     for (int pass = 0; pass < 2; pass++) {
-        size_t first = w->rank == 0 ? l->res.nrows : 0;
-        double t0 = fb_clock_now_us();
-        if ((st = loc_run_bench(l, r, &fb_bench_locate_node, &pair, most > 1 ? 1 : 0)) != FB_OK)
-            goto out;
-        l->phase_s[0] += (fb_clock_now_us() - t0) / 1e6;
-        t0 = fb_clock_now_us();
-        if (!l->no_compute &&
-            (st = loc_run_bench(l, r, &fb_bench_locate_compute, NULL, 0)) != FB_OK)
-            goto out;
-        l->phase_s[4] += (fb_clock_now_us() - t0) / 1e6;
+        size_t first = w->rank == 0 ? l->res.nrows : 0, nfirst = n.res.nrows;
+        fb_status mine;
+
+        /* one table on the terminal, rank 0's node's: the others' figures go to its rows */
+        fb_log_set_report(w->rank == 0);
+        mine = node_pass(l, &n, nfirst);
+        fb_log_set_report(1);
+
+        if (w->local_rank == 0 && w->rank != 0)
+            send_answer(l, &n, nfirst, mine);
         if (w->rank == 0) {
-            judge_nodes(l, r, first, pass ? flag2 : flag, fig, typ, v);
-            again = 0;
-            for (size_t i = 0; i < cells; i++)
-                again |= flag[i];
+            fb_status worst = mine, got;
+            for (int i = 0; i < l->nodes; i++)
+                answered[i] = i == w->node;
+            got = add_rows(l, n.res.rows + nfirst, n.res.nrows - nfirst);
+            if (got == FB_OK) {
+                double t0 = fb_clock_now_us();
+                got = collect_answers(l, r->node_of, answered, &worst);
+                l->phase_s[5] += (fb_clock_now_us() - t0) / 1e6;
+            }
+            if (got == FB_ERR_TIMEOUT || got == FB_ERR_INTERRUPTED) {
+                judge_nodes(l, r->node_of, answered, first, pass ? flag2 : flag, fig, typ, v);
+                name_unanswered(l, r->node_of, answered, got);
+                (void)loc_write_outputs(l);
+                if (got == FB_ERR_TIMEOUT) {
+                    char what[160];
+                    size_t used = (size_t)snprintf(what, sizeof what, "no answer from");
+                    for (int i = 0; i < l->nodes && used < sizeof what - 1; i++)
+                        if (!answered[i])
+                            used += (size_t)snprintf(what + used, sizeof what - used, " %s",
+                                                     l->name[i]);
+                    if (used < sizeof what - 1)
+                        snprintf(what + used, sizeof what - used,
+                                 "; the others are judged in nodes.csv");
+                    fb_watchdog_expire(what);
+                }
+            }
+            if (got != FB_OK)
+                worst = got;
+            shared[0] = (int)worst;
+            shared[1] = 0;
+            if (worst == FB_OK) {
+                judge_nodes(l, r->node_of, NULL, first, pass ? flag2 : flag, fig, typ, v);
+                for (size_t i = 0; i < cells; i++)
+                    shared[1] |= flag[i];
+            }
+        } else {
+            fb_watchdog_phase("phase 1: waiting for the other nodes");
         }
-        MPI_Bcast(&again, 1, MPI_INT, 0, w->comm);
-        if (!again)
+        fb_watchdog_wait_begin();
+        MPI_Bcast(shared, 2, MPI_INT, 0, w->comm);
+        fb_watchdog_wait_end();
+        if ((st = (fb_status)shared[0]) != FB_OK || !shared[1])
             goto out;
     }
     for (size_t at = 0; w->rank == 0 && at < cells; at++)
@@ -265,7 +517,8 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
                 st = FB_ERR_NOMEM;
         }
 out:
-    free(t);
+    node_run_close(&n);
+    free(answered);
     free(v);
     free(flag);
     free(flag2);

@@ -54,8 +54,13 @@ struct loc {
     int full_rounds, rounds, retest_rounds;
     bool sampled;
     double round_s;          /* mean seconds per round of phase 2 */
-    double phase_s[5];       /* seconds: node phase (its transfers), tournament, retests,
-                                stragglers, node phase's compute stand-in */
+    double phase_s[6];       /* seconds: node phase (its transfers), tournament, retests,
+                                stragglers, node phase's compute stand-in (phase 1's on rank
+                                0's node), rank 0's wait for the other nodes' answers */
+    /* rank 0: the nodes that did not send phase 1's answer in time (hung or dead), named as
+     * `node` suspects of metric "answer"; then the fleet stops after phase 1 (its pairs, links
+     * and stragglers not run) */
+    int unanswered;
 };
 
 /* Rank 0: the per-rank figure (metric, src == rank) of case `kase` of benchmark `bench` in

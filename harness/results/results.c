@@ -214,9 +214,11 @@ size_t fb_results_cap(void)
 fb_status fb_results_flush(struct fb_results *r)
 {
     struct fb_atomic_file af;
-    fb_status st = fb_atomic_open(&af, r->csv_path);
+    fb_status st;
 
-    if (st != FB_OK)
+    if (r->in_memory)
+        return FB_OK;
+    if ((st = fb_atomic_open(&af, r->csv_path)) != FB_OK)
         return st;
     if (fb_results_write_csv(af.f, r->run_id, r->rows, r->nrows) != 0) {
         fb_error("cannot write '%s': %s", af.tmp, strerror(errno));

@@ -48,6 +48,9 @@ struct fb_results {
     /* The most bytes results.csv may hold: 0 is the readers' cap (fb_file_cap), which a flush
      * never passes; smaller only in tests. */
     size_t max_bytes;
+    /* Rows kept in memory only (never prepared, no folder): a flush writes nothing. locate's
+     * phase 1 gives each node's lead such a set and sends its rows to rank 0. */
+    bool in_memory;
 };
 
 /* The most bytes a results.csv may hold: the readers' cap (fb_file_cap), or in tests a smaller
@@ -76,7 +79,8 @@ fb_status fb_results_add(struct fb_results *r, const struct fb_row *row);
  * holds pointers to the rows it reads). */
 fb_status fb_results_reserve(struct fb_results *r, size_t more);
 
-/* Rewrites results.csv atomically with every row so far. */
+/* Rewrites results.csv atomically with every row so far (FB_OK and nothing written for a set
+ * in_memory). */
 fb_status fb_results_flush(struct fb_results *r);
 
 /* Writes the rows as CSV to any stream (used by flush and by tests). */

@@ -13,6 +13,9 @@
 #   rank    4 nodes, rank 1's loop slowed: exit 1, rank 1 named a straggler, no other suspect.
 #   two     2 nodes, no fault: exit 0, and every check of nodes.csv SKIP (nothing to judge a
 #           node, a pair or a rank against below 3), none PASS.
+#   hang    5 nodes, rank 3 hung in phase 1, --timeout 5: exit 3, node 3 named for no answer, the
+#           other 4 judged among themselves, the later checks SKIP (the fleet stopped), drain.txt.
+#   dead    the same rank killed instead: the job ends, and the same table was written.
 #   bad     bad options exit 2 with one line naming the option, nothing written; one node with
 #           --compute off: no compute rows, its compute check SKIP saying so.
 . "$(dirname "$0")/../lib.sh"
@@ -45,7 +48,8 @@ host=$(hostname)
 # for the others); junit.xml has a test case per row, failures where the rows FAIL, each on its
 # node's class; fabricbench.prom passes `promtool check metrics` and the OpenMetrics parser of
 # Prometheus's Python client, with node_ok 0 for exactly the
-# failing nodes and, from 3 nodes, every node's compute figure in FLOP/s.
+# failing nodes and, from 3 nodes, a compute figure in FLOP/s for each node ($figured of them
+# when set: a node that did not answer has none).
 node_table() {
     nn=$1; shift
     want=$(for f in "$@"; do echo "$host/$f"; done | sort | tr '\n' ' ')
@@ -87,7 +91,7 @@ PY
     [ "$(grep -c '^fabricbench_locate_node_ok{' "$work/out/fabricbench.prom")" = "$nn" ] ||
         fail "fabricbench.prom: not one node_ok per node"
     if [ "$nn" -ge 3 ]; then
-        [ "$(grep -Ec '^fabricbench_locate_compute_flops_per_second\{node="[^"]*",check="compute"\} [0-9.e+]+$' "$work/out/fabricbench.prom")" = "$nn" ] ||
+        [ "$(grep -Ec '^fabricbench_locate_compute_flops_per_second\{node="[^"]*",check="compute"\} [0-9.e+]+$' "$work/out/fabricbench.prom")" = "${figured:-$nn}" ] ||
             fail "fabricbench.prom: not one compute figure in FLOP/s per node: $(grep compute "$work/out/fabricbench.prom")"
     fi
 }
@@ -236,6 +240,69 @@ bad)
     for f in one/locate-heat.dat one/locate-heat.png; do [ ! -e "$f" ] || fail "one node: $f written"; done
     "$bin" locate --help >out.txt 2>&1 || fail "locate --help exited non-zero"
     grep -q -- "--tolerance PCT" out.txt || fail "--help lacks --tolerance"
+    ;;
+hang | dead)
+    # hang: rank 3 (node 3 of 5) hangs in its first trial of phase 1 (FB_TEST_HANG, test only),
+    # --timeout 5: exit 3; rank 0 names node 3 and judges the 4 others without it.
+    # dead: the same rank, hung with --timeout 60, is killed (SIGKILL); mpirun stops the job,
+    # and before it ends rank 0 has written the same table, node 3 named as gone.
+    limit=5
+    [ "$what" = dead ] && limit=60
+    t0=$(date +%s)
+    env FB_TEST_RANKS_PER_NODE=1 FB_TEST_HANG="3:locate_node:trial 1" OMPI_MCA_mpi_yield_when_idle=1 \
+        "${MPIEXEC:-mpirun}" --oversubscribe -np 5 -x FB_TEST_RANKS_PER_NODE -x FB_TEST_HANG \
+        "$bin" locate $args --timeout "$limit" --out "$work/out" >"$work/stdout" 2>"$work/stderr" &
+    launcher=$!
+    if [ "$what" = dead ]; then
+        # killed once rank 0 holds the 4 other nodes' answers (results.csv, rewritten as each
+        # comes, has their compute rows), so the table to check is that of 4 nodes
+        victim=
+        for _ in $(seq 1 300); do
+            answered=$(csv_awk 'v("bench") == "locate_compute" && v("metric") == "tflops" && v("src") != "" { print v("src") }' "$work/out/results.csv" 2>/dev/null | sort -u | tr '\n' ' ')
+            if [ "$answered" = "0 1 2 4 " ] && grep -q "FB_TEST_HANG: rank 3 hangs" "$work/stderr"; then
+                for p in $(pgrep -P "$launcher"); do
+                    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+                        grep -qx "OMPI_COMM_WORLD_RANK=3" && victim=$p
+                done
+                [ -n "$victim" ] && break
+            fi
+            sleep 0.1
+        done
+        [ -n "$victim" ] || fail "rank 3 never hung (or was not found): $(tail -5 "$work/stderr")"
+        [ -z "$victim" ] || kill -9 "$victim"
+    fi
+    wait "$launcher"
+    rc=$?
+    took=$(($(date +%s) - t0))
+    echo "exit $rc after $took s"
+    if [ "$what" = hang ]; then
+        [ "$rc" = 3 ] || fail "exit $rc, expected 3 (timeout): $(tail -20 "$work/stderr")"
+        grep -Eq '"run_status":[[:space:]]*"timeout"' "$work/out/env.json" || fail "env.json not marked timeout"
+        how="within --timeout"
+    else
+        [ "$rc" != 0 ] && [ "$rc" != 1 ] || fail "a job with a killed rank exited $rc"
+        [ "$took" -lt 40 ] || fail "the job ended $took s after it started, its rank killed"
+        how="before the job was stopped"
+    fi
+    cat "$work/stdout"
+    grep -q "^SUSPECT node $host/n3: no answer: rank(s) 3 did not finish phase 1 (each node alone) $how" "$work/stdout" ||
+        fail "node 3 not named as not answering: $(cat "$work/stdout")"
+    [ "$(grep -c '^SUSPECT' "$work/stdout")" = 1 ] || fail "not exactly one suspect: $(grep SUSPECT "$work/stdout")"
+    figured=4 node_table 5 n3:h2d n3:p2p n3:allreduce n3:compute
+    # the 4 others judged among themselves in phase 1: h2d and compute PASS with the median of 4
+    judged=$(csv_awk 'v("node") != h "/n3" && v("verdict") == "PASS" && (v("check") == "h2d" || v("check") == "compute") { n++ } END { print n + 0 }' h="$host" "$work/out/nodes.csv")
+    [ "$judged" = 8 ] || fail "$judged of the other nodes' 8 h2d and compute checks PASS: $(cat "$work/out/nodes.csv")"
+    notrun=$(csv_awk 'v("verdict") == "SKIP" && v("evidence") ~ /^not run: the fleet stopped after phase 1 \(1 node\(s\) did not answer\)$/ { n++ } END { print n + 0 }' "$work/out/nodes.csv")
+    [ "$notrun" = 15 ] || fail "$notrun of 15 pairs, links and arrive rows say the fleet stopped after phase 1"
+    # a pretend node's name (HOST/nN) is no Slurm node name: drain.txt says so instead (the
+    # cluster test drains a real host for the same reason)
+    [ "$(grep -c "^# not drained: '$host/n[0-9]*'" "$work/out/drain.txt")" = 1 ] &&
+        grep -Fxq "# not drained: '$host/n3' is not a name scontrol takes as one node" "$work/out/drain.txt" ||
+        fail "drain.txt does not name node 3 alone: $(cat "$work/out/drain.txt")"
+    grep -q "did not answer (hung or dead" "$work/out/locate.md" || fail "locate.md does not say the fleet stopped"
+    # the rows of the 4 nodes that answered are kept: h2d for ranks 0, 1, 2, 4, none for 3
+    srcs=$(csv_awk 'v("bench") == "locate_node" && v("case") == "node_h2d" && v("metric") == "bandwidth" && v("src") != "" { print v("src") }' "$work/out/results.csv" | sort -u | tr '\n' ' ')
+    [ "$srcs" = "0 1 2 4 " ] || fail "results.csv's phase-1 rows are of ranks '$srcs', expected '0 1 2 4 '"
     ;;
 *) fail "unknown case '$what'" ;;
 esac
