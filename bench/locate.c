@@ -292,10 +292,18 @@ static void spin(long ops)
         x = x * 2862933555777941757UL + 3037000493UL;
 }
 
+/* This process's CPU time (all its threads), microseconds. */
+static double cpu_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
 static fb_status loc_iterate(void *p)
 {
     struct loc_state *s = p;
-    double t0 = s->slow ? fb_clock_now_us() : 0.0;
+    double t0 = s->slow ? fb_clock_now_us() : 0.0, c0 = s->slow ? cpu_us() : 0.0;
     fb_status st = FB_OK;
 
     if (s->inner)
@@ -311,19 +319,21 @@ static fb_status loc_iterate(void *p)
          * pace: were the slowed node to sleep, the others would have the CPU meanwhile and its
          * own step then run nearly alone (10 times its work read 2.4 times the others' on one
          * shared core, and the others' figures spread 3x); busy, it takes its share of the CPU
-         * as a node of slow compute would, and 50 times reads 0.07 of the others. */
+         * as a node of slow compute would, and 50 times reads 0.07 of the others. Counted in
+         * this process's CPU time, so waiting for the shared CPU is not multiplied too. */
         double us, end;
         struct timespec ts;
         if ((st = s->ctx->be->stream_sync(s->stream)) != FB_OK)
             return st;
-        us = (s->variant == L_COMPUTE ? 49.0 : 9.0) * (fb_clock_now_us() - t0);
-        double least = s->variant == L_LOOP ? SLOW_MIN_LOOP_US : SLOW_MIN_US;
-        us = us > least ? us : least;
         if (s->variant == L_COMPUTE) {
-            for (end = fb_clock_now_us() + us; fb_clock_now_us() < end;)
+            double c1 = cpu_us();
+            for (end = c1 + 49.0 * (c1 - c0); cpu_us() < end;)
                 spin(1000);
             return st;
         }
+        us = 9.0 * (fb_clock_now_us() - t0);
+        double least = s->variant == L_LOOP ? SLOW_MIN_LOOP_US : SLOW_MIN_US;
+        us = us > least ? us : least;
         ts.tv_sec = (time_t)(us / 1e6);
         ts.tv_nsec = (long)((us - (double)ts.tv_sec * 1e6) * 1e3);
         nanosleep(&ts, NULL);

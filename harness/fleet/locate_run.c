@@ -156,8 +156,9 @@ const char *const loc_node_units[LOC_NODE_CASES] = {"GB/s", "GB/s", "GB/s", "TFL
 #define node_cases loc_node_cases
 enum { NODE_CASES = LOC_NODE_CASES };
 
-/* A node's lead sends world rank 0 its node's answer after each pass of phase 1: its status and
- * row count (two int32), then its rows as bytes (every rank runs the same binary). */
+/* A node's lead sends world rank 0 its node's answer after each pass of phase 1: its status,
+ * row count and failed rank (three int32), then its rows as bytes (every rank runs the same
+ * binary). */
 enum { ANSWER_TAG = 7101 };
 
 /* Rank 0: marks flag[i * NODE_CASES + c] for node i far below the other nodes in case c, with
@@ -313,17 +314,32 @@ static fb_status add_rows(struct loc *l, const struct fb_row *rows, size_t nrows
     return st;
 }
 
-/* A lead's answer: its node's status and rows from `first` on, to world rank 0. */
+/* The job's rank that reported this node's failure (agreed over the node), -1 when none. */
+static int node_culprit(const struct node_run *n, fb_status st)
+{
+    fb_status cst;
+    int who = -1;
+    char host[64];
+
+    if (st == FB_OK || !fb_world_culprit(&n->s.world, &cst, &who, host, sizeof host) ||
+        who < 0 || who >= n->s.world.size)
+        return -1;
+    return n->member[who];
+}
+
+/* A lead's answer: its node's status, row count and failed rank (the job's), then its rows
+ * from `first` on, to world rank 0. */
 static void send_answer(const struct loc *l, const struct node_run *n, size_t first, fb_status st)
 {
     size_t nrows = n->res.nrows - first;
-    size_t bytes = sizeof(int32_t) * 2 + nrows * sizeof(struct fb_row);
+    size_t bytes = sizeof(int32_t) * 3 + nrows * sizeof(struct fb_row);
     unsigned char *buf = malloc(bytes);
-    int32_t head[2] = {(int32_t)st, (int32_t)nrows};
+    int32_t head[3] = {(int32_t)st, (int32_t)nrows, (int32_t)node_culprit(n, st)};
 
     if (!buf || bytes > INT32_MAX) { /* the header alone: rank 0 hears the failure */
         head[0] = FB_ERR_NOMEM;
         head[1] = 0;
+        head[2] = l->s.world.rank;
         MPI_Send(head, (int)sizeof head, MPI_BYTE, 0, ANSWER_TAG, l->s.world.comm);
         free(buf);
         return;
@@ -340,7 +356,7 @@ static void send_answer(const struct loc *l, const struct node_run *n, size_t fi
  * is written first) or a signal came (mpirun stopping the job because a rank died). The rows go
  * into the results as they come; *worst gets the worst node status. */
 static fb_status collect_answers(struct loc *l, const int *node_of, bool *answered,
-                                 fb_status *worst)
+                                 fb_status *worst, int *worst_rank)
 {
     const struct fb_world *w = &l->s.world;
     double t = l->opt.timeout_s, limit = fb_clock_now_s() + (t > 2.0 ? t - 1.0 : t / 2.0);
@@ -356,7 +372,7 @@ static fb_status collect_answers(struct loc *l, const int *node_of, bool *answer
 
         MPI_Iprobe(MPI_ANY_SOURCE, ANSWER_TAG, w->comm, &flag, &status);
         if (flag) {
-            int32_t head[2];
+            int32_t head[3];
             unsigned char *buf;
             int from = status.MPI_SOURCE, i = node_of[from];
             MPI_Get_count(&status, MPI_BYTE, &bytes);
@@ -375,8 +391,10 @@ static fb_status collect_answers(struct loc *l, const int *node_of, bool *answer
                 else
                     st = add_rows(l, (const struct fb_row *)(void *)(buf + sizeof head),
                                   (size_t)head[1]);
-                if (fb_status_severity((fb_status)head[0]) > fb_status_severity(*worst))
+                if (fb_status_severity((fb_status)head[0]) > fb_status_severity(*worst)) {
                     *worst = (fb_status)head[0];
+                    *worst_rank = head[2];
+                }
             }
             free(buf);
             if (!answered[i]) {
@@ -459,12 +477,13 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
             send_answer(l, &n, nfirst, mine);
         if (w->rank == 0) {
             fb_status worst = mine, got;
+            int worst_rank = node_culprit(&n, mine);
             for (int i = 0; i < l->nodes; i++)
                 answered[i] = i == w->node;
             got = add_rows(l, n.res.rows + nfirst, n.res.nrows - nfirst);
             if (got == FB_OK) {
                 double t0 = fb_clock_now_us();
-                got = collect_answers(l, r->node_of, answered, &worst);
+                got = collect_answers(l, r->node_of, answered, &worst, &worst_rank);
                 l->phase_s[5] += (fb_clock_now_us() - t0) / 1e6;
             }
             if (got == FB_ERR_TIMEOUT || got == FB_ERR_INTERRUPTED) {
@@ -484,8 +503,13 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
                     fb_watchdog_expire(what);
                 }
             }
-            if (got != FB_OK)
+            if (got != FB_OK) {
                 worst = got;
+                worst_rank = -1;
+            }
+            /* the failure as the job's rank, for locate's last line and env.json */
+            if (worst != FB_OK)
+                fb_world_culprit_set(worst, worst_rank);
             shared[0] = (int)worst;
             shared[1] = 0;
             if (worst == FB_OK) {

@@ -191,6 +191,12 @@ fb_status fb_world_agree(const struct fb_world *w, fb_status mine)
     return fb_world_agree_who(w, mine, NULL);
 }
 
+void fb_world_culprit_set(fb_status st, int rank)
+{
+    culprit.st = st;
+    culprit.rank = rank;
+}
+
 bool fb_world_culprit(const struct fb_world *w, fb_status *st, int *rank, char *host,
                       size_t len)
 {

@@ -68,6 +68,11 @@ bool fb_world_all(const struct fb_world *w, bool mine, char *why, size_t len, in
 bool fb_world_culprit(const struct fb_world *w, fb_status *st, int *rank, char *host,
                       size_t len);
 
+/* Restates the first failure as this rank's world knows it: a command whose ranks agreed over
+ * a communicator of their own (locate's phase 1, each node alone, whose ranks are the node's)
+ * hands rank 0 the failure and the job's rank that reported it. Not collective. */
+void fb_world_culprit_set(fb_status st, int rank);
+
 /* What stopped a command, for its last error line and env.json, into buf (len bytes): "rank R
  * on HOST: WHY" from the first failure the ranks agreed on (fb_world_culprit), or st's text
  * alone for an interruption or where no rank is known. Every command names a failure so (run,
