@@ -366,6 +366,7 @@ static fb_status collect_answers(struct loc *l, const int *node_of, bool *answer
     for (int i = 0; i < l->nodes; i++)
         left += !answered[i];
     fb_watchdog_phase("phase 1: the nodes' answers");
+    fb_watchdog_wait_begin(); /* arrived: waiting on the others */
     while (left > 0 && st == FB_OK) {
         MPI_Status status;
         int flag = 0, bytes = 0;
@@ -388,9 +389,17 @@ static fb_status collect_answers(struct loc *l, const int *node_of, bool *answer
                 if (head[1] < 0 ||
                     (size_t)bytes != sizeof head + (size_t)head[1] * sizeof(struct fb_row))
                     st = FB_ERR_INTERNAL;
-                else
-                    st = add_rows(l, (const struct fb_row *)(void *)(buf + sizeof head),
-                                  (size_t)head[1]);
+                else if (head[1] > 0) {
+                    /* the rows follow the header unaligned: copied out first */
+                    struct fb_row *rows = malloc((size_t)head[1] * sizeof *rows);
+                    if (rows) {
+                        memcpy(rows, buf + sizeof head, (size_t)head[1] * sizeof *rows);
+                        st = add_rows(l, rows, (size_t)head[1]);
+                    } else {
+                        st = FB_ERR_NOMEM;
+                    }
+                    free(rows);
+                }
                 if (fb_status_severity((fb_status)head[0]) > fb_status_severity(*worst)) {
                     *worst = (fb_status)head[0];
                     *worst_rank = head[2];
@@ -410,6 +419,7 @@ static fb_status collect_answers(struct loc *l, const int *node_of, bool *answer
         else
             fb_clock_sleep_s(0.001);
     }
+    fb_watchdog_wait_end();
     return st;
 }
 
@@ -500,6 +510,7 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
                     if (used < sizeof what - 1)
                         snprintf(what + used, sizeof what - used,
                                  "; the others are judged in nodes.csv");
+                    fb_watchdog_wait_begin(); /* rank 0 waited on the others */
                     fb_watchdog_expire(what);
                 }
             }
