@@ -5,7 +5,8 @@
 #     options, never mpirun's (the job's launcher, env.json's mpi.launcher = srun);
 #   - srun run across the nodes: rows with nodes 2, the pair between the hosts labelled network,
 #     and the job's SLURM_* variables recorded in env.json;
-#   - srun locate and soak on 2 nodes: no suspect, 4 healthy intervals;
+#   - srun locate and soak on 2 nodes: no suspect, 4 healthy intervals; locate with host B hung
+#     in phase 1: exit 3, host B named for no answer in nodes.csv and drain.txt;
 #   - the batch script of docs/slurm.md through sbatch, as shipped but for the run's options (its
 #     arguments): the doctor JSON and the run folder it names, 8 ranks on 2 nodes;
 #   - sweep inside an allocation (salloc): launcher auto picks srun.
@@ -66,6 +67,18 @@ rc=$?
 [ "$rc" = 0 ] || fail "srun locate exited $rc: $(tail -n 5 "$w/locate.txt")"
 grep -q '^locate: no suspect among 2 node(s)' "$w/locate.txt" || fail "locate under srun: $(grep '^locate:' "$w/locate.txt" | head -n 1)"
 [ -f "$w/locate/suspects.csv" ] || fail "locate under srun wrote no suspects.csv"
+# A node that hangs under srun (FB_TEST_HANG, test only: rank 1, host B, in its first trial of
+# phase 1; --timeout 4): rank 0 names host B for no answer in the node table and drain.txt
+# before it stops the job; srun ends the step and reports rank 0's exit code 3.
+FB_TEST_HANG="1:locate_node:trial 1" slurm_in srun -N2 -n2 --mpi=pmix "$bin" locate --bytes 64K \
+    --trials 3 --timeout 4 --quiet --out "$w/hung" >"$w/hung.txt" 2>&1
+rc=$?
+[ "$rc" = 3 ] || fail "srun locate with a hung node exited $rc, expected 3: $(tail -n 5 "$w/hung.txt")"
+hb=$(csv_awk 'v("verdict") == "FAIL" { print v("node") ":" v("check") }' "$w/hung/nodes.csv" 2>/dev/null | sort | tr '\n' ' ')
+[ "$hb" = "$CL_HOST_B:allreduce $CL_HOST_B:compute $CL_HOST_B:h2d $CL_HOST_B:p2p " ] ||
+    fail "the hung node's table FAILs '$hb', expected host B's four phase-1 checks"
+grep -qx "scontrol update NodeName='$CL_HOST_B' State=DRAIN Reason='fabricbench locate: slow node: no answer (hung or dead) (figures in suspects.csv)'" "$w/hung/drain.txt" ||
+    fail "drain.txt does not drain host B for no answer: $(grep -v '^#' "$w/hung/drain.txt")"
 # The soak runs on a loaded 2-core machine beside the rest of the suite, where one interval
 # at 4x its baseline is weather, not a fault: a 10000 % tolerance keeps the verdict on
 # what this test is about (soak runs through srun and writes every interval).
