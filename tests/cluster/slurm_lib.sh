@@ -10,6 +10,7 @@
 #                        (default "idle N": every node idle; sorted "%t %D" lines joined by
 #                        commas, as "drain 1,idle 1") (SKIP, 77, when a tool is missing; a
 #                        failure when a daemon does not start)
+#   SL_PROLOG=PROGRAM    set before slurm_up: slurm.conf's Prolog, run by slurmd before each job
 #   SL_HEALTH=PROGRAM    set before slurm_up: slurm.conf's HealthCheckProgram, run by each
 #                        slurmd at its start and every 2 s after
 #   slurm_missing        why slurm_up would SKIP here (empty when it would not)
@@ -128,6 +129,7 @@ KillWait=2
 EOC
         [ -n "${SL_HEALTH:-}" ] &&
             printf 'HealthCheckProgram=%s\nHealthCheckInterval=2\nHealthCheckNodeState=ANY\n' "$SL_HEALTH"
+        [ -n "${SL_PROLOG:-}" ] && printf 'Prolog=%s\n' "$SL_PROLOG"
         echo "$SL_NODES" | awk 'NF == 3 { print "NodeName=" $2 " NodeAddr=" $3 " CPUs=32 Gres=gpu:4 State=UNKNOWN" }'
         echo "PartitionName=fb Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES"
     } >"$SL_DIR/slurm.conf"
