@@ -198,17 +198,23 @@ static void judge_nodes(struct loc *l, const int *node_of, const bool *answered,
         if (present < 3 || n < present || fb_locate_typical(got, (size_t)n, &med, &mad) != FB_OK)
             continue;
         l->node_med[c] = med;
+        /* each node against the others alone (their median and MAD): among a few nodes, a
+         * slow node's own figure would pull the median down and widen the MAD that judges it
+         * (5 pretend nodes: one at 7% of the others went unnamed in 2 runs of 5) */
         for (int i = 0; i < l->nodes; i++) {
             size_t at = (size_t)i * NODE_CASES + (size_t)c;
+            double omed, omad;
+            int m = 0;
             if (isnan(v[i]))
                 continue;
-            /* the MAD from FB_LOCATE_MAD_NODES on, as in the tournament: among fewer, a
-             * healthy spread of a fifth set 3 scaled MADs near the median itself, and the
-             * tolerance and the second pass decide alone */
-            flag[at] = fb_locate_is_suspect(v[i], med, n >= FB_LOCATE_MAD_NODES ? mad : 0.0,
-                                            l->tolerance, true);
+            for (int j = 0; j < l->nodes; j++)
+                if (j != i && !isnan(v[j]))
+                    got[m++] = v[j];
+            if (fb_locate_typical(got, (size_t)m, &omed, &omad) != FB_OK)
+                continue;
+            flag[at] = fb_locate_is_suspect(v[i], omed, omad, l->tolerance, true);
             fig[at] = v[i];
-            typ[at] = med;
+            typ[at] = omed;
         }
     }
 }
@@ -471,6 +477,11 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
     fb_status st = flag && flag2 && answered && fig && typ && v ? FB_OK : FB_ERR_NOMEM;
 
     memset(&n, 0, sizeof n);
+    /* A node that hangs: its own watchdog fires --timeout into its stuck phase, while rank 0
+     * may still be measuring its own node; rank 0 then waits --timeout for the answers. So the
+     * other ranks leave rank 0 twice --timeout to stop the job with the node table written,
+     * not the watchdog's 5 s. */
+    fb_watchdog_leave_rank0(2.0 * l->opt.timeout_s);
     if ((st = fb_world_agree(w, st)) != FB_OK ||
         (st = fb_world_agree(w, node_run_open(l, r->node_of, &n))) != FB_OK)
         goto out;
@@ -545,13 +556,15 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
             snprintf(s.bench, sizeof s.bench, "%s", loc_node_benches[c]);
             snprintf(s.metric, sizeof s.metric, "%s", node_cases[c]);
             snprintf(s.evidence, sizeof s.evidence,
-                     "%s alone %.3g %s against a median node of %.3g %s (%.0f%%), twice",
+                     "%s alone %.3g %s against the other nodes' median of %.3g %s (%.0f%%), "
+                     "twice",
                      node_cases[c] + 5, fig[at], loc_node_units[c], typ[at], loc_node_units[c],
                      100.0 * fig[at] / typ[at]);
             if (!loc_suspect_add(l, &s))
                 st = FB_ERR_NOMEM;
         }
 out:
+    fb_watchdog_leave_rank0(0.0);
     node_run_close(&n);
     free(answered);
     free(v);

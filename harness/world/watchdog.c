@@ -25,7 +25,8 @@
 /* How long a rank other than 0 that timed out leaves rank 0 to stop the job (and mark the run)
  * before it stops the job itself, and how long rank 0 leaves the other ranks' watchdogs to
  * print their lines before MPI_Abort takes them. */
-static const double leave_rank0_s = 5.0, leave_others_s = 1.0;
+static const double leave_others_s = 1.0;
+static double leave_rank0_s = 5.0; /* under fb_watchdog_self.mu */
 
 struct fb_watchdog_self fb_watchdog_self = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -250,9 +251,19 @@ _Noreturn static void expire(const char *what, const struct pub *other)
             fb_error("timeout: %s did not end within --timeout %.0f s; this rank is %s%s%s", what,
                      wd.timeout_s, mine, fb_watchdog_self.local_rank == 0 ? "; on this host, " : "",
                      fb_watchdog_self.local_rank == 0 ? detail : "");
-        fb_clock_sleep_s(leave_rank0_s);
+        pthread_mutex_lock(&fb_watchdog_self.mu);
+        double leave = leave_rank0_s;
+        pthread_mutex_unlock(&fb_watchdog_self.mu);
+        fb_clock_sleep_s(leave);
     }
     stop_job(FB_EXIT_TIMEOUT);
+}
+
+void fb_watchdog_leave_rank0(double seconds)
+{
+    pthread_mutex_lock(&fb_watchdog_self.mu);
+    leave_rank0_s = seconds > 5.0 ? seconds : 5.0;
+    pthread_mutex_unlock(&fb_watchdog_self.mu);
 }
 
 _Noreturn void fb_watchdog_expire(const char *what)

@@ -84,6 +84,12 @@ void fb_watchdog_wait_end(void);
 bool fb_watchdog_expired(void);
 _Noreturn void fb_watchdog_expire(const char *what);
 
+/* How long a rank other than 0 whose phase timed out leaves rank 0 to stop the job (and write
+ * what it owns) before it stops the job itself: 5 s, or longer from now on (at least 5; 5 gives
+ * the default back). locate's phase 1, where rank 0 judges the nodes that answered and names
+ * the one that did not, gives rank 0 its own --timeout after its node's work. Thread-safe. */
+void fb_watchdog_leave_rank0(double seconds);
+
 /* Whether SIGINT or SIGTERM came (the signal number, or 0). Async-signal-safe to read. */
 int fb_watchdog_interrupted(void);
 

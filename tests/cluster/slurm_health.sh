@@ -15,35 +15,12 @@
 bin=$1 tree=$2
 cluster_up
 w=$CL_DIR
-for h in "$CL_HOST_A" "$CL_HOST_B"; do
-    mkdir -p "$w/sysfs-$h" && cp -a "$tree/." "$w/sysfs-$h/" || fail "cannot copy $tree"
-done
-cat >"$w/node.ini" <<EOI
-[profile]
-name = test-node
-description = 1 GPU and 1 EDR port (tests/cluster/slurm_health.sh)
-[node]
-gpus = 1
-[infiniband]
-ports = 1
-rate_gbps = 100
-EOI
-# What slurm.conf's HealthCheckProgram names (it takes a path, no arguments): slurmd starts it
-# with a bare environment, so PATH and SLURM_CONF are set here, as a site's wrapper would.
-cat >"$w/health.sh" <<EOH
-#!/bin/sh
-export PATH=/usr/sbin:/usr/bin:/sbin:/bin SLURM_CONF=$CL_DIR/slurm/etc-$CL_HOST_A/slurm.conf
-FB_SYSFS_ROOT=$w/sysfs-\$(hostname) exec $bin health --profile $w/node.ini --drain >>$w/health-\$(hostname).log 2>&1
-EOH
-chmod +x "$w/health.sh"
+health_nodes "$tree"
+health_wrapper "$w/health.sh" health --drain
 b=$w/sysfs-$CL_HOST_B
 echo "56 Gb/sec (4X FDR)" >"$b/class/infiniband/mlx5_0/ports/1/rate"
 SL_HEALTH=$w/health.sh slurm_up "drain 1,idle 1"
 
-# reason_of NODE: the node's reason as sinfo -R prints it whole
-reason_of() { slurm_in sinfo -R -h -N -o '%N|%E' | awk -F'|' -v n="$1" '$1 == n { print $2 }'; }
-# state_of NODE: the node's state (idle, drain, ...)
-state_of() { slurm_in sinfo -h -N -n "$1" -o '%t'; }
 # wait_state NODE STATE: within 20 s (10 health checks)
 wait_state() {
     for _ in $(seq 1 100); do

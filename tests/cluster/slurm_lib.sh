@@ -15,6 +15,9 @@
 #                        slurmd at its start and every 2 s after
 #   slurm_missing        why slurm_up would SKIP here (empty when it would not)
 #   slurm_in CMD...      CMD inside the first host (its namespace and host name), SLURM_CONF set
+#   reason_of, state_of  a node's drain reason (whole) and state, from sinfo
+#   health_nodes TREE    each host's sysfs a copy of TREE, and node.ini, health's profile
+#   health_wrapper F L O the program slurmd runs: health with options O, logged to L-HOST.log
 #   slurm_down           stop the daemons (also run on exit)
 #
 # Facts this rests on (docs/slurm.md, "What was tested"): the namespace is entered with nsenter
@@ -57,6 +60,32 @@ sl_ns() {
 }
 
 slurm_in() { SLURM_CONF=$SL_DIR/etc-$SL_FIRST/slurm.conf sl_ns "$SL_FIRST" "$@"; }
+# reason_of NODE: the node's reason as sinfo -R prints it whole; state_of NODE: its state
+reason_of() { slurm_in sinfo -R -h -N -o '%N|%E' | awk -F'|' -v n="$1" '$1 == n { print $2 }'; }
+state_of() { slurm_in sinfo -h -N -n "$1" -o '%t'; }
+# health_nodes TREE: each of the two hosts a sysfs of its own ($CL_DIR/sysfs-HOST, a copy of TREE,
+# for FB_SYSFS_ROOT) and $CL_DIR/node.ini, the profile health checks them against: 1 GPU and 1
+# ACTIVE InfiniBand port at 100 Gb/s (slurm_health.sh, slurm_prolog.sh)
+health_nodes() {
+    for h in "$CL_HOST_A" "$CL_HOST_B"; do
+        mkdir -p "$CL_DIR/sysfs-$h" && cp -a "$1/." "$CL_DIR/sysfs-$h/" || fail "cannot copy $1"
+    done
+    printf '[profile]\nname = test-node\ndescription = 1 GPU and 1 EDR port (tests/cluster)\n[node]\ngpus = 1\n[infiniband]\nports = 1\nrate_gbps = 100\n' >"$CL_DIR/node.ini"
+}
+# health_wrapper FILE LOG [OPTION...]: FILE, what slurm.conf's HealthCheckProgram or Prolog
+# names (a path, no arguments; slurmd starts it with a bare environment, so PATH and SLURM_CONF
+# are set in it, as a site's wrapper would): `fabricbench health` ($bin) against node.ini with
+# the host's own sysfs and OPTIONs, its lines appended to $CL_DIR/LOG-HOST.log
+health_wrapper() {
+    f=$1 log=$2
+    shift 2
+    cat >"$f" <<EOH
+#!/bin/sh
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin SLURM_CONF=$CL_DIR/slurm/etc-$CL_HOST_A/slurm.conf
+FB_SYSFS_ROOT=$CL_DIR/sysfs-\$(hostname) exec $bin health --profile $CL_DIR/node.ini $* >>$CL_DIR/$log-\$(hostname).log 2>&1
+EOH
+    chmod +x "$f"
+}
 
 # sl_skip REASON: SKIP (77) with the daemons started so far stopped (a tool missing); sl_fail
 # REASON: the same, a failure (the tools are here and a daemon did not start)

@@ -15,34 +15,12 @@
 bin=$1 tree=$2
 cluster_up
 w=$CL_DIR
-for h in "$CL_HOST_A" "$CL_HOST_B"; do
-    mkdir -p "$w/sysfs-$h" && cp -a "$tree/." "$w/sysfs-$h/" || fail "cannot copy $tree"
-done
-cat >"$w/node.ini" <<EOI
-[profile]
-name = test-node
-description = 1 GPU and 1 EDR port (tests/cluster/slurm_prolog.sh)
-[node]
-gpus = 1
-[infiniband]
-ports = 1
-rate_gbps = 100
-EOI
-# prolog DRAIN: the wrapper slurm.conf's Prolog names (a path, no arguments; slurmd gives it a
-# bare environment), with or without --drain
-prolog() {
-    cat >"$w/prolog.sh" <<EOH
-#!/bin/sh
-export PATH=/usr/sbin:/usr/bin:/sbin:/bin SLURM_CONF=$CL_DIR/slurm/etc-$CL_HOST_A/slurm.conf
-FB_SYSFS_ROOT=$w/sysfs-\$(hostname) exec $bin health --profile $w/node.ini $1 >>$w/prolog-\$(hostname).log 2>&1
-EOH
-    chmod +x "$w/prolog.sh"
-}
+health_nodes "$tree"
+# prolog [--drain]: the wrapper slurm.conf's Prolog names, with or without --drain
+prolog() { health_wrapper "$w/prolog.sh" prolog "$@"; }
 prolog --drain
 echo "56 Gb/sec (4X FDR)" >"$w/sysfs-$CL_HOST_B/class/infiniband/mlx5_0/ports/1/rate"
 SL_PROLOG=$w/prolog.sh slurm_up
-reason_of() { slurm_in sinfo -R -h -N -o '%N|%E' | awk -F'|' -v n="$1" '$1 == n { print $2 }'; }
-state_of() { slurm_in sinfo -h -N -n "$1" -o '%t'; }
 
 slurm_in timeout 60 srun -N1 -w "$CL_HOST_B" hostname >"$w/b.out" 2>&1
 rc=$?
@@ -60,7 +38,7 @@ grep -q "^health $CL_HOST_B: FAIL: InfiniBand mlx5_0/1 at 56 Gb/s, expected at l
 grep -q "^health $CL_HOST_A: OK: " "$w/prolog-$CL_HOST_A.log" || fail "host A's prolog did not say OK"
 
 # without --drain: Slurm drains the node itself, for a reason of its own
-prolog ""
+prolog
 slurm_in scontrol update NodeName="$CL_HOST_B" State=RESUME || fail "scontrol resume failed"
 slurm_in timeout 60 srun -N1 -w "$CL_HOST_B" hostname >"$w/b2.out" 2>&1 && fail "a job ran on host B"
 [ "$(state_of "$CL_HOST_B")" = drain ] || fail "host B is '$(state_of "$CL_HOST_B")', expected drain"

@@ -13,7 +13,7 @@
 #   rank    4 nodes, rank 1's loop slowed: exit 1, rank 1 named a straggler, no other suspect.
 #   two     2 nodes, no fault: exit 0, and every check of nodes.csv SKIP (nothing to judge a
 #           node, a pair or a rank against below 3), none PASS.
-#   hang    5 nodes, rank 3 hung in phase 1, --timeout 5: exit 3, node 3 named for no answer, the
+#   hang    5 nodes, rank 3 hung in phase 1, --timeout 10: exit 3, node 3 named for no answer, the
 #           other 4 judged among themselves, the later checks SKIP (the fleet stopped), drain.txt.
 #   dead    the same rank killed instead: the job ends, and the same table was written.
 #   bad     bad options exit 2 with one line naming the option, nothing written; one node with
@@ -148,13 +148,14 @@ node)
     ;;
 compute)
     # 5 nodes, every rank bound to CPU 0, node 4 the slow one (50 times its step's CPU time,
-    # busy): the 4 healthy ranks share that one core alike. Each node runs phase 1 at its own
-    # pace, so their figures still spread by a fifth or more; phase 1 judges by the tolerance
-    # alone below 8 nodes (the MAD of 5 figures so spread hid node 4 at 8% of the median).
-    # Unbound (each rank's BLAS a thread per CPU of the machine) they spread 1.8x. Tried twice,
-    # as the cluster's culprit cases are.
+    # busy): the 4 healthy ranks share that one core alike and agree within about 15%, so the
+    # median and MAD of 5 nodes see node 4 at 8-9% of the median. (Slowed in wall time instead,
+    # its spin multiplied its waits for the core too, the others spread 3x, and their MAD hid
+    # it.) Unbound (each rank's BLAS a thread per CPU of the machine) they spread 1.8x. Each node
+    # at its own pace, the 4 healthy ones at times split in two groups (0.0058 and 0.0095
+    # TFLOP/s) whose MAD hides node 4: named in 4 runs of 6 here, so tried three times.
     bind="--cpu-set 0 --bind-to core:overload-allowed"
-    for attempt in 1 2; do
+    for attempt in 1 2 3; do
         rm -rf "$work/out"
         locate 5 FB_TEST_LOCATE_SLOW=compute:4
         [ "$rc" = 1 ] && [ "$(grep -c '^SUSPECT' "$work/stdout")" = 1 ] &&
@@ -163,7 +164,7 @@ compute)
         grep ',compute,' "$work/out/nodes.csv" 2>/dev/null
     done
     [ "$rc" = 1 ] || fail "exit $rc, expected 1: $(tail -20 "$work/stderr")"
-    grep -q "^SUSPECT node $host/n4: compute alone [0-9.e+-]* TFLOP/s against a median node of [0-9.e+-]* TFLOP/s" "$work/stdout" ||
+    grep -q "^SUSPECT node $host/n4: compute alone [0-9.e+-]* TFLOP/s against the other nodes' median of [0-9.e+-]* TFLOP/s" "$work/stdout" ||
         fail "node 4 not named for its compute: $(cat "$work/stdout")"
     [ "$(grep -c '^SUSPECT' "$work/stdout")" = 1 ] ||
         fail "not exactly one suspect: $(grep SUSPECT "$work/stdout")"
@@ -242,10 +243,12 @@ bad)
     ;;
 hang | dead)
     # hang: rank 3 (node 3 of 5) hangs in its first trial of phase 1 (FB_TEST_HANG, test only),
-    # --timeout 5: exit 3; rank 0 names node 3 and judges the 4 others without it.
+    # --timeout 10: exit 3; rank 0 names node 3 and judges the 4 others without it.
     # dead: the same rank, hung with --timeout 60, is killed (SIGKILL); mpirun stops the job,
     # and before it ends rank 0 has written the same table, node 3 named as gone.
-    limit=5
+    # (--timeout 10: rank 0 measures its own node first, which beside the suite's other tests
+    # took over 10 s; the hung rank's watchdog leaves rank 0 twice --timeout to stop the job)
+    limit=10
     [ "$what" = dead ] && limit=60
     t0=$(date +%s)
     env FB_TEST_RANKS_PER_NODE=1 FB_TEST_HANG="3:locate_node:trial 1" OMPI_MCA_mpi_yield_when_idle=1 \
@@ -268,6 +271,7 @@ hang | dead)
             sleep 0.1
         done
         [ -n "$victim" ] || fail "rank 3 never hung (or was not found): $(tail -5 "$work/stderr")"
+        t_kill=$(date +%s)
         [ -z "$victim" ] || kill -9 "$victim"
     fi
     wait "$launcher"
@@ -280,7 +284,7 @@ hang | dead)
         how="within --timeout"
     else
         [ "$rc" != 0 ] && [ "$rc" != 1 ] || fail "a job with a killed rank exited $rc"
-        [ "$took" -lt 40 ] || fail "the job ended $took s after it started, its rank killed"
+        [ $(($(date +%s) - t_kill)) -le 15 ] || fail "the job ended $(($(date +%s) - t_kill)) s after its rank was killed"
         how="before the job was stopped"
     fi
     cat "$work/stdout"
