@@ -199,8 +199,9 @@ static void judge_nodes(struct loc *l, const int *node_of, const bool *answered,
             continue;
         l->node_med[c] = med;
         /* each node against the others alone (their median and MAD): among a few nodes, a
-         * slow node's own figure would pull the median down and widen the MAD that judges it
-         * (5 pretend nodes: one at 7% of the others went unnamed in 2 runs of 5) */
+         * slow node's own figure would pull the median down and widen the MAD that judges it.
+         * (A few healthy nodes spread wide still hide it: 5 pretend nodes on one core, the 4
+         * healthy ones split in two groups, one at 7% of them went unnamed in 2 runs of 6.) */
         for (int i = 0; i < l->nodes; i++) {
             size_t at = (size_t)i * NODE_CASES + (size_t)c;
             double omed, omad;
