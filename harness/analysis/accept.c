@@ -102,6 +102,7 @@ fb_status fb_accept_run(const struct fb_profile *p, const char *run_dir, struct 
     fb_accept_check_h2d(&c);
     fb_accept_check_allreduce(&c);
     fb_accept_check_compute(&c);
+    fb_accept_check_expected(&c);
     if ((st = fb_accept_check_transports(&c, err, errlen)) != FB_OK)
         goto out;
     fb_accept_check_infiniband(&c);

@@ -52,6 +52,10 @@ void fb_accept_check_p2p(struct ctx *c);
 void fb_accept_check_h2d(struct ctx *c);
 void fb_accept_check_allreduce(struct ctx *c);
 void fb_accept_check_compute(struct ctx *c);
+/* Every series with an expected figure (results.csv's `expected`, the model's; docs/
+ * expected.md), at its largest size: its median must reach the profile's expected_min_share of
+ * it (none when that is 0). The FAIL names the bound. */
+void fb_accept_check_expected(struct ctx *c);
 /* The spread between trials of every row the checks above judged: call it after them. */
 void fb_accept_check_spread(struct ctx *c);
 

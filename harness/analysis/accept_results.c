@@ -214,3 +214,74 @@ void fb_accept_check_spread(struct ctx *c)
             c->p->max_spread_pct);
     }
 }
+
+/* The row of series `r` (same bench, case, transport, metric, dtype, ranks, src and dst) with
+ * the most bytes: the one its expected figure is judged at. */
+static bool largest_of_series(const struct ctx *c, size_t at)
+{
+    const struct fb_row *r = &c->csv.rows[at].row;
+
+    for (size_t i = 0; i < c->csv.nrows; i++) {
+        const struct fb_row *o = &c->csv.rows[i].row;
+        if (i != at && o->expected > 0 && o->bytes > r->bytes && o->ranks == r->ranks &&
+            o->src == r->src && o->dst == r->dst && strcmp(o->bench, r->bench) == 0 &&
+            strcmp(o->kase, r->kase) == 0 && strcmp(o->transport, r->transport) == 0 &&
+            strcmp(o->metric, r->metric) == 0 && strcmp(o->dtype, r->dtype) == 0)
+            return false;
+    }
+    return true;
+}
+
+void fb_accept_check_expected(struct ctx *c)
+{
+    double share = c->p->expected_min_share;
+    size_t before = c->out->n;
+    struct fb_accept_check *k;
+
+    if (!(share > 0))
+        return;
+    for (size_t i = 0; i < c->csv.nrows; i++) {
+        const struct fb_read_row *r = &c->csv.rows[i];
+        const struct fb_row *w = &r->row;
+        char name[64];
+        double floor;
+
+        if (!(w->expected > 0) || !largest_of_series(c, i))
+            continue;
+        if (w->src >= 0 && w->dst >= 0)
+            snprintf(name, sizeof name, "expected.%.12s.%.16s.%d>%d", w->bench, w->kase, w->src, w->dst);
+        else if (w->src >= 0)
+            snprintf(name, sizeof name, "expected.%.12s.%.16s.rank%d", w->bench, w->kase, w->src);
+        else
+            snprintf(name, sizeof name, "expected.%.12s.%.16s.%dranks", w->bench, w->kase, w->ranks);
+        if (!(k = fb_accept_add(c, name)))
+            return;
+        floor = share * w->expected;
+        SET(k->expected, ">= %.3g x %.4g %s (%s)", share, w->expected, w->unit,
+            w->bound[0] ? w->bound : "the model");
+        SET(k->from, "results.csv:%zu (%s %s %s over %s, %lld bytes, median of %zu trials; "
+            "expected from the model, docs/expected.md)", r->line, w->bench, w->kase, w->metric,
+            w->transport, w->bytes, w->st.samples);
+        if (w->st.samples < (size_t)c->p->min_samples) {
+            SET(k->why, "%zu trial(s); the rule needs %d to judge a median", w->st.samples,
+                c->p->min_samples);
+            continue;
+        }
+        remember(c, i);
+        SET(k->measured, "%.4g %s (%.0f%% of expected)", w->st.median, w->unit,
+            w->st.median / w->expected * 100);
+        k->margin_pct = (w->st.median / floor - 1) * 100;
+        if (w->st.median >= floor) {
+            k->verdict = FB_PASS;
+        } else {
+            k->verdict = FB_FAIL;
+            SET(k->why, "%.4g %s is %.0f%% of the %.4g %s that %s allows (below %.0f%%)",
+                w->st.median, w->unit, w->st.median / w->expected * 100, w->expected, w->unit,
+                w->bound[0] ? w->bound : "the model", share * 100);
+        }
+    }
+    /* without a profile these are the checks: say so when there are none */
+    if (c->out->n == before && !c->p->path[0] && (k = fb_accept_add(c, "expected")))
+        SET(k->why, "no row of results.csv has an expected figure (the model knew no NIC or "
+            "PCIe link for what was measured: `fabricbench expect` says why)");
+}

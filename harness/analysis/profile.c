@@ -43,7 +43,8 @@ struct parse {
 };
 
 static const char *const sections[] = {"profile", "node",    "p2p",        "h2d",     "allreduce",
-                                       "compute", "transports", "infiniband", "binding", "noise"};
+                                       "compute", "transports", "infiniband", "binding", "noise",
+                                       "expected"};
 static const char *const links[] = {"nvlink", "pcie-switch", "host-bridge", "socket",
                                     "cross-socket", "same-gpu", "network", "same-node"};
 
@@ -380,6 +381,16 @@ static bool handle(struct parse *ps, const char *section, const char *name, cons
         return yes_no(ps, name, value, &p->binding_required);
     if (KEY("noise", "max_spread_pct"))
         return real(ps, name, value, &p->max_spread_pct);
+    if (KEY("expected", "min_share")) {
+        if (!real(ps, name, value, &p->expected_min_share))
+            return false;
+        if (p->expected_min_share > 1) {
+            refuse(ps, "%s = '%s': a share of the expected figure, 0 (not judged) to 1", name,
+                   value);
+            return false;
+        }
+        return true;
+    }
     if (KEY("noise", "min_samples")) {
         if (!integer(ps, name, value, 1, 1000000, &n))
             return false;
@@ -453,6 +464,7 @@ void fb_profile_init(struct fb_profile *p)
     p->ib_rate_gbps = -1;
     p->max_spread_pct = -1;
     p->min_samples = 3;
+    p->expected_min_share = 0.8;
 }
 
 static fb_status parse(struct parse *ps, struct fb_profile *p, char *err, size_t errlen)

@@ -1,6 +1,7 @@
-/* `fabricbench accept --profile NAME|FILE [--junit FILE] RUN_DIR`: a run folder judged against a
- * hardware profile; a table of verdicts, a summary, JUnit XML for CI. No MPI. Exit 0 when no
- * check fails, 1 when one does, 2 on bad input. */
+/* `fabricbench accept [--profile NAME|FILE] [--junit FILE] RUN_DIR`: a run folder judged against
+ * a hardware profile, or without one against its own expected figures (docs/expected.md); a
+ * table of verdicts, a summary, JUnit XML for CI. No MPI. Exit 0 when no check fails, 1 when
+ * one does, 2 on bad input. */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <math.h>
@@ -19,13 +20,16 @@
 
 static void usage(void)
 {
-    printf("usage: fabricbench accept --profile NAME|FILE [--junit FILE] RUN_DIR\n"
+    printf("usage: fabricbench accept [--profile NAME|FILE] [--junit FILE] RUN_DIR\n"
            "Judges a run folder (results.csv, env.json, NCCL logs) against a hardware profile\n"
-           "(an INI file; profiles/ ships some, docs/accept.md documents every key).\n"
+           "(an INI file; profiles/ ships some, docs/accept.md documents every key), and every\n"
+           "figure with an expected value (results.csv's `expected`: what the run's own NICs and\n"
+           "PCIe links allow, docs/expected.md) against 80%% of it ([expected] min_share).\n"
            "Figures are medians over a row's trials; a row with too few trials is SKIP.\n\n"
            "  --profile NAME|FILE  the hardware profile: a name (c4140-m) among the installed\n"
            "                  profiles (PREFIX/share/fabricbench/profiles), then in the folders\n"
-           "                  of FB_PROFILE_PATH (colon-separated); or a path to an .ini file\n"
+           "                  of FB_PROFILE_PATH (colon-separated); or a path to an .ini file.\n"
+           "                  Without it: the run's own expected figures alone\n"
            "  --junit FILE    also write the verdicts as JUnit XML (one testcase per check)\n"
            "  --help          this text\n\n"
            "exit status: 0 every check PASS or SKIP, 1 a check FAIL, 2 bad input\n");
@@ -33,7 +37,10 @@ static void usage(void)
 
 static void print_table(const struct fb_accept *a, const struct fb_profile *p, const char *run)
 {
-    printf("accept: run %s against profile %s (%s)\n", run, p->name, p->path);
+    if (p->path[0])
+        printf("accept: run %s against profile %s (%s)\n", run, p->name, p->path);
+    else
+        printf("accept: run %s against its expected figures (no profile)\n", run);
     if (p->description[0])
         printf("  %s\n", p->description);
     printf("\n%-28s %-5s %-22s %-28s %8s  %s\n", "check", "", "measured", "expected", "margin",
@@ -98,10 +105,9 @@ int fb_cmd_accept(int argc, char **argv)
             return 2;
         }
     }
-    if (!profile_path || optind != argc - 1) {
-        fb_error("accept: %s (usage: fabricbench accept --profile NAME|FILE [--junit FILE] "
-                 "RUN_DIR)",
-                 !profile_path ? "--profile NAME|FILE is required" : "give exactly one run folder");
+    if (optind != argc - 1) {
+        fb_error("accept: give exactly one run folder (usage: fabricbench accept [--profile "
+                 "NAME|FILE] [--junit FILE] RUN_DIR)");
         return 2;
     }
     run = argv[optind];
@@ -114,9 +120,16 @@ int fb_cmd_accept(int argc, char **argv)
         fb_error("accept: out of memory");
         return 2;
     }
-    if ((st = fb_profile_find(profile_path, NULL, getenv("FB_PROFILE_PATH"), found, sizeof found,
-                              why, sizeof why)) != FB_OK ||
-        (st = fb_profile_load(found, p, why, sizeof why)) != FB_OK) {
+    if (!profile_path) {
+        /* no profile: the run's own expected figures, and the checks that need none */
+        fb_profile_init(p);
+        snprintf(p->name, sizeof p->name, "expected");
+        snprintf(p->description, sizeof p->description,
+                 "no profile: each figure against %.0f%% of what this run's hardware allows "
+                 "(docs/expected.md)", p->expected_min_share * 100);
+    } else if ((st = fb_profile_find(profile_path, NULL, getenv("FB_PROFILE_PATH"), found,
+                                     sizeof found, why, sizeof why)) != FB_OK ||
+               (st = fb_profile_load(found, p, why, sizeof why)) != FB_OK) {
         fb_error("accept: %s", why);
         goto out;
     }

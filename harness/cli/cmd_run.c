@@ -27,6 +27,7 @@
 #include "run_mode.h"
 #include "run_record.h"
 #include "runner.h"
+#include "expect_job.h"
 #include "session.h"
 #include "telemetry.h"
 #include "topo.h"
@@ -43,6 +44,7 @@ struct run {
     char env_path[4300];
     const struct fb_run_mode *mode; /* NULL: run's benchmarks */
     char nccl_path[4200];           /* this rank's NCCL log in the run folder; "" when none */
+    struct fb_expect_job expect;    /* the expected-figure model (rows annotated on rank 0) */
 };
 
 /* The headline (harness/report/headline.c chooses the rows; `report` writes the same into
@@ -471,6 +473,8 @@ static int run_main(struct run *r)
     fb_status st;
     int rc;
 
+    if (fb_expect_job_site(fb_cli_rank_hint() == 0) != FB_OK)
+        return fb_status_exit_code(FB_ERR_USAGE);
     st = fb_session_open(&r->s, r->opt.backend, r->opt.coll, r->opt.allow_oversubscribe);
     if (st == FB_OK)
         st = fb_session_device_memory(&r->s, r->opt.device_memory);
@@ -511,9 +515,15 @@ static int run_main(struct run *r)
         fb_info("results: %s", r->res.dir);
     }
     fb_watchdog_phase("fingerprint");
-    if ((st = keep_nccl_log(r)) != FB_OK || (st = record_fingerprint(r)) != FB_OK) {
+    if ((st = keep_nccl_log(r)) != FB_OK || (st = record_fingerprint(r)) != FB_OK ||
+        (st = fb_world_agree(w, fb_expect_job_gather(&r->s, &r->expect))) != FB_OK) {
         rc = fb_status_exit_code(st);
         goto out;
+    }
+    if (w->rank == 0) {
+        r->res.annotate = fb_expect_job_annotate;
+        r->res.annotate_ctx = &r->expect;
+        fb_expect_job_say(&r->expect);
     }
     if (w->rank == 0) {
         fb_run_record_set(r->env, r->env_path, &r->res);
@@ -537,6 +547,7 @@ out:
         fb_results_release(&r->res);
         cJSON_Delete(r->env);
     }
+    fb_expect_job_release(&r->expect);
     fb_session_close(&r->s);
     return rc;
 }

@@ -23,6 +23,8 @@ static void usage(FILE *f)
             "                   run, report (run it without mpirun; see `sweep --help`)\n"
             "  list             list benchmarks, backends and collectives\n"
             "  doctor           print this job's fingerprint and check binding, GPUs, MPI, IB\n"
+            "  expect           what each measurement should reach on this job's hardware\n"
+            "                   (NICs, PCIe links) and what bounds it; launch it like `run`\n"
             "  densenet         list DenseNet-121's gradient tensors in backward order\n"
             "  compare BASE NEW regression report between two runs (or two machines)\n"
             "  trend RUN_DIR... regression tracking over many runs: steps and what changed\n"
@@ -102,6 +104,13 @@ int main(int argc, char **argv)
                        fb_cli_timeout_hint(argc - 1, argv + 1, FB_TIMEOUT_DEFAULT_S),
                        MPI_THREAD_SERIALIZED, &provided);
         return fb_world_finish(fb_cmd_doctor(argc - 1, argv + 1));
+    }
+    if (strcmp(cmd, "expect") == 0) {
+        int provided;
+        fb_world_start(&argc, &argv, "expect",
+                       fb_cli_timeout_hint(argc - 1, argv + 1, FB_TIMEOUT_DEFAULT_S),
+                       MPI_THREAD_SINGLE, &provided);
+        return fb_world_finish(fb_cmd_expect(argc - 1, argv + 1));
     }
     if (fb_cli_rank_hint() == 0)
         fb_error("unknown command '%s' (see `fabricbench --help`)", cmd);

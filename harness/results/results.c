@@ -3,6 +3,7 @@
 #include "results.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,9 +20,10 @@ const char *const fb_results_columns[] = {
     "run_id", "bench",   "case",   "backend", "transport", "link",  "nodes", "ranks",
     "src",    "dst",     "batch",  "bytes",   "count",     "dtype", "redop", "iters",
     "metric", "unit",    "samples", "median", "p05",       "p95",   "min",   "max",
-    "mean",   "stddev",  "wrong",
+    "mean",   "stddev",  "wrong",   "expected", "bound",
 };
 const size_t fb_results_ncolumns = sizeof fb_results_columns / sizeof fb_results_columns[0];
+const size_t fb_results_legacy_ncolumns = 27;
 
 static fb_status use_dir(struct fb_results *r, const char *dir, bool force)
 {
@@ -134,7 +136,10 @@ fb_status fb_results_add(struct fb_results *r, const struct fb_row *row)
 
     if (r->nrows == r->cap && (st = fb_results_reserve(r, 1)) != FB_OK)
         return st;
-    r->rows[r->nrows++] = *row;
+    r->rows[r->nrows] = *row;
+    if (r->annotate)
+        r->annotate(r->annotate_ctx, &r->rows[r->nrows]);
+    r->nrows++;
     return FB_OK;
 }
 
@@ -156,10 +161,10 @@ int fb_results_write_csv(FILE *f, const char *run_id, const struct fb_row *rows,
     for (size_t i = 0; i < n; i++) {
         const struct fb_row *w = &rows[i];
         char nodes[16], ranks[16], src[16], dst[16], batch[24], bytes[24], count[24], iters[24],
-            samples[24], stat[7][32], wrong[24];
+            samples[24], stat[7][32], wrong[24], expected[32];
         const double v[7] = {w->st.median, w->st.p05, w->st.p95, w->st.min,
                              w->st.max,    w->st.mean, w->st.stddev};
-        const char *fields[27];
+        const char *fields[29];
 
         fmt_ll(nodes, sizeof nodes, w->nodes);
         fmt_ll(ranks, sizeof ranks, w->ranks);
@@ -196,7 +201,13 @@ int fb_results_write_csv(FILE *f, const char *run_id, const struct fb_row *rows,
         for (int k = 0; k < 7; k++)
             fields[19 + k] = stat[k];
         fields[26] = wrong;
-        if (fb_csv_row(f, fields, 27) != 0)
+        if (w->expected > 0 && isfinite(w->expected))
+            snprintf(expected, sizeof expected, "%.6g", w->expected);
+        else
+            expected[0] = '\0';
+        fields[27] = expected;
+        fields[28] = w->expected > 0 && isfinite(w->expected) ? w->bound : "";
+        if (fb_csv_row(f, fields, 29) != 0)
             return -1;
     }
     return 0;

@@ -31,11 +31,21 @@ struct fb_row {
     long long wrong;      /* -1 when not verified */
     bool detail;          /* not in results.csv's columns: a per-rank share or a matrix cell,
                              left out of the headline */
+    double expected;      /* the model's figure for this row, in `unit` (docs/expected.md);
+                             0 (or below) when it has nothing honest to say: the cell is empty */
+    char bound[48];       /* the part that bounds `expected` ("eth 800 Mb/s fbv0"); "" */
 };
 
-/* The CSV header, in order; results/SCHEMA.md documents each (a test checks it). */
+/* The CSV header, in order; results/SCHEMA.md documents each (a test checks it). The readers
+ * also take the header of fabricbench before the expected-figure model, without the last two
+ * columns (`expected`, `bound`): fb_results_legacy_ncolumns. */
 extern const char *const fb_results_columns[];
 extern const size_t fb_results_ncolumns;
+extern const size_t fb_results_legacy_ncolumns;
+
+/* Called on each row fb_results_add takes, before it is kept: the expected-figure model's hook
+ * (job/expect_job.c fills `expected` and `bound`). */
+typedef void (*fb_results_annotate_fn)(void *ctx, struct fb_row *row);
 
 struct fb_results {
     char dir[4096];
@@ -51,6 +61,8 @@ struct fb_results {
     /* Rows kept in memory only (never prepared, no folder): a flush writes nothing. locate's
      * phase 1 gives each node's lead such a set and sends its rows to rank 0. */
     bool in_memory;
+    fb_results_annotate_fn annotate; /* NULL: rows are kept as given */
+    void *annotate_ctx;
 };
 
 /* The most bytes a results.csv may hold: the readers' cap (fb_file_cap), or in tests a smaller

@@ -116,6 +116,21 @@ static int read_row(struct fb_csv_reader *p, size_t line, struct fb_read_row *r)
         read_int(p, line, 18, 0, LLONG_MAX, 0, &v[8]) ||   /* samples */
         read_int(p, line, 26, 0, LLONG_MAX, 1, &v[9]))     /* wrong */
         return -1;
+    /* expected and bound: absent in a legacy file; an empty expected is "none" */
+    if (p->nfields > 27 && *fb_csv_reader_field(p, 27)) {
+        if (read_num(p, line, 27, &r->row.expected))
+            return -1;
+        if (!(r->row.expected > 0)) {
+            fb_csv_reader_fail(p, line, "column 'expected': %g is not above 0 (leave it empty)",
+                               r->row.expected);
+            return -1;
+        }
+        if (read_text(p, line, 28, r->row.bound, sizeof r->row.bound))
+            return -1;
+    } else if (p->nfields > 27 && *fb_csv_reader_field(p, 28)) {
+        fb_csv_reader_fail(p, line, "column 'bound' is set where 'expected' is empty");
+        return -1;
+    }
     for (size_t k = 0; k < 7; k++)
         if (read_num(p, line, 19 + k, stat[k]))
             return -1;
@@ -163,7 +178,7 @@ fb_status fb_results_parse(const char *path, const char *buf, size_t len,
                            struct fb_read_results *out, char *err, size_t errlen)
 {
     struct fb_csv_reader p;
-    size_t cap = 0;
+    size_t cap = 0, ncols;
     fb_status st;
     int got;
 
@@ -178,14 +193,15 @@ fb_status fb_results_parse(const char *path, const char *buf, size_t len,
     got = fb_csv_reader_next(&p);
     if (got < 0)
         goto out;
-    if (p.nfields != fb_results_ncolumns) {
+    if (p.nfields != fb_results_ncolumns && p.nfields != fb_results_legacy_ncolumns) {
         fb_csv_reader_fail(&p, 1,
                            "the header has %zu columns, expected the %zu of a fabricbench "
-                           "results.csv",
-                           p.nfields, fb_results_ncolumns);
+                           "results.csv (or the %zu of one before 'expected')",
+                           p.nfields, fb_results_ncolumns, fb_results_legacy_ncolumns);
         goto out;
     }
-    for (size_t i = 0; i < fb_results_ncolumns; i++) {
+    ncols = p.nfields;
+    for (size_t i = 0; i < ncols; i++) {
         if (strcmp(fb_csv_reader_field(&p, i), fb_results_columns[i]) != 0) {
             fb_csv_reader_fail(&p, 1, "header column %zu is '%s', expected '%s'", i + 1,
                                SHOWN(fb_csv_reader_field(&p, i)), fb_results_columns[i]);
@@ -199,9 +215,9 @@ fb_status fb_results_parse(const char *path, const char *buf, size_t len,
             goto out;
         if (got == 0)
             break;
-        if (p.nfields != fb_results_ncolumns) {
+        if (p.nfields != ncols) {
             fb_csv_reader_fail(&p, line, "%zu field%s, expected %zu", p.nfields,
-                               p.nfields == 1 ? "" : "s", fb_results_ncolumns);
+                               p.nfields == 1 ? "" : "s", ncols);
             goto out;
         }
         if (out->nrows == cap) {

@@ -3,7 +3,11 @@
 # fabricbench reads. usage: fabric.sh MODE FABRICBENCH [REF_PINGPONG]
 #
 # bandwidth  tbf at 800 Mbit/s on both veth ends; 1 rank per host. The inter-node p2p sweep
-#            (0>1) at 64 MiB reads within 5% of the payload rate tbf allows.
+#            (0>1) at 64 MiB reads within 5% of the payload rate tbf allows. The same run has a
+#            sysfs tree (FB_SYSFS_ROOT) describing the veth at 800 Mb/s: its row's expected
+#            figure is the model's, it reads 90-103% of it, and `accept` with no profile passes;
+#            described at 3200 Mb/s, `expect` names the veth as the bound and a short run is
+#            accepted as FAIL naming it (docs/expected.md).
 #            tbf counts whole frames (Ethernet header, IP and TCP headers, payload; no preamble
 #            or FCS), so the MPI payload rate is
 #                rate/8 * (MTU - 20 IP - 20 TCP - 12 TCP timestamps) / (MTU + 14 Ethernet)
@@ -65,9 +69,20 @@ bandwidth)
     # low at load 10-17 on 2 cores). Between timed messages the bucket refills only for the
     # length of a barrier: under 1 MiB, 1.6% of a 64 MiB message.
     cluster_shape ${rate_mbit}mbit 1mb || { fail "tc tbf could not be set"; finish; }
+    # The expected-figure model (docs/expected.md) reads a sysfs tree that describes both veth
+    # ends at the shaped rate (sys1) or at four times it (sys4).
+    sysfs_tree() {
+        for ifc in "$CL_IF_A" "$CL_IF_B"; do
+            mkdir -p "$1/class/net/$ifc" && echo "$2" >"$1/class/net/$ifc/speed" &&
+                echo "$mtu" >"$1/class/net/$ifc/mtu" && echo up >"$1/class/net/$ifc/operstate" &&
+                echo 1 >"$1/class/net/$ifc/type"
+        done
+    }
+    sysfs_tree "$w/sys1" $rate_mbit
+    sysfs_tree "$w/sys4" $((4 * rate_mbit))
     for attempt in 1 2 3; do
         out=$w/bw$attempt start=$(date +%s)
-        cluster_mpi 1 2 "$bin" run p2p --sizes 64M --matrix-bytes 64K --latency-bytes 8 \
+        cluster_mpi 1 2 -x FB_SYSFS_ROOT="$w/sys1" "$bin" run p2p --sizes 64M --matrix-bytes 64K --latency-bytes 8 \
             --warmup 2 --trials 5 --quiet --out "$out" >"$out.txt" 2>&1 ||
             { fail "fabricbench p2p exited $?: $(tail -n 12 "$out.txt")"; continue; }
         bw=$(csv_awk 'v("case") == "sweep_uni" && v("transport") == "mpi" && v("metric") == "bandwidth" &&
@@ -79,6 +94,40 @@ bandwidth)
         fi
         fail "attempt $attempt ($(($(date +%s) - start)) s): p2p 0>1 at 64 MiB read ${bw:-nothing} GB/s, $ratio x the expected $expect GB/s (outside 5%)"
     done
+    # The model's figure for that row: the payload of an 800 Mb/s Ethernet port on the wire,
+    # rate/8 * (MTU - 52) / (MTU + 38) (the header, FCS, preamble and gap around each frame),
+    # 94.15 MB/s at MTU 1500. tbf counts no FCS, preamble or gap, so the link carries 1.6% more
+    # than a real port would: the figure reads 90-103% of expected, not 90-100%.
+    model=$(awk -v r=$rate_mbit -v m="$mtu" 'BEGIN { printf "%.6f", r * 1e6 / 8 * (m - 52) / (m + 38) / 1e9 }')
+    row=$(csv_awk 'v("case") == "sweep_uni" && v("transport") == "mpi" && v("metric") == "bandwidth" &&
+                   v("src") == 0 && v("dst") == 1 { print v("median") "|" v("expected") "|" v("bound") }' "$out/results.csv")
+    echo "model: $model GB/s; the run's row (median|expected|bound): $row"
+    exp=$(echo "$row" | cut -d'|' -f2) bound=$(echo "$row" | cut -d'|' -f3)
+    within "$exp" "$model" 0.001 >/dev/null || fail "results.csv's expected is '$exp', the model's figure $model GB/s"
+    [ "$bound" = "eth $rate_mbit Mb/s $CL_IF_A" ] || fail "bound is '$bound', expected 'eth $rate_mbit Mb/s $CL_IF_A'"
+    share=$(awk -v a="$(echo "$row" | cut -d'|' -f1)" -v b="$exp" 'BEGIN { if (b > 0) printf "%.4f", a / b }')
+    awk -v s="$share" 'BEGIN { exit !(s >= 0.90 && s <= 1.03) }' ||
+        fail "p2p 0>1 at 64 MiB reads ${share:-no} x its expected figure (0.90-1.03 wanted)"
+    echo "p2p 0>1 at 64 MiB: $share x expected"
+    "$bin" accept "$out" >"$w/accept1.txt" 2>&1
+    rc=$?
+    [ "$rc" = 0 ] && grep -q '^expected\.p2p\.sweep_uni\.0>1 *PASS' "$w/accept1.txt" ||
+        fail "accept without a profile exited $rc on the run described at the shaped rate: $(grep -A1 FAIL "$w/accept1.txt" | head -n 6)"
+    # Described at four times the rate: `expect` names the veth as the bound, and a short run is
+    # accepted as FAIL naming it (at 4 MiB the link takes 44 ms a message).
+    cluster_mpi 1 2 -x FB_SYSFS_ROOT="$w/sys4" "$bin" expect --backend host >"$w/expect4.txt" 2>&1 ||
+        fail "expect exited $?: $(tail -n 3 "$w/expect4.txt")"
+    # (bounds read "eth 3.2 Gb/s IF" from 1 Gb/s on)
+    grep -q "<-> .*bound eth 3.2 Gb/s $CL_IF_A\$" "$w/expect4.txt" ||
+        fail "expect does not name the veth at 3.2 Gb/s as the bound: $(cat "$w/expect4.txt")"
+    cluster_mpi 1 2 -x FB_SYSFS_ROOT="$w/sys4" "$bin" run p2p --sizes 4M --matrix-bytes 64K --latency-bytes 8 \
+        --warmup 1 --trials 3 --quiet --out "$w/bw4" >"$w/bw4.txt" 2>&1 || fail "the run at 4R exited $?: $(tail -n 5 "$w/bw4.txt")"
+    "$bin" accept "$w/bw4" >"$w/accept4.txt" 2>&1
+    rc=$?
+    [ "$rc" = 1 ] || fail "accept of the run described at 4x the rate exited $rc, expected 1"
+    grep "^expected\.p2p\.sweep_uni\.0>1 *FAIL" -A1 "$w/accept4.txt" | grep -q "allows.*eth 3.2 Gb/s $CL_IF_A\|eth 3.2 Gb/s $CL_IF_A allows" ||
+        fail "accept's FAIL does not name the veth at 3.2 Gb/s: $(grep -A1 'sweep_uni' "$w/accept4.txt" | head -n 4)"
+    grep -A1 "^expected\.p2p\.sweep_uni\.0>1" "$w/accept4.txt"
     ;;
 matrix)
     # 100 Mbit/s with a 64 KiB bucket: a 1 MiB message between the hosts takes 87 ms, 20 times

@@ -30,10 +30,11 @@ int main(void)
     FILE *mem = open_memstream(&text, &len);
     const char *expected =
         "run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype,redop,"
-        "iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong\n"
+        "iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong,expected,bound\n"
         "r1,allreduce,out_of_place,host,mpi,,1,2,,,,1024,256,float32,sum,100,busbw,GB/s,3,"
-        "1.5,1.1,1.9,1,2,1.5,0.5,0\n"
-        "r1,h2d,\"odd,\"\"name\",host,memcpy,cross-socket,1,1,0,1,,4096,,,,7,bandwidth,GB/s,1,2,2,2,2,2,2,2,\n";
+        "1.5,1.1,1.9,1,2,1.5,0.5,0,,\n"
+        "r1,h2d,\"odd,\"\"name\",host,memcpy,cross-socket,1,1,0,1,,4096,,,,7,bandwidth,GB/s,1,2,2,2,2,2,2,2,,"
+        "12.44,PCIe Gen3 x16 (GPU 0000:3b:00.0)\n";
 
     memset(&row, 0, sizeof row);
     strcpy(row.bench, "allreduce");
@@ -69,6 +70,8 @@ int main(void)
     strcpy(rows[1].metric, "bandwidth");
     rows[1].st = (struct fb_stats){1, 2, 2, 2, 2, 2, 2, 2};
     rows[1].wrong = -1;
+    rows[1].expected = 12.44; /* the model's figure and what bounds it (docs/expected.md) */
+    strcpy(rows[1].bound, "PCIe Gen3 x16 (GPU 0000:3b:00.0)");
 
     CHECK(mem && fb_results_write_csv(mem, "r1", rows, 2) == 0);
     fclose(mem);
@@ -77,7 +80,7 @@ int main(void)
         fb_test_failures++;
     }
     free(text);
-    CHECK(fb_results_ncolumns == 27);
+    CHECK(fb_results_ncolumns == 29 && fb_results_legacy_ncolumns == 27);
 
     /* The run folder. */
     snprintf(dir, sizeof dir, "/tmp/fb-test-results-%d/a/b", (int)getpid());

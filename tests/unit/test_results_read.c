@@ -38,7 +38,8 @@ static int rows_equal(const struct fb_row *a, const struct fb_row *b)
            a->st.samples == b->st.samples && a->st.median == b->st.median &&
            a->st.p05 == b->st.p05 && a->st.p95 == b->st.p95 && a->st.min == b->st.min &&
            a->st.max == b->st.max && a->st.mean == b->st.mean &&
-           a->st.stddev == b->st.stddev && a->wrong == b->wrong;
+           a->st.stddev == b->st.stddev && a->wrong == b->wrong &&
+           a->expected == b->expected && !strcmp(a->bound, b->bound);
 }
 
 #define HEADER                                                                                 \
@@ -112,6 +113,8 @@ int main(void)
     rows[1].dtype[0] = rows[1].redop[0] = '\0';
     rows[1].wrong = -1;
     rows[1].st = (struct fb_stats){1, 1.234567891e-7, 12345.67891, 0, 1e300, -2.5, 3, 0};
+    rows[1].expected = 0.0941482; /* the model's columns (docs/expected.md) */
+    strcpy(rows[1].bound, "eth 800 Mb/s eth0");
     rows[2] = rows[0];
     strcpy(rows[2].metric, "time");
     strcpy(rows[2].unit, "us");
@@ -135,6 +138,40 @@ int main(void)
     CHECK_STR(r.path, path);
     fb_results_read_release(&r);
     fb_results_read_release(&r); /* twice is harmless */
+
+    /* The two columns of the expected-figure model: a header with them (29 columns) or without
+     * (27, before them) is read; an expected figure must be above 0, and a bound needs one. */
+    {
+        static const char h29[] =
+            "run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype,"
+            "redop,iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong,expected,"
+            "bound\n";
+        static const char good29[] = "r1,p2p,sweep_uni,host,mpi,network,2,2,0,1,,67108864,,,,2,"
+                                     "bandwidth,GB/s,5,0.0957,0.095,0.096,0.09,0.1,0.0957,0.001,0,"
+                                     "0.0941482,eth 800 Mb/s fbv0\n";
+        char text[1024];
+        int n = snprintf(text, sizeof text, "%s%s", h29, good29);
+        const char *p29 = write_file("with_expected.csv", text, (size_t)n);
+        st = fb_results_read(p29, &r, err, sizeof err);
+        CHECK(st == FB_OK && r.nrows == 1);
+        CHECK(r.nrows == 1 && r.rows[0].row.expected == 0.0941482);
+        CHECK(r.nrows == 1 && strcmp(r.rows[0].row.bound, "eth 800 Mb/s fbv0") == 0);
+        fb_results_read_release(&r);
+        n = snprintf(text, sizeof text, "%s%s", HEADER, GOOD);
+        st = fb_results_read(write_file("legacy.csv", text, (size_t)n), &r, err, sizeof err);
+        CHECK(st == FB_OK && r.nrows == 1 && r.rows[0].row.expected == 0 &&
+              r.rows[0].row.bound[0] == '\0');
+        fb_results_read_release(&r);
+        n = snprintf(text, sizeof text, "%sr1,p2p,sweep_uni,host,mpi,network,2,2,0,1,,1048576,,,,2,"
+                     "bandwidth,GB/s,5,1,1,1,1,1,1,0,0,0,eth 1 Gb/s x\n", h29);
+        expect_bad("expected_zero.csv", text, (size_t)n, "column 'expected'", "above 0");
+        n = snprintf(text, sizeof text, "%sr1,p2p,sweep_uni,host,mpi,network,2,2,0,1,,1048576,,,,2,"
+                     "bandwidth,GB/s,5,1,1,1,1,1,1,0,0,,eth 1 Gb/s x\n", h29);
+        expect_bad("bound_alone.csv", text, (size_t)n, "column 'bound'", "'expected' is empty");
+        n = snprintf(text, sizeof text, "%sr1,p2p,sweep_uni,host,mpi,network,2,2,0,1,,1048576,,,,2,"
+                     "bandwidth,GB/s,5,1,1,1,1,1,1,0,0,inf,x\n", h29);
+        expect_bad("expected_inf.csv", text, (size_t)n, "column 'expected'", NULL);
+    }
 
     /* A line break (or any control character) inside a field is refused, named and escaped:
      * no fabricbench writes one, and a message must stay one line. */

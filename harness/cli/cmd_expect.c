@@ -1,0 +1,217 @@
+/* `fabricbench expect`: the expected-figure model for this job, before anything is measured
+ * (docs/expected.md): every node's NICs and GPU PCIe links as sysfs shows them, the NIC the
+ * job's traffic between nodes takes, each pair of nodes' figure and the part that bounds it,
+ * and what could not be determined. Launched like `doctor` (one rank per GPU); between
+ * MPI_Init and MPI_Finalize, which main owns. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "expect_job.h"
+#include "log.h"
+#include "session.h"
+
+enum { OPT_BACKEND = 256, OPT_COLL, OPT_TIMEOUT, OPT_PAIRS };
+
+static void usage(void)
+{
+    printf("usage: mpirun -np N fabricbench expect [--backend B] [--coll C] [--timeout S]\n\n"
+           "Prints what each measurement of this job should reach on its hardware, and the part\n"
+           "that bounds it, before anything is measured (docs/expected.md): every node's NICs\n"
+           "(sysfs class/net and class/infiniband) and GPU PCIe links (bus/pci/devices), the NIC\n"
+           "its traffic to other nodes takes (the one NCCL_IB_HCA, NCCL_SOCKET_IFNAME or\n"
+           "OMPI_MCA_btl_tcp_if_include names, else the fastest InfiniBand port, else the fastest\n"
+           "Ethernet port that is up), every pair of nodes' p2p figure and the all-reduce bus\n"
+           "bandwidth with one rank a node, and what could not be determined and why.\n"
+           "`run` writes the same figures into results.csv's expected and bound columns.\n"
+           "Launch it as you launch `run`. sysfs is read under $FB_SYSFS_ROOT when set (default\n"
+           "/sys); $FB_EXPECT_EFFICIENCY names a site file of efficiencies (`key = value`).\n\n"
+           "options:\n"
+           "  --backend auto|host|cuda|host-strict   device backend to open (default auto)\n"
+           "  --coll auto|nccl|mpi       collectives to choose (default auto)\n"
+           "  --timeout SECONDS          limit of every phase (default 300; 0 = none)\n"
+           "  --help                     this text\n\n"
+           "exit code: 0 printed, 2 bad options or efficiency file, 3 timed out, 4 interrupted.\n");
+}
+
+static bool parse(int argc, char **argv, const char **backend, const char **coll, bool *help,
+                  char *err, size_t errlen)
+{
+    static const struct option options[] = {
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"coll", required_argument, NULL, OPT_COLL},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    char why[160];
+    double unused;
+    int c;
+
+    optind = 0; /* a full restart of getopt (see cli.c) */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+        switch (c) {
+        case OPT_BACKEND:
+        case OPT_COLL:
+            if (fb_cli_choice(optarg, c == OPT_BACKEND ? fb_cli_backends : fb_cli_colls, why,
+                              sizeof why) != FB_OK) {
+                snprintf(err, errlen, "bad value for --%s: %s",
+                         c == OPT_BACKEND ? "backend" : "coll", why);
+                return false;
+            }
+            *(c == OPT_BACKEND ? backend : coll) = optarg;
+            break;
+        case OPT_TIMEOUT: /* in force since before MPI_Init (main.c) */
+            if (fb_cli_timeout_parse(optarg, &unused, why, sizeof why) != FB_OK) {
+                snprintf(err, errlen, "bad value for --timeout: %s", why);
+                return false;
+            }
+            break;
+        case 'h': *help = true; break;
+        default: fb_cli_option_error(c, argv, err, errlen); return false;
+        }
+    }
+    if (optind < argc) {
+        snprintf(err, errlen, "unexpected argument '%.80s'", argv[optind]);
+        return false;
+    }
+    return true;
+}
+
+/* One node's description: its NICs (the one taken marked), its GPUs, what is missing. */
+static void print_node(const struct fb_expect_rank *k,
+                       int first, int last)
+{
+    const struct fb_expect_node *n = &k->desc;
+    char bound[FB_EXPECT_BOUND];
+
+    fb_out("node %s (rank%s %d%s%.0d)\n", k->host, first == last ? "" : "s", first,
+           first == last ? "" : "-", first == last ? 0 : last);
+    if (n->nnics == 0)
+        fb_out("  no NIC with a rate\n");
+    for (int i = 0; i < n->nnics; i++) {
+        const struct fb_expect_nic *c = &n->nic[i];
+        bool used;
+        fb_expect_nic_bound(c, bound, sizeof bound);
+        used = strcmp(bound, k->net.bound) == 0; /* the one this node's rank took */
+        if (c->kind == FB_NIC_ETH)
+            fb_out("  NIC %-24s MTU %d, %s: payload %.4g GB/s per direction%s\n", bound,
+                   c->mtu > 0 ? c->mtu : 1500, c->up ? "up" : "down", fb_expect_nic_payload(c),
+                   used ? "  <- between nodes" : "");
+        else
+            fb_out("  NIC %-24s %s: payload %.4g GB/s per direction%s\n", bound,
+                   c->up ? "ACTIVE" : "not active", fb_expect_nic_payload(c),
+                   used ? "  <- between nodes" : "");
+    }
+    for (int i = 0; i < n->ngpus; i++) {
+        struct fb_expect_fig f;
+        fb_expect_gpu_h2d(&n->gpu[i], &f);
+        if (f.gbps > 0)
+            fb_out("  GPU %s %s: host-device copies %.4g GB/s\n", n->gpu[i].bus, f.bound, f.gbps);
+        else
+            fb_out("  GPU %s: PCIe link not known\n", n->gpu[i].bus);
+    }
+    if (n->note[0])
+        fb_out("  not determined: %s\n", n->note);
+}
+
+static void print_model(const struct fb_expect_job *j)
+{
+    struct fb_expect_fig ring = {NAN, ""};
+    int *lead = calloc((size_t)j->nodes, sizeof *lead), *last = calloc((size_t)j->nodes,
+                                                                       sizeof *last);
+
+    if (!lead || !last) {
+        fb_error("expect: out of memory");
+        free(lead);
+        free(last);
+        return;
+    }
+    for (int n = 0; n < j->nodes; n++)
+        lead[n] = -1;
+    for (int r = 0; r < j->size; r++) {
+        int n = j->ranks[r].node;
+        if (n < 0 || n >= j->nodes)
+            continue;
+        if (lead[n] < 0)
+            lead[n] = r;
+        last[n] = r;
+    }
+    fb_out("fabricbench expect: what this job's measurements should reach (docs/expected.md)\n");
+    fb_out("efficiencies:");
+    for (size_t i = 0; i < fb_expect_neff; i++)
+        fb_out(" %s %.3g", fb_expect_efficiencies[i].key, fb_expect_efficiencies[i].value);
+    fb_out("%s%s\n", getenv("FB_EXPECT_EFFICIENCY") && *getenv("FB_EXPECT_EFFICIENCY")
+                         ? " (site file: $FB_EXPECT_EFFICIENCY)" : " (defaults)", "");
+    if (j->only[0])
+        fb_out("between nodes: the ports %s names (rank 0: %s)\n", j->only_from, j->only);
+    for (int n = 0; n < j->nodes; n++)
+        if (lead[n] >= 0)
+            print_node(&j->ranks[lead[n]], lead[n], last[n]);
+    if (j->nodes > 1) {
+        fb_out("between nodes (p2p bandwidth one way, GB/s; both ways twice that; messages of "
+               "%d MiB and more):\n", FB_EXPECT_MIN_BYTES >> 20);
+        for (int a = 0; a < j->nodes; a++) {
+            for (int b = a + 1; b < j->nodes && lead[a] >= 0; b++) {
+                struct fb_expect_fig f;
+                if (lead[b] < 0)
+                    continue;
+                fb_expect_min(&j->ranks[lead[a]].net, &j->ranks[lead[b]].net, &f);
+                if (f.gbps > 0)
+                    fb_out("  %s <-> %s: %.4g, bound %s\n", j->ranks[lead[a]].host,
+                           j->ranks[lead[b]].host, f.gbps, f.bound);
+                else
+                    fb_out("  %s <-> %s: not determined (no NIC with a rate on one side)\n",
+                           j->ranks[lead[a]].host, j->ranks[lead[b]].host);
+            }
+        }
+        for (int n = 0; n < j->nodes; n++)
+            if (lead[n] >= 0)
+                fb_expect_min(&ring, &j->ranks[lead[n]].net, &ring);
+        if (ring.gbps > 0)
+            fb_out("all-reduce busbw, one rank a node: %.4g GB/s, bound %s (the ring's slowest "
+                   "hop)\n", ring.gbps, ring.bound);
+    }
+    free(lead);
+    free(last);
+}
+
+int fb_cmd_expect(int argc, char **argv)
+{
+    const char *backend = "auto", *coll = "auto";
+    bool help = false;
+    char err[256] = "";
+    int rank = 0, code = 0;
+    struct fb_session s;
+    struct fb_expect_job j;
+    fb_status st;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (!parse(argc, argv, &backend, &coll, &help, err, sizeof err)) {
+        if (rank == 0)
+            fb_error("expect: %s (see `fabricbench expect --help`)", err);
+        return 2;
+    }
+    if (help) {
+        if (rank == 0)
+            usage();
+        return 0;
+    }
+    if (fb_expect_job_site(rank == 0) != FB_OK)
+        return 2;
+    if ((st = fb_session_open(&s, backend, coll, true)) != FB_OK)
+        return fb_status_exit_code(st);
+    if ((st = fb_expect_job_gather(&s, &j)) != FB_OK)
+        code = fb_status_exit_code(st);
+    else if (rank == 0)
+        print_model(&j);
+    fb_expect_job_release(&j);
+    fb_session_close(&s);
+    return code;
+}

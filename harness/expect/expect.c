@@ -1,0 +1,171 @@
+/* The expected-figure model's links: PCIe, NICs, NVLink and the ring's slowest hop. The rates
+ * are the standards' (PCIe's GT/s and encodings, Ethernet's framing, InfiniBand's data rates);
+ * what hardware reaches of them is an efficiency from expect_eff.c. */
+#include "expect.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+double fb_expect_pcie_raw(double gts, int width, int *gen)
+{
+    static const struct {
+        double gts;
+        int gen;
+        double encoding;
+    } gens[] = {
+        {2.5, 1, 8.0 / 10.0},    {5.0, 2, 8.0 / 10.0},    {8.0, 3, 128.0 / 130.0},
+        {16.0, 4, 128.0 / 130.0}, {32.0, 5, 128.0 / 130.0}, {64.0, 6, 242.0 / 256.0},
+    };
+
+    if (gen)
+        *gen = 0;
+    if (!(width == 1 || width == 2 || width == 4 || width == 8 || width == 12 || width == 16 ||
+          width == 32))
+        return NAN;
+    for (size_t i = 0; i < sizeof gens / sizeof gens[0]; i++) {
+        if (fabs(gts - gens[i].gts) < 0.01) {
+            if (gen)
+                *gen = gens[i].gen;
+            return gts * width * gens[i].encoding / 8.0;
+        }
+    }
+    return NAN;
+}
+
+/* Ethernet framing, bytes: IPv4 20 + TCP 20 + TCP timestamps 12 inside the MTU; around it on
+ * the wire the Ethernet header 14, FCS 4, preamble and start delimiter 8, inter-frame gap 12. */
+enum { ETH_IN_MTU = 20 + 20 + 12, ETH_WIRE = 14 + 4 + 8 + 12 };
+
+double fb_expect_nic_payload(const struct fb_expect_nic *nic)
+{
+    int mtu = nic->mtu > 0 ? nic->mtu : 1500;
+
+    if (!(nic->gbps > 0) || !isfinite(nic->gbps))
+        return NAN;
+    if (nic->kind == FB_NIC_IB)
+        return nic->gbps / 8.0 * fb_expect_eff("ib");
+    if (mtu <= ETH_IN_MTU)
+        return NAN;
+    return nic->gbps / 8.0 * (double)(mtu - ETH_IN_MTU) / (double)(mtu + ETH_WIRE);
+}
+
+void fb_expect_nic_bound(const struct fb_expect_nic *nic, char *bound, size_t len)
+{
+    if (nic->kind == FB_NIC_IB)
+        snprintf(bound, len, "IB %g Gb/s %s", nic->gbps, nic->name);
+    else if (nic->gbps < 1)
+        snprintf(bound, len, "eth %g Mb/s %s", nic->gbps * 1000, nic->name);
+    else
+        snprintf(bound, len, "eth %g Gb/s %s", nic->gbps, nic->name);
+}
+
+/* Whether `name` is one of the comma-separated names of `only`. */
+static bool named(const char *only, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (const char *p = only; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, name, n) == 0)
+            return true;
+        /* an InfiniBand port "mlx5_0/1" is named by its device too */
+        if (strchr(name, '/') && len == (size_t)(strchr(name, '/') - name) &&
+            strncmp(p, name, len) == 0)
+            return true;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return false;
+}
+
+const struct fb_expect_nic *fb_expect_node_nic(const struct fb_expect_node *n, const char *only)
+{
+    const struct fb_expect_nic *best = NULL;
+
+    for (int pass = 0; pass < 2 && !best; pass++) {
+        enum fb_nic_kind kind = pass == 0 ? FB_NIC_IB : FB_NIC_ETH;
+        for (int i = 0; i < n->nnics; i++) {
+            const struct fb_expect_nic *c = &n->nic[i];
+            if (c->kind != kind || !c->up || !(c->gbps > 0))
+                continue;
+            if (only && *only && !named(only, c->name))
+                continue;
+            if (!best || c->gbps > best->gbps)
+                best = c;
+        }
+    }
+    return best;
+}
+
+void fb_expect_node_net(const struct fb_expect_node *n, const char *only, struct fb_expect_fig *f)
+{
+    const struct fb_expect_nic *nic = fb_expect_node_nic(n, only);
+
+    f->gbps = NAN;
+    f->bound[0] = '\0';
+    if (!nic)
+        return;
+    f->gbps = fb_expect_nic_payload(nic);
+    fb_expect_nic_bound(nic, f->bound, sizeof f->bound);
+}
+
+void fb_expect_gpu_h2d(const struct fb_expect_gpu *g, struct fb_expect_fig *f)
+{
+    int gen;
+    double raw = fb_expect_pcie_raw(g->gts, g->width, &gen);
+
+    f->gbps = raw * fb_expect_eff("pcie_copy");
+    if (isnan(raw))
+        f->bound[0] = '\0';
+    else
+        snprintf(f->bound, sizeof f->bound, "PCIe Gen%d x%d (GPU %s)", gen, g->width, g->bus);
+}
+
+void fb_expect_nvlink(int gen, int links, struct fb_expect_fig *f)
+{
+    double per_link = gen >= 2 && gen <= 4 ? 25.0 : gen == 5 ? 50.0 : NAN;
+
+    f->gbps = links > 0 ? per_link * links * fb_expect_eff("nvlink") : NAN;
+    if (isnan(f->gbps))
+        f->bound[0] = '\0';
+    else
+        snprintf(f->bound, sizeof f->bound, "NVLink%d x%d", gen, links);
+}
+
+void fb_expect_min(const struct fb_expect_fig *a, const struct fb_expect_fig *b,
+                   struct fb_expect_fig *out)
+{
+    const struct fb_expect_fig *m;
+
+    if (isnan(a->gbps))
+        m = b;
+    else if (isnan(b->gbps))
+        m = a;
+    else
+        m = b->gbps < a->gbps ? b : a;
+    if (m != out)
+        *out = *m;
+}
+
+void fb_expect_ring_busbw(int nodes, int per_node, const struct fb_expect_fig *intra,
+                          const struct fb_expect_fig *inter, struct fb_expect_fig *out)
+{
+    struct fb_expect_fig none = {NAN, ""};
+
+    if (nodes < 1 || per_node < 1 || nodes * per_node < 2) {
+        *out = none;
+        return;
+    }
+    if (nodes == 1) {
+        *out = *intra;
+        return;
+    }
+    if (per_node == 1 || isnan(intra->gbps)) {
+        /* between nodes alone; with several ranks a node and no intra figure, nothing honest */
+        *out = per_node == 1 ? *inter : none;
+        return;
+    }
+    fb_expect_min(intra, inter, out);
+}

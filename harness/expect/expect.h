@@ -1,0 +1,128 @@
+/* The expected-figure model (issue 27, docs/expected.md): a node's description (its NICs, its
+ * GPUs' PCIe links, NVLink between GPU pairs) turned into the figure each measurement should
+ * reach on it and the part that bounds it. Pure: no MPI, no files (expect_sysfs.c fills a
+ * description from a sysfs tree). Every efficiency is data, with its source, in
+ * fb_expect_efficiencies (expect_eff.c) and docs/reference-figures.md; a site file may override
+ * each (fb_expect_eff_load). Figures are GB/s = 1e9 B/s, per direction. */
+#ifndef FB_EXPECT_H
+#define FB_EXPECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "status.h"
+
+enum {
+    FB_EXPECT_BOUND = 48, /* "eth 800 Mb/s fbv0", "PCIe Gen3 x16 (GPU 0000:3b:00.0)" */
+    FB_EXPECT_NICS = 16,
+    FB_EXPECT_GPUS = 16,
+    FB_EXPECT_NOTE = 256,
+};
+
+enum fb_nic_kind { FB_NIC_ETH, FB_NIC_IB };
+
+/* One network port as sysfs shows it. */
+struct fb_expect_nic {
+    char name[32];       /* "eth0", "mlx5_0/1" (device/port) */
+    enum fb_nic_kind kind;
+    double gbps;         /* line rate, Gb/s (Ethernet `speed` / 1000; InfiniBand `rate`) */
+    int mtu;             /* Ethernet: bytes of IP packet per frame (sysfs `mtu`); 0: 1500 */
+    bool up;             /* Ethernet operstate "up" (or "unknown" with a rate); IB state ACTIVE */
+};
+
+/* One GPU's PCIe link as sysfs shows it. */
+struct fb_expect_gpu {
+    char bus[16];        /* "0000:3b:00.0" */
+    double gts;          /* current_link_speed, GT/s (2.5, 5, 8, 16, 32, 64) */
+    int width;           /* current_link_width, lanes */
+};
+
+/* What the model knows of one node. */
+struct fb_expect_node {
+    char host[64];
+    struct fb_expect_nic nic[FB_EXPECT_NICS];
+    int nnics;
+    struct fb_expect_gpu gpu[FB_EXPECT_GPUS];
+    int ngpus;
+    char note[FB_EXPECT_NOTE]; /* what could not be read, one line; "" when all was */
+};
+
+/* A figure the model gives: gbps is NAN where it has nothing honest to say (bound then says
+ * why, or is ""). */
+struct fb_expect_fig {
+    double gbps;
+    char bound[FB_EXPECT_BOUND];
+};
+
+/* Reads the description of the node this process runs on from the sysfs tree at `root`
+ * (expect_sysfs.c; the caller passes $FB_SYSFS_ROOT or /sys): its Ethernet and InfiniBand
+ * ports and its NVIDIA GPUs' PCIe links, sorted by name. What cannot be read goes to n->note
+ * (a port without a speed, no bus/pci/devices), never an error: a node the model knows less
+ * of gets fewer figures. */
+void fb_expect_node_read(const char *root, const char *host, struct fb_expect_node *n);
+
+/* ---- efficiencies: data, each with its source ------------------------------------------ */
+
+struct fb_expect_eff {
+    const char *key;     /* "ib", "pcie_copy", "nvlink" */
+    double value;        /* a share of the link's payload rate, 0 < value <= 1 */
+    const char *source;  /* where the figure comes from */
+};
+
+/* The table, in the order docs/reference-figures.md lists it. */
+extern struct fb_expect_eff fb_expect_efficiencies[];
+extern const size_t fb_expect_neff;
+
+/* The value of an efficiency by key; NAN for an unknown key. */
+double fb_expect_eff(const char *key);
+
+/* Overrides efficiencies from a site file: lines `key = value` (0 < value <= 1), `#` or `;`
+ * comments, blank lines. FB_ERR_USAGE with "path:line: what" for an unknown key, a value out of
+ * range or a line that is not one; FB_ERR_IO when the file cannot be read. Nothing is changed
+ * unless the whole file is good. */
+fb_status fb_expect_eff_load(const char *path, char *err, size_t errlen);
+
+/* ---- the links ------------------------------------------------------------------------- */
+
+/* A PCIe link's payload rate per direction (GB/s) before any efficiency: GT/s x lanes x the
+ * encoding (8b/10b to Gen2, 128b/130b from Gen3) / 8. NAN for a speed that is no PCIe
+ * generation or a width that is not a lane count. *gen gets the generation (may be NULL). */
+double fb_expect_pcie_raw(double gts, int width, int *gen);
+
+/* The payload a NIC carries per direction (GB/s): Ethernet, TCP/IPv4 with timestamps in frames
+ * of its MTU, on the wire with the header, FCS, preamble and inter-frame gap; InfiniBand, its
+ * data rate times the `ib` efficiency. NAN for a rate that is not positive. */
+double fb_expect_nic_payload(const struct fb_expect_nic *nic);
+
+/* "eth 800 Mb/s fbv0", "IB 100 Gb/s mlx5_0/1" into a bound. */
+void fb_expect_nic_bound(const struct fb_expect_nic *nic, char *bound, size_t len);
+
+/* The NIC a node's traffic to other nodes leaves by: an ACTIVE InfiniBand port first (MPI's and
+ * NCCL's transports prefer it), else an Ethernet port that is up; the fastest among them. When
+ * `only` is not NULL or "", only the ports it names (comma-separated interface or device names,
+ * as OMPI_MCA_btl_tcp_if_include or NCCL_SOCKET_IFNAME give them) count. NULL when none. */
+const struct fb_expect_nic *fb_expect_node_nic(const struct fb_expect_node *n, const char *only);
+
+/* A node's figure toward other nodes: its NIC's payload rate (fb_expect_node_nic). */
+void fb_expect_node_net(const struct fb_expect_node *n, const char *only, struct fb_expect_fig *f);
+
+/* One GPU's host-to-device copy figure: its PCIe link times the `pcie_copy` efficiency. */
+void fb_expect_gpu_h2d(const struct fb_expect_gpu *g, struct fb_expect_fig *f);
+
+/* NVLink between two GPUs: links x the per-link rate of the generation (GB/s per direction:
+ * 25 for NVLink 2, 3 and 4; 50 for 5) times the `nvlink` efficiency; NAN for no links or an
+ * unknown generation. */
+void fb_expect_nvlink(int gen, int links, struct fb_expect_fig *f);
+
+/* The slower of two figures (a path is as fast as its slowest hop); a NAN one is ignored only
+ * when both are NAN (then NAN). */
+void fb_expect_min(const struct fb_expect_fig *a, const struct fb_expect_fig *b,
+                   struct fb_expect_fig *out);
+
+/* Ring all-reduce bus bandwidth (nccl-tests' busbw) over `nodes` nodes of `per_node` ranks each:
+ * a ring's every hop carries the same bytes, so busbw is the slowest hop's rate: inside a node
+ * `intra` (may be NAN when per_node is 1), between nodes `inter` (the NIC). */
+void fb_expect_ring_busbw(int nodes, int per_node, const struct fb_expect_fig *intra,
+                          const struct fb_expect_fig *inter, struct fb_expect_fig *out);
+
+#endif

@@ -1,0 +1,114 @@
+/* The expected-figure model's efficiencies: what well-configured hardware reaches of a link's
+ * payload rate, each with its source (docs/reference-figures.md lists the same rows; a test
+ * holds them together). A site file overrides them (fb_expect_eff_load, `expect --efficiency`,
+ * FB_EXPECT_EFFICIENCY). */
+#include "expect.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fb_expect_eff fb_expect_efficiencies[] = {
+    {"ib", 0.96,
+     "InfiniBand, per NIC: about 12 GB/s of EDR's 12.5, 24 of HDR's 25 (nccl-tests #29, #290; "
+     "NVIDIA/nccl #307)"},
+    {"pcie_copy", 0.79,
+     "pinned host-device copy over PCIe: 12.2-13 GB/s of Gen3 x16's 15.75, 24-26 of Gen4's "
+     "31.5 (CUDA bandwidthTest figures; gearshifft PR #82)"},
+    {"nvlink", 0.958,
+     "GPU peer copy over NVLink: 47.9 GB/s over two NVLink 2 links of 25 GB/s "
+     "(p2pBandwidthLatencyTest on a C4130 configuration K, Dell blog sln315045)"},
+};
+const size_t fb_expect_neff = sizeof fb_expect_efficiencies / sizeof fb_expect_efficiencies[0];
+
+double fb_expect_eff(const char *key)
+{
+    for (size_t i = 0; i < fb_expect_neff; i++)
+        if (strcmp(fb_expect_efficiencies[i].key, key) == 0)
+            return fb_expect_efficiencies[i].value;
+    return NAN;
+}
+
+/* The index of a key; -1 when none. */
+static int eff_index(const char *key)
+{
+    for (size_t i = 0; i < fb_expect_neff; i++)
+        if (strcmp(fb_expect_efficiencies[i].key, key) == 0)
+            return (int)i;
+    return -1;
+}
+
+fb_status fb_expect_eff_load(const char *path, char *err, size_t errlen)
+{
+    double value[sizeof fb_expect_efficiencies / sizeof fb_expect_efficiencies[0]];
+    char line[512];
+    int lineno = 0;
+    FILE *f = fopen(path, "r");
+
+    if (!f) {
+        snprintf(err, errlen, "efficiency file '%s': %s", path, strerror(errno));
+        return FB_ERR_IO;
+    }
+    for (size_t i = 0; i < fb_expect_neff; i++)
+        value[i] = fb_expect_efficiencies[i].value;
+    while (fgets(line, sizeof line, f)) {
+        char key[64], *p = line, *eq, *end;
+        size_t klen;
+        int k;
+        double v;
+
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            snprintf(err, errlen, "%s:%d: line longer than %zu bytes", path, lineno,
+                     sizeof line - 2);
+            fclose(f);
+            return FB_ERR_USAGE;
+        }
+        p += strspn(p, " \t");
+        if (*p == '#' || *p == ';' || *p == '\n' || *p == '\r' || *p == '\0')
+            continue;
+        if (!(eq = strchr(p, '='))) {
+            snprintf(err, errlen, "%s:%d: expected 'key = value'", path, lineno);
+            fclose(f);
+            return FB_ERR_USAGE;
+        }
+        klen = (size_t)(eq - p);
+        while (klen && (p[klen - 1] == ' ' || p[klen - 1] == '\t'))
+            klen--;
+        if (klen == 0 || klen >= sizeof key) {
+            snprintf(err, errlen, "%s:%d: expected 'key = value'", path, lineno);
+            fclose(f);
+            return FB_ERR_USAGE;
+        }
+        memcpy(key, p, klen);
+        key[klen] = '\0';
+        if ((k = eff_index(key)) < 0) {
+            snprintf(err, errlen, "%s:%d: unknown efficiency '%.40s' (known: ib, pcie_copy, nvlink)",
+                     path, lineno, key);
+            fclose(f);
+            return FB_ERR_USAGE;
+        }
+        errno = 0;
+        v = strtod(eq + 1, &end);
+        end += strspn(end, " \t\r\n");
+        if (errno || end == eq + 1 || *end || !(v > 0 && v <= 1)) {
+            snprintf(err, errlen, "%s:%d: %s: a share above 0 and at most 1, not '%.40s'", path,
+                     lineno, key, eq + 1 + strspn(eq + 1, " \t"));
+            err[strcspn(err, "\r\n")] = '\0';
+            fclose(f);
+            return FB_ERR_USAGE;
+        }
+        value[k] = v;
+    }
+    if (ferror(f)) {
+        snprintf(err, errlen, "efficiency file '%s': read error", path);
+        fclose(f);
+        return FB_ERR_IO;
+    }
+    fclose(f);
+    for (size_t i = 0; i < fb_expect_neff; i++)
+        fb_expect_efficiencies[i].value = value[i];
+    return FB_OK;
+}

@@ -1,0 +1,200 @@
+/* A node's description for the model, read from a sysfs tree in the standard layout (the root
+ * is $FB_SYSFS_ROOT in tests and for a user describing a machine in files; /sys else):
+ *   class/net/IF/{speed,mtu,operstate,type}          Ethernet ports (lo and IPoIB left out)
+ *   class/infiniband/DEV/ports/N/{rate,state}         InfiniBand (and RoCE) ports
+ *   bus/pci/devices/ADDR/{vendor,class,current_link_speed,current_link_width}   NVIDIA GPUs */
+#define _DEFAULT_SOURCE /* DT_* */
+#include "expect.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PATH_CAP = 4096 };
+
+/* The first line of a small file, without its newline; false when it cannot be read. */
+static bool first_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    bool ok;
+
+    if (!f)
+        return false;
+    ok = fgets(buf, (int)len, f) != NULL;
+    fclose(f);
+    if (ok)
+        buf[strcspn(buf, "\r\n")] = '\0';
+    return ok;
+}
+
+/* The number a file starts with (base 10, or 16 for "0x10de"); NAN when none. */
+static double number_in(const char *path, int base)
+{
+    char buf[128], *end;
+    double v;
+
+    if (!first_line(path, buf, sizeof buf))
+        return NAN;
+    v = base == 16 ? (double)strtoul(buf, &end, 16) : strtod(buf, &end);
+    return end == buf ? NAN : v;
+}
+
+static void note(struct fb_expect_node *n, const char *fmt, const char *what)
+{
+    size_t len = strlen(n->note);
+
+    if (len + 3 >= sizeof n->note)
+        return;
+    snprintf(n->note + len, sizeof n->note - len, "%s", len ? "; " : "");
+    len = strlen(n->note);
+    snprintf(n->note + len, sizeof n->note - len, fmt, what);
+}
+
+static bool skip_entry(const struct dirent *e)
+{
+    return e->d_name[0] == '.';
+}
+
+static void read_net(const char *root, struct fb_expect_node *n)
+{
+    char dir[PATH_CAP], path[PATH_CAP + 300], state[64];
+    DIR *d;
+    struct dirent *e;
+
+    snprintf(dir, sizeof dir, "%s/class/net", root);
+    if (!(d = opendir(dir))) {
+        note(n, "%s: no Ethernet ports read", "class/net");
+        return;
+    }
+    while ((e = readdir(d)) && n->nnics < FB_EXPECT_NICS) {
+        struct fb_expect_nic *c = &n->nic[n->nnics];
+        double speed, type;
+
+        if (skip_entry(e) || strcmp(e->d_name, "lo") == 0 || strlen(e->d_name) >= sizeof c->name)
+            continue;
+        snprintf(path, sizeof path, "%s/%s/type", dir, e->d_name);
+        type = number_in(path, 10);
+        if (type == 32 || type == 772) /* IPoIB (its port is read as InfiniBand), loopback */
+            continue;
+        memset(c, 0, sizeof *c);
+        snprintf(c->name, sizeof c->name, "%s", e->d_name);
+        c->kind = FB_NIC_ETH;
+        snprintf(path, sizeof path, "%s/%s/speed", dir, e->d_name);
+        speed = number_in(path, 10);
+        snprintf(path, sizeof path, "%s/%s/mtu", dir, e->d_name);
+        c->mtu = (int)(isnan(number_in(path, 10)) ? 0 : number_in(path, 10));
+        snprintf(path, sizeof path, "%s/%s/operstate", dir, e->d_name);
+        c->up = first_line(path, state, sizeof state) &&
+                (strcmp(state, "up") == 0 || strcmp(state, "unknown") == 0);
+        if (!(speed > 0)) {
+            /* virtio and some virtual ports have none ("-1", or the read fails) */
+            if (c->up)
+                note(n, "%s: no link speed in sysfs", c->name);
+            continue;
+        }
+        c->gbps = speed / 1000.0;
+        n->nnics++;
+    }
+    closedir(d);
+}
+
+static void read_ib(const char *root, struct fb_expect_node *n)
+{
+    char dir[PATH_CAP], ports[PATH_CAP + 300], path[PATH_CAP + 600], state[64];
+    DIR *d, *pd;
+    struct dirent *e, *p;
+
+    snprintf(dir, sizeof dir, "%s/class/infiniband", root);
+    if (!(d = opendir(dir)))
+        return; /* no InfiniBand: nothing to note */
+    while ((e = readdir(d))) {
+        if (skip_entry(e))
+            continue;
+        snprintf(ports, sizeof ports, "%s/%s/ports", dir, e->d_name);
+        if (!(pd = opendir(ports)))
+            continue;
+        while ((p = readdir(pd)) && n->nnics < FB_EXPECT_NICS) {
+            struct fb_expect_nic *c = &n->nic[n->nnics];
+            double rate;
+
+            if (skip_entry(p) || strlen(e->d_name) + strlen(p->d_name) + 2 > sizeof c->name)
+                continue;
+            memset(c, 0, sizeof *c);
+            snprintf(c->name, sizeof c->name, "%s/%s", e->d_name, p->d_name);
+            c->kind = FB_NIC_IB;
+            snprintf(path, sizeof path, "%s/%s/rate", ports, p->d_name);
+            rate = number_in(path, 10);
+            snprintf(path, sizeof path, "%s/%s/state", ports, p->d_name);
+            c->up = first_line(path, state, sizeof state) && atoi(state) == 4; /* 4: ACTIVE */
+            if (!(rate > 0)) {
+                note(n, "%s: no rate in sysfs", c->name);
+                continue;
+            }
+            c->gbps = rate;
+            n->nnics++;
+        }
+        closedir(pd);
+    }
+    closedir(d);
+}
+
+static void read_gpus(const char *root, struct fb_expect_node *n)
+{
+    char dir[PATH_CAP], path[PATH_CAP + 300];
+    DIR *d;
+    struct dirent *e;
+
+    snprintf(dir, sizeof dir, "%s/bus/pci/devices", root);
+    if (!(d = opendir(dir))) {
+        note(n, "%s: no PCIe links read", "bus/pci/devices");
+        return;
+    }
+    while ((e = readdir(d)) && n->ngpus < FB_EXPECT_GPUS) {
+        struct fb_expect_gpu *g = &n->gpu[n->ngpus];
+        double vendor, cls, width;
+
+        if (skip_entry(e) || strlen(e->d_name) >= sizeof g->bus)
+            continue;
+        snprintf(path, sizeof path, "%s/%s/vendor", dir, e->d_name);
+        vendor = number_in(path, 16);
+        snprintf(path, sizeof path, "%s/%s/class", dir, e->d_name);
+        cls = number_in(path, 16);
+        if (vendor != 0x10de || !((long)cls >> 8 == 0x0302 || (long)cls >> 8 == 0x0300))
+            continue;
+        memset(g, 0, sizeof *g);
+        snprintf(g->bus, sizeof g->bus, "%s", e->d_name);
+        snprintf(path, sizeof path, "%s/%s/current_link_speed", dir, e->d_name);
+        g->gts = number_in(path, 10);
+        snprintf(path, sizeof path, "%s/%s/current_link_width", dir, e->d_name);
+        width = number_in(path, 10);
+        g->width = isnan(width) ? 0 : (int)width;
+        if (isnan(fb_expect_pcie_raw(g->gts, g->width, NULL)))
+            note(n, "GPU %s: no PCIe link speed and width in sysfs", g->bus);
+        n->ngpus++;
+    }
+    closedir(d);
+}
+
+/* Sorted by name, so a description reads the same on every read (readdir's order is not). */
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct fb_expect_nic *)a)->name, ((const struct fb_expect_nic *)b)->name);
+}
+
+static int by_bus(const void *a, const void *b)
+{
+    return strcmp(((const struct fb_expect_gpu *)a)->bus, ((const struct fb_expect_gpu *)b)->bus);
+}
+
+void fb_expect_node_read(const char *root, const char *host, struct fb_expect_node *n)
+{
+    memset(n, 0, sizeof *n);
+    snprintf(n->host, sizeof n->host, "%s", host ? host : "");
+    read_ib(root, n);
+    read_net(root, n);
+    qsort(n->nic, (size_t)n->nnics, sizeof n->nic[0], by_name);
+    read_gpus(root, n);
+    qsort(n->gpu, (size_t)n->ngpus, sizeof n->gpu[0], by_bus);
+}

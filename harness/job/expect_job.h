@@ -1,0 +1,60 @@
+/* The expected-figure model for one job (docs/expected.md): each rank reads its own node's
+ * description (expect/, sysfs under $FB_SYSFS_ROOT) and takes its figures: toward other nodes
+ * (its NIC, the one the job's transport is told to use where it is told) and for its GPU's
+ * copies (its PCIe link); rank 0 gathers them and fills every row's `expected` and `bound`
+ * through results' annotate hook. */
+#ifndef FB_EXPECT_JOB_H
+#define FB_EXPECT_JOB_H
+
+#include "expect.h"
+#include "results.h"
+#include "session.h"
+
+/* One rank's figures. Fixed size: it travels between ranks as bytes. */
+struct fb_expect_rank {
+    int node;                  /* the world's node index */
+    char host[64];
+    struct fb_expect_fig net;  /* toward other nodes: its NIC's payload rate */
+    struct fb_expect_fig h2d;  /* its GPU's host-device copies: its PCIe link */
+    struct fb_expect_node desc; /* its node's description, as it read it (note: what it lacks) */
+};
+
+struct fb_expect_job {
+    int size, nodes;
+    struct fb_expect_node me;      /* this rank's node, as read */
+    char only[256];                /* the ports the job's transport is told to use; "" */
+    char only_from[64];            /* which variable said so */
+    struct fb_expect_rank *ranks;  /* rank 0: every rank's (size of them); NULL elsewhere */
+    bool hosts_distinct;           /* rank 0: no two ranks share a host */
+};
+
+/* Smallest message the model judges: below it, latency is a share of the time the asymptotic
+ * rate does not hold (1 MiB; docs/expected.md). */
+enum { FB_EXPECT_MIN_BYTES = 1 << 20 };
+
+/* The site's efficiencies: the file $FB_EXPECT_EFFICIENCY names, when set (fb_expect_eff_load).
+ * Not collective: every rank reads it before anything is created, and one that cannot is
+ * FB_ERR_USAGE (the line said when `say`). */
+fb_status fb_expect_job_site(bool say);
+
+/* Collective over the session's world. Reads this rank's node and gathers every rank's figures
+ * on rank 0. FB_ERR_MPI, FB_ERR_NOMEM. */
+fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job *j);
+
+/* The results hook (fb_results.annotate, ctx a struct fb_expect_job on rank 0): fills the row's
+ * `expected` and `bound` where the model has a figure:
+ *  - p2p one-way bandwidth (matrix_uni, sweep_uni) between two ranks on different hosts, at
+ *    FB_EXPECT_MIN_BYTES or more: the slower of their NICs;
+ *  - a collective's busbw with one rank per node, at FB_EXPECT_MIN_BYTES or more: the ring's
+ *    slowest hop, the slowest NIC of the job;
+ *  - h2d bandwidth of one rank (not "all at once", not the host backend): its GPU's PCIe link.
+ * Other rows are left as they are. */
+void fb_expect_job_annotate(void *ctx, struct fb_row *row);
+
+/* Rank 0: one line for the run's log: the slowest NIC between nodes and how many GPUs have a
+ * PCIe figure, or what the model could not read. */
+void fb_expect_job_say(const struct fb_expect_job *j);
+
+void fb_expect_job_release(struct fb_expect_job *j);
+
+#endif
