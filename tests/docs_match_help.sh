@@ -14,7 +14,7 @@ readme=$1 bin=$2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$bin" --help >"$out/main.txt" || fail "fabricbench --help exited $?"
-for c in run sweep report list doctor nccl-log densenet compare trend accept locate soak mix health; do
+for c in run sweep report list doctor expect nccl-log densenet compare trend accept locate soak mix health; do
     "$bin" "$c" --help >"$out/$c.txt" 2>&1 || fail "fabricbench $c --help exited $?"
 done
 python3 - "$readme" "$out" <<'PY' >"$out/mismatch.txt" || fail "the docs checker itself failed"

@@ -1,0 +1,69 @@
+#!/bin/sh
+# `fabricbench expect` and the model's figures in a run, on the machines described in
+# tests/data/machines (FB_SYSFS_ROOT), 2 ranks on this host (docs/expected.md):
+#  - expect prints each NIC with its payload rate, marks the one traffic between nodes takes
+#    (the ACTIVE EDR port over the 10 GbE one), each GPU's PCIe link and copy figure, and what
+#    could not be read;
+#  - a site file (FB_EXPECT_EFFICIENCY) changes the figures; a bad one is one line naming
+#    file:line and exit 2, for expect and for run, and run then creates no run folder;
+#  - a run whose ranks share one host gets no expected figure between its "nodes"
+#    (FB_TEST_RANKS_PER_NODE=1 pretends two nodes on one host), and accept without a profile
+#    then says, in a SKIP, that nothing had one;
+#  - bad options exit 2 with one line.
+# (Figures between real hosts: tests/cluster/fabric.sh bandwidth.)
+# usage: expect.sh FABRICBENCH MACHINES
+. "$(dirname "$0")/lib.sh"
+bin=$1 machines=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+FB_SYSFS_ROOT=$machines/c4140-m mpi 2 "$bin" expect --backend host >m.txt 2>m.err ||
+    fail "expect exited $?: $(tail -n 3 m.err)"
+grep -q "NIC IB 100 Gb/s mlx5_0/1 .*ACTIVE: payload 12 GB/s per direction  <- between nodes$" m.txt ||
+    fail "expect does not take the EDR port at 12 GB/s: $(grep NIC m.txt)"
+grep -q "NIC eth 10 Gb/s eno1 .*MTU 1500, up: payload 1.177 GB/s per direction$" m.txt ||
+    fail "expect does not show the 10 GbE port at 1.177 GB/s: $(grep NIC m.txt)"
+[ "$(grep -c 'GPU 0000:1[acde]:00.0 PCIe Gen3 x16 (GPU 0000:1[acde]:00.0): host-device copies 12.45 GB/s' m.txt)" = 4 ] ||
+    fail "expect does not show the four Gen3 x16 GPUs at 12.45 GB/s: $(grep GPU m.txt)"
+grep -q "ib0" m.txt && fail "expect lists IPoIB's ib0 as a NIC of its own"
+grep -q "^efficiencies: ib 0.96 pcie_copy 0.79 nvlink 0.958 (defaults)$" m.txt ||
+    fail "expect's efficiencies line: $(grep efficiencies m.txt)"
+
+# a site file: InfiniBand at half its rate
+printf '# site\nib = 0.5\n' >site.eff
+FB_EXPECT_EFFICIENCY=$PWD/site.eff FB_SYSFS_ROOT=$machines/c4140-m mpi 2 "$bin" expect --backend host >s.txt 2>&1 ||
+    fail "expect with a site file exited $?"
+grep -q "mlx5_0/1 .*payload 6.25 GB/s" s.txt || fail "the site file's ib = 0.5 did not apply: $(grep NIC s.txt)"
+grep -q "(site file: \$FB_EXPECT_EFFICIENCY)" s.txt || fail "expect does not say the site file applies"
+printf 'ib = 0.5\nnvlnk = 0.9\n' >bad.eff
+FB_EXPECT_EFFICIENCY=$PWD/bad.eff mpi 2 "$bin" expect --backend host >b.txt 2>b.err
+rc=$?
+[ "$rc" = 2 ] || fail "expect with a bad site file exited $rc, expected 2"
+[ "$(grep -c 'error: ' b.err)" = 1 ] && grep -q "FB_EXPECT_EFFICIENCY: $PWD/bad.eff:2: unknown efficiency 'nvlnk'" b.err ||
+    fail "expect's bad site file line: $(cat b.err)"
+FB_EXPECT_EFFICIENCY=$PWD/bad.eff mpi 2 "$bin" run h2d --backend host --sizes 1M --trials 3 --quiet --out run_bad >r.txt 2>r.err
+rc=$?
+[ "$rc" = 2 ] || fail "run with a bad site file exited $rc, expected 2"
+[ "$(grep -c 'error: ' r.err)" = 1 ] && grep -q "bad.eff:2: unknown efficiency" r.err || fail "run's bad site file line: $(cat r.err)"
+[ ! -e run_bad ] || fail "run with a bad site file left a run folder"
+
+# two pretend nodes on one host: no NIC between them, so no expected figure
+FB_TEST_RANKS_PER_NODE=1 FB_SYSFS_ROOT=$machines/c4140-m mpi 2 "$bin" run p2p --backend host --sizes 1M \
+    --matrix-bytes 64K --latency-bytes 8 --trials 3 --quiet --out one_host >o.txt 2>&1 ||
+    fail "run on pretend nodes exited $?: $(tail -n 3 o.txt)"
+[ "$(csv_awk 'v("expected") != "" { n++ } END { print n + 0 }' one_host/results.csv)" = 0 ] ||
+    fail "rows between two ranks of one host got an expected figure"
+[ "$(csv_awk 'v("link") == "network" && v("metric") == "bandwidth" { n++ } END { print n + 0 }' one_host/results.csv)" -gt 0 ] ||
+    fail "the pretend nodes' rows are not labelled network (the case this checks is not there)"
+"$bin" accept one_host >a.txt 2>&1
+rc=$?
+[ "$rc" = 0 ] || fail "accept without a profile exited $rc: $(tail -n 3 a.txt)"
+grep -q "^expected  *SKIP" a.txt && grep -q "no row of results.csv has an expected figure" a.txt ||
+    fail "accept without a profile does not say that no row had an expected figure: $(cat a.txt)"
+
+mpi 2 "$bin" expect --bogus >x.txt 2>x.err
+rc=$?
+[ "$rc" = 2 ] && [ "$(grep -c 'error: ' x.err)" = 1 ] && grep -q "expect: unknown option '--bogus'" x.err ||
+    fail "expect --bogus: exit $rc, $(cat x.err)"
+finish

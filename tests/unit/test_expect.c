@@ -1,0 +1,324 @@
+/* The expected-figure model (harness/expect/, docs/expected.md): the links' figures, the NIC a
+ * node's traffic takes, the sysfs reader over the machines of tests/data/machines/, the site
+ * file of efficiencies, and every row of docs/expected.md's table of published figures: the
+ * model column is what the model computes from the row's input, and its error is within 10%
+ * unless the row gives a reason.
+ * docs/reference-figures.md's efficiencies are the code's.
+ *   test_expect MACHINES_DIR EXPECTED_MD REFERENCE_FIGURES_MD */
+#define _DEFAULT_SOURCE /* mkdtemp */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "expect.h"
+#include "test.h"
+
+static char tmp[64];
+
+/* The model's figure for a table row's input ("nvlink 2 x2", "pcie 8 x16", "ib 100",
+ * "eth 10000 mtu 1500"); NAN when the input is not one. */
+static double model_of(const char *in)
+{
+    struct fb_expect_fig f;
+    struct fb_expect_nic nic;
+    double a;
+    int b;
+
+    memset(&nic, 0, sizeof nic);
+    if (sscanf(in, "nvlink %lf x%d", &a, &b) == 2) {
+        fb_expect_nvlink((int)a, b, &f);
+        return f.gbps;
+    }
+    if (sscanf(in, "pcie %lf x%d", &a, &b) == 2) {
+        struct fb_expect_gpu g = {"0000:00:00.0", a, b};
+        fb_expect_gpu_h2d(&g, &f);
+        return f.gbps;
+    }
+    if (sscanf(in, "ib %lf", &a) == 1) {
+        nic.kind = FB_NIC_IB;
+        nic.gbps = a;
+        return fb_expect_nic_payload(&nic);
+    }
+    if (sscanf(in, "eth %lf mtu %d", &a, &b) == 2) {
+        nic.kind = FB_NIC_ETH;
+        nic.gbps = a / 1000.0;
+        nic.mtu = b;
+        return fb_expect_nic_payload(&nic);
+    }
+    return NAN;
+}
+
+/* Splits a Markdown table row into its cells (trimmed); returns how many. */
+static int cells(char *line, char **cell, int most)
+{
+    int n = 0;
+    char *p = strchr(line, '|');
+
+    while (p && n < most) {
+        char *next = strchr(p + 1, '|');
+        if (!next)
+            break;
+        *next = '\0';
+        p++;
+        while (*p == ' ')
+            p++;
+        for (char *e = p + strlen(p); e > p && e[-1] == ' ';)
+            *--e = '\0';
+        cell[n++] = p;
+        p = next;
+    }
+    return n;
+}
+
+static void check_table(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[2048];
+    bool in_table = false;
+    int rows = 0, checked = 0;
+
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        char *c[8], copy[2048];
+        int n;
+        double published, shown, model, err, shown_err;
+
+        if (strstr(line, "<!-- model table")) {
+            in_table = true;
+            continue;
+        }
+        if (!in_table)
+            continue;
+        if (line[0] != '|') {
+            if (rows > 0)
+                break;
+            continue;
+        }
+        snprintf(copy, sizeof copy, "%s", line);
+        n = cells(copy, c, 8);
+        if (n != 7 || strcmp(c[0], "configuration") == 0 || strncmp(c[0], "---", 3) == 0)
+            continue;
+        rows++;
+        model = model_of(c[2]);
+        published = atof(c[3]);
+        shown = atof(c[4]);
+        shown_err = atof(c[5]);
+        if (isnan(model) || !(published > 0) || !(shown > 0)) {
+            fprintf(stderr, "%s: row '%s': input '%s' or a figure cannot be read\n", path, c[0],
+                    c[2]);
+            fb_test_failures++;
+            continue;
+        }
+        err = (model / published - 1) * 100;
+        /* the model column to its printed digits (0.1%), the error to its one decimal */
+        if (fabs(model / shown - 1) > 0.001 || fabs(err - shown_err) > 0.051) {
+            fprintf(stderr, "%s: row '%s': the model gives %.6g GB/s (error %+.2f%%), the table "
+                    "says %s (%s)\n", path, c[0], model, err, c[4], c[5]);
+            fb_test_failures++;
+        }
+        if (fabs(err) > 10 && !strchr(c[6], ';')) {
+            fprintf(stderr, "%s: row '%s': error %+.1f%% is outside 10%% and the row gives no "
+                    "reason\n", path, c[0], err);
+            fb_test_failures++;
+        }
+        checked++;
+    }
+    fclose(f);
+    CHECK(rows >= 8);
+    CHECK(checked == rows);
+    printf("docs/expected.md: %d rows of published figures against the model\n", rows);
+}
+
+/* docs/reference-figures.md's table of efficiencies: every key of the code, with its value. */
+static void check_efficiency_doc(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    size_t found = 0;
+
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        char key[32];
+        double v;
+        if (sscanf(line, "| `%31[a-z_]` | %lf |", key, &v) != 2)
+            continue;
+        if (isnan(fb_expect_eff(key))) {
+            fprintf(stderr, "%s: efficiency '%s' is not in the code\n", path, key);
+            fb_test_failures++;
+        } else if (fb_expect_eff(key) != v) {
+            fprintf(stderr, "%s: efficiency '%s' is %g there, %g in the code\n", path, key, v,
+                    fb_expect_eff(key));
+            fb_test_failures++;
+        } else {
+            found++;
+        }
+    }
+    fclose(f);
+    CHECK(found == fb_expect_neff);
+}
+
+static void check_machines(const char *dir)
+{
+    char root[1024];
+    struct fb_expect_node n;
+    struct fb_expect_fig f;
+    const struct fb_expect_nic *nic;
+
+    /* C4140 M: four GPUs on Gen3 x16, an EDR port taken over the 10 GbE one, IPoIB left out */
+    snprintf(root, sizeof root, "%s/c4140-m", dir);
+    fb_expect_node_read(root, "c4140", &n);
+    CHECK(n.ngpus == 4 && n.nnics == 2);
+    CHECK(n.note[0] == '\0');
+    CHECK(n.ngpus == 4 && strcmp(n.gpu[0].bus, "0000:1a:00.0") == 0 && n.gpu[3].width == 16);
+    fb_expect_gpu_h2d(&n.gpu[0], &f);
+    CHECK_NEAR(f.gbps, 8.0 * 16 * 128 / 130 / 8 * 0.79, 1e-9);
+    CHECK_STR(f.bound, "PCIe Gen3 x16 (GPU 0000:1a:00.0)");
+    nic = fb_expect_node_nic(&n, NULL);
+    CHECK(nic && nic->kind == FB_NIC_IB && strcmp(nic->name, "mlx5_0/1") == 0);
+    fb_expect_node_net(&n, NULL, &f);
+    CHECK_NEAR(f.gbps, 12.0, 1e-9);
+    CHECK_STR(f.bound, "IB 100 Gb/s mlx5_0/1");
+    /* told to use the Ethernet port (OMPI_MCA_btl_tcp_if_include=eno1): that one */
+    fb_expect_node_net(&n, "eno1", &f);
+    CHECK_NEAR(f.gbps, 10.0 / 8 * 1448 / 1538, 1e-9);
+    CHECK_STR(f.bound, "eth 10 Gb/s eno1");
+    /* NCCL_IB_HCA=mlx5_0 names the port by its device */
+    fb_expect_node_net(&n, "mlx5_0", &f);
+    CHECK_STR(f.bound, "IB 100 Gb/s mlx5_0/1");
+    /* a name no port has: no figure, not another port's */
+    fb_expect_node_net(&n, "eth7", &f);
+    CHECK(isnan(f.gbps) && f.bound[0] == '\0');
+
+    /* Gen4 + HDR: the DOWN port is not taken; jumbo frames on the 25 GbE port */
+    snprintf(root, sizeof root, "%s/gen4-hdr", dir);
+    fb_expect_node_read(root, "gen4", &n);
+    CHECK(n.ngpus == 2 && n.nnics == 3);
+    fb_expect_node_net(&n, NULL, &f);
+    CHECK_STR(f.bound, "IB 200 Gb/s mlx5_0/1");
+    fb_expect_node_net(&n, "eth0", &f);
+    CHECK_NEAR(f.gbps, 25.0 / 8 * (9000 - 52) / (9000 + 38), 1e-9);
+    fb_expect_node_net(&n, "mlx5_1", &f); /* named, but DOWN */
+    CHECK(isnan(f.gbps));
+
+    /* 10 GbE: eno2 has no speed (said in the note), lo is left out, no GPU */
+    snprintf(root, sizeof root, "%s/eth-10g", dir);
+    fb_expect_node_read(root, "box", &n);
+    CHECK(n.ngpus == 0 && n.nnics == 1 && strcmp(n.nic[0].name, "eno1") == 0);
+    CHECK(strstr(n.note, "eno2") == NULL); /* down: nothing to say */
+    fb_expect_node_net(&n, NULL, &f);
+    CHECK_STR(f.bound, "eth 10 Gb/s eno1");
+
+    /* no tree at all: every part said, no figure */
+    fb_expect_node_read("/nonexistent-sysfs", "none", &n);
+    CHECK(n.nnics == 0 && n.ngpus == 0);
+    CHECK(strstr(n.note, "class/net") && strstr(n.note, "bus/pci/devices"));
+}
+
+static void check_links(void)
+{
+    struct fb_expect_fig a = {10, "a"}, b = {5, "b"}, none = {NAN, ""}, out;
+    int gen;
+
+    CHECK_NEAR(fb_expect_pcie_raw(8, 16, &gen), 15.753846, 1e-6);
+    CHECK(gen == 3);
+    CHECK_NEAR(fb_expect_pcie_raw(5, 8, &gen), 4.0, 1e-12); /* Gen2: 8b/10b */
+    CHECK(gen == 2);
+    CHECK(isnan(fb_expect_pcie_raw(7, 16, NULL)) && isnan(fb_expect_pcie_raw(8, 3, NULL)));
+    fb_expect_min(&a, &b, &out);
+    CHECK_STR(out.bound, "b");
+    fb_expect_min(&none, &a, &out);
+    CHECK_STR(out.bound, "a");
+    fb_expect_ring_busbw(4, 1, &none, &b, &out); /* one rank a node: the NIC */
+    CHECK(out.gbps == 5);
+    fb_expect_ring_busbw(1, 4, &a, &none, &out); /* one node: the intra link */
+    CHECK(out.gbps == 10);
+    fb_expect_ring_busbw(2, 4, &none, &b, &out); /* several a node, no intra figure: nothing */
+    CHECK(isnan(out.gbps));
+    fb_expect_ring_busbw(2, 4, &a, &b, &out);
+    CHECK(out.gbps == 5);
+    {
+        struct fb_expect_nic slow = {"x", FB_NIC_ETH, 0.0005, 1500, true};
+        char bound[FB_EXPECT_BOUND];
+        fb_expect_nic_bound(&slow, bound, sizeof bound);
+        CHECK_STR(bound, "eth 0.5 Mb/s x");
+        slow.gbps = 0;
+        CHECK(isnan(fb_expect_nic_payload(&slow)));
+    }
+}
+
+static const char *write_tmp(const char *name, const char *text)
+{
+    static char path[128];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s", tmp, name);
+    f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    return path;
+}
+
+static void check_site_file(void)
+{
+    char err[512];
+    double ib = fb_expect_eff("ib");
+
+    CHECK(fb_expect_eff_load(write_tmp("good", "# site\nib = 0.9\n\n; x\npcie_copy=0.8\n"), err,
+                             sizeof err) == FB_OK);
+    CHECK_NEAR(fb_expect_eff("ib"), 0.9, 1e-12);
+    CHECK_NEAR(fb_expect_eff("pcie_copy"), 0.8, 1e-12);
+    /* a bad file changes nothing, and says where */
+    CHECK(fb_expect_eff_load(write_tmp("bad1", "ib = 0.5\nnvlnk = 0.9\n"), err, sizeof err) ==
+          FB_ERR_USAGE);
+    CHECK(strstr(err, "bad1:2:") && strstr(err, "unknown efficiency 'nvlnk'"));
+    CHECK_NEAR(fb_expect_eff("ib"), 0.9, 1e-12);
+    CHECK(fb_expect_eff_load(write_tmp("bad2", "ib = 1.5\n"), err, sizeof err) == FB_ERR_USAGE);
+    CHECK(strstr(err, "bad2:1:") && strstr(err, "at most 1"));
+    CHECK(fb_expect_eff_load(write_tmp("bad3", "ib 0.9\n"), err, sizeof err) == FB_ERR_USAGE);
+    CHECK(strstr(err, "bad3:1:") && strstr(err, "key = value"));
+    CHECK(fb_expect_eff_load(write_tmp("bad4", "ib = 0.9x\n"), err, sizeof err) == FB_ERR_USAGE);
+    CHECK(fb_expect_eff_load("/nonexistent/eff", err, sizeof err) == FB_ERR_IO);
+    CHECK(strstr(err, "/nonexistent/eff") != NULL);
+    CHECK(isnan(fb_expect_eff("nope")));
+    /* back to the shipped values for the table */
+    snprintf(err, sizeof err, "ib = %.17g\npcie_copy = 0.79\n", ib);
+    CHECK(fb_expect_eff_load(write_tmp("restore", err), err, sizeof err) == FB_OK);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: test_expect MACHINES_DIR EXPECTED_MD REFERENCE_FIGURES_MD\n");
+        return 2;
+    }
+    snprintf(tmp, sizeof tmp, "/tmp/fb_test_expect.XXXXXX");
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    check_efficiency_doc(argv[3]);
+    check_links();
+    check_machines(argv[1]);
+    check_site_file();
+    check_table(argv[2]);
+    {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", tmp);
+    }
+    if (fb_test_failures) {
+        fprintf(stderr, "%d check(s) failed\n", fb_test_failures);
+        return 1;
+    }
+    printf("all checks passed\n");
+    return 0;
+}
