@@ -68,20 +68,23 @@ static void print_headline(const struct fb_results *res, unsigned long long llc_
         return;
     }
     fb_out("\nheadline (median at the largest size of each case; GB/s = 1e9 B/s; size bN = a "
-           "batch of N):\n");
+           "batch of N; where the model has one, the share of the expected figure and its bound, "
+           "docs/expected.md):\n");
     fb_out("  %-18s %-14s %-20s %-8s %5s %6s %8s %-16s %10s\n", "bench", "case", "transport",
            "dtype", "ranks", "rank", "size", "metric", "median");
     for (size_t k = 0; k < n; k++) {
         const struct fb_row *w = &res->rows[idx[k]];
-        char size[24], who[24];
+        char size[24], who[24], expected[120];
         bool in_cache = fb_headline_in_cache(w, llc_bytes);
 
         cached += in_cache;
         over_mpi += strncmp(w->transport, "mpi", 3) == 0;
         fb_headline_cells(w, size, sizeof size, who, sizeof who);
-        fb_out("  %-18s %-14s %-20s %-8s %5d %6s %8s %-16s %10.3f %s%s%s\n", w->bench, w->kase,
+        fb_headline_expected(w, expected, sizeof expected);
+        fb_out("  %-18s %-14s %-20s %-8s %5d %6s %8s %-16s %10.3f %s%s%s%s%s\n", w->bench, w->kase,
                w->transport, w->dtype[0] ? w->dtype : "-", w->ranks, who, size, w->metric,
-               w->st.median, w->unit, in_cache ? " " : "", in_cache ? FB_HEADLINE_CACHE_MARK : "");
+               w->st.median, w->unit, in_cache ? " " : "", in_cache ? FB_HEADLINE_CACHE_MARK : "",
+               expected[0] ? ": " : "", expected);
     }
     if (cached) {
         fb_headline_cache_note(llc_bytes, note, sizeof note);

@@ -206,3 +206,12 @@ void fb_headline_cells(const struct fb_row *w, char *size, size_t size_len, char
     else
         snprintf(who, who_len, "all");
 }
+
+void fb_headline_expected(const struct fb_row *w, char *buf, size_t len)
+{
+    if (!(w->expected > 0) || !(w->st.median >= 0))
+        buf[0] = '\0';
+    else
+        snprintf(buf, len, "%.0f%% of %.4g %s (%s)", w->st.median / w->expected * 100,
+                 w->expected, w->unit, w->bound[0] ? w->bound : "the model");
+}

@@ -48,4 +48,8 @@ void fb_headline_cache_note(unsigned long long llc_bytes, char *buf, size_t len)
 void fb_headline_cells(const struct fb_row *w, char *size, size_t size_len, char *who,
                        size_t who_len);
 
+/* A row's share of its expected figure and the part that bounds it (docs/expected.md):
+ * "102% of 0.09415 GB/s (eth 800 Mb/s fbv0)"; "" when the row has no expected figure. */
+void fb_headline_expected(const struct fb_row *w, char *buf, size_t len);
+
 #endif

@@ -238,15 +238,15 @@ static void write_headline(FILE *f, const struct fb_report_run *r, const char *h
         fprintf(f, "\nNo headline figures in this run.\n");
     for (size_t k = 0; k < n; k++) {
         const struct fb_row *w = &r->rows[idx[k]];
-        char size[24], who[24];
+        char size[24], who[24], expected[120];
 
         if (strcmp(w->bench, bench) != 0) {
             bench = w->bench;
             fprintf(f, "\n**");
             md(f, bench);
             fprintf(f, "**\n\n| case | transport | dtype | ranks | rank | size | metric | "
-                       "median | unit | p05 | p95 |\n"
-                       "|---|---|---|---:|---:|---:|---|---:|---|---:|---:|\n");
+                       "median | unit | p05 | p95 | of expected |\n"
+                       "|---|---|---|---:|---:|---:|---|---:|---|---:|---:|---|\n");
         }
         fb_headline_cells(w, size, sizeof size, who, sizeof who);
         fprintf(f, "| ");
@@ -263,7 +263,16 @@ static void write_headline(FILE *f, const struct fb_report_run *r, const char *h
             fprintf(f, " %s", FB_HEADLINE_CACHE_MARK);
             cached++;
         }
-        fprintf(f, " | %.3f | %.3f |\n", w->st.p05, w->st.p95);
+        fprintf(f, " | %.3f | %.3f |", w->st.p05, w->st.p95);
+        fb_headline_expected(w, expected, sizeof expected);
+        if (expected[0]) {
+            fprintf(f, " ");
+            md(f, expected);
+            fprintf(f, " |");
+        } else {
+            fprintf(f, " - |");
+        }
+        fprintf(f, "\n");
     }
     if (cached) {
         fb_headline_cache_note(llc, note, sizeof note);

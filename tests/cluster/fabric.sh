@@ -109,6 +109,9 @@ bandwidth)
     awk -v s="$share" 'BEGIN { exit !(s >= 0.90 && s <= 1.03) }' ||
         fail "p2p 0>1 at 64 MiB reads ${share:-no} x its expected figure (0.90-1.03 wanted)"
     echo "p2p 0>1 at 64 MiB: $share x expected"
+    # the headline run prints shows the share and the bound
+    grep -Eq "^  p2p +sweep_uni +mpi .* 0>1 +64M bandwidth .*GB/s( \(in cache\))?: [0-9]+% of 0.09415 GB/s \(eth 800 Mb/s $CL_IF_A\)$" "$out.txt" ||
+        fail "the headline does not show sweep_uni's share of expected: $(grep "^  p2p" "$out.txt" | head -n 3)"
     "$bin" accept "$out" >"$w/accept1.txt" 2>&1
     rc=$?
     [ "$rc" = 0 ] && grep -q '^expected\.p2p\.sweep_uni\.0>1 *PASS' "$w/accept1.txt" ||
