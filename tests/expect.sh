@@ -9,6 +9,7 @@
 #  - a run whose ranks share one host gets no expected figure between its "nodes"
 #    (FB_TEST_RANKS_PER_NODE=1 pretends two nodes on one host), and accept without a profile
 #    then says, in a SKIP, that nothing had one;
+#  - compare between two machines says whether a change is what their hardware says;
 #  - bad options exit 2 with one line.
 # (Figures between real hosts: tests/cluster/fabric.sh bandwidth.)
 # usage: expect.sh FABRICBENCH MACHINES
@@ -61,6 +62,21 @@ rc=$?
 [ "$rc" = 0 ] || fail "accept without a profile exited $rc: $(tail -n 3 a.txt)"
 grep -q "^expected  *SKIP" a.txt && grep -q "no row of results.csv has an expected figure" a.txt ||
     fail "accept without a profile does not say that no row had an expected figure: $(cat a.txt)"
+
+# compare between two machines says whether a change is what their hardware says: a link
+# described at 3.2 Gb/s against one at 800 Mb/s, measured a quarter as fast, is "as the hardware
+# says"; measured the same, "worse than" (hand-made rows with the model's columns)
+h="run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype,redop,iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong,expected,bound"
+mkdir fast slow same
+printf '%s\nfast,p2p,sweep_uni,host,mpi,network,2,2,0,1,,67108864,,,,2,bandwidth,GB/s,5,0.376,0.375,0.377,0.37,0.38,0.376,0.001,0,0.3766,eth 3.2 Gb/s fbv0\n' "$h" >fast/results.csv
+printf '%s\nslow,p2p,sweep_uni,host,mpi,network,2,2,0,1,,67108864,,,,2,bandwidth,GB/s,5,0.094,0.0939,0.0941,0.093,0.095,0.094,0.0001,0,0.0941482,eth 800 Mb/s fbv0\n' "$h" >slow/results.csv
+printf '%s\nsame,p2p,sweep_uni,host,mpi,network,2,2,0,1,,67108864,,,,2,bandwidth,GB/s,5,0.376,0.375,0.377,0.37,0.38,0.376,0.001,0,0.0941482,eth 800 Mb/s fbv0\n' "$h" >same/results.csv
+"$bin" compare --machines --out cmp1 fast slow >c1.txt 2>&1 || fail "compare fast slow exited $?: $(tail -n 3 c1.txt)"
+grep -q "expected -75.0% (eth 3.2 Gb/s fbv0 vs eth 800 Mb/s fbv0): as the hardware says |$" cmp1/compare.md ||
+    fail "compare.md does not say the change is as the hardware says: $(grep sweep_uni cmp1/compare.md)"
+"$bin" compare --machines --out cmp2 fast same >c2.txt 2>&1 || fail "compare fast same exited $?: $(tail -n 3 c2.txt)"
+grep -q "expected -75.0% (eth 3.2 Gb/s fbv0 vs eth 800 Mb/s fbv0): better than the hardware says |$" cmp2/compare.md ||
+    fail "compare.md does not say the second machine does better than its hardware says: $(grep sweep_uni cmp2/compare.md)"
 
 mpi 2 "$bin" expect --bogus >x.txt 2>x.err
 rc=$?

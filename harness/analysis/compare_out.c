@@ -119,6 +119,27 @@ int fb_compare_write_csv(const char *path, const struct fb_comparison *c, bool m
     return fb_atomic_commit(&af) == FB_OK ? 0 : 1;
 }
 
+/* Where both sides have an expected figure (results.csv's `expected`, docs/expected.md): how the
+ * change compares with what the two machines' hardware says, "; expected -75.0%: as the
+ * hardware says" (within 10% of the expected ratio), "... more than" or "... less than". */
+static void expected_note(FILE *f, const struct fb_cmp_entry *e)
+{
+    double want, got;
+
+    if (!e->base || !e->cur || !(e->base->row.expected > 0) || !(e->cur->row.expected > 0) ||
+        isnan(e->ratio))
+        return;
+    want = e->cur->row.expected / e->base->row.expected;
+    got = e->ratio;
+    fprintf(f, "; expected %+.1f%% (", (want - 1) * 100);
+    fb_md_put_text(f, e->base->row.bound); /* a results.csv's text: escaped */
+    fprintf(f, " vs ");
+    fb_md_put_text(f, e->cur->row.bound);
+    fprintf(f, "): %s", fabs(got / want - 1) <= 0.10 ? "as the hardware says"
+                        : got < want                ? "worse than the hardware says"
+                                                    : "better than the hardware says");
+}
+
 static void md_rows(FILE *f, const struct fb_comparison *c, enum fb_cmp_verdict v, bool machines,
                     const char *title)
 {
@@ -167,7 +188,9 @@ static void md_rows(FILE *f, const struct fb_comparison *c, enum fb_cmp_verdict 
         fb_md_put_text(f, r->metric);
         fprintf(f, " ");
         fb_md_put_text(f, r->unit);
-        fprintf(f, " | %s | %s | %s | %s |\n", bm, nm, ratio, ch);
+        fprintf(f, " | %s | %s | %s | %s", bm, nm, ratio, ch);
+        expected_note(f, e);
+        fprintf(f, " |\n");
     }
 }
 

@@ -241,6 +241,28 @@ static void fit_point(struct fb_soak *k, double plan[2])
     }
 }
 
+/* Test only (tests/cluster/soak.sh): FB_TEST_SOAK_GATE=K:FILE holds the soak after interval K
+ * (its rows are in soak.csv) until FILE exists, 30 s at most, so a test changes the link between
+ * two intervals and not inside a trial planned before the change (a trial of hundreds of
+ * 0.2 ms iterations that each take 140 ms once tc acts runs for minutes: soak has no bound
+ * inside a trial). Rank 0 waits; the others wait in the broadcast after it. */
+static void test_gate(int i)
+{
+    const char *hook = getenv("FB_TEST_SOAK_GATE");
+    char *end;
+    long k;
+
+    if (!hook || !*hook)
+        return;
+    k = strtol(hook, &end, 10);
+    if (k != i || *end != ':' || !end[1])
+        return;
+    fprintf(stderr, "fabricbench: test hook FB_TEST_SOAK_GATE: held after interval %d until %s "
+            "exists\n", i, end + 1);
+    for (int n = 0; n < 3000 && access(end + 1, F_OK) != 0; n++)
+        fb_clock_sleep_s(0.01);
+}
+
 /* Collective, after interval i ended at `now` (rank 0's clock): the next interval's trials and
  * warm-up (fit_point), its trial length, so the runner's point fills about 80% of an interval,
  * and the wait until its start; decided by rank 0 and sent to all in one broadcast. */
@@ -261,7 +283,8 @@ static void next_interval(struct fb_soak *k, const struct fb_run_ctx *ctx, int i
         scale = scale < 0.5 ? 0.5 : scale > 2.0 ? 2.0 : scale;
         if (ctx->opt->iters == 0)
             plan[0] = fmax(0.01, plan[0] * scale);
-        plan[1] = fmax(0.0, t0 + i * k->interval - now);
+        test_gate(i); /* after the plan: the hold is no part of the interval's time */
+        plan[1] = fmax(0.0, t0 + i * k->interval - fb_clock_now_s());
     }
     MPI_Bcast(plan, 4, MPI_DOUBLE, 0, ctx->s->world.comm);
     ctx->opt->trial_ms = plan[0];

@@ -18,7 +18,7 @@ csv="$run/results.csv"
 [ -f "$csv" ] || { fail "no results.csv"; finish; }
 [ ! -e "$csv.tmp" ] || fail "a temporary file was left behind"
 
-expected="run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype,redop,iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong"
+expected="run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype,redop,iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong,expected,bound"
 [ "$(head -n 1 "$csv")" = "$expected" ] || fail "header is $(head -n 1 "$csv")"
 
 # The rank counts of the scaling curve: 1, 2, 4, ... and all ranks.
