@@ -25,7 +25,7 @@ grep -q "NIC IB 100 Gb/s mlx5_0/1 .*ACTIVE: payload 12 GB/s per direction  <- be
     fail "expect does not take the EDR port at 12 GB/s: $(grep NIC m.txt)"
 grep -q "NIC eth 10 Gb/s eno1 .*MTU 1500, up: payload 1.177 GB/s per direction$" m.txt ||
     fail "expect does not show the 10 GbE port at 1.177 GB/s: $(grep NIC m.txt)"
-[ "$(grep -c 'GPU 0000:1[acde]:00.0 PCIe Gen3 x16 (GPU 0000:1[acde]:00.0): host-device copies 12.45 GB/s' m.txt)" = 4 ] ||
+[ "$(grep -c '^  GPU PCIe Gen3 x16 (GPU 0000:1[acde]:00.0): host-device copies 12.45 GB/s$' m.txt)" = 4 ] ||
     fail "expect does not show the four Gen3 x16 GPUs at 12.45 GB/s: $(grep GPU m.txt)"
 grep -q "ib0" m.txt && fail "expect lists IPoIB's ib0 as a NIC of its own"
 grep -q "^efficiencies: ib 0.96 pcie_copy 0.79 nvlink 0.958 (defaults)$" m.txt ||

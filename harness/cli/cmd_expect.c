@@ -85,10 +85,9 @@ static bool parse(int argc, char **argv, const char **backend, const char **coll
 }
 
 /* One node's description: its NICs (the one taken marked), its GPUs, what is missing. */
-static void print_node(const struct fb_expect_rank *k,
+static void print_node(const struct fb_expect_rank *k, const struct fb_expect_node *n,
                        int first, int last)
 {
-    const struct fb_expect_node *n = &k->desc;
     char bound[FB_EXPECT_BOUND];
 
     fb_out("node %s (rank%s %d%s%.0d)\n", k->host, first == last ? "" : "s", first,
@@ -113,7 +112,7 @@ static void print_node(const struct fb_expect_rank *k,
         struct fb_expect_fig f;
         fb_expect_gpu_h2d(&n->gpu[i], &f);
         if (f.gbps > 0)
-            fb_out("  GPU %s %s: host-device copies %.4g GB/s\n", n->gpu[i].bus, f.bound, f.gbps);
+            fb_out("  GPU %s: host-device copies %.4g GB/s\n", f.bound, f.gbps);
         else
             fb_out("  GPU %s: PCIe link not known\n", n->gpu[i].bus);
     }
@@ -153,7 +152,7 @@ static void print_model(const struct fb_expect_job *j)
         fb_out("between nodes: the ports %s names (rank 0: %s)\n", j->only_from, j->only);
     for (int n = 0; n < j->nodes; n++)
         if (lead[n] >= 0)
-            print_node(&j->ranks[lead[n]], lead[n], last[n]);
+            print_node(&j->ranks[lead[n]], &j->descs[lead[n]], lead[n], last[n]);
     if (j->nodes > 1) {
         fb_out("between nodes (p2p bandwidth one way, GB/s; both ways twice that; messages of "
                "%d MiB and more):\n", FB_EXPECT_MIN_BYTES >> 20);
@@ -207,7 +206,8 @@ int fb_cmd_expect(int argc, char **argv)
         return 2;
     if ((st = fb_session_open(&s, backend, coll, true)) != FB_OK)
         return fb_status_exit_code(st);
-    if ((st = fb_expect_job_gather(&s, &j)) != FB_OK)
+    if ((st = fb_expect_job_gather(&s, &j)) != FB_OK ||
+        (st = fb_expect_job_gather_nodes(&s, &j)) != FB_OK)
         code = fb_status_exit_code(st);
     else if (rank == 0)
         print_model(&j);

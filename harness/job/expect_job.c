@@ -135,7 +135,6 @@ fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job 
             if (strcasecmp(j->me.gpu[i].bus, s->dev.pci_bus_id) == 0)
                 fb_expect_gpu_h2d(&j->me.gpu[i], &mine.h2d);
     }
-    mine.desc = j->me;
 
     st = FB_OK;
     if (w->rank == 0 && !(j->ranks = calloc((size_t)w->size, sizeof *j->ranks)))
@@ -200,6 +199,21 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
     }
 }
 
+fb_status fb_expect_job_gather_nodes(const struct fb_session *s, struct fb_expect_job *j)
+{
+    const struct fb_world *w = &s->world;
+    fb_status st = FB_OK;
+
+    if (w->rank == 0 && !(j->descs = calloc((size_t)w->size, sizeof *j->descs)))
+        st = FB_ERR_NOMEM;
+    if ((st = fb_world_agree(w, st)) != FB_OK)
+        return st;
+    if (MPI_Gather(&j->me, (int)sizeof j->me, MPI_BYTE, j->descs, (int)sizeof j->me, MPI_BYTE, 0,
+                   w->comm) != MPI_SUCCESS)
+        return FB_ERR_MPI;
+    return FB_OK;
+}
+
 void fb_expect_job_say(const struct fb_expect_job *j)
 {
     const struct fb_expect_rank *slow = NULL;
@@ -222,11 +236,13 @@ void fb_expect_job_say(const struct fb_expect_job *j)
     else
         fb_info("expected figures (docs/expected.md): no NIC with a rate on any node%s%s; GPU "
                 "copies: %d rank(s) with a PCIe link",
-                j->ranks[0].desc.note[0] ? ": " : "", j->ranks[0].desc.note, gpus);
+                j->me.note[0] ? ": " : "", j->me.note, gpus);
 }
 
 void fb_expect_job_release(struct fb_expect_job *j)
 {
     free(j->ranks);
+    free(j->descs);
     j->ranks = NULL;
+    j->descs = NULL;
 }

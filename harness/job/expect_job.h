@@ -16,7 +16,6 @@ struct fb_expect_rank {
     char host[64];
     struct fb_expect_fig net;  /* toward other nodes: its NIC's payload rate */
     struct fb_expect_fig h2d;  /* its GPU's host-device copies: its PCIe link */
-    struct fb_expect_node desc; /* its node's description, as it read it (note: what it lacks) */
 };
 
 struct fb_expect_job {
@@ -25,6 +24,8 @@ struct fb_expect_job {
     char only[256];                /* the ports the job's transport is told to use; "" */
     char only_from[64];            /* which variable said so */
     struct fb_expect_rank *ranks;  /* rank 0: every rank's (size of them); NULL elsewhere */
+    struct fb_expect_node *descs;  /* rank 0, after fb_expect_job_gather_nodes: every rank's
+                                      node as it read it (note: what it lacks); NULL else */
     bool hosts_distinct;           /* rank 0: no two ranks share a host */
 };
 
@@ -40,6 +41,11 @@ fb_status fb_expect_job_site(bool say);
 /* Collective over the session's world. Reads this rank's node and gathers every rank's figures
  * on rank 0. FB_ERR_MPI, FB_ERR_NOMEM. */
 fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job *j);
+
+/* Collective, after fb_expect_job_gather: every rank's node description to rank 0 (j->descs),
+ * for `expect`'s listing (about 2 KB a rank: run does not gather them). FB_ERR_MPI,
+ * FB_ERR_NOMEM. */
+fb_status fb_expect_job_gather_nodes(const struct fb_session *s, struct fb_expect_job *j);
 
 /* The results hook (fb_results.annotate, ctx a struct fb_expect_job on rank 0): fills the row's
  * `expected` and `bound` where the model has a figure:
