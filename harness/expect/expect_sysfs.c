@@ -12,34 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sysfs.h"
+
 enum { PATH_CAP = 4096 };
-
-/* The first line of a small file, without its newline; false when it cannot be read. */
-static bool first_line(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    bool ok;
-
-    if (!f)
-        return false;
-    ok = fgets(buf, (int)len, f) != NULL;
-    fclose(f);
-    if (ok)
-        buf[strcspn(buf, "\r\n")] = '\0';
-    return ok;
-}
-
-/* The number a file starts with (base 10, or 16 for "0x10de"); NAN when none. */
-static double number_in(const char *path, int base)
-{
-    char buf[128], *end;
-    double v;
-
-    if (!first_line(path, buf, sizeof buf))
-        return NAN;
-    v = base == 16 ? (double)strtoul(buf, &end, 16) : strtod(buf, &end);
-    return end == buf ? NAN : v;
-}
 
 static void note(struct fb_expect_node *n, const char *fmt, const char *what)
 {
@@ -75,18 +50,18 @@ static void read_net(const char *root, struct fb_expect_node *n)
         if (skip_entry(e) || strcmp(e->d_name, "lo") == 0 || strlen(e->d_name) >= sizeof c->name)
             continue;
         snprintf(path, sizeof path, "%s/%s/type", dir, e->d_name);
-        type = number_in(path, 10);
+        type = fb_sysfs_number(path, 10);
         if (type == 32 || type == 772) /* IPoIB (its port is read as InfiniBand), loopback */
             continue;
         memset(c, 0, sizeof *c);
         snprintf(c->name, sizeof c->name, "%s", e->d_name);
         c->kind = FB_NIC_ETH;
         snprintf(path, sizeof path, "%s/%s/speed", dir, e->d_name);
-        speed = number_in(path, 10);
+        speed = fb_sysfs_number(path, 10);
         snprintf(path, sizeof path, "%s/%s/mtu", dir, e->d_name);
-        c->mtu = (int)(isnan(number_in(path, 10)) ? 0 : number_in(path, 10));
+        c->mtu = (int)(isnan(fb_sysfs_number(path, 10)) ? 0 : fb_sysfs_number(path, 10));
         snprintf(path, sizeof path, "%s/%s/operstate", dir, e->d_name);
-        c->up = first_line(path, state, sizeof state) &&
+        c->up = fb_sysfs_line(path, state, sizeof state) &&
                 (strcmp(state, "up") == 0 || strcmp(state, "unknown") == 0);
         if (!(speed > 0)) {
             /* virtio and some virtual ports have none ("-1", or the read fails) */
@@ -125,9 +100,9 @@ static void read_ib(const char *root, struct fb_expect_node *n)
             snprintf(c->name, sizeof c->name, "%s/%s", e->d_name, p->d_name);
             c->kind = FB_NIC_IB;
             snprintf(path, sizeof path, "%s/%s/rate", ports, p->d_name);
-            rate = number_in(path, 10);
+            rate = fb_sysfs_number(path, 10);
             snprintf(path, sizeof path, "%s/%s/state", ports, p->d_name);
-            c->up = first_line(path, state, sizeof state) && atoi(state) == 4; /* 4: ACTIVE */
+            c->up = fb_sysfs_line(path, state, sizeof state) && atoi(state) == 4; /* 4: ACTIVE */
             if (!(rate > 0)) {
                 note(n, "%s: no rate in sysfs", c->name);
                 continue;
@@ -158,17 +133,17 @@ static void read_gpus(const char *root, struct fb_expect_node *n)
         if (skip_entry(e) || strlen(e->d_name) >= sizeof g->bus)
             continue;
         snprintf(path, sizeof path, "%s/%s/vendor", dir, e->d_name);
-        vendor = number_in(path, 16);
+        vendor = fb_sysfs_number(path, 16);
         snprintf(path, sizeof path, "%s/%s/class", dir, e->d_name);
-        cls = number_in(path, 16);
+        cls = fb_sysfs_number(path, 16);
         if (vendor != 0x10de || !((long)cls >> 8 == 0x0302 || (long)cls >> 8 == 0x0300))
             continue;
         memset(g, 0, sizeof *g);
         snprintf(g->bus, sizeof g->bus, "%s", e->d_name);
         snprintf(path, sizeof path, "%s/%s/current_link_speed", dir, e->d_name);
-        g->gts = number_in(path, 10);
+        g->gts = fb_sysfs_number(path, 10);
         snprintf(path, sizeof path, "%s/%s/current_link_width", dir, e->d_name);
-        width = number_in(path, 10);
+        width = fb_sysfs_number(path, 10);
         g->width = isnan(width) ? 0 : (int)width;
         if (isnan(fb_expect_pcie_raw(g->gts, g->width, NULL)))
             note(n, "GPU %s: no PCIe link speed and width in sysfs", g->bus);

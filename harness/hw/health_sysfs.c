@@ -12,42 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sysfs.h"
+
 enum { PATH_CAP = 4096 };
 
 static const char *const ib_counters[] = {"symbol_error", "link_downed", "port_rcv_errors",
                                           "port_xmit_discards"};
-
-/* The first line of a small file into buf; false when it cannot be read. */
-static bool read_line(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    bool ok;
-
-    if (!f)
-        return false;
-    ok = fgets(buf, (int)len, f) != NULL;
-    fclose(f);
-    if (ok)
-        buf[strcspn(buf, "\n")] = '\0';
-    return ok;
-}
-
-/* The number a sysfs file starts with ("100 Gb/sec (4X EDR)", "4: ACTIVE", "16.0 GT/s PCIe",
- * "0x10de" with base 0); NAN when it is absent or does not start with one ("Unknown"). */
-static double read_number(const char *path, int base)
-{
-    char buf[128], *end;
-    double v;
-
-    if (!read_line(path, buf, sizeof buf))
-        return NAN;
-    if (base == 16) {
-        unsigned long long x = strtoull(buf, &end, 16);
-        return end == buf ? NAN : (double)x;
-    }
-    v = strtod(buf, &end);
-    return end == buf ? NAN : v;
-}
 
 /* A counter file: a whole decimal number up to 2^64 - 1, read exactly (sysfs's 64-bit port
  * counters pass 2^53, where a double loses the last units); false when it is not one. */
@@ -56,7 +26,7 @@ static bool read_count(const char *path, uint64_t *out)
     char buf[128], *end;
     unsigned long long x;
 
-    if (!read_line(path, buf, sizeof buf) || buf[0] < '0' || buf[0] > '9')
+    if (!fb_sysfs_line(path, buf, sizeof buf) || buf[0] < '0' || buf[0] > '9')
         return false;
     errno = 0;
     x = strtoull(buf, &end, 10);
@@ -121,9 +91,9 @@ static fb_status read_pcie_link(const char *dir, const char *name, bool judge_sp
     for (int i = 0; i < 2 && st == FB_OK; i++) {
         double cur, max;
         snprintf(path, sizeof path, "%s/%s", dir, what[i][0]);
-        cur = read_number(path, 10);
+        cur = fb_sysfs_number(path, 10);
         snprintf(path, sizeof path, "%s/%s", dir, what[i][1]);
-        max = read_number(path, 10);
+        max = fb_sysfs_number(path, 10);
         if (!isnan(cur))
             st = fb_health_add(set, "pcie", name, what[i][2], cur, max, i == 1 || judge_speed);
     }
@@ -166,11 +136,11 @@ static fb_status read_ib(const char *root, struct fb_health_set *set)
                     st = fb_health_add_count(set, "ib", name, ib_counters[k], v, true);
             }
             snprintf(path, sizeof path, "%s/%s/rate", dir, ports[p]);
-            double rate = read_number(path, 10);
+            double rate = fb_sysfs_number(path, 10);
             if (st == FB_OK && !isnan(rate))
                 st = fb_health_add(set, "ib", name, "rate_gbps", rate, NAN, true);
             snprintf(path, sizeof path, "%s/%s/state", dir, ports[p]);
-            double state = read_number(path, 10);
+            double state = fb_sysfs_number(path, 10);
             if (st == FB_OK && !isnan(state))
                 st = fb_health_add(set, "ib", name, "state", state, NAN, true);
         }
@@ -193,9 +163,9 @@ static bool is_nvidia_gpu(const char *dir)
     double vendor, klass;
 
     snprintf(path, sizeof path, "%s/vendor", dir);
-    vendor = read_number(path, 16);
+    vendor = fb_sysfs_number(path, 16);
     snprintf(path, sizeof path, "%s/class", dir);
-    klass = read_number(path, 16);
+    klass = fb_sysfs_number(path, 16);
     if (isnan(vendor) || isnan(klass) || vendor != 0x10de)
         return false;
     return ((unsigned long)klass >> 8) == 0x0302 || ((unsigned long)klass >> 8) == 0x0300;

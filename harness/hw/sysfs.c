@@ -1,0 +1,36 @@
+/* Small sysfs files read (sysfs.h). */
+#include "sysfs.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool fb_sysfs_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    bool ok;
+
+    if (!f)
+        return false;
+    ok = fgets(buf, (int)len, f) != NULL;
+    fclose(f);
+    if (ok)
+        buf[strcspn(buf, "\r\n")] = '\0';
+    return ok;
+}
+
+double fb_sysfs_number(const char *path, int base)
+{
+    char buf[128], *end;
+    double v;
+
+    if (!fb_sysfs_line(path, buf, sizeof buf))
+        return NAN;
+    if (base == 16) {
+        unsigned long long x = strtoull(buf, &end, 16);
+        return end == buf ? NAN : (double)x;
+    }
+    v = strtod(buf, &end);
+    return end == buf ? NAN : v;
+}

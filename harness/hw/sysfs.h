@@ -1,0 +1,18 @@
+/* Small files as sysfs writes them (one line of text), for every reader of a sysfs tree: soak's
+ * health counters (health_sysfs.c) and the expected-figure model's node description
+ * (expect/expect_sysfs.c). No MPI. */
+#ifndef FB_SYSFS_H
+#define FB_SYSFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The first line of a small file into buf, without its line break; false when it cannot be
+ * read. */
+bool fb_sysfs_line(const char *path, char *buf, size_t len);
+
+/* The number a sysfs file starts with ("100 Gb/sec (4X EDR)", "4: ACTIVE", "16.0 GT/s PCIe",
+ * "0x10de" with base 16); NAN when it is absent or does not start with one ("Unknown"). */
+double fb_sysfs_number(const char *path, int base);
+
+#endif
