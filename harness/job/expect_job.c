@@ -93,6 +93,17 @@ static void transport_ports(struct fb_expect_job *j)
     }
 }
 
+/* Whether two PCI addresses name one device: sysfs writes "0000:3b:00.0", CUDA "0000:3B:00.0"
+ * and NVML "00000000:3B:00.0"; compared as numbers. */
+static bool same_pci(const char *a, const char *b)
+{
+    unsigned x[4], y[4];
+
+    return sscanf(a, "%x:%x:%x.%x", &x[0], &x[1], &x[2], &x[3]) == 4 &&
+           sscanf(b, "%x:%x:%x.%x", &y[0], &y[1], &y[2], &y[3]) == 4 && x[0] == y[0] &&
+           x[1] == y[1] && x[2] == y[2] && x[3] == y[3];
+}
+
 static int by_host(const void *a, const void *b)
 {
     return strcmp((const char *)a, (const char *)b);
@@ -132,7 +143,7 @@ fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job 
     mine.h2d.gbps = NAN;
     if (!s->be->on_cpu && s->dev.pci_bus_id[0]) {
         for (int i = 0; i < j->me.ngpus; i++)
-            if (strcasecmp(j->me.gpu[i].bus, s->dev.pci_bus_id) == 0)
+            if (same_pci(j->me.gpu[i].bus, s->dev.pci_bus_id))
                 fb_expect_gpu_h2d(&j->me.gpu[i], &mine.h2d);
     }
 
