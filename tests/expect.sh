@@ -3,7 +3,8 @@
 # tests/data/machines (FB_SYSFS_ROOT), 2 ranks on this host (docs/expected.md):
 #  - expect prints each NIC with its payload rate, marks the one traffic between nodes takes
 #    (the ACTIVE EDR port over the 10 GbE one), each GPU's PCIe link and copy figure, and what
-#    could not be read;
+#    could not be read; on the C4140 K tree, the four GPUs' share of the one x16 link above
+#    their switch when they copy at once;
 #  - a site file (FB_EXPECT_EFFICIENCY) changes the figures; a bad one is one line naming
 #    file:line and exit 2, for expect and for run, and run then creates no run folder;
 #  - a run whose ranks share one host gets no expected figure between its "nodes"
@@ -30,6 +31,11 @@ grep -q "NIC eth 10 Gb/s eno1 .*MTU 1500, up: payload 1.177 GB/s per direction$"
 grep -q "ib0" m.txt && fail "expect lists IPoIB's ib0 as a NIC of its own"
 grep -q "^efficiencies: ib 0.96 pcie_copy 0.79 nvlink 0.958 (defaults)$" m.txt ||
     fail "expect's efficiencies line: $(grep efficiencies m.txt)"
+
+# C4140 K: four GPUs behind one switch on one Gen3 x16 link from root port 0000:00:03.0
+FB_SYSFS_ROOT=$machines/c4140-k mpi 2 "$bin" expect --backend host >k.txt 2>&1 || fail "expect on c4140-k exited $?"
+[ "$(grep -c '^  GPU PCIe Gen3 x16 (GPU 0000:0[3-6]:00.0): host-device copies 12.45 GB/s alone; 3.111 GB/s each with the 4 GPUs behind root port 0000:00:03.0 at once (PCIe Gen3 x16 uplink 0000:00:03.0 / 4 GPUs)$' k.txt)" = 4 ] ||
+    fail "expect does not show the K's four GPUs sharing one x16 link: $(grep GPU k.txt)"
 
 # a site file: InfiniBand at half its rate
 printf '# site\nib = 0.5\n' >site.eff

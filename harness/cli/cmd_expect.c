@@ -111,7 +111,16 @@ static void print_node(const struct fb_expect_rank *k, const struct fb_expect_no
     for (int i = 0; i < n->ngpus; i++) {
         struct fb_expect_fig f;
         fb_expect_gpu_h2d(&n->gpu[i], &f);
-        if (f.gbps > 0)
+        int behind = 0;
+        struct fb_expect_fig all;
+        for (int k2 = 0; k2 < n->ngpus; k2++)
+            behind += n->gpu[i].up[0] && strcmp(n->gpu[k2].up, n->gpu[i].up) == 0;
+        fb_expect_gpu_h2d_shared(&n->gpu[i], behind, &all);
+        if (f.gbps > 0 && behind > 1 && all.gbps < f.gbps)
+            fb_out("  GPU %s: host-device copies %.4g GB/s alone; %.4g GB/s each with the %d "
+                   "GPUs behind root port %s at once (%s)\n", f.bound, f.gbps, all.gbps, behind,
+                   n->gpu[i].up, all.bound);
+        else if (f.gbps > 0)
             fb_out("  GPU %s: host-device copies %.4g GB/s\n", f.bound, f.gbps);
         else
             fb_out("  GPU %s: PCIe link not known\n", n->gpu[i].bus);

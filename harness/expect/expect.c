@@ -123,6 +123,23 @@ void fb_expect_gpu_h2d(const struct fb_expect_gpu *g, struct fb_expect_fig *f)
         snprintf(f->bound, sizeof f->bound, "PCIe Gen%d x%d (GPU %s)", gen, g->width, g->bus);
 }
 
+void fb_expect_gpu_h2d_shared(const struct fb_expect_gpu *g, int sharing, struct fb_expect_fig *f)
+{
+    int gen;
+    double up;
+
+    fb_expect_gpu_h2d(g, f);
+    if (!g->up[0] || sharing < 2)
+        return;
+    up = fb_expect_pcie_raw(g->up_gts, g->up_width, &gen) * fb_expect_eff("pcie_copy") / sharing;
+    if (isnan(up) || !(up < f->gbps || isnan(f->gbps)))
+        return;
+    f->gbps = up;
+    /* (gen 1-6, widths to 32, a job's GPUs behind a port under 1000: the text fits) */
+    snprintf(f->bound, sizeof f->bound, "PCIe Gen%d x%d uplink %.12s / %d GPUs", gen % 10,
+             g->up_width % 100, g->up, sharing % 1000);
+}
+
 void fb_expect_nvlink(int gen, int links, struct fb_expect_fig *f)
 {
     double per_link = gen >= 2 && gen <= 4 ? 25.0 : gen == 5 ? 50.0 : NAN;

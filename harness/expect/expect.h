@@ -35,6 +35,13 @@ struct fb_expect_gpu {
     char bus[16];        /* "0000:3b:00.0" */
     double gts;          /* current_link_speed, GT/s (2.5, 5, 8, 16, 32, 64) */
     int width;           /* current_link_width, lanes */
+    /* The root port above the GPU (the device right under its root bus, pciDDDD:BB, in the
+     * device's real sysfs path) and that port's link: the uplink every GPU behind it shares
+     * (a PCIe switch's), or the GPU's own link when it sits on the root port. "" and 0 when
+     * the path cannot be followed (a tree without devices/). */
+    char up[16];
+    double up_gts;
+    int up_width;
 };
 
 /* What the model knows of one node. */
@@ -108,6 +115,12 @@ void fb_expect_node_net(const struct fb_expect_node *n, const char *only, struct
 
 /* One GPU's host-to-device copy figure: its PCIe link times the `pcie_copy` efficiency. */
 void fb_expect_gpu_h2d(const struct fb_expect_gpu *g, struct fb_expect_fig *f);
+
+/* Host-device copies of `sharing` GPUs behind one uplink at once (each one's figure): the
+ * smaller of its own link and its uplink's share, uplink x `pcie_copy` / sharing; bound
+ * "PCIe Gen3 x16 uplink 0000:00:03.0 / 4 GPUs" when the uplink bounds it. Without a known
+ * uplink (g->up "") or with sharing 1, fb_expect_gpu_h2d's figure. */
+void fb_expect_gpu_h2d_shared(const struct fb_expect_gpu *g, int sharing, struct fb_expect_fig *f);
 
 /* NVLink between two GPUs: links x the per-link rate of the generation (GB/s per direction:
  * 25 for NVLink 2, 3 and 4; 50 for 5) times the `nvlink` efficiency; NAN for no links or an

@@ -3,10 +3,11 @@
  *   class/net/IF/{speed,mtu,operstate,type}          Ethernet ports (lo and IPoIB left out)
  *   class/infiniband/DEV/ports/N/{rate,state}         InfiniBand (and RoCE) ports
  *   bus/pci/devices/ADDR/{vendor,class,current_link_speed,current_link_width}   NVIDIA GPUs */
-#define _DEFAULT_SOURCE /* DT_* */
+#define _DEFAULT_SOURCE /* DT_*, realpath */
 #include "expect.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +116,37 @@ static void read_ib(const char *root, struct fb_expect_node *n)
     closedir(d);
 }
 
+/* The root port above a device: its sysfs entry is a link into devices/pciDDDD:BB/<root
+ * port>/.../<device>; the component after pciDDDD:BB names the root port, whose own
+ * current_link_* is the link below it (a switch's uplink, or the device's own link). */
+static void read_uplink(const char *entry, struct fb_expect_gpu *g)
+{
+    char real[PATH_MAX], path[PATH_MAX + 64], *p, *port, *end;
+    double width;
+
+    if (!realpath(entry, real))
+        return;
+    for (p = strstr(real, "/pci"); p; p = strstr(p + 1, "/pci")) {
+        if (strchr(p + 1, '/') && strchr(p + 4, ':') && strchr(p + 4, ':') < strchr(p + 1, '/'))
+            break; /* "/pci0000:00/" */
+    }
+    if (!p)
+        return;
+    port = strchr(p + 1, '/') + 1;
+    end = strchr(port, '/');
+    if (!end || (size_t)(end - port) >= sizeof g->up)
+        return; /* the device is the root port itself, or a name too long */
+    memcpy(g->up, port, (size_t)(end - port));
+    g->up[end - port] = '\0';
+    snprintf(path, sizeof path, "%.*s/current_link_speed", (int)(end - real), real);
+    g->up_gts = fb_sysfs_number(path, 10);
+    snprintf(path, sizeof path, "%.*s/current_link_width", (int)(end - real), real);
+    width = fb_sysfs_number(path, 10);
+    g->up_width = isnan(width) ? 0 : (int)width;
+    if (isnan(fb_expect_pcie_raw(g->up_gts, g->up_width, NULL)))
+        g->up[0] = '\0'; /* a port whose link cannot be read: no uplink figure */
+}
+
 static void read_gpus(const char *root, struct fb_expect_node *n)
 {
     char dir[PATH_CAP], path[PATH_CAP + 300];
@@ -147,6 +179,8 @@ static void read_gpus(const char *root, struct fb_expect_node *n)
         g->width = isnan(width) ? 0 : (int)width;
         if (isnan(fb_expect_pcie_raw(g->gts, g->width, NULL)))
             note(n, "GPU %s: no PCIe link speed and width in sysfs", g->bus);
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        read_uplink(path, g);
         n->ngpus++;
     }
     closedir(d);

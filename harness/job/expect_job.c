@@ -143,8 +143,10 @@ fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job 
     mine.h2d.gbps = NAN;
     if (!s->be->on_cpu && s->dev.pci_bus_id[0]) {
         for (int i = 0; i < j->me.ngpus; i++)
-            if (same_pci(j->me.gpu[i].bus, s->dev.pci_bus_id))
+            if (same_pci(j->me.gpu[i].bus, s->dev.pci_bus_id)) {
                 fb_expect_gpu_h2d(&j->me.gpu[i], &mine.h2d);
+                mine.gpu = j->me.gpu[i];
+            }
     }
 
     st = FB_OK;
@@ -203,6 +205,17 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
                row->ranks == 1 && strncmp(row->kase, "pinned_", 7) == 0 &&
                valid_rank(j, row->src)) {
         f = j->ranks[row->src].h2d;
+    } else if (strcmp(row->bench, "h2d") == 0 && strcmp(row->metric, "bandwidth") == 0 &&
+               row->ranks > 1 && row->ranks <= j->size && strncmp(row->kase, "pinned_", 7) == 0 &&
+               valid_rank(j, row->src) && j->ranks[row->src].gpu.bus[0]) {
+        /* all at once: the GPUs of the point's ranks behind the same root port of one host */
+        const struct fb_expect_rank *me = &j->ranks[row->src];
+        int sharing = 0;
+        for (int r = 0; r < row->ranks; r++)
+            sharing += me->gpu.up[0] && strcmp(j->ranks[r].host, me->host) == 0 &&
+                       strcmp(j->ranks[r].gpu.up, me->gpu.up) == 0 &&
+                       strcmp(j->ranks[r].gpu.bus, me->gpu.bus) != 0 ? 1 : 0;
+        fb_expect_gpu_h2d_shared(&me->gpu, sharing + 1, &f);
     }
     if (f.gbps > 0 && isfinite(f.gbps)) {
         row->expected = f.gbps;

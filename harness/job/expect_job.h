@@ -16,6 +16,7 @@ struct fb_expect_rank {
     char host[64];
     struct fb_expect_fig net;  /* toward other nodes: its NIC's payload rate */
     struct fb_expect_fig h2d;  /* its GPU's host-device copies: its PCIe link */
+    struct fb_expect_gpu gpu;  /* its GPU's links (gpu.bus "" when it has none known) */
 };
 
 struct fb_expect_job {
@@ -53,7 +54,9 @@ fb_status fb_expect_job_gather_nodes(const struct fb_session *s, struct fb_expec
  *    FB_EXPECT_MIN_BYTES or more: the slower of their NICs;
  *  - a collective's busbw with one rank per node, at FB_EXPECT_MIN_BYTES or more: the ring's
  *    slowest hop, the slowest NIC of the job;
- *  - h2d bandwidth of one rank (not "all at once", not the host backend): its GPU's PCIe link.
+ *  - h2d pinned bandwidth of one rank's GPU on `cuda`: alone, its PCIe link; all ranks at once,
+ *    the smaller of that and its share of the uplink it shares with the ranks' GPUs behind the
+ *    same root port of its host (a PCIe switch's: the C4140 K's four GPUs on one x16 link).
  * Other rows are left as they are. */
 void fb_expect_job_annotate(void *ctx, struct fb_row *row);
 

@@ -32,7 +32,7 @@ static double model_of(const char *in)
         return f.gbps;
     }
     if (sscanf(in, "pcie %lf x%d", &a, &b) == 2) {
-        struct fb_expect_gpu g = {"0000:00:00.0", a, b};
+        struct fb_expect_gpu g = {"0000:00:00.0", a, b, "", 0, 0};
         fb_expect_gpu_h2d(&g, &f);
         return f.gbps;
     }
@@ -194,6 +194,25 @@ static void check_machines(const char *dir)
     /* a name no port has: no figure, not another port's */
     fb_expect_node_net(&n, "eth7", &f);
     CHECK(isnan(f.gbps) && f.bound[0] == '\0');
+
+    CHECK(n.gpu[0].up[0] == '\0'); /* no devices/ tree: the uplink is not known */
+    fb_expect_gpu_h2d_shared(&n.gpu[0], 4, &f); /* so each GPU keeps its own link's figure */
+    CHECK_STR(f.bound, "PCIe Gen3 x16 (GPU 0000:1a:00.0)");
+
+    /* C4140 K: four GPUs behind one switch, one Gen3 x16 link from the root port 0000:00:03.0
+     * (each bus/pci/devices entry links into devices/pci0000:00/0000:00:03.0/0000:01:00.0/...): all at
+     * once, a quarter of that link each */
+    snprintf(root, sizeof root, "%s/c4140-k", dir);
+    fb_expect_node_read(root, "k", &n);
+    CHECK(n.ngpus == 4);
+    for (int i = 0; i < n.ngpus; i++)
+        CHECK(strcmp(n.gpu[i].up, "0000:00:03.0") == 0 && n.gpu[i].up_gts == 8 &&
+              n.gpu[i].up_width == 16);
+    fb_expect_gpu_h2d_shared(&n.gpu[2], 4, &f);
+    CHECK_NEAR(f.gbps, 8.0 * 16 * 128 / 130 / 8 * 0.79 / 4, 1e-9);
+    CHECK_STR(f.bound, "PCIe Gen3 x16 uplink 0000:00:03.0 / 4 GPUs");
+    fb_expect_gpu_h2d_shared(&n.gpu[2], 1, &f); /* alone: its own link */
+    CHECK_STR(f.bound, "PCIe Gen3 x16 (GPU 0000:05:00.0)");
 
     /* Gen4 + HDR: the DOWN port is not taken; jumbo frames on the 25 GbE port */
     snprintf(root, sizeof root, "%s/gen4-hdr", dir);
