@@ -203,11 +203,12 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
             fb_expect_min(&f, &j->ranks[r].net, &f);
     } else if (strcmp(row->bench, "h2d") == 0 && strcmp(row->metric, "bandwidth") == 0 &&
                row->ranks == 1 && strncmp(row->kase, "pinned_", 7) == 0 &&
-               valid_rank(j, row->src)) {
+               row->bytes >= FB_EXPECT_MIN_BYTES && valid_rank(j, row->src)) {
         f = j->ranks[row->src].h2d;
     } else if (strcmp(row->bench, "h2d") == 0 && strcmp(row->metric, "bandwidth") == 0 &&
                row->ranks > 1 && row->ranks <= j->size && strncmp(row->kase, "pinned_", 7) == 0 &&
-               valid_rank(j, row->src) && j->ranks[row->src].gpu.bus[0]) {
+               row->bytes >= FB_EXPECT_MIN_BYTES && valid_rank(j, row->src) &&
+               j->ranks[row->src].gpu.bus[0]) {
         /* all at once: the GPUs of the point's ranks behind the same root port of one host */
         const struct fb_expect_rank *me = &j->ranks[row->src];
         int sharing = 0;
