@@ -84,6 +84,19 @@ grep -q "expected -75.0% (eth 3.2 Gb/s fbv0 vs eth 800 Mb/s fbv0): as the hardwa
 grep -q "expected -75.0% (eth 3.2 Gb/s fbv0 vs eth 800 Mb/s fbv0): better than the hardware says |$" cmp2/compare.md ||
     fail "compare.md does not say the second machine does better than its hardware says: $(grep sweep_uni cmp2/compare.md)"
 
+# accept judges each series at its largest size alone: at 1 MiB the pair reads 50% of its
+# expected figure, at 4 MiB 95%; one check, a PASS at 4 MiB
+mkdir sizes
+{ echo "$h"
+  echo "sizes,p2p,sweep_uni,host,mpi,network,2,2,0,1,,1048576,,,,2,bandwidth,GB/s,5,0.0471,0.047,0.048,0.046,0.049,0.0471,0.001,0,0.0941482,eth 800 Mb/s fbv0"
+  echo "sizes,p2p,sweep_uni,host,mpi,network,2,2,0,1,,4194304,,,,2,bandwidth,GB/s,5,0.0894,0.089,0.09,0.088,0.091,0.0894,0.001,0,0.0941482,eth 800 Mb/s fbv0"
+} >sizes/results.csv
+"$bin" accept sizes >sz.txt 2>&1
+rc=$?
+[ "$rc" = 0 ] || fail "accept of a series passing at its largest size exited $rc: $(grep expected sz.txt)"
+[ "$(grep -c '^expected\.' sz.txt)" = 1 ] && grep -q '^expected\.p2p\.sweep_uni\.0>1 *PASS *0.0894 GB/s (95% of expected)' sz.txt ||
+    fail "accept does not judge the series once, at 4 MiB: $(grep '^expected' sz.txt)"
+
 mpi 2 "$bin" expect --bogus >x.txt 2>x.err
 rc=$?
 [ "$rc" = 2 ] && [ "$(grep -c 'error: ' x.err)" = 1 ] && grep -q "expect: unknown option '--bogus'" x.err ||
