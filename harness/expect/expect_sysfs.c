@@ -2,7 +2,9 @@
  * is $FB_SYSFS_ROOT in tests and for a user describing a machine in files; /sys else):
  *   class/net/IF/{speed,mtu,operstate,type}          Ethernet ports (lo and IPoIB left out)
  *   class/infiniband/DEV/ports/N/{rate,state}         InfiniBand (and RoCE) ports
- *   bus/pci/devices/ADDR/{vendor,class,current_link_speed,current_link_width}   NVIDIA GPUs */
+ *   bus/pci/devices/ADDR/{vendor,class,current_link_speed,current_link_width}   NVIDIA GPUs,
+ *   and through the entry's real path devices/pciDDDD:BB/ROOT_PORT/.../ADDR the root port
+ *   above each GPU and its current_link_* (the uplink the GPUs behind a switch share) */
 #define _DEFAULT_SOURCE /* DT_*, realpath */
 #include "expect.h"
 
