@@ -162,15 +162,12 @@ static void read_gpus(const char *root, struct fb_expect_node *n)
     }
     while ((e = readdir(d)) && n->ngpus < FB_EXPECT_GPUS) {
         struct fb_expect_gpu *g = &n->gpu[n->ngpus];
-        double vendor, cls, width;
+        double width;
 
         if (skip_entry(e) || strlen(e->d_name) >= sizeof g->bus)
             continue;
-        snprintf(path, sizeof path, "%s/%s/vendor", dir, e->d_name);
-        vendor = fb_sysfs_number(path, 16);
-        snprintf(path, sizeof path, "%s/%s/class", dir, e->d_name);
-        cls = fb_sysfs_number(path, 16);
-        if (vendor != 0x10de || !((long)cls >> 8 == 0x0302 || (long)cls >> 8 == 0x0300))
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (!fb_sysfs_nvidia_gpu(path))
             continue;
         memset(g, 0, sizeof *g);
         snprintf(g->bus, sizeof g->bus, "%s", e->d_name);

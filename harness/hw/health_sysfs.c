@@ -155,22 +155,6 @@ out:
     return st;
 }
 
-/* Whether the PCI device in `dir` is an NVIDIA GPU: vendor 0x10de, class 3D (0x0302) or VGA
- * (0x0300) controller. */
-static bool is_nvidia_gpu(const char *dir)
-{
-    char path[3 * PATH_CAP];
-    double vendor, klass;
-
-    snprintf(path, sizeof path, "%s/vendor", dir);
-    vendor = fb_sysfs_number(path, 16);
-    snprintf(path, sizeof path, "%s/class", dir);
-    klass = fb_sysfs_number(path, 16);
-    if (isnan(vendor) || isnan(klass) || vendor != 0x10de)
-        return false;
-    return ((unsigned long)klass >> 8) == 0x0302 || ((unsigned long)klass >> 8) == 0x0300;
-}
-
 /* Every NVIDIA GPU of bus/pci/devices under root: counted into *count (may be NULL) and its link
  * read into set (may be NULL). *opened (may be NULL): whether the folder could be read. */
 static fb_status scan_gpus(const char *root, struct fb_health_set *set, int *count, bool *opened)
@@ -190,7 +174,7 @@ static fb_status scan_gpus(const char *root, struct fb_health_set *set, int *cou
         goto out;
     for (size_t i = 0; i < n && st == FB_OK; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, bdfs[i]);
-        if (!is_nvidia_gpu(path))
+        if (!fb_sysfs_nvidia_gpu(path))
             continue;
         if (count)
             (*count)++;

@@ -34,3 +34,17 @@ double fb_sysfs_number(const char *path, int base)
     v = strtod(buf, &end);
     return end == buf ? NAN : v;
 }
+
+bool fb_sysfs_nvidia_gpu(const char *dir)
+{
+    char path[4200];
+    double vendor, klass;
+
+    snprintf(path, sizeof path, "%s/vendor", dir);
+    vendor = fb_sysfs_number(path, 16);
+    snprintf(path, sizeof path, "%s/class", dir);
+    klass = fb_sysfs_number(path, 16);
+    if (isnan(vendor) || isnan(klass) || vendor != 0x10de)
+        return false;
+    return ((unsigned long)klass >> 8) == 0x0302 || ((unsigned long)klass >> 8) == 0x0300;
+}

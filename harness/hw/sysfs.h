@@ -15,4 +15,8 @@ bool fb_sysfs_line(const char *path, char *buf, size_t len);
  * "0x10de" with base 16); NAN when it is absent or does not start with one ("Unknown"). */
 double fb_sysfs_number(const char *path, int base);
 
+/* Whether the PCI device in `dir` (a bus/pci/devices entry) is an NVIDIA GPU: vendor 0x10de,
+ * class 3D (0x0302) or VGA (0x0300) controller. */
+bool fb_sysfs_nvidia_gpu(const char *dir);
+
 #endif
