@@ -250,6 +250,11 @@ static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
                      : l->no_compute ? "not measured (--compute off)"
                                      : "not measured (compute cannot run here: no convolution "
                                        "engine for this backend, or a precision it does not run)");
+        } else if (l->one_kernel && l->s.be->on_cpu) {
+            c[k].v = FB_SKIP;
+            snprintf(c[k].evidence, sizeof c[k].evidence, "not judged: the nodes run on one "
+                     "kernel (boot_id %.8s...) and on the %s backend each node's figure is its "
+                     "share of the same CPUs", l->boot_id, l->s.be->name);
         } else if (isnan(c[k].med)) {
             c[k].v = FB_SKIP;
             snprintf(c[k].evidence, sizeof c[k].evidence, "no fleet to judge it by (fewer "

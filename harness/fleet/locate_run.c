@@ -25,6 +25,7 @@
 #include "log.h"
 #include "run_record.h"
 #include "runner.h"
+#include "sysfs.h"
 #include "topo.h"
 #include "watchdog.h"
 
@@ -114,6 +115,38 @@ static fb_status map_nodes(struct loc *l, const int *node_of)
     return FB_OK;
 }
 
+/* Collective: whether the nodes are one machine's: rank 0 gathers each rank's kernel boot_id
+ * (/proc/sys/kernel/random/boot_id, the same in every container and network namespace of one
+ * boot) and sets l->one_kernel where 2 nodes or more, all with host names of their own, share
+ * one. Pretend nodes (FB_TEST_RANKS_PER_NODE) share one host name and stay nodes to judge. */
+static fb_status one_kernel(struct loc *l)
+{
+    const struct fb_world *w = &l->s.world;
+    enum { ID = 40 };
+    char mine[ID] = "", *all = NULL;
+    fb_status st;
+
+    if (!fb_sysfs_line("/proc/sys/kernel/random/boot_id", mine, sizeof mine))
+        mine[0] = '\0';
+    st = w->rank == 0 && !(all = calloc((size_t)w->size, ID)) ? FB_ERR_NOMEM : FB_OK;
+    if ((st = fb_world_agree(w, st)) != FB_OK)
+        return st;
+    MPI_Gather(mine, ID, MPI_CHAR, all, ID, MPI_CHAR, 0, w->comm);
+    if (w->rank == 0) {
+        bool one = l->nodes >= 2 && all[(size_t)l->lead[0] * ID] != '\0';
+        for (int i = 1; one && i < l->nodes; i++)
+            one = strcmp(all + (size_t)l->lead[i] * ID, all + (size_t)l->lead[0] * ID) == 0;
+        for (int i = 0; one && i < l->nodes; i++)
+            for (int j = i + 1; one && j < l->nodes; j++)
+                one = strcmp(fb_world_host_of(w, l->lead[i]), fb_world_host_of(w, l->lead[j])) != 0;
+        l->one_kernel = one;
+        if (one)
+            snprintf(l->boot_id, sizeof l->boot_id, "%s", all + (size_t)l->lead[0] * ID);
+        free(all);
+    }
+    return FB_OK;
+}
+
 /* Rank 0: the per-rank figure (metric, src == rank) of case `kase` in rows [first, nrows) of
  * benchmark `bench`; NaN when absent. */
 double loc_rank_figure(const struct fb_results *res, size_t first, const char *bench,
@@ -195,6 +228,8 @@ static void judge_nodes(struct loc *l, const int *node_of, const bool *answered,
                 l->node_fig[(size_t)i * NODE_CASES + (size_t)c] = least;
         }
         l->node_med[c] = NAN;
+        if (l->one_kernel && l->s.be->on_cpu) /* shares of one machine's CPUs (one_kernel) */
+            continue;
         if (present < 3 || n < present || fb_locate_typical(got, (size_t)n, &med, &mad) != FB_OK)
             continue;
         l->node_med[c] = med;
@@ -688,13 +723,18 @@ int fb_locate_main(struct loc *l)
     if ((st = fb_runner_init(&runner, &l->s, &l->opt, w->rank == 0 ? &l->res : NULL)) != FB_OK)
         goto out;
     runner_up = true;
-    if ((st = fb_world_agree(w, map_nodes(l, runner.node_of))) != FB_OK)
+    if ((st = fb_world_agree(w, map_nodes(l, runner.node_of))) != FB_OK ||
+        (st = one_kernel(l)) != FB_OK)
         goto out;
     if (w->rank == 0) {
         fb_info("fabricbench %s (%s) locate: %d rank(s) on %d node(s)", FB_VERSION,
                 FB_GIT_COMMIT, w->size, w->nodes);
         fb_info("backend: %s; collectives: %s; results: %s", l->s.be->name, l->s.coll->name,
                 l->res.dir);
+        if (l->one_kernel && l->s.be->on_cpu)
+            fb_info("the %d nodes run on one kernel (boot_id %.8s...: containers or namespaces "
+                    "of one machine): phase 1 measures them but does not judge them, each "
+                    "node's figure being its share of the same CPUs", l->nodes, l->boot_id);
         if (!(l->heat = malloc((size_t)l->nodes * (size_t)l->nodes * sizeof *l->heat)) ||
             !(l->node_fig = malloc((size_t)l->nodes * NODE_CASES * sizeof *l->node_fig)))
             st = FB_ERR_NOMEM;

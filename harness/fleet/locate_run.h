@@ -61,6 +61,11 @@ struct loc {
      * `node` suspects of metric "answer"; then the fleet stops after phase 1 (its pairs, links
      * and stragglers not run) */
     int unanswered;
+    /* rank 0: the nodes have distinct host names but run on one kernel (containers or network
+     * namespaces of one machine); on a CPU backend phase 1 then does not judge them (each
+     * node's figure is its share of the same CPUs); the kernel's boot_id */
+    bool one_kernel;
+    char boot_id[40];
 };
 
 /* Rank 0: the per-rank figure (metric, src == rank) of case `kase` of benchmark `bench` in

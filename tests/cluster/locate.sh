@@ -2,7 +2,8 @@
 # `fabricbench locate` against ground truth (issue 16): N hosts on this machine (multi.sh), 1 rank
 # per host, every link shaped with tc, and one fault imposed that locate must name, and only it.
 # usage: locate.sh CASE FABRICBENCH
-#   healthy    4 hosts, every link at 400 Mbit/s: exit 0 and no suspect, in 5 runs out of 5
+#   healthy    4 hosts, every link at 400 Mbit/s: exit 0 and no suspect, in 5 runs out of 5; the
+#              hosts' h2d measured and, one kernel's namespaces, not judged (SKIP saying so)
 #   slow_node  host 2's link at 133 Mbit/s (a third): exit 1, a `node` row naming host 2, and no
 #              row naming any other host; launched by a real Slurm (slurm_lib.sh: slurmctld
 #              and a slurmd per host) with `srun --mpi=pmix`, the other cases by mpirun; its
@@ -134,6 +135,12 @@ healthy)
         [ "$rc" = 0 ] || fail "run $n of 5: exit $rc, expected 0 (no suspect): $(tail -n 5 "$w/run$n.txt")"
         [ ! -s "$w/run$n.rows" ] || fail "run $n of 5: a false alarm: $(cat "$w/run$n.rows")"
     done
+    # the hosts are namespaces of one kernel: phase 1 measured each host's h2d (a figure in
+    # nodes.csv) and judged none (SKIP, saying why); the tournament judged every pair (PASS)
+    h2d=$(csv_awk 'v("check") == "h2d" && v("verdict") == "SKIP" && v("figure") > 0 && v("evidence") ~ /^not judged: the nodes run on one kernel \(boot_id [0-9a-f][0-9a-f]*\.\.\.\) and on the host backend/ { n++ } END { print n + 0 }' "$w/run1/nodes.csv")
+    [ "$h2d" = $hosts ] || fail "run1: $h2d of $hosts h2d checks measured and not judged for one kernel: $(grep ',h2d,' "$w/run1/nodes.csv")"
+    pairs=$(csv_awk 'v("check") == "pairs" && v("verdict") == "PASS" { n++ } END { print n + 0 }' "$w/run1/nodes.csv")
+    [ "$pairs" = $hosts ] || fail "run1: $pairs of $hosts pairs checks PASS: $(grep ',pairs,' "$w/run1/nodes.csv")"
     ;;
 slow_node)
     multi_shape_host 2 $slow || { fail "tc could not shape host 2"; finish; }
