@@ -27,6 +27,12 @@ static struct {
     struct pub *board; /* local_size slots, NULL without */
 } bd = {.win = MPI_WIN_NULL};
 
+/* Held by the watchdog thread while it reads the board, and by fb_watchdog_detach while it takes
+ * the board away (before MPI_Win_free unmaps it): a reader that saw the board finishes with it
+ * first. (Unheld, rank 0's thread once read a slot of a board already freed: a segmentation
+ * fault after a refused --out, CI.) Taken before fb_watchdog_self.mu where both are. */
+static pthread_mutex_t board_mu = PTHREAD_MUTEX_INITIALIZER;
+
 /* ---- publishing ---- */
 
 /* Main thread, with fb_watchdog_self.mu held: copies me into the board slot (a seqlock: readers
@@ -109,6 +115,7 @@ int fb_watchdog_not_arrived(const char *phase, char *buf, size_t len, int *seen)
 
     buf[0] = '\0';
     *seen = 0;
+    pthread_mutex_lock(&board_mu);
     for (int k = 0; k < (bd.board ? fb_watchdog_self.local_size : 1); k++) {
         struct pub p;
         char what[256], why[64];
@@ -137,6 +144,7 @@ int fb_watchdog_not_arrived(const char *phase, char *buf, size_t len, int *seen)
                                      "%srank %d on %s did not arrive at '%s' (%s%s)",
                                      n > 1 ? "; " : "", p.rank, p.host, phase, why, what);
     }
+    pthread_mutex_unlock(&board_mu);
     if (n > MAX_LISTED && used < len)
         snprintf(buf + used, len - used, "; and %d more", n - MAX_LISTED);
     return n;
@@ -159,7 +167,7 @@ void fb_watchdog_set_hosts(const char (*hosts)[64], int size)
 
 int fb_watchdog_elsewhere(const char *phase, char *buf, size_t len)
 {
-    int size, nlocal = bd.board ? fb_watchdog_self.local_size : 1, named = 0, runs = 0;
+    int size, nlocal, named = 0, runs = 0;
     size_t used = 0;
     bool *local;
 
@@ -169,11 +177,14 @@ int fb_watchdog_elsewhere(const char *phase, char *buf, size_t len)
     pthread_mutex_unlock(&fb_watchdog_self.mu);
     if (size <= 0 || !(local = calloc((size_t)size, sizeof *local)))
         return 0;
+    pthread_mutex_lock(&board_mu);
+    nlocal = bd.board ? fb_watchdog_self.local_size : 1;
     for (int k = 0; k < nlocal; k++) {
         struct pub p;
         if (read_rank(k, &p) && p.rank >= 0 && p.rank < size)
             local[p.rank] = true;
     }
+    pthread_mutex_unlock(&board_mu);
     pthread_mutex_lock(&fb_watchdog_self.mu);
     /* runs of consecutive ranks on one host: "rank 1 on b", "ranks 4-7 on c" */
     for (int r = 0; r < size && fb_watchdog_self.hosts; r++) {
@@ -212,10 +223,14 @@ int fb_watchdog_elsewhere(const char *phase, char *buf, size_t len)
 /* Rank 0's thread: a rank of this node whose watchdog fired (it entered its phase earlier). */
 bool fb_watchdog_neighbour_fired(struct pub *out)
 {
-    for (int k = 0; bd.board && k < fb_watchdog_self.local_size; k++)
-        if (&bd.board[k] != fb_watchdog_self.slot && read_slot(&bd.board[k], out) && out->fired)
-            return true;
-    return false;
+    bool fired = false;
+
+    pthread_mutex_lock(&board_mu);
+    for (int k = 0; !fired && bd.board && k < fb_watchdog_self.local_size; k++)
+        fired = &bd.board[k] != fb_watchdog_self.slot && read_slot(&bd.board[k], out) &&
+                out->fired;
+    pthread_mutex_unlock(&board_mu);
+    return fired;
 }
 
 /* ---- making and freeing the board ---- */
@@ -265,8 +280,10 @@ fb_status fb_watchdog_attach(MPI_Comm node_comm, const struct fb_watchdog_who *w
 
 void fb_watchdog_detach(void)
 {
-    pthread_mutex_lock(&fb_watchdog_self.mu);
+    pthread_mutex_lock(&board_mu); /* no reader is inside the board past this */
     bd.board = NULL;
+    pthread_mutex_unlock(&board_mu);
+    pthread_mutex_lock(&fb_watchdog_self.mu);
     fb_watchdog_self.slot = NULL;
     pthread_mutex_unlock(&fb_watchdog_self.mu);
     if (bd.win != MPI_WIN_NULL) {
