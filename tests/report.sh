@@ -7,7 +7,8 @@
 # script redraws its plot from the plots folder, and without gnuplot on PATH summary.md is
 # written, no PNG, one line says the plots were skipped. Bad input (a missing folder, a
 # malformed results.csv, env.json or launches.csv) exits 2 with one line naming file and line,
-# and writes nothing. A sweep's folder gets a launches table and a report per launch.
+# and writes nothing. A sweep's folder gets a launches table and a report per launch. Rows with an
+# expected figure get "Short of the hardware", each series judged at its largest size.
 . "$(dirname "$0")/lib.sh"
 bin=$1
 data=$2
@@ -170,4 +171,30 @@ rm "$s"
 [ $? = 2 ] && grep -qF "launches.csv:2: 3 fields, expected the header's 2" "$work/err" ||
     fail "malformed launches.csv: $(cat "$work/err")"
 [ -e "$s" ] && fail "malformed launches.csv: summary.md written"
+
+# "Short of the hardware": each series with an expected figure at its largest size, against its
+# own: pair 0>1 short at 1 MiB but not at 4 MiB (not listed), pair 1>0 short at 4 MiB (listed,
+# with its bound), the h2d row without an expected figure left out; a run without the columns
+# has no such section (the fixture above).
+grep -q '^## Short of the hardware' "$work/run/summary.md" && fail "a run without expected figures got 'Short of the hardware'"
+mkdir "$work/short"
+cp "$data/run/env.json" "$work/short/"
+{
+    echo "$(head -n 1 "$data/run/results.csv"),expected,bound"
+    id=20250612-101500-vm
+    for r in "0,1,1048576,0.05,0.1" "0,1,4194304,0.095,0.1" "1,0,4194304,0.05,0.1" "1,0,1048576,0.099,0.1"; do
+        IFS=, read -r src dst bytes med exp <<EOT
+$r
+EOT
+        echo "$id,p2p,sweep_uni,host,mpi,network,2,2,$src,$dst,,$bytes,,,,10,bandwidth,GB/s,3,$med,$med,$med,$med,$med,$med,0,0,$exp,eth 800 Mb/s veth1"
+    done
+    echo "$id,h2d,pinned_h2d,host,memcpy,,1,1,0,,,4194304,,,,10,bandwidth,GB/s,3,9,9,9,9,9,9,0,0,,"
+} >"$work/short/results.csv"
+"$bin" report --no-plots "$work/short" >"$work/out" 2>"$work/err" || fail "report of expected rows exited $?: $(cat "$work/err")"
+short=$(sed -n '/^## Short of the hardware$/,/^## /p' "$work/short/summary.md")
+[ "$(echo "$short" | grep -c '^| p2p')" = 1 ] || fail "'Short of the hardware' does not list exactly one series: $short"
+echo "$short" | grep -Eq '^\| p2p \| sweep.uni \| mpi \| 2 \| 1.*0 \| 4M \| bandwidth \| 0\.05 \| 0\.1 \| 50% \| eth 800 Mb/s veth1 \|$' ||
+    fail "'Short of the hardware' does not list pair 1>0 at 4M, 50% of eth 800 Mb/s veth1: $short"
+echo "$short" | grep -qx '1 of 2 series under 80% of their expected figure.' ||
+    fail "'Short of the hardware' does not count 1 of 2 series: $short"
 finish

@@ -18,6 +18,7 @@
 
 #include "escape.h"
 #include "file_read.h"
+#include "results.h"
 #include "units.h"
 
 enum { MAX_SEEN = 128 };
@@ -464,7 +465,7 @@ void fb_profile_init(struct fb_profile *p)
     p->ib_rate_gbps = -1;
     p->max_spread_pct = -1;
     p->min_samples = 3;
-    p->expected_min_share = 0.8;
+    p->expected_min_share = FB_EXPECTED_MIN_SHARE;
 }
 
 static fb_status parse(struct parse *ps, struct fb_profile *p, char *err, size_t errlen)

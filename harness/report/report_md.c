@@ -281,6 +281,97 @@ static void write_headline(FILE *f, const struct fb_report_run *r, const char *h
     free(idx);
 }
 
+/* Series order for the table of figures short of the hardware: one series (benchmark, case,
+ * transport, dtype, ranks, pair, metric) together, its largest size first. */
+static const struct fb_row *short_rows;
+
+static int cmp_series_size(const void *x, const void *y)
+{
+    const struct fb_row *a = &short_rows[*(const size_t *)x], *b = &short_rows[*(const size_t *)y];
+    int c;
+
+    if ((c = strcmp(a->bench, b->bench)) || (c = strcmp(a->kase, b->kase)) ||
+        (c = strcmp(a->transport, b->transport)) || (c = strcmp(a->dtype, b->dtype)) ||
+        (c = strcmp(a->metric, b->metric)))
+        return c;
+    if (a->ranks != b->ranks)
+        return (a->ranks > b->ranks) - (a->ranks < b->ranks);
+    if (a->src != b->src)
+        return (a->src > b->src) - (a->src < b->src);
+    if (a->dst != b->dst)
+        return (a->dst > b->dst) - (a->dst < b->dst);
+    return (a->bytes < b->bytes) - (a->bytes > b->bytes); /* largest first */
+}
+
+static bool same_series(const struct fb_row *a, const struct fb_row *b)
+{
+    return strcmp(a->bench, b->bench) == 0 && strcmp(a->kase, b->kase) == 0 &&
+           strcmp(a->transport, b->transport) == 0 && strcmp(a->dtype, b->dtype) == 0 &&
+           strcmp(a->metric, b->metric) == 0 && a->ranks == b->ranks && a->src == b->src &&
+           a->dst == b->dst;
+}
+
+/* Every series with an expected figure judged at its largest size against its own expectation
+ * (each pair of the p2p matrix by its own link, not by the median pair): the ones under
+ * FB_EXPECTED_MIN_SHARE of it in a table, with the part that bounds them; nothing when no row
+ * has an expected figure. */
+static void write_short(FILE *f, const struct fb_report_run *r, const char *h)
+{
+    size_t *idx = malloc((r->nrows ? r->nrows : 1) * sizeof *idx), n = 0, series = 0, below = 0;
+
+    if (!idx) {
+        fprintf(f, "\n(out of memory: no comparison with the expected figures)\n");
+        return;
+    }
+    for (size_t i = 0; i < r->nrows; i++)
+        if (r->rows[i].expected > 0 && r->rows[i].st.median >= 0)
+            idx[n++] = i;
+    if (!n) {
+        free(idx);
+        return;
+    }
+    short_rows = r->rows;
+    qsort(idx, n, sizeof *idx, cmp_series_size);
+    fprintf(f, "\n%s Short of the hardware\n\nEach series with an expected figure "
+               "(docs/expected.md), at its largest size, against its own expectation: a p2p pair "
+               "by its own link, not by the median pair. Under %.0f%% of it:\n",
+            h, 100.0 * FB_EXPECTED_MIN_SHARE);
+    for (size_t k = 0; k < n; k++) {
+        const struct fb_row *w = &r->rows[idx[k]];
+        char size[24], who[24];
+
+        if (k && same_series(&r->rows[idx[k - 1]], w))
+            continue;
+        series++;
+        if (!(w->st.median < FB_EXPECTED_MIN_SHARE * w->expected))
+            continue;
+        if (!below++)
+            fprintf(f, "\n| benchmark | case | transport | ranks | rank | size | metric | median "
+                       "| expected | share | bound |\n"
+                       "|---|---|---|---:|---:|---:|---|---:|---:|---:|---|\n");
+        fb_headline_cells(w, size, sizeof size, who, sizeof who);
+        fprintf(f, "| ");
+        md(f, w->bench);
+        fprintf(f, " | ");
+        md(f, w->kase);
+        fprintf(f, " | ");
+        md(f, w->transport);
+        fprintf(f, " | %d | %s | %s | ", w->ranks, who, size);
+        md(f, w->metric);
+        fprintf(f, " | %.4g | %.4g | %.0f%% | ", w->st.median, w->expected,
+                100.0 * w->st.median / w->expected);
+        md(f, w->bound[0] ? w->bound : "the model");
+        fprintf(f, " |\n");
+    }
+    if (!below)
+        fprintf(f, "\nNone: all %zu series reached %.0f%% of their expected figure or more.\n",
+                series, 100.0 * FB_EXPECTED_MIN_SHARE);
+    else
+        fprintf(f, "\n%zu of %zu series under %.0f%% of their expected figure.\n", below, series,
+                100.0 * FB_EXPECTED_MIN_SHARE);
+    free(idx);
+}
+
 /* The telemetry rows of one benchmark and rank: at[start..end) of their index, in file order,
  * the first at rows[first]. */
 struct tgroup {
@@ -450,6 +541,7 @@ static void write_run_md(FILE *f, const struct fb_report_run *r, const char *h, 
     write_doctor(f, r->doctor, h);
     write_nccl(f, r, h);
     write_headline(f, r, h);
+    write_short(f, r, h);
     write_telemetry(f, r, h);
     write_plots_md(f, r, h, prefix, no_plots, no_gnuplot);
 }

@@ -36,6 +36,11 @@ struct fb_row {
     char bound[48];       /* the part that bounds `expected` ("eth 800 Mb/s fbv0"); "" */
 };
 
+/* The share of its expected figure below which a figure is called short of it: accept's default
+ * `[expected] min_share` and the marks of summary.md's "Short of the hardware" table
+ * (docs/expected.md). */
+#define FB_EXPECTED_MIN_SHARE 0.8
+
 /* The CSV header, in order; results/SCHEMA.md documents each (a test checks it). The readers
  * also take the header of fabricbench before the expected-figure model, without the last two
  * columns (`expected`, `bound`): fb_results_legacy_ncolumns. */
