@@ -113,7 +113,8 @@ bandwidth)
     # the headline run prints shows the share and the bound
     grep -Eq "^  p2p +sweep_uni +mpi .* 0>1 +64M bandwidth .*GB/s( \(in cache\))?: [0-9]+% of 0.09415 GB/s \(eth 800 Mb/s $CL_IF_A\)$" "$out.txt" ||
         fail "the headline does not show sweep_uni's share of expected: $(grep "^  p2p" "$out.txt" | head -n 3)"
-    # summary.md judges each series by its own expectation: none short of it here
+    # report's summary.md judges each series by its own expectation: none short of it here
+    "$bin" report --no-plots "$out" >"$w/report1.txt" 2>&1 || fail "report exited $?: $(cat "$w/report1.txt")"
     short=$(sed -n '/^## Short of the hardware$/,/^## /p' "$out/summary.md")
     echo "$short" | grep -Eq '^None: all [0-9]+ series reached 80% of their expected figure or more\.$' ||
         fail "summary.md's 'Short of the hardware' at the shaped rate: $short"
@@ -137,6 +138,7 @@ bandwidth)
         fail "accept's FAIL does not name the veth at 3.2 Gb/s: $(grep -A1 'sweep_uni' "$w/accept4.txt" | head -n 4)"
     grep -A1 "^expected\.p2p\.sweep_uni\.0>1" "$w/accept4.txt"
     # ... and summary.md lists that pair under its own expectation, with the bound
+    "$bin" report --no-plots "$w/bw4" >"$w/report4.txt" 2>&1 || fail "report exited $?: $(cat "$w/report4.txt")"
     short=$(sed -n '/^## Short of the hardware$/,/^## /p' "$w/bw4/summary.md")
     echo "$short" | grep -E '^\| p2p \| sweep.uni \| mpi \| 2 \| 0.*1 \| 4M \| bandwidth \| ' |
         grep -Eq "\| [0-9]+% \| eth 3\.2 Gb/s $CL_IF_A \|\$" ||
