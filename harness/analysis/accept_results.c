@@ -215,30 +215,15 @@ void fb_accept_check_spread(struct ctx *c)
     }
 }
 
-/* A series: the same bench, case, transport, metric, dtype, ranks, src and dst. Rows of one
- * series sort together, the most bytes first (qsort over indexes into the rows). */
+/* Rows of one series (fb_row_series_cmp) sort together, the most bytes first (qsort over
+ * indexes into the rows). */
 static const struct fb_read_row *series_rows;
-
-static int series_cmp(const struct fb_row *a, const struct fb_row *b)
-{
-    int d;
-
-    if ((d = strcmp(a->bench, b->bench)) || (d = strcmp(a->kase, b->kase)) ||
-        (d = strcmp(a->transport, b->transport)) || (d = strcmp(a->metric, b->metric)) ||
-        (d = strcmp(a->dtype, b->dtype)))
-        return d;
-    if (a->ranks != b->ranks)
-        return a->ranks < b->ranks ? -1 : 1;
-    if (a->src != b->src)
-        return a->src < b->src ? -1 : 1;
-    return a->dst < b->dst ? -1 : a->dst > b->dst;
-}
 
 static int by_series_then_bytes(const void *x, const void *y)
 {
     const struct fb_row *a = &series_rows[*(const size_t *)x].row;
     const struct fb_row *b = &series_rows[*(const size_t *)y].row;
-    int d = series_cmp(a, b);
+    int d = fb_row_series_cmp(a, b);
 
     if (d)
         return d;
@@ -273,7 +258,7 @@ void fb_accept_check_expected(struct ctx *c)
         char name[64];
         double floor;
 
-        if (q > 0 && series_cmp(&c->csv.rows[idx[q - 1]].row, w) == 0)
+        if (q > 0 && fb_row_series_cmp(&c->csv.rows[idx[q - 1]].row, w) == 0)
             continue; /* not the largest size of its series */
         if (w->src >= 0 && w->dst >= 0)
             snprintf(name, sizeof name, "expected.%.12s.%.16s.%d>%d", w->bench, w->kase, w->src, w->dst);

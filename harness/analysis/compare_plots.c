@@ -18,24 +18,11 @@
 
 enum { MAX_SERIES_PER_PLOT = 12 };
 
-/* The series a point belongs to: every key but bytes. */
-static int series_cmp(const struct fb_row *a, const struct fb_row *b)
-{
-    int d;
-    if ((d = strcmp(a->bench, b->bench)) || (d = strcmp(a->metric, b->metric)) ||
-        (d = strcmp(a->kase, b->kase)) || (d = strcmp(a->backend, b->backend)) ||
-        (d = strcmp(a->transport, b->transport)) || (d = a->ranks - b->ranks) ||
-        (d = a->nodes - b->nodes) || (d = a->src - b->src) || (d = a->dst - b->dst) ||
-        (d = (a->batch > b->batch) - (a->batch < b->batch)) || (d = strcmp(a->dtype, b->dtype)))
-        return d;
-    return 0;
-}
-
 static int point_cmp(const void *x, const void *y)
 {
     const struct fb_cmp_entry *a = *(const struct fb_cmp_entry *const *)x;
     const struct fb_cmp_entry *b = *(const struct fb_cmp_entry *const *)y;
-    int d = series_cmp(&a->base->row, &b->base->row);
+    int d = fb_row_series_cmp(&a->base->row, &b->base->row);
     if (d)
         return d;
     return (a->base->row.bytes > b->base->row.bytes) - (a->base->row.bytes < b->base->row.bytes);
@@ -115,7 +102,7 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
         char titles[MAX_SERIES_PER_PLOT][160];
         for (size_t s = i; s < j;) {
             size_t e = s;
-            while (e < j && !series_cmp(&pts[e]->base->row, &pts[s]->base->row))
+            while (e < j && !fb_row_series_cmp(&pts[e]->base->row, &pts[s]->base->row))
                 e++;
             if (e - s > 1) {
                 if (nseries == MAX_SERIES_PER_PLOT) {

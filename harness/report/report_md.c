@@ -281,34 +281,16 @@ static void write_headline(FILE *f, const struct fb_report_run *r, const char *h
     free(idx);
 }
 
-/* Series order for the table of figures short of the hardware: one series (benchmark, case,
- * transport, dtype, ranks, pair, metric) together, its largest size first. */
+/* Series order for the table of figures short of the hardware: one series together
+ * (fb_row_series_cmp), its largest size first. */
 static const struct fb_row *short_rows;
 
 static int cmp_series_size(const void *x, const void *y)
 {
     const struct fb_row *a = &short_rows[*(const size_t *)x], *b = &short_rows[*(const size_t *)y];
-    int c;
+    int c = fb_row_series_cmp(a, b);
 
-    if ((c = strcmp(a->bench, b->bench)) || (c = strcmp(a->kase, b->kase)) ||
-        (c = strcmp(a->transport, b->transport)) || (c = strcmp(a->dtype, b->dtype)) ||
-        (c = strcmp(a->metric, b->metric)))
-        return c;
-    if (a->ranks != b->ranks)
-        return (a->ranks > b->ranks) - (a->ranks < b->ranks);
-    if (a->src != b->src)
-        return (a->src > b->src) - (a->src < b->src);
-    if (a->dst != b->dst)
-        return (a->dst > b->dst) - (a->dst < b->dst);
-    return (a->bytes < b->bytes) - (a->bytes > b->bytes); /* largest first */
-}
-
-static bool same_series(const struct fb_row *a, const struct fb_row *b)
-{
-    return strcmp(a->bench, b->bench) == 0 && strcmp(a->kase, b->kase) == 0 &&
-           strcmp(a->transport, b->transport) == 0 && strcmp(a->dtype, b->dtype) == 0 &&
-           strcmp(a->metric, b->metric) == 0 && a->ranks == b->ranks && a->src == b->src &&
-           a->dst == b->dst;
+    return c ? c : (a->bytes < b->bytes) - (a->bytes > b->bytes); /* largest first */
 }
 
 /* Every series with an expected figure judged at its largest size against its own expectation
@@ -340,7 +322,7 @@ static void write_short(FILE *f, const struct fb_report_run *r, const char *h)
         const struct fb_row *w = &r->rows[idx[k]];
         char size[24], who[24];
 
-        if (k && same_series(&r->rows[idx[k - 1]], w))
+        if (k && fb_row_series_cmp(&r->rows[idx[k - 1]], w) == 0)
             continue;
         series++;
         if (!(w->st.median < FB_EXPECTED_MIN_SHARE * w->expected))

@@ -130,6 +130,22 @@ fb_status fb_results_reserve(struct fb_results *r, size_t more)
     return FB_OK;
 }
 
+int fb_row_series_cmp(const struct fb_row *a, const struct fb_row *b)
+{
+    int d;
+
+    if ((d = strcmp(a->bench, b->bench)) || (d = strcmp(a->metric, b->metric)) ||
+        (d = strcmp(a->kase, b->kase)) || (d = strcmp(a->backend, b->backend)) ||
+        (d = strcmp(a->transport, b->transport)) ||
+        (d = (a->ranks > b->ranks) - (a->ranks < b->ranks)) ||
+        (d = (a->nodes > b->nodes) - (a->nodes < b->nodes)) ||
+        (d = (a->src > b->src) - (a->src < b->src)) ||
+        (d = (a->dst > b->dst) - (a->dst < b->dst)) ||
+        (d = (a->batch > b->batch) - (a->batch < b->batch)))
+        return d;
+    return strcmp(a->dtype, b->dtype);
+}
+
 fb_status fb_results_add(struct fb_results *r, const struct fb_row *row)
 {
     fb_status st;

@@ -36,6 +36,11 @@ struct fb_row {
     char bound[48];       /* the part that bounds `expected` ("eth 800 Mb/s fbv0"); "" */
 };
 
+/* Orders rows by series: every key of a row but its size (bytes, count), so the points of one
+ * series (the same benchmark, metric, case, backend, transport, ranks, nodes, pair, batch and
+ * dtype) sort together; 0 when a and b are of one series. */
+int fb_row_series_cmp(const struct fb_row *a, const struct fb_row *b);
+
 /* The share of its expected figure below which a figure is called short of it: accept's default
  * `[expected] min_share` and the marks of summary.md's "Short of the hardware" table
  * (docs/expected.md). */
