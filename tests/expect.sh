@@ -31,6 +31,9 @@ grep -q "NIC eth 10 Gb/s eno1 .*MTU 1500, up: payload 1.177 GB/s per direction$"
 grep -q "ib0" m.txt && fail "expect lists IPoIB's ib0 as a NIC of its own"
 grep -q "^efficiencies: ib 0.96 pcie_copy 0.79 nvlink 0.958 (defaults)$" m.txt ||
     fail "expect's efficiencies line: $(grep efficiencies m.txt)"
+# what the model does not cover is said, not left to guess
+grep -q "^not modelled (their rows have no expected figure): NVLink and a GPU's peak (NVML is not read yet), " m.txt ||
+    fail "expect does not say what it does not model: $(tail -n 2 m.txt)"
 
 # C4140 K: four GPUs behind one switch on one Gen3 x16 link from root port 0000:00:03.0
 FB_SYSFS_ROOT=$machines/c4140-k mpi 2 "$bin" expect --backend host >k.txt 2>&1 || fail "expect on c4140-k exited $?"
