@@ -85,7 +85,7 @@ head -n 1 timed_aa.out | grep -q '^compare: 3 runs: p1, p3, p5 (base) vs 3 runs:
 grep -q '^run-to-run spread (median over rows) and the runs per side a 5% change needs: pipeline [0-9.]*% [0-9>]' \
     timed_aa.out || fail "no run-to-run spread line: $(sed -n 3p timed_aa.out)"
 grep -q '## Run-to-run spread' timed-aa/compare.md || fail "compare.md lacks the run-to-run spread"
-csv_awk 'v("base_samples") != 3 || v("new_samples") != 3 || v("rule") != "threshold+runs" {
+csv_awk 'v("base_samples") != 3 || v("new_samples") != 3 || (v("rule") != "threshold+runs" && v("rule") != "busy") {
     print NR ": " v("case") " " v("metric") " " v("base_samples") " " v("new_samples") " " v("rule") }' \
     timed-aa/compare.csv >runs.bad
 [ -s runs.bad ] && fail "rows not pooled over three runs a side: $(head -n 3 runs.bad)"
@@ -113,7 +113,13 @@ rc=$?
     fail "a third less on memfit's figures over three runs a side: exit $rc, $(sed -n 2p third.out)"
 "$bin" compare --out third-aa base new -- new base >/dev/null 2>&1 || fail "memfit runs against themselves flagged"
 
-# 2. A 10% drop injected into a copy of NEW: rates x 0.9, times / 0.9.
+# 2. A 10% drop injected into a copy of NEW: rates x 0.9, times / 0.9. timed's cpu_wait is
+# emptied first: a point that waited for a CPU beside the suite's other tests is not judged
+# (2b checks that rule on its own), and this checks the bands.
+csv_awk 'BEGIN { OFS = "," } (v("cpu_wait") != "") { $col["cpu_wait"] = "" } { print }' \
+    timed/results.csv >timed/body
+{ head -n 1 timed/results.csv; cat timed/body; } >timed/results.csv.new &&
+    mv timed/results.csv.new timed/results.csv && rm timed/body
 mkdir drop && cp timed/env.json drop/
 csv_awk 'BEGIN { OFS = "," }
 { m = v("metric"); f = 0
@@ -157,6 +163,50 @@ if command -v gnuplot >/dev/null 2>&1; then
     grep -q 'compare-h2d-bandwidth.png' compare-timed-vs-drop/compare.md || fail "plot not in compare.md"
 fi
 grep -q "### Regressions ($n)" compare-timed-vs-drop/compare.md || fail "compare.md lacks '### Regressions ($n)'"
+# 2b. Points where a rank waited for a CPU more than 5% of the time (cpu_wait above
+# FB_CPU_WAIT_BUSY) are not judged (rule "busy", noise). From timed with its h2d bands made
+# points (so any change beyond the threshold is flagged), NEW halves every h2d figure and
+# memfit's batches lose a third: with h2d's cpu_wait at 0.300 in NEW (or in BASE) the halving is
+# noise under "busy"; at 0.050, or empty, it is flagged. memfit's found figures carry no
+# cpu_wait and stay flagged.
+mkdir tight halved busy60 busy30 && for d in tight halved busy60 busy30; do cp timed/env.json $d/; done
+edit() { # AWK-PROGRAM IN OUT: rewrite IN's rows (after its header) into OUT
+    csv_awk "BEGIN { OFS = \",\" } $1 { print }" "$2" >"$3.body"
+    { head -n 1 "$2"; cat "$3.body"; } >"$3" && rm "$3.body"
+}
+edit '(v("bench") == "h2d") { for (k = col["p05"]; k <= col["max"]; k++) $k = v("median") }' \
+    timed/results.csv tight/results.csv
+edit '(v("bench") == "h2d") { for (k = col["median"]; k <= col["stddev"]; k++) $k = sprintf("%.10g", $k * (v("metric") == "time" ? 2 : 0.5)) }
+      (v("bench") == "memfit") { for (k = col["median"]; k <= col["stddev"]; k++) $k = sprintf("%.10g", $k * 2 / 3) }' \
+    tight/results.csv halved/results.csv
+edit '(v("bench") == "h2d") { $col["cpu_wait"] = "0.300" }' halved/results.csv busy60/results.csv
+edit '(v("bench") == "h2d") { $col["cpu_wait"] = "0.050" }' halved/results.csv busy30/results.csv
+"$bin" compare --out halved-cmp tight halved >halved.out 2>&1
+nh2d=$(csv_awk 'v("verdict") == "REGRESSION" && v("bench") == "h2d" { n++ } END { print n + 0 }' halved-cmp/compare.csv)
+[ "$nh2d" -ge 4 ] || fail "halving h2d flagged $nh2d rows: $(sed -n 2p halved.out)"
+"$bin" compare --out busy tight busy60 >busy.out 2>&1
+rc=$?
+[ "$rc" = 1 ] || fail "memfit's drop beside busy h2d points: exit $rc, expected 1"
+csv_awk '(v("rule") == "busy" && (v("bench") != "h2d" || v("verdict") != "noise")) ||
+    (v("bench") == "h2d" && v("verdict") == "REGRESSION") {
+    print NR ": " v("bench") " " v("metric") " " v("verdict") " " v("rule") }' busy/compare.csv >busy.bad
+[ -s busy.bad ] && fail "h2d halved where it waited 30%: still judged, or the rule on other rows: $(head -n 5 busy.bad)"
+nbusy=$(csv_awk 'v("rule") == "busy" { n++ } END { print n + 0 }' busy/compare.csv)
+[ "$nbusy" = "$nh2d" ] || fail "the busy rule on $nbusy rows, the halving flagged $nh2d h2d rows"
+nmem2=$(csv_awk 'v("verdict") == "REGRESSION" && v("bench") == "memfit" { n++ } END { print n + 0 }' busy/compare.csv)
+[ "$nmem2" -ge 2 ] || fail "memfit's drop beside busy h2d rows: $nmem2 rows flagged"
+grep -q "^busy machine: $nh2d changes not judged (counted as noise): a rank waited for a CPU more than 5% of a point's time (up to 0% in base, 30% in new" busy.out ||
+    fail "the screen does not say the busy rows: $(grep -i busy busy.out)"
+grep -q '^- busy machine: .*: '"$nh2d"' here; the most, 0% in base and 30% in new' busy/compare.md ||
+    fail "compare.md does not say the busy rows: $(grep -i busy busy/compare.md)"
+"$bin" compare --out busy30-cmp tight busy30 >busy30.out 2>&1
+n30=$(csv_awk 'v("verdict") == "REGRESSION" && v("bench") == "h2d" { n++ } END { print n + 0 }' busy30-cmp/compare.csv)
+[ "$n30" = "$nh2d" ] || fail "a halving where h2d waited 5% (not above FB_CPU_WAIT_BUSY): $n30 rows flagged, $nh2d without a wait"
+# the other way round (BASE waited): noise too
+"$bin" compare --out busy-rev busy60 tight >busyrev.out 2>&1
+nrev=$(csv_awk 'v("rule") == "busy" && v("verdict") == "noise" && v("bench") == "h2d" { n++ } END { print n + 0 }' busy-rev/compare.csv)
+[ "$nrev" = "$nh2d" ] || fail "twice as fast against a base that waited 30%: $nrev rows under the busy rule, expected $nh2d"
+
 # the same drop under a 15% threshold is not flagged
 "$bin" compare --threshold 15 --out t15 timed drop >t15.out 2>&1
 rc=$?

@@ -107,6 +107,12 @@ enum fb_cmp_verdict fb_compare_judge(const struct fb_row *base, const struct fb_
     return fb_compare_way(base->metric, *ratio);
 }
 
+bool fb_compare_busy(const struct fb_row *base, const struct fb_row *cur)
+{
+    return (base->cpu_wait_known && base->cpu_wait > FB_CPU_WAIT_BUSY) ||
+           (cur->cpu_wait_known && cur->cpu_wait > FB_CPU_WAIT_BUSY);
+}
+
 const char *fb_compare_verdict_str(enum fb_cmp_verdict v, bool machines)
 {
     switch (v) {
@@ -195,6 +201,18 @@ static fb_status join(const struct fb_read_results *base, const struct fb_read_r
                                           &e->threshold_only);
         else
             e->verdict = FB_CMP_ONLY_BASE;
+        if (e->cur) {
+            const struct fb_row *side[2] = {&e->base->row, &e->cur->row};
+            for (int k = 0; k < 2; k++)
+                if (side[k]->cpu_wait_known && side[k]->cpu_wait > out->busiest[k])
+                    out->busiest[k] = side[k]->cpu_wait;
+            if ((e->verdict == FB_CMP_REGRESSION || e->verdict == FB_CMP_IMPROVED) &&
+                fb_compare_busy(side[0], side[1])) {
+                e->verdict = FB_CMP_NOISE;
+                e->busy = true;
+                out->busy++;
+            }
+        }
         out->count[e->verdict]++;
     }
     for (size_t i = 0; i < cur->nrows; i++) {

@@ -82,12 +82,23 @@ struct fb_cmp_entry {
     enum fb_cmp_verdict verdict;
     bool threshold_only;
     bool runs; /* judged by fb_compare_judge_runs (pooled rows of several runs) */
+    bool busy; /* a change beyond the noise rule on a busy machine (fb_compare_busy): noise */
 };
+
+/* Whether a joined pair was measured on a busy machine: a rank of either side waited for a CPU
+ * more than FB_CPU_WAIT_BUSY of the point's time (cpu_wait; the largest over its runs when
+ * pooled). A change the noise rule would flag is then noise (rule "busy"): ranks that exchange
+ * messages amplify each other's waits (one waits for a CPU while the other spins for its
+ * message), so no bound on the slowdown a wait explains holds (measured: twice to three times
+ * what 1 / (1 - wait) allows), and the row is no evidence either way. */
+bool fb_compare_busy(const struct fb_row *base, const struct fb_row *cur);
 
 struct fb_comparison {
     struct fb_cmp_entry *e;
     size_t n;
     size_t count[FB_CMP_ONLY_NEW + 1]; /* entries per verdict */
+    size_t busy;                       /* entries judged noise by the busy rule */
+    double busiest[2];                 /* the largest cpu_wait of base's and new's joined rows */
 };
 
 /* Joins base and cur (they must outlive out): every base row in its order, matched with the

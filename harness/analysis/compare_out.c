@@ -106,7 +106,8 @@ int fb_compare_write_csv(const char *path, const struct fb_comparison *c, bool m
             snprintf(v[23], 48, "%.4g", (e->ratio - 1) * 100);
         }
         if (e->base && e->cur)
-            f[24] = e->runs             ? "threshold+runs"
+            f[24] = e->busy             ? "busy"
+                    : e->runs           ? "threshold+runs"
                     : e->threshold_only ? "threshold-only"
                                         : "threshold+bands";
         fb_csv_row(af.f, f, 27);
@@ -278,6 +279,13 @@ int fb_compare_write_md(const char *path, const char *out, const struct fb_cmp_s
                       "either side: threshold only. One run on each side: the noise between "
                       "runs is not known; give each side several runs to know it (see "
                       "docs/compare.md)\n");
+    fprintf(af.f, "- busy machine: a change is not judged (noise, rule `busy`) where a rank of "
+                  "either side waited for a CPU more than %.0f%% of the point's time "
+                  "(results.csv's cpu_wait): %zu here; the most, %.0f%% in %s and %.0f%% in "
+                  "%s\n",
+            100.0 * FB_CPU_WAIT_BUSY, c->busy, 100.0 * c->busiest[0],
+            machines ? "the first" : "base", 100.0 * c->busiest[1],
+            machines ? "the second" : "new");
     if (runs)
         md_spread(af.f, c, threshold);
     fprintf(af.f, "\n## Fingerprint differences\n\n");

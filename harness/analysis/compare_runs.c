@@ -186,6 +186,17 @@ fb_status fb_compare_pool(const struct fb_read_results *runs, size_t k,
                 med[m++] = v;
         }
         *row = runs[first[o].run].rows[first[o].idx];
+        /* the busiest of its runs: one busy run makes the pooled row busy */
+        row->row.cpu_wait_known = false;
+        row->row.cpu_wait = 0.0;
+        for (size_t i = start[g]; i < start[g + 1]; i++) {
+            const struct fb_row *one = item_row(&it[i], runs);
+            if (one->cpu_wait_known) {
+                row->row.cpu_wait_known = true;
+                if (one->cpu_wait > row->row.cpu_wait)
+                    row->row.cpu_wait = one->cpu_wait;
+            }
+        }
         memset(&row->row.st, 0, sizeof row->row.st);
         row->row.st.median = row->row.st.p05 = row->row.st.p95 = NAN;
         if (m && fb_stats_compute(med, m, &row->row.st) != 0)

@@ -3,7 +3,10 @@
 #include "clock.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 double fb_clock_now_s(void)
 {
@@ -29,4 +32,41 @@ void fb_clock_sleep_s(double s)
     ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
+}
+
+double fb_clock_parse_schedstat(const char *text)
+{
+    unsigned long long v[3];
+    char *end;
+
+    for (int i = 0; i < 3; i++) {
+        while (*text == ' ')
+            text++;
+        if (*text < '0' || *text > '9')
+            return -1.0;
+        errno = 0;
+        v[i] = strtoull(text, &end, 10);
+        if (errno || end == text)
+            return -1.0;
+        text = end;
+    }
+    while (*text == ' ' || *text == '\n')
+        text++;
+    return *text ? -1.0 : (double)v[1];
+}
+
+double fb_clock_cpu_wait_ns(void)
+{
+    char buf[128];
+    ssize_t n;
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return -1.0;
+    n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1.0;
+    buf[n] = '\0';
+    return fb_clock_parse_schedstat(buf);
 }

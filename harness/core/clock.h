@@ -11,6 +11,17 @@ double fb_clock_now_s(void);
 /* The same clock in microseconds. */
 double fb_clock_now_us(void);
 
+/* Nanoseconds the calling thread has spent runnable but waiting for a CPU since it started: the
+ * scheduler's run-queue wait, the second field of Linux's /proc/thread-self/schedstat (kept where
+ * the kernel has CONFIG_SCHED_INFO, as Debian's do). Another process on this thread's CPU, or
+ * more busy threads than CPUs, make it grow; a thread that sleeps or blocks does not. -1 where
+ * the kernel does not report it. */
+double fb_clock_cpu_wait_ns(void);
+
+/* The wait field of a schedstat text ("RUN_NS WAIT_NS TIMESLICES"); -1 when the text is not
+ * three numbers. */
+double fb_clock_parse_schedstat(const char *text);
+
 /* Sleeps `s` seconds (nothing for s <= 0), sleeping on after a signal interrupts it. */
 void fb_clock_sleep_s(double s);
 

@@ -20,9 +20,10 @@ const char *const fb_results_columns[] = {
     "run_id", "bench",   "case",   "backend", "transport", "link",  "nodes", "ranks",
     "src",    "dst",     "batch",  "bytes",   "count",     "dtype", "redop", "iters",
     "metric", "unit",    "samples", "median", "p05",       "p95",   "min",   "max",
-    "mean",   "stddev",  "wrong",   "expected", "bound",
+    "mean",   "stddev",  "wrong",   "expected", "bound", "cpu_wait",
 };
 const size_t fb_results_ncolumns = sizeof fb_results_columns / sizeof fb_results_columns[0];
+const size_t fb_results_model_ncolumns = 29;
 const size_t fb_results_legacy_ncolumns = 27;
 
 static fb_status use_dir(struct fb_results *r, const char *dir, bool force)
@@ -177,10 +178,10 @@ int fb_results_write_csv(FILE *f, const char *run_id, const struct fb_row *rows,
     for (size_t i = 0; i < n; i++) {
         const struct fb_row *w = &rows[i];
         char nodes[16], ranks[16], src[16], dst[16], batch[24], bytes[24], count[24], iters[24],
-            samples[24], stat[7][32], wrong[24], expected[32];
+            samples[24], stat[7][32], wrong[24], expected[32], cpu_wait[16];
         const double v[7] = {w->st.median, w->st.p05, w->st.p95, w->st.min,
                              w->st.max,    w->st.mean, w->st.stddev};
-        const char *fields[29];
+        const char *fields[30];
 
         fmt_ll(nodes, sizeof nodes, w->nodes);
         fmt_ll(ranks, sizeof ranks, w->ranks);
@@ -223,7 +224,12 @@ int fb_results_write_csv(FILE *f, const char *run_id, const struct fb_row *rows,
             expected[0] = '\0';
         fields[27] = expected;
         fields[28] = w->expected > 0 && isfinite(w->expected) ? w->bound : "";
-        if (fb_csv_row(f, fields, 29) != 0)
+        if (w->cpu_wait_known && isfinite(w->cpu_wait))
+            snprintf(cpu_wait, sizeof cpu_wait, "%.3f", w->cpu_wait);
+        else
+            cpu_wait[0] = '\0';
+        fields[29] = cpu_wait;
+        if (fb_csv_row(f, fields, 30) != 0)
             return -1;
     }
     return 0;

@@ -34,7 +34,15 @@ struct fb_row {
     double expected;      /* the model's figure for this row, in `unit` (docs/expected.md);
                              0 (or below) when it has nothing honest to say: the cell is empty */
     char bound[48];       /* the part that bounds `expected` ("eth 800 Mb/s fbv0"); "" */
+    double cpu_wait;      /* the largest share, over the point's ranks, of its time that a
+                             rank's thread was runnable but waiting for a CPU (0-1) */
+    bool cpu_wait_known;  /* ... measured: false leaves the cell empty (a summary's rows, a
+                             kernel that does not say, a file before the column) */
 };
+
+/* A point whose cpu_wait is above this shared its CPUs with other work: the runner warns, and
+ * compare does not judge a change of its rows (docs/methodology.md, "A busy machine"). */
+#define FB_CPU_WAIT_BUSY 0.05
 
 /* Orders rows by series: every key of a row but its size (bytes, count), so the points of one
  * series (the same benchmark, metric, case, backend, transport, ranks, nodes, pair, batch and
@@ -47,10 +55,12 @@ int fb_row_series_cmp(const struct fb_row *a, const struct fb_row *b);
 #define FB_EXPECTED_MIN_SHARE 0.8
 
 /* The CSV header, in order; results/SCHEMA.md documents each (a test checks it). The readers
- * also take the header of fabricbench before the expected-figure model, without the last two
- * columns (`expected`, `bound`): fb_results_legacy_ncolumns. */
+ * also take the headers of earlier fabricbench: without `cpu_wait`
+ * (fb_results_model_ncolumns), and before the expected-figure model, without `expected` and
+ * `bound` too (fb_results_legacy_ncolumns). */
 extern const char *const fb_results_columns[];
 extern const size_t fb_results_ncolumns;
+extern const size_t fb_results_model_ncolumns;
 extern const size_t fb_results_legacy_ncolumns;
 
 /* Called on each row fb_results_add takes, before it is kept: the expected-figure model's hook

@@ -131,6 +131,18 @@ static int read_row(struct fb_csv_reader *p, size_t line, struct fb_read_row *r)
         fb_csv_reader_fail(p, line, "column 'bound' is set where 'expected' is empty");
         return -1;
     }
+    /* cpu_wait: absent before the column; empty where unknown */
+    r->row.cpu_wait_known = false;
+    if (p->nfields > 29 && *fb_csv_reader_field(p, 29)) {
+        if (read_num(p, line, 29, &r->row.cpu_wait))
+            return -1;
+        if (!(r->row.cpu_wait >= 0 && r->row.cpu_wait <= 1)) {
+            fb_csv_reader_fail(p, line, "column 'cpu_wait': %g is not a share from 0 to 1",
+                               r->row.cpu_wait);
+            return -1;
+        }
+        r->row.cpu_wait_known = true;
+    }
     for (size_t k = 0; k < 7; k++)
         if (read_num(p, line, 19 + k, stat[k]))
             return -1;
@@ -193,11 +205,14 @@ fb_status fb_results_parse(const char *path, const char *buf, size_t len,
     got = fb_csv_reader_next(&p);
     if (got < 0)
         goto out;
-    if (p.nfields != fb_results_ncolumns && p.nfields != fb_results_legacy_ncolumns) {
+    if (p.nfields != fb_results_ncolumns && p.nfields != fb_results_model_ncolumns &&
+        p.nfields != fb_results_legacy_ncolumns) {
         fb_csv_reader_fail(&p, 1,
                            "the header has %zu columns, expected the %zu of a fabricbench "
-                           "results.csv (or the %zu of one before 'expected')",
-                           p.nfields, fb_results_ncolumns, fb_results_legacy_ncolumns);
+                           "results.csv (or the %zu of one before 'cpu_wait', or the %zu of "
+                           "one before 'expected')",
+                           p.nfields, fb_results_ncolumns, fb_results_model_ncolumns,
+                           fb_results_legacy_ncolumns);
         goto out;
     }
     ncols = p.nfields;

@@ -124,6 +124,33 @@ static fb_status flush_point(struct fb_runner *r)
     return st;
 }
 
+/* Rank 0, after a point's rows are added (from row0 on): the largest share of the point's time
+ * that one of its ranks spent waiting for a CPU, on each of them (results.csv's cpu_wait); left
+ * unknown where a rank's kernel does not say. The benchmark's count of busy points grows. */
+static void mark_cpu_wait(struct fb_runner *r, const struct fb_case *c, const double *waits,
+                          size_t row0)
+{
+    double most = 0.0;
+
+    if (!r->res)
+        return;
+    for (int k = 0; k < r->s->world.size; k++) {
+        if (!fb_runner_is_active(c, k))
+            continue;
+        if (!(waits[k] >= 0))
+            return;
+        most = waits[k] > most ? waits[k] : most;
+    }
+    for (size_t i = row0; i < r->res->nrows; i++) {
+        r->res->rows[i].cpu_wait = most;
+        r->res->rows[i].cpu_wait_known = true;
+    }
+    r->wait_points++;
+    if (most > FB_CPU_WAIT_BUSY)
+        r->busy_points++;
+    r->busiest = most > r->busiest ? most : r->busiest;
+}
+
 /* Collective: plans and measures every case of one group, gathering to rank 0. */
 static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct fb_ctx *ctx,
                            struct measured *m, double *all, long long *wrong, bool *first)
@@ -133,9 +160,13 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
     size_t ncases = 0;
     long long mine_wrong;
     int nodes = 0, *flag = NULL;
+    double *waits = NULL;
     fb_status st;
 
-    if ((st = fb_world_agree(w, b->plan(ctx, &cases, &ncases))) != FB_OK)
+    st = b->plan(ctx, &cases, &ncases);
+    if (st == FB_OK && w->rank == 0 && !(waits = malloc((size_t)w->size * sizeof *waits)))
+        st = FB_ERR_NOMEM;
+    if ((st = fb_world_agree(w, st)) != FB_OK)
         goto out;
     if (w->rank == 0 && (flag = calloc((size_t)w->size, sizeof *flag))) {
         for (int k = 0; k < ctx->ranks; k++)
@@ -168,7 +199,12 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
         if (r->point_begin)
             r->point_begin(r->progress, b->name, c, ctx->ranks);
         fb_watchdog_point(b->name, "%s %zu bytes on %d rank(s)", c->name, c->bytes, ctx->ranks);
-        if ((st = fb_runner_measure(r, b, ctx, c, m)) == FB_ERR_UNSUPPORTED) {
+        double wait0 = fb_clock_cpu_wait_ns(), t0 = fb_clock_now_s();
+        st = fb_runner_measure(r, b, ctx, c, m);
+        double wait1 = fb_clock_cpu_wait_ns(), t1 = fb_clock_now_s();
+        m->cpu_wait = wait0 >= 0 && wait1 >= wait0 && t1 > t0 ? (wait1 - wait0) / 1e9 / (t1 - t0)
+                                                                : -1.0;
+        if (st == FB_ERR_UNSUPPORTED) {
             st = FB_OK; /* waived with a reason; the others go on */
             continue;
         }
@@ -185,6 +221,7 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
                        MPI_DOUBLE, 0, w->comm);
             fb_watchdog_wait_end();
             if (w->rank == 0) {
+                /* found, not timed: a busy CPU does not change them (no cpu_wait) */
                 fb_run_record_lock(); /* a stopped run's rows are written by the stop hook */
                 if ((st = fb_runner_report_values(r, b, c, m, r->values_all)) == FB_OK)
                     st = flush_point(r);
@@ -201,6 +238,7 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
         MPI_Gather(m->samples, (int)r->opt->trials, MPI_DOUBLE, all, (int)r->opt->trials,
                    MPI_DOUBLE, 0, w->comm);
         MPI_Gather(&mine_wrong, 1, MPI_LONG_LONG, wrong, 1, MPI_LONG_LONG, 0, w->comm);
+        MPI_Gather(&m->cpu_wait, 1, MPI_DOUBLE, waits, 1, MPI_DOUBLE, 0, w->comm);
         if (m->neach)
             MPI_Gather(m->each, (int)m->neach, MPI_DOUBLE, r->each_all, (int)m->neach, MPI_DOUBLE,
                        0, w->comm);
@@ -216,6 +254,7 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
             for (int k = 0; k < w->size; k++)
                 total_wrong += fb_runner_is_active(c, k) ? wrong[k] : 0;
             bool batched = fb_runner_batched(r->opt, c);
+            size_t row0 = r->res ? r->res->nrows : 0;
             fb_run_record_lock();
             if (batched)
                 st = fb_runner_report(r, b, c, all, wrong, m->iters, m->neach);
@@ -225,6 +264,8 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
             if (st == FB_OK && b->trial_values)
                 st = fb_runner_report_trial_values(r, b, c, m, all, r->trial_all, total_wrong,
                                                    m->iters);
+            if (st == FB_OK)
+                mark_cpu_wait(r, c, waits, row0);
             if (st == FB_OK)
                 st = flush_point(r);
             fb_run_record_unlock();
@@ -243,6 +284,7 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
     }
     fb_progress_end(r->progress);
 out:
+    free(waits);
     free(flag);
     free(cases);
     return st;
@@ -280,6 +322,8 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
         if ((st = fb_world_agree(w, st)) != FB_OK)
             return st;
     }
+    r->wait_points = r->busy_points = 0;
+    r->busiest = 0.0;
     groups[0] = w->size;
     if (b->needs & FB_SCALES)
         ngroups = fb_runner_groups(r->opt, w->size, groups, FB_MAX_SIZES + 1);
@@ -337,6 +381,13 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
     }
     if (w->rank == 0)
         fb_run_record_unlock();
+    if (w->rank == 0 && r->busy_points > 0)
+        fb_warn("%s: in %d of its %d points a rank waited for a CPU more than %.0f%% of the "
+                "time (up to %.0f%%): other processes shared this run's CPUs, or it has more "
+                "busy threads than CPUs; those figures measure a shared machine (results.csv's "
+                "cpu_wait; compare does not judge their changes)",
+                b->name, r->busy_points, r->wait_points, 100.0 * FB_CPU_WAIT_BUSY,
+                100.0 * r->busiest);
     st = fb_world_agree(w, st);
     MPI_Bcast(&r->failed_points, 1, MPI_INT, 0, w->comm);
     free(m.samples);

@@ -24,6 +24,10 @@ struct fb_runner {
     bool flush_pending;     /* rank 0: rows not yet in results.csv */
     double last_flush_end_us, last_flush_cost_us;
     int points, failed_points;
+    /* rank 0, this benchmark's points: those whose ranks all said how long they waited for a
+     * CPU, those where one waited more than FB_CPU_WAIT_BUSY of the time, and the most */
+    int wait_points, busy_points;
+    double busiest;
     struct fb_progress *progress; /* rank 0: a line per point; NULL = none */
     /* rank 0, with progress: starts point c's progress line (fb_run_plan_begin, which the
      * caller sets: the plan is counted above the runner, which never calls up into it) */

@@ -34,6 +34,8 @@ struct measured {
     struct fb_value values[FB_MAX_VALUES]; /* FB_REPORTS_VALUES; trial_values' names */
     size_t nvalues;
     double *trial;   /* trial_values: [trial][FB_MAX_VALUES] */
+    double cpu_wait; /* the share of the point's wall time this rank's thread spent runnable but
+                        waiting for a CPU (fb_clock_cpu_wait_ns); negative when unknown */
 };
 
 /* Whether world rank `rank` takes part in case c (c->group set); the others sit it out but

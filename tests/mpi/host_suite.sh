@@ -18,7 +18,7 @@ csv="$run/results.csv"
 [ -f "$csv" ] || { fail "no results.csv"; finish; }
 [ ! -e "$csv.tmp" ] || fail "a temporary file was left behind"
 
-expected="run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype,redop,iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong,expected,bound"
+expected="run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype,redop,iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong,expected,bound,cpu_wait"
 [ "$(head -n 1 "$csv")" = "$expected" ] || fail "header is $(head -n 1 "$csv")"
 
 # The rank counts of the scaling curve: 1, 2, 4, ... and all ranks.
@@ -172,6 +172,13 @@ else
     grep -q "p2p waived: needs at least 2 ranks" "$work/stderr" || fail "p2p on one rank not waived with a reason"
 fi
 grep -q "vs_flat" "$work/stdout" || fail "no fusion table against the flat buffer"
+
+# cpu_wait: every timed row (two or more trials) says how long its ranks waited for a CPU, a
+# share from 0 to 1; a summary's rows (one sample) leave it empty.
+csv_awk '(v("samples") + 0 >= 2) && (v("cpu_wait") == "" || v("cpu_wait") + 0 < 0 || v("cpu_wait") + 0 > 1) {
+    print NR ": " v("bench") " " v("case") " " v("metric") " cpu_wait \"" v("cpu_wait") "\"" }' "$csv" >"$work/wait.bad"
+[ -s "$work/wait.bad" ] && fail "timed rows without a cpu_wait share: $(head -n 3 "$work/wait.bad")"
+[ "$(csv_awk 'v("cpu_wait") != "" { n++ } END { print n + 0 }' "$csv")" -gt 0 ] || fail "no row has a cpu_wait"
 
 # env.json: complete, and the fingerprint has what a regression hunt needs.
 env="$run/env.json"

@@ -45,6 +45,20 @@ int main(void)
     double r;
     bool only;
 
+    /* A busy machine: either side's wait for a CPU above FB_CPU_WAIT_BUSY (5%). */
+    {
+        struct fb_row b = row("bandwidth", 20, 0.01, 10), c = row("bandwidth", 10, 0.01, 10);
+        CHECK(!fb_compare_busy(&b, &c)); /* no wait known */
+        c.cpu_wait_known = true;
+        c.cpu_wait = 0.05;               /* not above */
+        CHECK(!fb_compare_busy(&b, &c));
+        c.cpu_wait = 0.051;
+        CHECK(fb_compare_busy(&b, &c));
+        CHECK(fb_compare_busy(&c, &b));  /* either side */
+        c.cpu_wait_known = false;        /* a value without the mark is not known */
+        CHECK(!fb_compare_busy(&b, &c));
+    }
+
     /* Directions. */
     CHECK(fb_compare_direction("bandwidth") == FB_CMP_HIGHER);
     CHECK(fb_compare_direction("busbw") == FB_CMP_HIGHER);

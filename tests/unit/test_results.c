@@ -30,11 +30,12 @@ int main(void)
     FILE *mem = open_memstream(&text, &len);
     const char *expected =
         "run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype,redop,"
-        "iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong,expected,bound\n"
+        "iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong,expected,bound,"
+        "cpu_wait\n"
         "r1,allreduce,out_of_place,host,mpi,,1,2,,,,1024,256,float32,sum,100,busbw,GB/s,3,"
-        "1.5,1.1,1.9,1,2,1.5,0.5,0,,\n"
+        "1.5,1.1,1.9,1,2,1.5,0.5,0,,,0.012\n"
         "r1,h2d,\"odd,\"\"name\",host,memcpy,cross-socket,1,1,0,1,,4096,,,,7,bandwidth,GB/s,1,2,2,2,2,2,2,2,,"
-        "12.44,PCIe Gen3 x16 (GPU 0000:3b:00.0)\n";
+        "12.44,PCIe Gen3 x16 (GPU 0000:3b:00.0),\n";
 
     memset(&row, 0, sizeof row);
     strcpy(row.bench, "allreduce");
@@ -54,8 +55,11 @@ int main(void)
     strcpy(row.unit, "GB/s");
     row.st = (struct fb_stats){3, 1.5, 1.1, 1.9, 1, 2, 1.5, 0.5};
     row.wrong = 0;
+    row.cpu_wait = 0.0123; /* written to 3 places; rows[1] has none (an empty cell) */
+    row.cpu_wait_known = true;
 
     struct fb_row rows[2] = {row, row};
+    rows[1].cpu_wait_known = false;
     strcpy(rows[1].bench, "h2d");
     strcpy(rows[1].kase, "odd,\"name");
     strcpy(rows[1].transport, "memcpy");
@@ -80,7 +84,8 @@ int main(void)
         fb_test_failures++;
     }
     free(text);
-    CHECK(fb_results_ncolumns == 29 && fb_results_legacy_ncolumns == 27);
+    CHECK(fb_results_ncolumns == 30 && fb_results_model_ncolumns == 29 &&
+          fb_results_legacy_ncolumns == 27);
 
     /* The run folder. */
     snprintf(dir, sizeof dir, "/tmp/fb-test-results-%d/a/b", (int)getpid());

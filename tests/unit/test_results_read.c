@@ -173,6 +173,34 @@ int main(void)
         expect_bad("expected_inf.csv", text, (size_t)n, "column 'expected'", NULL);
     }
 
+    /* cpu_wait (30 columns): a share from 0 to 1, or empty (unknown); a 29-column file has it
+     * unknown on every row. */
+    {
+        static const char h30[] =
+            "run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype,"
+            "redop,iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong,expected,"
+            "bound,cpu_wait\n";
+        static const char row[] = "r1,allreduce,in_place,host,mpi,,1,2,,,,1024,256,float32,sum,"
+                                  "10,time,us,10,5,4,6,4,6,5,1,0,,";
+        char text[1024];
+        int n = snprintf(text, sizeof text, "%s%s,0.470\n%s,\n", h30, row, row);
+        st = fb_results_read(write_file("cpu_wait.csv", text, (size_t)n), &r, err, sizeof err);
+        CHECK(st == FB_OK && r.nrows == 2);
+        CHECK(r.nrows == 2 && r.rows[0].row.cpu_wait_known && r.rows[0].row.cpu_wait == 0.47);
+        CHECK(r.nrows == 2 && !r.rows[1].row.cpu_wait_known);
+        fb_results_read_release(&r);
+        n = snprintf(text, sizeof text, "%s%s", HEADER, GOOD);
+        st = fb_results_read(write_file("legacy2.csv", text, (size_t)n), &r, err, sizeof err);
+        CHECK(st == FB_OK && r.nrows == 1 && !r.rows[0].row.cpu_wait_known);
+        fb_results_read_release(&r);
+        n = snprintf(text, sizeof text, "%s%s,1.5\n", h30, row);
+        expect_bad("cpu_wait_big.csv", text, (size_t)n, "column 'cpu_wait'", "from 0 to 1");
+        n = snprintf(text, sizeof text, "%s%s,-0.1\n", h30, row);
+        expect_bad("cpu_wait_neg.csv", text, (size_t)n, "column 'cpu_wait'", NULL);
+        n = snprintf(text, sizeof text, "%s%s,nan\n", h30, row);
+        expect_bad("cpu_wait_nan.csv", text, (size_t)n, "column 'cpu_wait'", NULL);
+    }
+
     /* A line break (or any control character) inside a field is refused, named and escaped:
      * no fabricbench writes one, and a message must stay one line. */
     {
