@@ -161,7 +161,17 @@ awk '/^REGRESSION/ { x = $2; sub(/%/, "", x); x = log(1 + x / 100); x = x < 0 ? 
 if command -v gnuplot >/dev/null 2>&1; then
     [ -s compare-timed-vs-drop/compare-h2d-bandwidth.png ] || fail "no bandwidth plot"
     grep -q 'compare-h2d-bandwidth.png' compare-timed-vs-drop/compare.md || fail "plot not in compare.md"
+    # the script kept beside it makes the same picture again, by hand (docs/compare.md)
+    (cd compare-timed-vs-drop && rm compare-h2d-bandwidth.png && gnuplot compare-h2d-bandwidth.gp) 2>gp.err
+    [ -s compare-timed-vs-drop/compare-h2d-bandwidth.png ] && [ ! -e compare-timed-vs-drop/compare-h2d-bandwidth.png.tmp ] ||
+        fail "gnuplot compare-h2d-bandwidth.gp did not remake the picture: $(ls compare-timed-vs-drop) $(cat gp.err)"
 fi
+# without gnuplot: one warning, the scripts kept, no picture
+PATH=/nonexistent "$bin" compare --out nogp timed drop >nogp.out 2>nogp.err
+[ "$(grep -c 'warning: compare: gnuplot not found on PATH: plots skipped' nogp.err)" = 1 ] ||
+    fail "no gnuplot: not one warning: $(cat nogp.err)"
+[ -s nogp/compare-h2d-bandwidth.gp ] && ! ls nogp/*.png >/dev/null 2>&1 ||
+    fail "no gnuplot: the scripts are not kept, or a picture was made: $(ls nogp)"
 grep -q "### Regressions ($n)" compare-timed-vs-drop/compare.md || fail "compare.md lacks '### Regressions ($n)'"
 # 2b. Points where a rank waited for a CPU more than 5% of the time (cpu_wait above
 # FB_CPU_WAIT_BUSY) are not judged (rule "busy", noise). From timed with its h2d bands made

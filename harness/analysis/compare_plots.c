@@ -56,14 +56,15 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
         return 1;
     if (!fb_gnuplot_find(gnuplot, sizeof gnuplot)) {
         *gnuplot_missing = true;
-        fb_warn("compare: gnuplot not found on PATH: plots skipped");
+        fb_warn("compare: gnuplot not found on PATH: plots skipped (their scripts are written: "
+                "run gnuplot on them later)");
     }
     for (size_t k = 0; k < c->n; k++)
         if (c->e[k].base && c->e[k].cur && c->e[k].base->row.bytes >= 0 &&
             isfinite(c->e[k].base->row.st.median) && isfinite(c->e[k].cur->row.st.median))
             pts[np++] = &c->e[k];
     qsort(pts, np, sizeof *pts, point_cmp);
-    while (i < np && !*gnuplot_missing) {
+    while (i < np) {
         /* One (bench, metric) group: [i, j). */
         size_t j = i, nseries = 0, skipped = 0;
         const struct fb_row *g = &pts[i]->base->row;
@@ -142,9 +143,13 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
             continue;
         }
         /* the output named without a folder: gnuplot writes it in a private folder of its own,
-         * moved into `out` when it ends (fb_gnuplot_run) */
-        fprintf(af.f, "set terminal pngcairo size 1100,650 noenhanced font \",10\"\nset output ");
-        fb_gp_put_string(af.f, strrchr(tmp, '/') + 1);
+         * moved into `out` when it ends (fb_gnuplot_run). compare names a temporary one
+         * (fb_out, set before the script), renamed once whole; run by hand, the script makes
+         * the picture itself. */
+        fprintf(af.f, "if (!exists(\"fb_out\")) fb_out = ");
+        fb_gp_put_string(af.f, strrchr(png, '/') + 1);
+        fprintf(af.f, "\nset terminal pngcairo size 1100,650 noenhanced font \",10\"\n"
+                      "set output fb_out");
         fprintf(af.f, "\nset title ");
         {
             char t[400];
@@ -187,7 +192,14 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
             rc = 1;
             break;
         }
-        if (fb_gnuplot_run(gnuplot, out, NULL, strrchr(gp, '/') + 1, gperr, sizeof gperr) !=
+        if (*gnuplot_missing) {
+            i = j;
+            continue;
+        }
+        char setup[200];
+        snprintf(setup, sizeof setup, "fb_out = ");
+        fb_gp_string(setup + 9, sizeof setup - 9, strrchr(tmp, '/') + 1);
+        if (fb_gnuplot_run(gnuplot, out, setup, strrchr(gp, '/') + 1, gperr, sizeof gperr) !=
                 FB_OK ||
             rename(tmp, png) != 0) {
             unlink(tmp);
