@@ -141,6 +141,12 @@ rc=$?
 grep -q "env.json:2:" "$t/env.out" || fail "malformed env.json message: $(cat "$t/env.out")"
 "$fb" accept --profile "$t/p.ini" >/dev/null 2>&1
 [ $? = 2 ] || fail "no run folder given: expected exit 2"
+# a name that is no shipped profile: the message names where it looked, and points at a
+# NAME.ini in the current folder by its path (accept.md)
+(cd "$t" && cp p.ini mysite.ini && "$fb" accept --profile mysite run) >"$t/name.out" 2>&1
+rc=$?
+[ "$rc" = 2 ] && grep -q "no profile named 'mysite' in .*share/fabricbench/profiles (profiles there: .*host-ci.*), nor a file or folder 'mysite' here; for the file here, give its path: './mysite.ini'" "$t/name.out" ||
+    fail "an unknown profile name beside NAME.ini: exit $rc: $(cat "$t/name.out")"
 # the shipped host profile accepts this run too (the README's example)
 "$fb" accept --profile "$(dirname "$0")/../profiles/host-ci.ini" "$t/run" >"$t/ci.out" 2>&1 ||
     { cat "$t/ci.out" >&2; fail "profiles/host-ci.ini does not accept a host run"; }

@@ -127,10 +127,18 @@ fb_status fb_profile_find(const char *arg, const char *exe_dir, const char *env,
         snprintf(path, cap, "%s", arg);
         return FB_OK;
     }
-    snprintf(err, errlen, "no profile named '%s' in %s%s%s (profiles there: %s)", arg,
-             *installed ? installed : "(no installed folder: the binary's is unknown)",
-             env && *env ? " or FB_PROFILE_PATH=" : "", env && *env ? env : "",
-             *names ? names : "none");
+    {
+        /* a name is looked for in those folders only; a file here is named by its path */
+        char here[200];
+        snprintf(here, sizeof here, "%.64s.ini", arg);
+        bool ini_here = stat(here, &sb) == 0 && S_ISREG(sb.st_mode);
+        snprintf(err, errlen, "no profile named '%s' in %s%s%s (profiles there: %s), nor a file "
+                 "or folder '%s' here%s%s%s", arg,
+                 *installed ? installed : "(no installed folder: the binary's is unknown)",
+                 env && *env ? " or FB_PROFILE_PATH=" : "", env && *env ? env : "",
+                 *names ? names : "none", arg, ini_here ? "; for the file here, give its path: './" : "",
+                 ini_here ? here : "", ini_here ? "'" : "");
+    }
     return FB_ERR_USAGE;
 named: /* the first folder that holds the name decides: its profile, or what is wrong there */
     if (found > 0)

@@ -16,8 +16,8 @@ sh "$top/harness/scripts/setup-debian.sh"
 sh "$top/harness/scripts/build.sh"
 bin=${FB_BUILD_DIR:-$top/build}/bench/fabricbench
 
-# What the quick run measures. GPUs: the whole default suite. Host: sized to take a minute or two
-# on two ranks (about 50 s on an idle 2-core VM): sizes up to 4 MiB and, for h2d, one past the
+# What the quick run measures. GPUs: the whole default suite. Host: cut down to a few sizes on
+# two ranks (the run prints its estimate of the time left as it goes): sizes up to 4 MiB and, for h2d, one past the
 # last-level cache (--beyond-llc: 4 MiB fits in it, a cache figure), 5 trials, three fusion
 # thresholds (1M, 4M, 25M: DenseNet-121's gradients in 27, 7 and 2 buckets, for the exchange
 # against the threshold and for `step`'s overlap), and `step` on GPU counts 1, 2 at batches 2, 4.
