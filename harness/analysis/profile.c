@@ -156,7 +156,7 @@ static char *read_line(char *str, int num, void *stream)
             name[len] = '\0';
             if (!known(sections, sizeof sections / sizeof *sections, name))
                 refuse(ps, "unknown section [%s] (known: profile, node, p2p, h2d, allreduce, "
-                       "compute, transports, infiniband, binding, noise)", name);
+                       "compute, transports, infiniband, binding, noise, expected)", name);
         }
     }
     return r;

@@ -53,8 +53,9 @@ bool fb_overlap_possible(const struct fb_coll *coll, char *why, size_t whylen)
     }
     MPI_Query_thread(&level);
     if (level < MPI_THREAD_SERIALIZED) {
-        snprintf(why, whylen, "%s all-reduces block and MPI offers thread level %d, below "
-                 "MPI_THREAD_SERIALIZED: no communication thread", coll->name, level);
+        snprintf(why, whylen, "%s all-reduces block and MPI offers %s, below "
+                 "MPI_THREAD_SERIALIZED: no communication thread", coll->name,
+                 level == MPI_THREAD_SINGLE ? "MPI_THREAD_SINGLE" : "MPI_THREAD_FUNNELED");
         return false;
     }
     snprintf(why, whylen, "%s all-reduces block: a communication thread", coll->name);
