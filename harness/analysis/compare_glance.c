@@ -43,9 +43,12 @@ static void print_rows(const struct fb_comparison *c, enum fb_cmp_verdict v, boo
         const struct fb_row *r = &e[i]->base->row;
         char size[32], who[32];
         fb_headline_cells(r, size, sizeof size, who, sizeof who);
-        fb_out("%-10s %+7.1f%%  %-18s %-16s %-8s %6s %-5s %-16s %10.4g -> %-10.4g %s\n",
-               fb_compare_verdict_str(v, machines), (e[i]->ratio - 1) * 100, r->bench, r->kase, r->dtype[0] ? r->dtype : "-", size,
-               who, r->metric, r->st.median, e[i]->cur->row.st.median, r->unit);
+        char ranks[16];
+        snprintf(ranks, sizeof ranks, "%dr", r->ranks);
+        fb_out("%-10s %+7.1f%%  %-18s %-16s %-8s %4s %6s %-5s %-16s %10.4g -> %-10.4g %s\n",
+               fb_compare_verdict_str(v, machines), (e[i]->ratio - 1) * 100, r->bench, r->kase,
+               r->dtype[0] ? r->dtype : "-", ranks, size, who, r->metric, r->st.median,
+               e[i]->cur->row.st.median, r->unit);
     }
     if (n > limit)
         fb_out("  ... and %zu more (compare.md)\n", n - limit);
