@@ -182,6 +182,61 @@ for f in sorted(os.listdir(os.path.join(top, "bench"))):
 for d in sorted(os.listdir(os.path.join(top, "harness"))):
     if os.path.isdir(os.path.join(top, "harness", d)) and d != "scripts" and f"`{d}/`" not in files:
         bad.append(f"README: the Files table does not name harness/{d}/")
+# The option tables of the docs pages, against their command's --help: every option a row names
+# is in it; a command's own page (report, soak, sweep) lists every option its --help does; and
+# each default of a command's page (numbers, `quoted` values) is in the option's own --help
+# text, as for README's run table. The run options a benchmark page describes are checked
+# against run --help (their defaults' cells explain at length: not compared).
+def help_blocks(h):
+    b, cur = {}, None
+    for line in h.splitlines():
+        m = re.match(r"^ {1,4}(--[a-z0-9][a-z0-9-]*)(.*)$", line)
+        if m:
+            cur = m.group(1)
+            b[cur] = m.group(2)
+        elif cur and line.startswith("    "):
+            b[cur] += " " + line.strip()
+        else:
+            cur = None
+    return b
+option_pages = {"report.md": "report", "soak.md": "soak", "sweep.md": "sweep",
+                "telemetry.md": "run", "benchmarks/pipeline.md": "run", "benchmarks/step.md": "run"}
+for page, cmd in option_pages.items():
+    path = os.path.join(top, "docs", page)
+    if not os.path.exists(path):
+        bad.append(f"docs/{page} is missing")
+        continue
+    b = help_blocks(help_of(cmd))
+    lines = open(path).read().splitlines()
+    header, named = None, set()
+    for line in lines:
+        if line.startswith("| option"):
+            header = cells(line)
+            continue
+        if not line.startswith("| `--"):
+            continue
+        row = cells(line)
+        names = opts(row[0])
+        named |= names
+        for o in sorted(names):
+            if o not in b:
+                bad.append(f"docs/{page}: {o} is not in fabricbench {cmd} --help")
+        # (a benchmark page's defaults explain themselves at length: options only)
+        if header and len(header) > 2 and header[1] == "default" and len(row) > 1 and \
+                not page.startswith("benchmarks/"):
+            own = " ".join(b.get(o, "") for o in names)
+            dflt = row[1]
+            for q in re.findall(r"`([^`]+)`", dflt):
+                if not q.startswith("--") and q not in own:
+                    bad.append(f"docs/{page}: {'/'.join(sorted(names))}: default '{q}' is not in its --help text")
+            plain = re.sub(r"`[^`]*`", " ", dflt)
+            for n in re.findall(r"(?<![\w.-])([0-9]+(?:\.[0-9]+)?[KMG]?)(?![\w.])", plain):
+                if not re.search(r"(?<![\w.])" + re.escape(n) + r"(?![\w.])", own):
+                    bad.append(f"docs/{page}: {'/'.join(sorted(names))}: default {n} is not in its --help text")
+    if cmd != "run":
+        for o in sorted(set(b) - named - {"--help"}):
+            bad.append(f"docs/{page}: fabricbench {cmd} --help lists {o}, the page's option table does not")
+
 # docs/README.md, the index by question: every link names a page that exists and, with #, a
 # heading of it (GitHub's anchor: lower case, spaces as '-', punctuation dropped).
 def anchors(path):
