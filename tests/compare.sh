@@ -173,8 +173,9 @@ PATH=/nonexistent "$bin" compare --out nogp timed drop >nogp.out 2>nogp.err
 [ -s nogp/compare-h2d-bandwidth.gp ] && ! ls nogp/*.png >/dev/null 2>&1 ||
     fail "no gnuplot: the scripts are not kept, or a picture was made: $(ls nogp)"
 grep -q "### Regressions ($n)" compare-timed-vs-drop/compare.md || fail "compare.md lacks '### Regressions ($n)'"
-# 2b. Points where a rank waited for a CPU more than 5% of the time (cpu_wait above
-# FB_CPU_WAIT_BUSY) are not judged (rule "busy", noise). From timed with its h2d bands made
+# 2b. Points whose two sides waited for a CPU to different degrees (cpu_wait more than
+# FB_CPU_WAIT_BUSY, 5 points, apart; or above it where the other side's is unknown) are not
+# judged (rule "busy", noise). From timed with its h2d bands made
 # points (so any change beyond the threshold is flagged), NEW halves every h2d figure and
 # memfit's batches lose a third: with h2d's cpu_wait at 0.300 in NEW (or in BASE) the halving is
 # noise under "busy"; at 0.050, or empty, it is flagged. memfit's found figures carry no
@@ -205,13 +206,24 @@ nbusy=$(csv_awk 'v("rule") == "busy" { n++ } END { print n + 0 }' busy/compare.c
 [ "$nbusy" = "$nh2d" ] || fail "the busy rule on $nbusy rows, the halving flagged $nh2d h2d rows"
 nmem2=$(csv_awk 'v("verdict") == "REGRESSION" && v("bench") == "memfit" { n++ } END { print n + 0 }' busy/compare.csv)
 [ "$nmem2" -ge 2 ] || fail "memfit's drop beside busy h2d rows: $nmem2 rows flagged"
-grep -q "^busy machine: $nh2d changes not judged (counted as noise): a rank waited for a CPU more than 5% of a point's time (up to 0% in base, 30% in new" busy.out ||
+grep -q "^busy machine: $nh2d changes not judged (counted as noise): the two sides' ranks waited for a CPU to different degrees, more than 5 points of a point's time apart (up to 0% in base, 30% in new" busy.out ||
     fail "the screen does not say the busy rows: $(grep -i busy busy.out)"
 grep -q '^- busy machine: .*: '"$nh2d"' here; the most, 0% in base and 30% in new' busy/compare.md ||
     fail "compare.md does not say the busy rows: $(grep -i busy busy/compare.md)"
 "$bin" compare --out busy30-cmp tight busy30 >busy30.out 2>&1
 n30=$(csv_awk 'v("verdict") == "REGRESSION" && v("bench") == "h2d" { n++ } END { print n + 0 }' busy30-cmp/compare.csv)
 [ "$n30" = "$nh2d" ] || fail "a halving where h2d waited 5% (not above FB_CPU_WAIT_BUSY): $n30 rows flagged, $nh2d without a wait"
+# both sides waited alike (0.300 each): a like-for-like comparison, the halving flagged; BASE at
+# 0.000 against NEW's 0.300: not judged
+mkdir tight30 tight0 && cp timed/env.json tight30/ && cp timed/env.json tight0/
+edit '(v("bench") == "h2d") { $col["cpu_wait"] = "0.300" }' tight/results.csv tight30/results.csv
+edit '(v("bench") == "h2d") { $col["cpu_wait"] = "0.000" }' tight/results.csv tight0/results.csv
+"$bin" compare --out alike tight30 busy60 >alike.out 2>&1
+nal=$(csv_awk 'v("verdict") == "REGRESSION" && v("bench") == "h2d" { n++ } END { print n + 0 }' alike/compare.csv)
+[ "$nal" = "$nh2d" ] || fail "both sides waited 30%: $nal h2d rows flagged, $nh2d without waits"
+"$bin" compare --out unalike tight0 busy60 >unalike.out 2>&1
+nun=$(csv_awk 'v("rule") == "busy" && v("verdict") == "noise" && v("bench") == "h2d" { n++ } END { print n + 0 }' unalike/compare.csv)
+[ "$nun" = "$nh2d" ] || fail "BASE waited 0%, NEW 30%: $nun rows under the busy rule, expected $nh2d"
 # the other way round (BASE waited): noise too
 "$bin" compare --out busy-rev busy60 tight >busyrev.out 2>&1
 nrev=$(csv_awk 'v("rule") == "busy" && v("verdict") == "noise" && v("bench") == "h2d" { n++ } END { print n + 0 }' busy-rev/compare.csv)

@@ -109,6 +109,9 @@ enum fb_cmp_verdict fb_compare_judge(const struct fb_row *base, const struct fb_
 
 bool fb_compare_busy(const struct fb_row *base, const struct fb_row *cur)
 {
+    if (base->cpu_wait_known && cur->cpu_wait_known)
+        return fabs(base->cpu_wait - cur->cpu_wait) > FB_CPU_WAIT_BUSY;
+    /* one side unknown (a run from before the column): the other's wait alone */
     return (base->cpu_wait_known && base->cpu_wait > FB_CPU_WAIT_BUSY) ||
            (cur->cpu_wait_known && cur->cpu_wait > FB_CPU_WAIT_BUSY);
 }

@@ -85,12 +85,15 @@ struct fb_cmp_entry {
     bool busy; /* a change beyond the noise rule on a busy machine (fb_compare_busy): noise */
 };
 
-/* Whether a joined pair was measured on a busy machine: a rank of either side waited for a CPU
- * more than FB_CPU_WAIT_BUSY of the point's time (cpu_wait; the largest over its runs when
- * pooled). A change the noise rule would flag is then noise (rule "busy"): ranks that exchange
- * messages amplify each other's waits (one waits for a CPU while the other spins for its
- * message), so no bound on the slowdown a wait explains holds (measured: twice to three times
- * what 1 / (1 - wait) allows), and the row is no evidence either way. */
+/* Whether a joined pair was measured on machines busy to different degrees: the two sides'
+ * cpu_wait (the share of a point's time a rank waited for a CPU; the largest over its runs when
+ * pooled) differ by more than FB_CPU_WAIT_BUSY, or, where one side's is unknown (a run from
+ * before the column), the other's is above it. A change the noise rule would flag is then
+ * noise (rule "busy"): ranks that exchange messages amplify each other's waits (one waits for a
+ * CPU while the other spins for its message), so no bound on the slowdown a wait explains
+ * holds (measured: two to three times what 1 / (1 - wait) allows), and the row is no evidence
+ * either way. Two runs that waited alike are compared like for like (a link shaped to a third
+ * less under the same load is still flagged). */
 bool fb_compare_busy(const struct fb_row *base, const struct fb_row *cur);
 
 struct fb_comparison {

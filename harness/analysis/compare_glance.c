@@ -134,10 +134,11 @@ void fb_compare_print_glance(const struct fb_comparison *c, bool machines, const
                "side several runs to know it (docs/compare.md)\n\n");
     }
     if (c->busy)
-        fb_out("busy machine: %zu changes not judged (counted as noise): a rank waited for a CPU "
-               "more than %.0f%% of a point's time (up to %.0f%% in %s, %.0f%% in %s: other work "
-               "on the same CPUs, or more busy threads than CPUs); measure again on a quiet node "
-               "(results.csv's cpu_wait, docs/compare.md)\n\n",
+        fb_out("busy machine: %zu changes not judged (counted as noise): the two sides' ranks "
+               "waited for a CPU to different degrees, more than %.0f points of a point's time "
+               "apart (up to %.0f%% in %s, %.0f%% in %s: other work on the same CPUs, or more "
+               "busy threads than CPUs); measure both alike, on a quiet node (results.csv's "
+               "cpu_wait, docs/compare.md)\n\n",
                c->busy, 100.0 * FB_CPU_WAIT_BUSY, 100.0 * c->busiest[0],
                machines ? "the first" : "base", 100.0 * c->busiest[1],
                machines ? "the second" : "new");

@@ -279,10 +279,10 @@ int fb_compare_write_md(const char *path, const char *out, const struct fb_cmp_s
                       "either side: threshold only. One run on each side: the noise between "
                       "runs is not known; give each side several runs to know it (see "
                       "docs/compare.md)\n");
-    fprintf(af.f, "- busy machine: a change is not judged (noise, rule `busy`) where a rank of "
-                  "either side waited for a CPU more than %.0f%% of the point's time "
-                  "(results.csv's cpu_wait): %zu here; the most, %.0f%% in %s and %.0f%% in "
-                  "%s\n",
+    fprintf(af.f, "- busy machine: a change is not judged (noise, rule `busy`) where the two "
+                  "sides' ranks waited for a CPU to different degrees, more than %.0f points of "
+                  "the point's time apart (results.csv's cpu_wait; or above it where one side's "
+                  "is unknown): %zu here; the most, %.0f%% in %s and %.0f%% in %s\n",
             100.0 * FB_CPU_WAIT_BUSY, c->busy, 100.0 * c->busiest[0],
             machines ? "the first" : "base", 100.0 * c->busiest[1],
             machines ? "the second" : "new");

@@ -385,7 +385,7 @@ fb_status fb_runner_run(struct fb_runner *r, const struct fb_bench *b)
         fb_warn("%s: in %d of its %d points a rank waited for a CPU more than %.0f%% of the "
                 "time (up to %.0f%%): other processes shared this run's CPUs, or it has more "
                 "busy threads than CPUs; those figures measure a shared machine (results.csv's "
-                "cpu_wait; compare does not judge their changes)",
+                "cpu_wait; compare does not judge a change against a run that waited otherwise)",
                 b->name, r->busy_points, r->wait_points, 100.0 * FB_CPU_WAIT_BUSY,
                 100.0 * r->busiest);
     st = fb_world_agree(w, st);

@@ -45,18 +45,26 @@ int main(void)
     double r;
     bool only;
 
-    /* A busy machine: either side's wait for a CPU above FB_CPU_WAIT_BUSY (5%). */
+    /* A busy machine: the two sides' waits for a CPU differ by more than FB_CPU_WAIT_BUSY (5
+     * points); where one side's is unknown, the other's above it. */
     {
         struct fb_row b = row("bandwidth", 20, 0.01, 10), c = row("bandwidth", 10, 0.01, 10);
-        CHECK(!fb_compare_busy(&b, &c)); /* no wait known */
+        CHECK(!fb_compare_busy(&b, &c)); /* neither known */
         c.cpu_wait_known = true;
-        c.cpu_wait = 0.05;               /* not above */
+        c.cpu_wait = 0.05;               /* base unknown: not above */
         CHECK(!fb_compare_busy(&b, &c));
         c.cpu_wait = 0.051;
         CHECK(fb_compare_busy(&b, &c));
         CHECK(fb_compare_busy(&c, &b));  /* either side */
+        b.cpu_wait_known = true;         /* both known: their difference decides */
+        b.cpu_wait = 0.0;
+        CHECK(fb_compare_busy(&b, &c));  /* 0.051 apart */
+        b.cpu_wait = 0.45, c.cpu_wait = 0.50;
+        CHECK(!fb_compare_busy(&b, &c)); /* as busy as each other: a like-for-like comparison */
+        c.cpu_wait = 0.51;
+        CHECK(fb_compare_busy(&b, &c));
         c.cpu_wait_known = false;        /* a value without the mark is not known */
-        CHECK(!fb_compare_busy(&b, &c));
+        CHECK(fb_compare_busy(&b, &c));  /* base's 0.45 alone */
     }
 
     /* Directions. */
