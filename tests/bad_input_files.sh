@@ -29,7 +29,7 @@ mkrun num; sed -i '2s/,GB\/s,\([0-9]*\),[^,]*,/,GB\/s,\1,0x10,/; 2s/,us,\([0-9]*
 mkrun empty; : >empty/results.csv
 expect_bad "cell/results.csv:3: column 'nodes': 'x' is not an integer" compare good cell
 expect_bad "header/results.csv:1: header column 20 is 'medain', expected 'median'" compare header good
-expect_bad "fields/results.csv:2: 28 fields, expected 29" compare good fields
+expect_bad "fields/results.csv:2: 29 fields, expected 30" compare good fields
 expect_bad "quote/results.csv:$((nrows + 1)): quoted field not closed" compare good quote
 expect_bad "nul/results.csv:$((nrows + 1)): NUL byte" compare good nul
 expect_bad "range/results.csv:2: column 'ranks': -4 is out of range" compare good range
@@ -42,7 +42,7 @@ done
 profile=$src/profiles/host-ci.ini
 expect_bad "cell/results.csv:3: column 'nodes': 'x' is not an integer" accept --profile "$profile" cell
 expect_bad "quote/results.csv:$((nrows + 1)): quoted field not closed" accept --profile "$profile" quote
-expect_bad "fields/results.csv:2: 28 fields" accept --profile "$profile" fields
+expect_bad "fields/results.csv:2: 29 fields" accept --profile "$profile" fields
 
 # ---- profiles and the run folder's other files, given to accept ----
 printf '[node]\ngpus = 1\n[h2d]\nmin_pinned_gbps = 3\n' >key.ini
