@@ -265,8 +265,10 @@ def c_strings(path):
     out = []
     for m in re.finditer(r'"(?:[^"\\\n]|\\.)*"(?:\s*"(?:[^"\\\n]|\\.)*")*', open(path).read()):
         joined = "".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', m.group(0)))
+        # %% first: "%% of" is a percent sign and a word, not the conversion "% o"
+        joined = joined.replace("%%", "\x01")
         joined = re.sub(r"%[-+ #0]*[0-9*]*(?:\.[0-9*]+)?(?:z|l|ll|h)?[a-zA-Z]", gap, joined)
-        out.append(joined.replace("%%", "%"))
+        out.append(joined.replace("\x01", "%"))
     return out
 # docs/doctor.md quotes each check's fix: every quoted fix is a string doctor.c prints (a
 # conversion stands for one word of the quote).
