@@ -186,8 +186,9 @@ void fb_cli_run_usage(void)
            "256M, 1G). Bandwidths are decimal: GB/s = 1e9 bytes/s.\n"
            "\n"
            "exit: 0 every benchmark ran, 1 a benchmark failed (the rank and host named), 2 bad\n"
-           "input (one line; nothing written), 3 a phase timed out, 4 interrupted (SIGINT,\n"
-           "SIGTERM: the finished points are kept).\n");
+           "input (one line; nothing written; nothing to measure is found once the benchmarks\n"
+           "plan, after the folder is made: env.json marked failed), 3 a phase timed out, 4\n"
+           "interrupted (SIGINT, SIGTERM: the finished points are kept).\n");
 }
 
 void fb_cli_option_error(int c, char **argv, char *err, size_t errlen)
