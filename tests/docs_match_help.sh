@@ -126,17 +126,21 @@ for row in rows:
                        "does not")
 
 # run's options table: the rows after "`run` options"
+# each option's help text: its line and the more-indented lines under it
+def help_blocks(h):
+    b, cur = {}, None
+    for line in h.splitlines():
+        m = re.match(r"^ {1,4}(--[a-z0-9][a-z0-9-]*)(.*)$", line)
+        if m:
+            cur = m.group(1)
+            b[cur] = m.group(2)
+        elif cur and line.startswith("    "):
+            b[cur] += " " + line.strip()
+        else:
+            cur = None
+    return b
 run_help = help_of("run")
-blocks, cur = {}, None
-for line in run_help.splitlines():
-    m = re.match(r"^ {1,4}(--[a-z0-9][a-z0-9-]*)(.*)$", line)
-    if m:
-        cur = m.group(1)
-        blocks[cur] = m.group(2)
-    elif cur and line.startswith("    "):
-        blocks[cur] += " " + line.strip()
-    else:
-        cur = None
+blocks = help_blocks(run_help)
 m = re.search(r"^`run` options.*?\n\n(.*?)(?:\n\n|\Z)", text, re.M | re.S)
 table = m.group(1) if m else ""
 seen = set()
@@ -187,18 +191,6 @@ for d in sorted(os.listdir(os.path.join(top, "harness"))):
 # each default of a command's page (numbers, `quoted` values) is in the option's own --help
 # text, as for README's run table. The run options a benchmark page describes are checked
 # against run --help (their defaults' cells explain at length: not compared).
-def help_blocks(h):
-    b, cur = {}, None
-    for line in h.splitlines():
-        m = re.match(r"^ {1,4}(--[a-z0-9][a-z0-9-]*)(.*)$", line)
-        if m:
-            cur = m.group(1)
-            b[cur] = m.group(2)
-        elif cur and line.startswith("    "):
-            b[cur] += " " + line.strip()
-        else:
-            cur = None
-    return b
 option_pages = {"report.md": "report", "soak.md": "soak", "sweep.md": "sweep",
                 "telemetry.md": "run", "benchmarks/pipeline.md": "run", "benchmarks/step.md": "run"}
 for page, cmd in option_pages.items():
