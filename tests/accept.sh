@@ -141,6 +141,32 @@ rc=$?
 grep -q "env.json:2:" "$t/env.out" || fail "malformed env.json message: $(cat "$t/env.out")"
 "$fb" accept --profile "$t/p.ini" >/dev/null 2>&1
 [ $? = 2 ] || fail "no run folder given: expected exit 2"
+# [noise] max_cpu_wait_pct: the largest cpu_wait of every timed row, at most the limit. The run's
+# rows with their waits set by hand (one at 0.300, the rest at 0.020): PASS at 50 %, FAIL at 10 %
+# naming that row; a run without the column is a SKIP that says so.
+cp -r "$t/run" "$t/waited"
+csv_awk 'BEGIN { OFS = "," } NR == 2 { $(col["cpu_wait"]) = "0.300"; print; next }
+    { if (v("cpu_wait") != "") $(col["cpu_wait"]) = "0.020"; print }' "$t/run/results.csv" >"$t/waited/body"
+{ head -n 1 "$t/run/results.csv"; cat "$t/waited/body"; } >"$t/waited/results.csv" && rm "$t/waited/body"
+for lim in 50 10; do
+    printf '[profile]\nname = quiet\n[noise]\nmax_cpu_wait_pct = %s\n' $lim >"$t/q$lim.ini"
+    "$fb" accept --profile "$t/q$lim.ini" "$t/waited" >"$t/q$lim.out" 2>&1
+    echo "rc=$?" >>"$t/q$lim.out"
+done
+grep -q "^cpu_wait *PASS *30 % *<= 50 %" "$t/q50.out" && grep -q "^rc=0" "$t/q50.out" ||
+    fail "cpu_wait under 50 %: $(cat "$t/q50.out")"
+grep -q "^cpu_wait *FAIL *30 % *<= 10 %.*results.csv:2 (a rank of " "$t/q10.out" &&
+    grep -q "a rank waited for a CPU 30 % of a point's time > 10 %: other work shared the node's CPUs" "$t/q10.out" &&
+    grep -q "^rc=1" "$t/q10.out" || fail "cpu_wait over 10 %: $(cat "$t/q10.out")"
+cut -d, -f1-29 "$t/run/results.csv" >"$t/waited/results.csv"
+"$fb" accept --profile "$t/q10.ini" "$t/waited" >"$t/qold.out" 2>&1
+grep -q "^cpu_wait *SKIP" "$t/qold.out" && grep -q "results.csv has no cpu_wait" "$t/qold.out" ||
+    fail "cpu_wait on a run without the column: $(cat "$t/qold.out")"
+printf '[profile]\nname = q\n[noise]\nmax_cpu_wait_pct = 101\n' >"$t/q101.ini"
+"$fb" accept --profile "$t/q101.ini" "$t/run" >"$t/q101.out" 2>&1
+[ $? = 2 ] && grep -q "q101.ini:4: .*max_cpu_wait_pct = '101': a percentage of a point's time, 0 to 100" "$t/q101.out" ||
+    fail "max_cpu_wait_pct = 101: $(cat "$t/q101.out")"
+
 # a name that is no shipped profile: the message names where it looked, and points at a
 # NAME.ini in the current folder by its path (accept.md)
 (cd "$t" && cp p.ini mysite.ini && "$fb" accept --profile mysite run) >"$t/name.out" 2>&1

@@ -108,6 +108,7 @@ fb_status fb_accept_run(const struct fb_profile *p, const char *run_dir, struct 
     fb_accept_check_infiniband(&c);
     fb_accept_check_binding(&c);
     fb_accept_check_spread(&c);
+    fb_accept_check_cpu_wait(&c);
     if (c.nomem) {
         snprintf(err, errlen, "out of memory");
         st = FB_ERR_NOMEM;

@@ -58,6 +58,7 @@ void fb_accept_check_compute(struct ctx *c);
 void fb_accept_check_expected(struct ctx *c);
 /* The spread between trials of every row the checks above judged: call it after them. */
 void fb_accept_check_spread(struct ctx *c);
+void fb_accept_check_cpu_wait(struct ctx *c);
 
 /* accept_env.c: env.json's string field `key` of o ("" when absent or not a string), and its
  * number field (dflt when absent or not a number). */

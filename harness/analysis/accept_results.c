@@ -215,6 +215,46 @@ void fb_accept_check_spread(struct ctx *c)
     }
 }
 
+/* Whether the node was quiet while the run measured: the largest cpu_wait of any timed point
+ * (the share of its time a rank waited for a CPU), every row, not only the judged ones: another
+ * job on the node shares its CPUs with all of them. */
+void fb_accept_check_cpu_wait(struct ctx *c)
+{
+    struct fb_accept_check *k;
+    const struct fb_read_row *worst = NULL;
+    size_t known = 0;
+
+    if (c->p->max_cpu_wait_pct < 0 || !(k = fb_accept_add(c, "cpu_wait")))
+        return;
+    SET(k->expected, "<= %.4g %%", c->p->max_cpu_wait_pct);
+    for (size_t i = 0; i < c->csv.nrows; i++) {
+        const struct fb_read_row *r = &c->csv.rows[i];
+        if (!r->row.cpu_wait_known)
+            continue;
+        known++;
+        if (!worst || r->row.cpu_wait > worst->row.cpu_wait)
+            worst = r;
+    }
+    if (!worst) {
+        SET(k->why, "results.csv has no cpu_wait (a run from before the column, or a kernel that "
+                    "does not report it)");
+        return;
+    }
+    double pct = worst->row.cpu_wait * 100;
+    SET(k->measured, "%.3g %%", pct);
+    k->margin_pct = pct > 0 ? (c->p->max_cpu_wait_pct / pct - 1) * 100 : NAN;
+    SET(k->from, "results.csv:%zu (a rank of %s %s waited for a CPU that share of the point's "
+        "time; the most of %zu timed rows)", worst->line, worst->row.bench, worst->row.kase, known);
+    if (pct <= c->p->max_cpu_wait_pct) {
+        k->verdict = FB_PASS;
+    } else {
+        k->verdict = FB_FAIL;
+        SET(k->why, "a rank waited for a CPU %.3g %% of a point's time > %.4g %%: other work shared "
+            "the node's CPUs, or it ran more busy threads than CPUs; accept it on a quiet node",
+            pct, c->p->max_cpu_wait_pct);
+    }
+}
+
 /* Rows of one series (fb_row_series_cmp) sort together, the most bytes first (qsort over
  * indexes into the rows). */
 static const struct fb_read_row *series_rows;

@@ -382,6 +382,15 @@ static bool handle(struct parse *ps, const char *section, const char *name, cons
         return yes_no(ps, name, value, &p->binding_required);
     if (KEY("noise", "max_spread_pct"))
         return real(ps, name, value, &p->max_spread_pct);
+    if (KEY("noise", "max_cpu_wait_pct")) {
+        if (!real(ps, name, value, &p->max_cpu_wait_pct))
+            return false;
+        if (p->max_cpu_wait_pct > 100) {
+            refuse(ps, "%s = '%s': a percentage of a point's time, 0 to 100", name, value);
+            return false;
+        }
+        return true;
+    }
     if (KEY("expected", "min_share")) {
         if (!real(ps, name, value, &p->expected_min_share))
             return false;
@@ -464,6 +473,7 @@ void fb_profile_init(struct fb_profile *p)
     p->ib_ports = -1;
     p->ib_rate_gbps = -1;
     p->max_spread_pct = -1;
+    p->max_cpu_wait_pct = -1;
     p->min_samples = 3;
     p->expected_min_share = FB_EXPECTED_MIN_SHARE;
 }

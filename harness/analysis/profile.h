@@ -65,6 +65,8 @@ struct fb_profile {
 
     double max_spread_pct;    /* [noise] max_spread_pct: (p95 - p05) / median * 100 */
     int min_samples;          /* [noise] min_samples: trials a median needs (default 3) */
+    double max_cpu_wait_pct;  /* [noise] max_cpu_wait_pct: the most of a point's time a rank
+                                 may wait for a CPU (results.csv's cpu_wait x 100); -1: none */
     double expected_min_share; /* [expected] min_share: the share of its own expected figure
                                   (results.csv's `expected`) each series must reach at its
                                   largest size; default 0.8, 0 = not judged */
