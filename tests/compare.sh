@@ -60,6 +60,13 @@ done
 # Trailing slashes name the same folder: compare-base-vs-new, not compare--vs-.
 "$bin" compare base/ new/ >/dev/null 2>&1
 [ -d compare-base-vs-new ] && [ ! -e compare--vs- ] || fail "trailing slashes changed the default folder"
+# Runs of one name on both sides take their parent's name too (a/r1 vs b/r1 would both be r1);
+# a folder of runs is named as given, so the two comparisons do not share a folder.
+mkdir -p na/r1 nb/r1 && cp base/results.csv base/env.json na/r1/ && cp new/results.csv new/env.json nb/r1/
+"$bin" compare na/r1 nb/r1 >/dev/null 2>&1
+"$bin" compare na nb >/dev/null 2>&1
+[ -d compare-na_r1-vs-nb_r1 ] && [ -d compare-na-vs-nb ] && [ ! -e compare-r1-vs-r1 ] ||
+    fail "default folders of same-named runs and of folders of runs: $(ls -d compare-*)"
 
 # 1b. The same for timed figures, the way compare asks for them: six runs of the CPU side of the
 # ImageNet-like pipeline on one thread (decode, augmentation, copies, a consumer's stall; 10

@@ -46,17 +46,30 @@ static void usage(void)
            "2 bad usage or input (a missing run, a malformed results.csv)\n");
 }
 
-/* compare-<BASE>-vs-<NEW>, from the two run folders' last components (a run's own id when it
- * was made with the default name): bytes outside [A-Za-z0-9._-] as '_', so that no text becomes
- * a path (no '/', no "..": one component starting with "compare-"). */
-static void last_component(const char *path, const char **at, int *n)
+/* compare-<BASE>-vs-<NEW>, from the last component of each side's folder (a run folder, or the
+ * folder of runs given; a run's own id when it was made with the default name), the last two
+ * where those are the same (`a/r1` and `b/r1`: a_r1 and b_r1): bytes outside [A-Za-z0-9._-]
+ * as '_', so that no text becomes a path (no '/', no "..": one component starting with
+ * "compare-"). */
+static void last_components(const char *path, int count, const char **at, int *n)
 {
     size_t end = strlen(path);
     while (end > 1 && path[end - 1] == '/')
         end--;
     size_t start = end;
-    while (start > 0 && path[start - 1] != '/')
-        start--;
+    for (int k = 0; k < count; k++) {
+        if (k)
+            while (start > 1 && path[start - 1] == '/')
+                start--;
+        while (start > 0 && path[start - 1] != '/')
+            start--;
+        if (start == 0)
+            break;
+        if (k + 1 < count)
+            start--; /* onto the '/' before it, to take the component before */
+    }
+    while (start < end && path[start] == '/')
+        start++;
     *at = path + start;
     *n = (int)(end - start < 60 ? end - start : 60);
 }
@@ -65,8 +78,12 @@ static void safe_folder_name(char *dst, size_t len, const char *bdir, const char
 {
     const char *b, *n;
     int bn, nn;
-    last_component(bdir, &b, &bn);
-    last_component(ndir, &n, &nn);
+    last_components(bdir, 1, &b, &bn);
+    last_components(ndir, 1, &n, &nn);
+    if (bn == nn && memcmp(b, n, (size_t)bn) == 0) {
+        last_components(bdir, 2, &b, &bn);
+        last_components(ndir, 2, &n, &nn);
+    }
     int w = snprintf(dst, len, "compare-%.*s-vs-%.*s", bn, b, nn, n);
 
     for (char *c = dst + 8; w > 0 && *c; c++)
@@ -129,6 +146,7 @@ static int side_open(struct fb_cmp_side *s, const char *arg)
 struct side {
     struct fb_cmp_side *run;
     size_t n;
+    const char *folder; /* the side's first argument where it is a folder of runs; else NULL */
     struct fb_read_results pooled;
     char label[640];
 };
@@ -178,6 +196,8 @@ static int side_add(struct side *sd, const char *arg)
         fb_error("compare: '%s' holds no results.csv and no run folder with one", arg);
         rc = 2;
     }
+    if (rc == 0 && sd->n == 0)
+        sd->folder = arg;
     for (long i = 0; i < k && rc == 0; i++)
         rc = side_add_one(sd, list[i]);
     free(list);
@@ -339,10 +359,11 @@ int fb_cmd_compare(int argc, char **argv)
         }
         snprintf(out, sizeof out, "%s", out_arg);
     } else {
-        /* named after both sides' first run folders: made one safe folder name in the current
-         * folder, which must not be a link */
+        /* named after both sides' folders (safe_folder_name): one safe folder name in the
+         * current folder, which must not be a link */
         char name[160];
-        safe_folder_name(name, sizeof name, b.run[0].dir, n.run[0].dir);
+        safe_folder_name(name, sizeof name, b.folder ? b.folder : b.run[0].dir,
+                         n.folder ? n.folder : n.run[0].dir);
         if (fb_run_folder_below(".", name, why2, sizeof why2) != FB_OK) {
             fb_error("compare: default output folder %s (give --out)", why2);
             goto out;
