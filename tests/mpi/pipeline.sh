@@ -4,8 +4,13 @@
 # for all ranks, images/s where images are counted, the bytes of a batch, verified batches
 # (wrong = 0), stall fractions in [0, 1], and the summary's ratio rows present and plausible;
 # a consumer slower than the workers never waits.
+#   pipeline.sh FABRICBENCH [content|prefetch]   (default both)
+# CTest runs the two parts as two tests: `content` (the two data sets' rows, no figure judged
+# closer than 5x) beside other tests, `prefetch` (a stall fraction judged against 0.06) with
+# at most 4 eighths of a CPU beside it (tests/CMakeLists.txt).
 . "$(dirname "$0")/../lib.sh"
-bin=$1
+bin=$1 part=${2:-all}
+case $part in all | content | prefetch) ;; *) echo "pipeline.sh: part is content or prefetch, not '$part'" >&2; exit 2 ;; esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -64,8 +69,11 @@ check_run() { # name dataset bytes_per_batch extra options...
     grep -q "images/s per thread vs decode" "$work/$name.stdout" || fail "$name: no summary table"
 }
 
-check_run png chestxray 301056
-check_run jpeg imagenet 1204224 --wire float --host-memory pageable
+if [ "$part" != prefetch ]; then
+    check_run png chestxray 301056
+    check_run jpeg imagenet 1204224 --wire float --host-memory pageable
+fi
+[ "$part" != content ] || finish
 
 # Prefetch: a consumer far slower than the workers must find every batch ready. One worker
 # builds a batch of 2 PNGs in 15-40 ms; a consumer at 20 images/s computes 100 ms on each. With
