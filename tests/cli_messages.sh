@@ -75,6 +75,11 @@ expect_bad "compare: new side: 'good2' and 'good2/results.csv' are one run" comp
 expect_bad "doctor: bad value for --json: empty path" doctor --json ''
 expect_bad "doctor: cannot use --json 'profiles.d': it exists and is a folder" doctor --json profiles.d
 expect_bad "doctor: bad value for --json: folder 'nosuch' does not exist" doctor --json nosuch/fp.json
+# ---- accept's --junit: a folder that is not there is bad input before the verdicts, not an
+# error after them (new-user pass, issue 32: the table printed, then exit 2) ----
+expect_bad "accept: bad value for --junit: folder 'nosuch' does not exist" accept --junit nosuch/j.xml good
+expect_bad "accept: bad value for --junit: folder 'good/results.csv' is not a folder" accept --junit good/results.csv/j.xml good
+[ ! -e nosuch ] || fail "a refused accept --junit made its folder"
 
 # ---- the run's last line names the results.csv it wrote, and none when it wrote none ----
 # (issue 32: a run stopped before its first point named a "results.csv (0 rows)" that was not there)

@@ -3,14 +3,12 @@
  * WARN, FAIL with a fix), optionally writing the fingerprint JSON. Runs between MPI_Init and
  * MPI_Finalize, which main owns. */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <getopt.h>
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cJSON.h>
@@ -135,27 +133,10 @@ static bool parse(int argc, char **argv, const char **backend, const char **coll
  * writes the file, so rank 0 looks (the others may not see its file system). */
 static bool json_path_ok(const char *path, char *err, size_t errlen)
 {
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
     char why[512];
-    struct stat sb;
 
     if (fb_run_folder_output("--json", path, false, why, sizeof why) != FB_OK) {
         snprintf(err, errlen, "%.255s", why);
-        return false;
-    }
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else
-        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        snprintf(err, errlen, "bad value for --json: folder '%.180s' %s", dir,
-                 stat(dir, &sb) != 0 ? "does not exist" : "is not a folder");
-        return false;
-    }
-    if (access(dir, W_OK) != 0) {
-        snprintf(err, errlen, "bad value for --json: cannot write in folder '%.160s': %s", dir,
-                 strerror(errno));
         return false;
     }
     return true;

@@ -185,6 +185,27 @@ fb_status fb_run_folder_output(const char *opt, const char *path, bool dir, char
     }
     memcpy(name, path, len);
     name[len] = '\0';
+    /* A file is written beside itself (NAME.tmp, then renamed): its folder must be there and
+     * writable now, not found missing once the work is done and its verdicts printed. */
+    if (!dir) {
+        const char *slash = strrchr(name, '/');
+        char parent[4096];
+
+        snprintf(parent, sizeof parent, "%.*s", slash ? (slash == name ? 1 : (int)(slash - name)) : 1,
+                 slash ? name : ".");
+        bool there = stat(parent, &sb) == 0;
+
+        if (!there || !S_ISDIR(sb.st_mode)) {
+            snprintf(err, errlen, "bad value for %s: folder '%.180s' %s", opt, parent,
+                     there ? "is not a folder" : "does not exist");
+            return FB_ERR_USAGE;
+        }
+        if (access(parent, W_OK | X_OK) != 0) {
+            snprintf(err, errlen, "bad value for %s: cannot write in folder '%.160s': %s", opt,
+                     parent, strerror(errno));
+            return FB_ERR_USAGE;
+        }
+    }
     if (lstat(name, &sb) != 0)
         return FB_OK; /* new */
     if (S_ISLNK(sb.st_mode)) {

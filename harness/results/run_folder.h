@@ -31,7 +31,8 @@ fb_status fb_run_folder_below(const char *top, const char *rel, char *err, size_
  * written: not empty, not itself a symbolic link (err names its target, as for run's --out),
  * and, when it exists, a folder (dir) or a regular file (!dir: never a device, FIFO or socket,
  * which the rename over it would replace), and never a file of a run's record (results.csv,
- * env.json, fabricbench.log, nccl-rank<N>.log in a folder holding a run). Every option that
+ * env.json, fabricbench.log, nccl-rank<N>.log in a folder holding a run); a file's folder must
+ * exist and be writable (it is written there as NAME.tmp, then renamed). Every option that
  * names an output goes through it. FB_ERR_USAGE with one line in err otherwise. */
 fb_status fb_run_folder_output(const char *opt, const char *path, bool dir, char *err,
                                size_t errlen);
