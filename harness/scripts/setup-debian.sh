@@ -3,16 +3,24 @@
 # The CUDA toolkit and NCCL are not Debian packages: when nvcc is on PATH (or CUDACXX is set)
 # the build finds them, otherwise it builds the host backend alone.
 set -eu
-# For the tests only: clang and libclang-rt-14-dev (libFuzzer) for the fuzz tests, iproute2 (ip,
-# tc) for the two-host cluster tests, slurm-wlm and munge for the Slurm test (its own daemons, started
-# and stopped by tests/cluster/slurm_lib.sh), prometheus for its promtool and
-# python3-prometheus-client for its OpenMetrics parser (locate's metrics file is checked with
-# both), valgrind for the leak test (the sanitizers' runtimes come
-# with gcc); help2man writes the installed man page.
+# usage: setup-debian.sh [--tests]
+# What building and running fabricbench takes (quickstart.sh, the README's first command);
+# help2man writes the installed man page.
 packages="build-essential cmake ninja-build pkg-config binutils openmpi-bin libopenmpi-dev libhwloc-dev
 libibverbs-dev libcjson-dev libinih-dev gnuplot-nox libpng-dev libjpeg62-turbo-dev libopenblas-dev
-clang libclang-rt-14-dev iproute2 valgrind help2man slurm-wlm munge prometheus
-python3-prometheus-client"
+help2man"
+# --tests (test.sh, the README's second command) adds what only the tests use: clang and
+# libclang-rt-14-dev (libFuzzer) for the fuzz tests, iproute2 (ip, tc) for the two-host cluster
+# tests, slurm-wlm and munge for the Slurm tests (their own daemons, started and stopped by
+# tests/cluster/slurm_lib.sh), prometheus for its promtool and python3-prometheus-client for its
+# OpenMetrics parser (locate's metrics file is checked with both), valgrind for the leak test
+# (the sanitizers' runtimes come with gcc).
+case "${1:-}" in
+--tests) packages="$packages clang libclang-rt-14-dev iproute2 valgrind slurm-wlm munge prometheus
+python3-prometheus-client" ;;
+"") ;;
+*) echo "usage: setup-debian.sh [--tests]" >&2; exit 2 ;;
+esac
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

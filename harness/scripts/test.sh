@@ -1,6 +1,7 @@
 #!/bin/sh
-# The README's second command: installs what is missing, builds, and runs every test (CTest) in
-# one parallel schedule, the sanitizer build's suite included (docs/testing.md). .ci/run calls this.
+# The README's second command: installs what is missing (setup-debian.sh --tests: the test tools
+# too), builds, and runs every test (CTest) in one parallel schedule, the sanitizer build's suite
+# included (docs/testing.md). .ci/run calls this.
 #   sh harness/scripts/test.sh            everything (12-13 minutes on 2 cores, builds included)
 #   sh harness/scripts/test.sh quick      the inner loop: ctest -L quick
 #   sh harness/scripts/test.sh ARGS...    ARGS go to ctest (e.g. -L unit, -R cluster_)
@@ -17,7 +18,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${FB_BUILD_DIR:-$top/build}
 asan=${FB_ASAN_BUILD_DIR:-$top/build-asan}
 [ "${1:-}" = quick ] && { shift; set -- -L quick "$@"; }
-sh "$top/harness/scripts/setup-debian.sh"
+sh "$top/harness/scripts/setup-debian.sh" --tests
 tree=
 if [ "${FB_SANITIZE_TESTS:-1}" != 0 ]; then
     tree=$asan
