@@ -103,8 +103,11 @@ for c in pinned_h2d pinned_d2h; do
         "$tmp/trend-step/trend.csv")
     [ "$steps" = 5 ] || fail "$c: steps at run(s) '$(echo $steps)', expected at run 5 only"
 done
-grep -q "at run 5 (run5); changed: environment.NCCL_PROTO: (absent) -> Simple" "$tmp/step.out" ||
-    fail "the step is not labelled with the NCCL_PROTO change"
+# the step names its run by the folder given (step/run5), not by the run id alone (issue 32)
+grep -q "at run 5 (step/run5); changed: environment.NCCL_PROTO: (absent) -> Simple" "$tmp/step.out" ||
+    fail "the step is not labelled with its folder and the NCCL_PROTO change"
+grep -q "latest run step/run8: DEGRADED" "$tmp/step.out" || fail "the verdict does not name the latest run's folder"
+grep -q '^| 5 | `step/run5` | `' "$tmp/trend-step/trend.md" || fail "trend.md's run table lacks the folders"
 grep -q "OMPI_FILE_LOCATION\|orte_local_daemon_uri" "$tmp/step.out" &&
     fail "a volatile fingerprint entry labels a step"
 grep -q "DEGRADED" "$tmp/step.out" || fail "the verdict does not say DEGRADED"

@@ -170,11 +170,13 @@ int fb_trend_write(const char *out, const struct fb_trend_run *runs, size_t nrun
            threshold * 100, runs[0].time_from);
     fprintf(af.f, "# Trend over %zu runs\n\nRuns in order (time from %s); threshold %.3g%%; a "
                   "step needs %d runs on each side and a change beyond %.0fx the runs' pooled "
-                  "spread (docs/trend.md).\n\n| run | id | started |\n|---|---|---|\n",
+                  "spread (docs/trend.md).\n\n| run | folder | id | started |\n|---|---|---|---|\n",
             nruns, runs[0].time_from, threshold * 100, FB_TREND_MIN_SEGMENT,
             FB_TREND_SPREAD_FACTOR);
     for (size_t r = 0; r < nruns; r++) {
         fprintf(af.f, "| %zu | ", r + 1);
+        fb_md_put_code(af.f, runs[r].dir, true);
+        fputs(" | ", af.f);
         fb_md_put_code(af.f, runs[r].id, true);
         fprintf(af.f, " | %s |\n", runs[r].started[0] ? runs[r].started : "-");
     }
@@ -191,9 +193,9 @@ int fb_trend_write(const char *out, const struct fb_trend_run *runs, size_t nrun
             nsteps++;
             fb_out("STEP %s: %.4g -> %.4g (x%.3f, %s) at run %zu (%s); changed: %s\n", name,
                    t->before, t->after, t->ratio, t->worse ? "worse" : "better or neutral",
-                   t->at + 1, runs[t->at].id, label);
+                   t->at + 1, runs[t->at].dir, label);
             fprintf(af.f, "- step at run %zu (", t->at + 1);
-            fb_md_put_code(af.f, runs[t->at].id, false);
+            fb_md_put_code(af.f, runs[t->at].dir, false);
             fprintf(af.f, "): %.4g -> %.4g ", t->before, t->after);
             fb_md_put_text(af.f, s[k].key.unit);
             fprintf(af.f, " (x%.3f, %s; the noise to beat was %.3g). Changed: ", t->ratio,
@@ -218,11 +220,11 @@ int fb_trend_write(const char *out, const struct fb_trend_run *runs, size_t nrun
         }
     }
     fprintf(af.f, "\n**Verdict**: %zu step(s); the latest run (", nsteps);
-    fb_md_put_code(af.f, runs[nruns - 1].id, false);
+    fb_md_put_code(af.f, runs[nruns - 1].dir, false);
     fprintf(af.f, ") sits past a worse step in %zu series.\n", degraded);
     if (fb_atomic_commit(&af) != FB_OK || write_csv(out, runs, nruns, s, ns))
         return 1;
-    fb_out("trend: %zu step(s); latest run %s: %s\n", nsteps, runs[nruns - 1].id,
+    fb_out("trend: %zu step(s); latest run %s: %s\n", nsteps, runs[nruns - 1].dir,
            degraded ? "DEGRADED (past a worse step)" : "no worse step");
     fb_out("trend: %s/trend.md, %s/trend.csv\n", out, out);
     return 0;
