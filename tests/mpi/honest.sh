@@ -13,7 +13,11 @@
 # a first set where both were within 7%. A run's 16 MiB send/recv median moves from one launch to
 # the next, on both sides alike (2.2 to 4.2 ms in 6 launches of each, alone): with 3 sets,
 # fabricbench's three launches once all read 3.2-3.7 ms against the reference's best of 2.4 (CI
-# and here, alone). A cost in fabricbench's path is in every set.
+# and here, alone). A cost in fabricbench's path is in every set. After 5 sets, a figure whose
+# best is still out is judged on the median of each side's 5 sets: one lucky set moves a best
+# (CI, 2026-12-06: fabricbench's copy 10.9-18.5 GB/s over its sets against the loop's 11.2-12.5,
+# best ratio 1.49, medians 13.0 and 11.6; its all-reduce 6.8 ms once, otherwise 9.9-11.1, against
+# 9.6-11.3), not a cost that is in every set.
 . "$(dirname "$0")/../lib.sh"
 bin=$1 ref_memcpy=$2 ref_allreduce=$3 ref_sendrecv=$4 ref_staged=$5
 work=$(mktemp -d)
@@ -24,8 +28,13 @@ ratio_ok() { awk -v a="$1" -v b="$2" 'BEGIN { r = a / b; printf "%.3f", r; exit 
 best() { awk -v k="$1" -v a="$2" -v b="$3" 'BEGIN { if (a == "") print b; else if (b == "") print a
     else if (k == "max") print (a + 0 > b + 0 ? a : b); else print (a + 0 < b + 0 ? a : b) }'; }
 
+# median LIST: the median of a list of figures
+median() { echo "$1" | tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 }
+    END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
 copy_bytes=67108864 ar_bytes=27872824 p2p_bytes=16777216
 b_copy= b_rcopy= b_ar= b_rar= b_p2p= b_rp2p= b_stg= b_rstg=
+l_copy= l_rcopy= l_ar= l_rar= l_p2p= l_rp2p= l_stg= l_rstg=
 for attempt in 1 2 3 4 5; do
     rm -rf "$work/h2d" "$work/ar" "$work/p2p"
     mpi 1 "$bin" run h2d --backend host --out "$work/h2d" --sizes 64M --trials 9 --quiet >/dev/null 2>&1 ||
@@ -46,6 +55,8 @@ for attempt in 1 2 3 4 5; do
     ours_staged=$(csv_awk 'v("case") == "sweep_uni" && v("transport") == "ipc-staged" && v("metric") == "time" { print v("median") }' \
         "$work/p2p/results.csv")
     ref_stg=$("$ref_staged" "$p2p_bytes" 25)
+    l_copy="$l_copy $ours_copy" l_rcopy="$l_rcopy $ref_copy" l_ar="$l_ar $ours_ar" l_rar="$l_rar $ref_ar"
+    l_p2p="$l_p2p $ours_p2p" l_rp2p="$l_rp2p $ref_p2p" l_stg="$l_stg $ours_staged" l_rstg="$l_rstg $ref_stg"
     b_copy=$(best max "$b_copy" "$ours_copy") b_rcopy=$(best max "$b_rcopy" "$ref_copy")
     b_ar=$(best min "$b_ar" "$ours_ar") b_rar=$(best min "$b_rar" "$ref_ar")
     b_p2p=$(best min "$b_p2p" "$ours_p2p") b_rp2p=$(best min "$b_rp2p" "$ref_p2p")
@@ -61,8 +72,17 @@ for attempt in 1 2 3 4 5; do
     echo "p2p 16M 0>1 staged: fabricbench ipc-staged $ours_staged us, two processes through a shared buffer $ref_stg us, best ratio $r4"
     [ $ok1 = 0 ] && [ $ok2 = 0 ] && [ $ok3 = 0 ] && [ $ok4 = 0 ] && finish
 done
-[ $ok1 = 0 ] || fail "copy bandwidth differs from the reference by more than 25%"
-[ $ok2 = 0 ] || fail "all-reduce time differs from the reference by more than 25%"
-[ $ok3 = 0 ] || fail "send/recv time differs from the reference by more than 25%"
-[ $ok4 = 0 ] || fail "ipc-staged time differs from the reference by more than 25%"
+# judge BEST_OK OURS REFS WHAT: a figure whose best ratio is out, judged on the 5 sets' medians
+judge() {
+    [ "$1" = 0 ] && return
+    m=$(ratio_ok "$(median "$2")" "$(median "$3")") && {
+        echo "$4: best ratio out, ratio of the 5 sets' medians $m: within 25%"
+        return
+    }
+    fail "$4 differs from the reference by more than 25% (ratio of the 5 sets' medians $m)"
+}
+judge $ok1 "$l_copy" "$l_rcopy" "copy bandwidth"
+judge $ok2 "$l_ar" "$l_rar" "all-reduce time"
+judge $ok3 "$l_p2p" "$l_rp2p" "send/recv time"
+judge $ok4 "$l_stg" "$l_rstg" "ipc-staged time"
 finish
