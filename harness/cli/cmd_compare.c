@@ -57,16 +57,11 @@ static void last_components(const char *path, int count, const char **at, int *n
     while (end > 1 && path[end - 1] == '/')
         end--;
     size_t start = end;
-    for (int k = 0; k < count; k++) {
-        if (k)
-            while (start > 1 && path[start - 1] == '/')
-                start--;
+    for (int k = 0; k < count && start > 0; k++) {
+        while (k && start > 0 && path[start - 1] == '/') /* the separator before the last */
+            start--;
         while (start > 0 && path[start - 1] != '/')
             start--;
-        if (start == 0)
-            break;
-        if (k + 1 < count)
-            start--; /* onto the '/' before it, to take the component before */
     }
     while (start < end && path[start] == '/')
         start++;
