@@ -128,20 +128,6 @@ static bool parse(int argc, char **argv, const char **backend, const char **coll
     return true;
 }
 
-/* Can the --json file be written where it is named? Checked before the work, so a path that
- * cannot be written is bad input (exit 2), not a failure after the whole fingerprint. Rank 0
- * writes the file, so rank 0 looks (the others may not see its file system). */
-static bool json_path_ok(const char *path, char *err, size_t errlen)
-{
-    char why[512];
-
-    if (fb_run_folder_output("--json", path, false, why, sizeof why) != FB_OK) {
-        snprintf(err, errlen, "%.255s", why);
-        return false;
-    }
-    return true;
-}
-
 static const char *jstr(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -370,7 +356,11 @@ int fb_cmd_doctor(int argc, char **argv)
         return 0;
     }
     if (json_path) {
-        int bad = rank == 0 && !json_path_ok(json_path, err, sizeof err);
+        /* checked before the work, so a path that cannot be written is bad input (exit 2),
+         * not a failure after the whole fingerprint; rank 0 writes the file, so rank 0 looks
+         * (the others may not see its file system) */
+        int bad = rank == 0 &&
+                  fb_run_folder_output("--json", json_path, false, err, sizeof err) != FB_OK;
         if (bad)
             fb_error("doctor: %s", err);
         MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
