@@ -167,7 +167,8 @@ static bool holds_run_record(const char *dir)
 fb_status fb_run_folder_output(const char *opt, const char *path, bool dir, char *err,
                                size_t errlen)
 {
-    char name[4096], target[4096];
+    char name[4096], target[4096], parent[4096];
+    const char *base = NULL;
     size_t len = strlen(path);
     struct stat sb;
     ssize_t n;
@@ -189,8 +190,8 @@ fb_status fb_run_folder_output(const char *opt, const char *path, bool dir, char
      * writable now, not found missing once the work is done and its verdicts printed. */
     if (!dir) {
         const char *slash = strrchr(name, '/');
-        char parent[4096];
 
+        base = slash ? slash + 1 : name;
         snprintf(parent, sizeof parent, "%.*s", slash ? (slash == name ? 1 : (int)(slash - name)) : 1,
                  slash ? name : ".");
         bool there = stat(parent, &sb) == 0;
@@ -234,18 +235,10 @@ fb_status fb_run_folder_output(const char *opt, const char *path, bool dir, char
     }
     /* A run's record (results.csv, env.json, fabricbench.log, nccl-rank<N>.log) is written by
      * the run alone: an output named there by mistake would destroy it. */
-    if (!dir) {
-        const char *slash = strrchr(name, '/');
-        const char *base = slash ? slash + 1 : name;
-        char parent[4096];
-
-        snprintf(parent, sizeof parent, "%.*s", slash ? (slash == name ? 1 : (int)(slash - name)) : 1,
-                 slash ? name : ".");
-        if (fb_run_folder_is_run_file(base) && holds_run_record(parent)) {
-            snprintf(err, errlen, "cannot use %s '%s': it is the record of the run in '%s' (%s), "
-                     "which %s does not write", opt, path, parent, base, opt);
-            return FB_ERR_USAGE;
-        }
+    if (!dir && fb_run_folder_is_run_file(base) && holds_run_record(parent)) {
+        snprintf(err, errlen, "cannot use %s '%s': it is the record of the run in '%s' (%s), "
+                 "which %s does not write", opt, path, parent, base, opt);
+        return FB_ERR_USAGE;
     }
     return FB_OK;
 }
