@@ -130,6 +130,45 @@ out:
     return count;
 }
 
+/* Whether a row is a cell of one view and transport of an n-rank matrix. */
+static bool in_view(const struct fb_row *w, const struct matrix_view *v, const char *transport,
+                    int n)
+{
+    /* all_pairs has one case per shift ("all_pairs+1", ...): they fill one matrix */
+    return strcmp(w->bench, "p2p") == 0 &&
+           (v->prefix ? strncmp(w->kase, v->kase, strlen(v->kase)) : strcmp(w->kase, v->kase)) == 0 &&
+           strcmp(w->transport, transport) == 0 && strcmp(w->metric, v->metric) == 0 &&
+           w->src >= 0 && w->dst >= 0 && w->src < n && w->dst < n;
+}
+
+/* The pairs of one view short of their own expected figure (the model's, docs/expected.md), not
+ * of the median pair: each below FB_EXPECTED_MIN_SHARE of it named with its bound, or one line
+ * saying every pair with a figure reached it. Nothing when no pair has one. */
+static void print_short(const struct fb_results *res, size_t first, const struct matrix_view *v,
+                        const char *transport, int n)
+{
+    size_t with = 0, shorts = 0;
+
+    if (!v->higher_is_better)
+        return;
+    for (size_t r = first; r < res->nrows; r++) {
+        const struct fb_row *w = &res->rows[r];
+        char pair[32];
+        if (!in_view(w, v, transport, n) || !(w->expected > 0))
+            continue;
+        with++;
+        if (!(w->st.median < FB_EXPECTED_MIN_SHARE * w->expected))
+            continue;
+        shorts++;
+        snprintf(pair, sizeof pair, "%d%s%d", w->src, v->symmetric ? "<>" : ">", w->dst);
+        fb_out("# short of its own link: %-7s %9.3f = %.0f%% of the %.4g GB/s %s allows  <--\n",
+               pair, w->st.median, 100 * w->st.median / w->expected, w->expected, w->bound);
+    }
+    if (with && !shorts)
+        fb_out("# every pair with an expected figure (%zu) reached %.0f%% of it or more\n", with,
+               100 * FB_EXPECTED_MIN_SHARE);
+}
+
 /* The measured cells of one view and transport, from the rows (a symmetric row fills both
  * cells); returns the message size, 0 when none. Later rows of a cell replace earlier ones. */
 static size_t fill_cells(struct fb_results *res, size_t first, const struct matrix_view *v,
@@ -140,11 +179,7 @@ static size_t fill_cells(struct fb_results *res, size_t first, const struct matr
     c->n = 0;
     for (size_t r = first; r < res->nrows; r++) {
         const struct fb_row *w = &res->rows[r];
-        /* all_pairs has one case per shift ("all_pairs+1", ...): they fill one matrix */
-        if (strcmp(w->bench, "p2p") != 0 ||
-            (v->prefix ? strncmp(w->kase, v->kase, strlen(v->kase)) : strcmp(w->kase, v->kase)) != 0 ||
-            strcmp(w->transport, transport) != 0 || strcmp(w->metric, v->metric) != 0 ||
-            w->src < 0 || w->dst < 0 || w->src >= n || w->dst >= n)
+        if (!in_view(w, v, transport, n))
             continue;
         if (!cells_push(c, w->src, w->dst, w->st.median) ||
             (v->symmetric && !cells_push(c, w->dst, w->src, w->st.median)))
@@ -302,8 +337,10 @@ void fb_p2p_matrix_summarize(const struct fb_ctx *ctx, struct fb_results *res, s
     for (size_t t = 0; t < nseen; t++) {
         for (size_t v = 0; v < sizeof views / sizeof views[0]; v++) {
             size_t bytes = fill_cells(res, first, &views[v], seen[t], n, &c);
-            if (bytes)
+            if (bytes) {
                 print_matrix(ctx, &views[v], seen[t], bytes, &c, n);
+                print_short(res, first, &views[v], seen[t], n);
+            }
             if (v == 0 && bytes)
                 state_plan(ctx, res, seen[t], c.n, n);
         }

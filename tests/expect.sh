@@ -11,6 +11,9 @@
 #    (FB_TEST_RANKS_PER_NODE=1 pretends two nodes on one host), and accept without a profile
 #    then says, in a SKIP, that nothing had one;
 #  - compare between two machines says whether a change is what their hardware says;
+#  - GPU pairs and the NCCL ring: PCIe by socket without NVML, NVLink from a facts file
+#    (FB_NVML_FACTS) in its place, a bad facts file refused; a run's IPC rows get their pair's
+#    figure (FB_TEST_GPU_BUSES stands ranks on described GPUs);
 #  - bad options exit 2 with one line.
 # (Figures between real hosts: tests/cluster/fabric.sh bandwidth.)
 # usage: expect.sh FABRICBENCH MACHINES
@@ -29,11 +32,66 @@ grep -q "NIC eth 10 Gb/s eno1 .*MTU 1500, up: payload 1.177 GB/s per direction$"
 [ "$(grep -c '^  GPU PCIe Gen3 x16 (GPU 0000:1[acde]:00.0): host-device copies 12.45 GB/s$' m.txt)" = 4 ] ||
     fail "expect does not show the four Gen3 x16 GPUs at 12.45 GB/s: $(grep GPU m.txt)"
 grep -q "ib0" m.txt && fail "expect lists IPoIB's ib0 as a NIC of its own"
-grep -q "^efficiencies: ib 0.96 pcie_copy 0.79 nvlink 0.958 (defaults)$" m.txt ||
+grep -q "^efficiencies: ib 0.96 pcie_copy 0.79 nvlink 0.958 nvlink_ring 0.822 (defaults)$" m.txt ||
     fail "expect's efficiencies line: $(grep efficiencies m.txt)"
 # what the model does not cover is said, not left to guess
-grep -q "^not modelled (their rows have no expected figure): NVLink and a GPU's peak (NVML is not read yet), " m.txt ||
+grep -q "^not modelled (their rows have no expected figure): a GPU's compute peak (the stand-in is no tuned GEMM), GPU copies across NUMA nodes " m.txt ||
     fail "expect does not say what it does not model: $(tail -n 2 m.txt)"
+
+# without NVML (none here, nor a facts file): GPU pairs over PCIe, 1a and 1c on NUMA node 0,
+# 1d on node 1; NVML's absence is said
+grep -q "^    0000:1a:00.0 <-> 0000:1c:00.0: 12.45, bound PCIe Gen3 x16 root complex$" m.txt ||
+    fail "expect's PCIe pair inside a socket: $(grep '<->' m.txt)"
+grep -q "^    0000:1a:00.0 <-> 0000:1d:00.0: not determined (across NUMA nodes: the inter-socket link's rate is not in sysfs)$" m.txt ||
+    fail "expect's pair across sockets: $(grep '<->' m.txt)"
+grep -q "^  NCCL collectives over its 4 GPUs: not determined" m.txt || fail "expect's ring without NVLink: $(grep NCCL m.txt)"
+grep -q "not determined: .*GPU 0000:1a:00.0: " m.txt || fail "expect does not say what NVML did not give: $(grep 'not determined:' m.txt)"
+# with a facts file in NVML's place: NV2 between every pair of V100s
+FB_NVML_FACTS=$machines/c4140-m/nvml.txt FB_SYSFS_ROOT=$machines/c4140-m mpi 2 "$bin" expect --backend host >n.txt 2>&1 ||
+    fail "expect with FB_NVML_FACTS exited $?: $(tail -n 3 n.txt)"
+[ "$(grep -c '^    0000:1[acde]:00.0 <-> 0000:1[cde]:00.0: 47.9, bound NVLink2 x2$' n.txt)" = 6 ] ||
+    fail "expect's NVLink pairs: $(grep '<->' n.txt)"
+grep -q "^    Tesla V100-SXM2-32GB, NVLink2: 2 to 0000:1c:00.0 2 to 0000:1d:00.0 2 to 0000:1e:00.0$" n.txt ||
+    fail "expect's NVLinks of GPU 1a: $(grep NVLink2: n.txt)"
+grep -q "^  NCCL collectives over its 4 GPUs: busbw 123.3 GB/s, bound NVLink2 x6 (GPU 0000:1a:00.0)$" n.txt ||
+    fail "expect's NVLink ring: $(grep NCCL n.txt)"
+grep -q "no NVML" n.txt && fail "expect asked NVML though a facts file was given"
+# a bad facts file: one line naming file:line, exit 2, for expect and run (no run folder)
+printf 'gpu 0000:1a:00.0 V100\nnvlink 0000:1a:00.0 0000:1c:00.0 40\n' >bad.nvml
+FB_NVML_FACTS=$PWD/bad.nvml mpi 2 "$bin" expect --backend host >bn.txt 2>bn.err
+rc=$?
+[ "$rc" = 2 ] && [ "$(grep -c 'error: ' bn.err)" = 1 ] && [ ! -s bn.txt ] &&
+    grep -q "FB_NVML_FACTS: $PWD/bad.nvml:2: a link count from 1 to 18 is needed" bn.err ||
+    fail "expect with a bad facts file: exit $rc, $(cat bn.err)"
+FB_NVML_FACTS=$PWD/bad.nvml mpi 2 "$bin" run h2d --backend host --sizes 1M --trials 3 --quiet --out run_badnv >r.txt 2>r.err
+rc=$?
+[ "$rc" = 2 ] && [ ! -e run_badnv ] && grep -q "bad.nvml:2: a link count" r.err ||
+    fail "run with a bad facts file: exit $rc, $(cat r.err)"
+# a run's IPC rows between two ranks' GPUs (the test hook FB_TEST_GPU_BUSES stands the two
+# ranks on GPUs 1a and 1d of the description): NVLink with the facts; nothing across the
+# sockets without them; MPI's and staged rows never
+FB_TEST_GPU_BUSES=0000:1a:00.0,0000:1d:00.0 FB_NVML_FACTS=$machines/c4140-m/nvml.txt FB_SYSFS_ROOT=$machines/c4140-m \
+    mpi 2 "$bin" run p2p --backend host --sizes 1M --matrix-bytes 1M --latency-bytes 8 --trials 3 --quiet --out pairs >p.txt 2>&1 ||
+    fail "run p2p with described GPUs exited $?: $(tail -n 3 p.txt)"
+[ "$(csv_awk 'v("transport") == "ipc" && v("case") ~ /_uni$/ && v("metric") == "bandwidth" && v("expected") == "47.9" && v("bound") == "NVLink2 x2" { n++ } END { print n + 0 }' pairs/results.csv)" = 3 ] ||
+    fail "p2p's IPC one-way rows do not get the NVLink pair's 47.9 GB/s: $(csv_awk 'v("expected") != "" { print v("case"), v("transport"), v("expected"), v("bound") }' pairs/results.csv)"
+[ "$(csv_awk 'v("bench") == "p2p" && v("transport") != "ipc" && v("expected") != "" { n++ } END { print n + 0 }' pairs/results.csv)" = 0 ] ||
+    fail "p2p rows over MPI or staged copies got an expected figure"
+grep -q "^# every pair with an expected figure (2) reached 80% of it or more$" p.txt ||
+    fail "the IPC matrix does not say its pairs reached their expected figure: $(grep -A6 'matrix_uni over ipc' p.txt)"
+# described with 18 links between them (431 GB/s), the memcpy falls short: the matrix marks the
+# pair against its own link, not against the median pair
+printf 'gpu 0000:1a:00.0 Tesla V100-SXM2-32GB\ngpu 0000:1d:00.0 Tesla V100-SXM2-32GB\nnvlink 0000:1a:00.0 0000:1d:00.0 18\n' >wide.nvml
+FB_TEST_GPU_BUSES=0000:1a:00.0,0000:1d:00.0 FB_NVML_FACTS=$PWD/wide.nvml FB_SYSFS_ROOT=$machines/c4140-m \
+    mpi 2 "$bin" run p2p --backend host --sizes 1M --matrix-bytes 1M --latency-bytes 8 --trials 3 --quiet --out wide >w.txt 2>&1 ||
+    fail "run p2p with 18 described links exited $?: $(tail -n 3 w.txt)"
+[ "$(grep -c '^# short of its own link: [01]>[01] .* of the 431.1 GB/s NVLink2 x18 allows  <--$' w.txt)" = 2 ] ||
+    fail "the IPC matrix does not mark both pairs short of their 18 links: $(grep -A8 'matrix_uni over ipc' w.txt)"
+FB_TEST_GPU_BUSES=0000:1a:00.0,0000:1d:00.0 FB_SYSFS_ROOT=$machines/c4140-m \
+    mpi 2 "$bin" run p2p --backend host --sizes 1M --matrix-bytes 1M --latency-bytes 8 --trials 3 --quiet --out pairs2 >p2.txt 2>&1 ||
+    fail "run p2p with described GPUs, no facts, exited $?: $(tail -n 3 p2.txt)"
+[ "$(csv_awk 'v("bench") == "p2p" && v("expected") != "" { n++ } END { print n + 0 }' pairs2/results.csv)" = 0 ] ||
+    fail "a pair across NUMA nodes got an expected figure"
 
 # C4140 K: four GPUs behind one switch on one Gen3 x16 link from root port 0000:00:03.0
 FB_SYSFS_ROOT=$machines/c4140-k mpi 2 "$bin" expect --backend host >k.txt 2>&1 || fail "expect on c4140-k exited $?"

@@ -30,13 +30,15 @@ static void usage(void)
            "bandwidth with one rank a node, and what could not be determined and why.\n"
            "`run` writes the same figures into results.csv's expected and bound columns.\n"
            "Launch it as you launch `run`. sysfs is read under $FB_SYSFS_ROOT when set (default\n"
-           "/sys); $FB_EXPECT_EFFICIENCY names a site file of efficiencies (`key = value`).\n\n"
+           "/sys); $FB_EXPECT_EFFICIENCY names a site file of efficiencies (`key = value`);\n"
+           "$FB_NVML_FACTS names a file of GPU names and NVLinks read instead of NVML.\n\n"
            "options:\n"
            "  --backend auto|host|cuda|host-strict   device backend to open (default auto)\n"
            "  --coll auto|nccl|mpi       collectives to choose (default auto)\n"
            "  --timeout SECONDS          limit of every phase (default 300; 0 = none)\n"
            "  --help                     this text\n\n"
-           "exit code: 0 printed, 2 bad options or efficiency file, 3 timed out, 4 interrupted.\n");
+           "exit code: 0 printed, 2 bad options, efficiency or NVML facts file, 3 timed out, 4 "
+           "interrupted.\n");
 }
 
 static bool parse(int argc, char **argv, const char **backend, const char **coll, bool *help,
@@ -84,6 +86,58 @@ static bool parse(int argc, char **argv, const char **backend, const char **coll
     return true;
 }
 
+/* A GPU's name and NVLinks, as NVML (or the facts file) gave them. */
+static void print_nvlinks(const struct fb_expect_gpu *g)
+{
+    int gen = fb_expect_gpu_nvlink_gen(g->model);
+
+    if (!g->model[0] && !g->npeers && !g->nvl_switch)
+        return;
+    fb_out("    %s%s", g->model[0] ? g->model : "(no name)",
+           gen ? "" : g->npeers || g->nvl_switch ? " (NVLink generation not known)" : "");
+    if (gen && (g->npeers || g->nvl_switch))
+        fb_out(", NVLink%d:", gen);
+    for (int p = 0; p < g->npeers && p < FB_EXPECT_PEERS; p++)
+        fb_out(" %d to %s", g->peer[p].links, g->peer[p].bus);
+    if (g->nvl_switch)
+        fb_out(" %d to NVSwitches", g->nvl_switch);
+    fb_out("\n");
+}
+
+/* Every pair of a node's GPUs (one-way copy over IPC) and a ring collective over them all. */
+static void print_pairs(const struct fb_expect_node *n)
+{
+    const struct fb_expect_gpu *all[FB_EXPECT_GPUS];
+    struct fb_expect_fig f;
+
+    if (n->ngpus < 2)
+        return;
+    fb_out("  GPU pairs (p2p over IPC one way, GB/s; messages of %d MiB and more):\n",
+           FB_EXPECT_MIN_BYTES >> 20);
+    for (int a = 0; a < n->ngpus; a++) {
+        all[a] = &n->gpu[a];
+        for (int b = a + 1; b < n->ngpus; b++) {
+            fb_expect_gpu_pair(&n->gpu[a], &n->gpu[b], &f);
+            if (f.gbps > 0)
+                fb_out("    %s <-> %s: %.4g, bound %s\n", n->gpu[a].bus, n->gpu[b].bus, f.gbps,
+                       f.bound);
+            else
+                fb_out("    %s <-> %s: not determined (%s)\n", n->gpu[a].bus, n->gpu[b].bus,
+                       n->gpu[a].numa != n->gpu[b].numa && n->gpu[a].numa >= 0 &&
+                               n->gpu[b].numa >= 0
+                           ? "across NUMA nodes: the inter-socket link's rate is not in sysfs"
+                           : "a link or the NVLink generation is not known");
+        }
+    }
+    fb_expect_node_ring(all, n->ngpus, &f);
+    if (f.gbps > 0)
+        fb_out("  NCCL collectives over its %d GPUs: busbw %.4g GB/s, bound %s\n", n->ngpus,
+               f.gbps, f.bound);
+    else
+        fb_out("  NCCL collectives over its %d GPUs: not determined (a hop of the ring has no "
+               "figure)\n", n->ngpus);
+}
+
 /* One node's description: its NICs (the one taken marked), its GPUs, what is missing. */
 static void print_node(const struct fb_expect_rank *k, const struct fb_expect_node *n,
                        int first, int last)
@@ -124,7 +178,9 @@ static void print_node(const struct fb_expect_rank *k, const struct fb_expect_no
             fb_out("  GPU %s: host-device copies %.4g GB/s\n", f.bound, f.gbps);
         else
             fb_out("  GPU %s: PCIe link not known\n", n->gpu[i].bus);
+        print_nvlinks(&n->gpu[i]);
     }
+    print_pairs(n);
     if (n->note[0])
         fb_out("  not determined: %s\n", n->note);
 }
@@ -185,11 +241,21 @@ static void print_model(const struct fb_expect_job *j)
         if (ring.gbps > 0)
             fb_out("all-reduce busbw, one rank a node: %.4g GB/s, bound %s (the ring's slowest "
                    "hop)\n", ring.gbps, ring.bound);
+        ring.gbps = NAN;
+        ring.bound[0] = '\0';
+        for (int n = 0; n < j->nodes; n++)
+            if (lead[n] >= 0 && last[n] > lead[n])
+                fb_expect_min(&ring, &j->ranks[lead[n]].rails, &ring);
+        if (ring.gbps > 0)
+            fb_out("between nodes with several ranks a node (NCCL): the rails carry %.4g GB/s, "
+                   "bound %s; a collective's busbw is the slower of that and each node's ring\n",
+                   ring.gbps, ring.bound);
     }
     /* what the model does not cover yet: those rows keep an empty `expected` (docs/expected.md) */
-    fb_out("not modelled (their rows have no expected figure): NVLink and a GPU's peak (NVML is "
-           "not read yet), GPU-to-GPU copies over PCIe, collectives inside a node, both "
-           "directions at once, the host backend's memory copies\n");
+    fb_out("not modelled (their rows have no expected figure): a GPU's compute peak (the "
+           "stand-in is no tuned GEMM), GPU copies across NUMA nodes (the inter-socket link's "
+           "rate is not in sysfs), both directions at once, MPI collectives on GPU memory, "
+           "the host backend's memory copies\n");
     free(lead);
     free(last);
 }

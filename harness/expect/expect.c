@@ -186,3 +186,158 @@ void fb_expect_ring_busbw(int nodes, int per_node, const struct fb_expect_fig *i
     }
     fb_expect_min(intra, inter, out);
 }
+
+void fb_expect_node_rails(const struct fb_expect_node *n, const char *only, int ranks,
+                          struct fb_expect_fig *f)
+{
+    const struct fb_expect_nic *best = fb_expect_node_nic(n, only);
+    int rails = 0;
+
+    f->gbps = NAN;
+    f->bound[0] = '\0';
+    if (!best || ranks < 1)
+        return;
+    for (int i = 0; i < n->nnics && rails < ranks; i++) {
+        const struct fb_expect_nic *c = &n->nic[i];
+        rails += c->kind == best->kind && c->up && c->gbps == best->gbps &&
+                 (!only || !*only || named(only, c->name));
+    }
+    f->gbps = fb_expect_nic_payload(best) * rails;
+    fb_expect_nic_bound(best, f->bound, sizeof f->bound);
+    if (rails > 1) {
+        /* "IB 200 Gb/s x8 mlx5_0/1...": the first port names the rails */
+        char one[FB_EXPECT_BOUND];
+        fb_expect_nic_bound(best, one, sizeof one);
+        const char *name = strrchr(one, ' ');
+        snprintf(f->bound, sizeof f->bound, "%.*s x%d%.20s...", (int)(name - one), one,
+                 rails % 100, name);
+    }
+}
+
+/* Links from a to the GPU at bus b: direct ones. */
+static int direct_links(const struct fb_expect_gpu *a, const char *b)
+{
+    for (int i = 0; i < a->npeers && i < FB_EXPECT_PEERS; i++)
+        if (strcmp(a->peer[i].bus, b) == 0)
+            return a->peer[i].links;
+    return 0;
+}
+
+/* NVLinks between two GPUs: direct, else through NVSwitches (the fewer of the two sides'). */
+static int nvlinks_between(const struct fb_expect_gpu *a, const struct fb_expect_gpu *b)
+{
+    int d = direct_links(a, b->bus);
+
+    if (d > 0)
+        return d;
+    if (a->nvl_switch > 0 && b->nvl_switch > 0)
+        return a->nvl_switch < b->nvl_switch ? a->nvl_switch : b->nvl_switch;
+    return 0;
+}
+
+void fb_expect_gpu_pair(const struct fb_expect_gpu *a, const struct fb_expect_gpu *b,
+                        struct fb_expect_fig *f)
+{
+    int links = nvlinks_between(a, b), ga, gb;
+    double ra, rb;
+    const struct fb_expect_gpu *slow;
+
+    f->gbps = NAN;
+    f->bound[0] = '\0';
+    if (links > 0) {
+        fb_expect_nvlink(fb_expect_gpu_nvlink_gen(a->model), links, f);
+        return;
+    }
+    ra = fb_expect_pcie_raw(a->gts, a->width, &ga);
+    rb = fb_expect_pcie_raw(b->gts, b->width, &gb);
+    if (isnan(ra) || isnan(rb))
+        return;
+    slow = rb < ra ? b : a;
+    if (a->up[0] && strcmp(a->up, b->up) == 0) {
+        f->gbps = (rb < ra ? rb : ra) * fb_expect_eff("pcie_copy");
+        snprintf(f->bound, sizeof f->bound, "PCIe Gen%d x%d switch %.12s", (slow == a ? ga : gb) % 10,
+                 slow->width % 100, a->up);
+    } else if (a->numa == b->numa || a->numa < 0 || b->numa < 0) {
+        f->gbps = (rb < ra ? rb : ra) * fb_expect_eff("pcie_copy");
+        snprintf(f->bound, sizeof f->bound, "PCIe Gen%d x%d root complex", (slow == a ? ga : gb) % 10,
+                 slow->width % 100);
+    }
+    /* across NUMA nodes: the inter-socket link (UPI, xGMI) is not in sysfs */
+}
+
+void fb_expect_nvring(int gen, int links, struct fb_expect_fig *f)
+{
+    double per_link = gen >= 2 && gen <= 4 ? 25.0 : gen == 5 ? 50.0 : NAN;
+
+    f->gbps = links > 0 ? per_link * links * fb_expect_eff("nvlink_ring") : NAN;
+    if (isnan(f->gbps))
+        f->bound[0] = '\0';
+    else
+        snprintf(f->bound, sizeof f->bound, "NVLink%d x%d", gen, links);
+}
+
+/* Whether the GPUs reach each other by NVLink: one connected graph. */
+static bool nvlink_connected(const struct fb_expect_gpu *const *g, int n)
+{
+    bool seen[FB_EXPECT_GPUS] = {false};
+    int stack[FB_EXPECT_GPUS], top = 0, count = 0;
+
+    if (n > FB_EXPECT_GPUS)
+        return false;
+    seen[0] = true;
+    stack[top++] = 0;
+    while (top > 0) {
+        int i = stack[--top];
+        count++;
+        for (int k = 0; k < n; k++)
+            if (!seen[k] && nvlinks_between(g[i], g[k]) > 0) {
+                seen[k] = true;
+                stack[top++] = k;
+            }
+    }
+    return count == n;
+}
+
+void fb_expect_node_ring(const struct fb_expect_gpu *const *g, int n, struct fb_expect_fig *f)
+{
+    f->gbps = NAN;
+    f->bound[0] = '\0';
+    if (n < 2)
+        return;
+    if (nvlink_connected(g, n)) {
+        /* each GPU's links toward the others: direct ones, and its switch links once */
+        int fewest = -1, who = 0;
+        for (int i = 0; i < n; i++) {
+            int links = 0;
+            bool via_switch = false;
+            for (int k = 0; k < n; k++) {
+                if (k == i)
+                    continue;
+                links += direct_links(g[i], g[k]->bus);
+                via_switch = via_switch || (direct_links(g[i], g[k]->bus) == 0 &&
+                                            g[i]->nvl_switch > 0 && g[k]->nvl_switch > 0);
+            }
+            links += via_switch ? g[i]->nvl_switch : 0;
+            if (fewest < 0 || links < fewest) {
+                fewest = links;
+                who = i;
+            }
+        }
+        fb_expect_nvring(fb_expect_gpu_nvlink_gen(g[who]->model), fewest, f);
+        if (!isnan(f->gbps)) {
+            size_t len = strlen(f->bound);
+            snprintf(f->bound + len, sizeof f->bound - len, " (GPU %.12s)", g[who]->bus);
+        }
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        struct fb_expect_fig hop;
+        fb_expect_gpu_pair(g[i], g[(i + 1) % n], &hop);
+        if (isnan(hop.gbps)) {
+            f->gbps = NAN;
+            f->bound[0] = '\0';
+            return;
+        }
+        fb_expect_min(f, &hop, f);
+    }
+}

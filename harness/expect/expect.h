@@ -17,6 +17,7 @@ enum {
     FB_EXPECT_NICS = 16,
     FB_EXPECT_GPUS = 16,
     FB_EXPECT_NOTE = 256,
+    FB_EXPECT_PEERS = 8,
 };
 
 enum fb_nic_kind { FB_NIC_ETH, FB_NIC_IB };
@@ -42,6 +43,19 @@ struct fb_expect_gpu {
     char up[16];
     double up_gts;
     int up_width;
+    /* sysfs `numa_node`: the NUMA node (a socket, or part of one) the GPU's root complex
+     * belongs to; -1 when the platform does not say */
+    int numa;
+    /* What NVML says (or a facts file, FB_NVML_FACTS, in its place; fb_expect_nvml_load):
+     * the GPU's name ("Tesla V100-SXM2-32GB"; "" when not known), its active NVLinks to each
+     * other GPU, and to NVSwitches. */
+    char model[48];
+    int nvl_switch;
+    int npeers;
+    struct fb_expect_peer {
+        char bus[16];
+        int links;
+    } peer[FB_EXPECT_PEERS];
 };
 
 /* What the model knows of one node. */
@@ -67,6 +81,27 @@ struct fb_expect_fig {
  * (a port without a speed, no bus/pci/devices), never an error: a node the model knows less
  * of gets fewer figures. */
 void fb_expect_node_read(const char *root, const char *host, struct fb_expect_node *n);
+
+/* Adds what NVML says of the node's GPUs (names, NVLinks to each other and to NVSwitches):
+ * from the facts file `facts` when it is not NULL or "" (fb_expect_nvml_load), else from NVML
+ * itself through hw (a GPU NVML does not know, or no NVML at all, goes to n->note). Call after
+ * fb_expect_node_read. FB_ERR_USAGE or FB_ERR_IO, with err filled, for a bad facts file. */
+fb_status fb_expect_node_nvml(const char *facts, struct fb_expect_node *n, char *err, size_t errlen);
+
+/* Reads a facts file in NVML's place, for tests and for users describing a machine in files
+ * (docs/expected.md): lines
+ *   gpu BUS NAME...              the GPU's name as NVML gives it
+ *   nvlink BUS PEER_BUS LINKS    LINKS active NVLinks between the two GPUs (counted both ways)
+ *   nvlink BUS switch LINKS      LINKS active NVLinks from the GPU to NVSwitches
+ * with `#` comments and blank lines. A GPU the sysfs tree did not show is added (with no PCIe
+ * link). FB_ERR_USAGE with "path:line: what" for a line that is not one of those, a malformed
+ * bus id, a link count outside 1-18 or too many GPUs or peers; FB_ERR_IO when it cannot be read.
+ * n is left as it was unless the whole file is good. */
+fb_status fb_expect_nvml_load(const char *path, struct fb_expect_node *n, char *err, size_t errlen);
+
+/* The NVLink generation of a GPU by its name (2 for V100, 3 for A100, 4 for H100/H200/GH200,
+ * 5 for B200/GB200; docs/reference-figures.md); 0 when the name is not one the model knows. */
+int fb_expect_gpu_nvlink_gen(const char *model);
 
 /* ---- efficiencies: data, each with its source ------------------------------------------ */
 
@@ -127,6 +162,26 @@ void fb_expect_gpu_h2d_shared(const struct fb_expect_gpu *g, int sharing, struct
  * unknown generation. */
 void fb_expect_nvlink(int gen, int links, struct fb_expect_fig *f);
 
+/* A one-way copy between two GPUs of one node (p2p over IPC): NVLink when they have links
+ * (direct, or both to NVSwitches: the fewer of the two GPUs' switch links), at the generation
+ * of a's model; else PCIe through the switch they share (the same root port, `up`) or their
+ * root complex (the same NUMA node, or neither says), the slower GPU link times `pcie_copy`.
+ * NAN (bound "") across NUMA nodes (the inter-socket link's rate is not in sysfs) or where a
+ * link or the generation is unknown. */
+void fb_expect_gpu_pair(const struct fb_expect_gpu *a, const struct fb_expect_gpu *b,
+                        struct fb_expect_fig *f);
+
+/* A ring collective's bus bandwidth over GPUs that reach each other by NVLink, from the links
+ * each GPU has toward the others: links x the per-link rate x `nvlink_ring` (NCCL's rings use
+ * every link at once; the share is its protocol's). */
+void fb_expect_nvring(int gen, int links, struct fb_expect_fig *f);
+
+/* Busbw of a ring collective over the n GPUs g[] of one node: where every GPU reaches the others
+ * by NVLink (directly or through NVSwitches, one connected graph), fb_expect_nvring with the
+ * fewest links any GPU has toward the others (bound names that GPU); else the slowest hop of
+ * the ring in bus order (fb_expect_gpu_pair). NAN for fewer than 2 GPUs or a hop with none. */
+void fb_expect_node_ring(const struct fb_expect_gpu *const *g, int n, struct fb_expect_fig *f);
+
 /* The slower of two figures (a path is as fast as its slowest hop); a NAN one is ignored only
  * when both are NAN (then NAN). */
 void fb_expect_min(const struct fb_expect_fig *a, const struct fb_expect_fig *b,
@@ -137,5 +192,12 @@ void fb_expect_min(const struct fb_expect_fig *a, const struct fb_expect_fig *b,
  * `intra` (may be NAN when per_node is 1), between nodes `inter` (the NIC). */
 void fb_expect_ring_busbw(int nodes, int per_node, const struct fb_expect_fig *intra,
                           const struct fb_expect_fig *inter, struct fb_expect_fig *out);
+
+/* The NICs a node's ranks spread their rings over (rails): the ports of the kind and rate of
+ * fb_expect_node_nic's choice that are up (and named by `only`), at most `ranks` of them (NCCL
+ * gives each GPU's channels a NIC near it); their payloads summed, bound "IB 200 Gb/s x8
+ * mlx5_0/1...". 0 ports: NAN. */
+void fb_expect_node_rails(const struct fb_expect_node *n, const char *only, int ranks,
+                          struct fb_expect_fig *f);
 
 #endif

@@ -20,6 +20,9 @@ struct fb_expect_eff fb_expect_efficiencies[] = {
     {"nvlink", 0.958,
      "GPU peer copy over NVLink: 47.9 GB/s over two NVLink 2 links of 25 GB/s "
      "(p2pBandwidthLatencyTest on a C4130 configuration K, Dell blog sln315045)"},
+    {"nvlink_ring", 0.822,
+     "a ring collective's busbw over NVLink: about 370 GB/s of an H100's 18 links x 25 GB/s, "
+     "NCCL's protocol taking about 20% (NCCL_ALGO=Ring on 8 H100 SXM, NVIDIA/nccl-tests #212)"},
 };
 const size_t fb_expect_neff = sizeof fb_expect_efficiencies / sizeof fb_expect_efficiencies[0];
 

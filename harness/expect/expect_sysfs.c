@@ -2,7 +2,8 @@
  * is $FB_SYSFS_ROOT in tests and for a user describing a machine in files; /sys else):
  *   class/net/IF/{speed,mtu,operstate,type}          Ethernet ports (lo and IPoIB left out)
  *   class/infiniband/DEV/ports/N/{rate,state}         InfiniBand (and RoCE) ports
- *   bus/pci/devices/ADDR/{vendor,class,current_link_speed,current_link_width}   NVIDIA GPUs,
+ *   bus/pci/devices/ADDR/{vendor,class,current_link_speed,current_link_width,numa_node}
+ *   NVIDIA GPUs,
  *   and through the entry's real path devices/pciDDDD:BB/ROOT_PORT/.../ADDR the root port
  *   above each GPU and its current_link_* (the uplink the GPUs behind a switch share) */
 #define _DEFAULT_SOURCE /* DT_*, realpath */
@@ -178,6 +179,9 @@ static void read_gpus(const char *root, struct fb_expect_node *n)
         g->width = isnan(width) ? 0 : (int)width;
         if (isnan(fb_expect_pcie_raw(g->gts, g->width, NULL)))
             note(n, "GPU %s: no PCIe link speed and width in sysfs", g->bus);
+        snprintf(path, sizeof path, "%s/%s/numa_node", dir, e->d_name);
+        width = fb_sysfs_number(path, 10);
+        g->numa = isnan(width) || width < 0 ? -1 : (int)width;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         read_uplink(path, g);
         n->ngpus++;

@@ -281,6 +281,7 @@ struct nvml {
     nvml_return (*link_state)(nvml_device, unsigned, int *);
     nvml_return (*remote_pci)(nvml_device, unsigned, struct nvml_pci_info *);
     nvml_return (*remote_type)(nvml_device, unsigned, int *); /* NULL in older drivers */
+    nvml_return (*name)(nvml_device, char *, unsigned);        /* NULL when missing */
 };
 
 /* Resolves the entry points; false with why filled when the library or one of them is missing. */
@@ -316,12 +317,15 @@ static bool nvml_open(struct nvml *n, char *why, size_t whylen)
     memcpy(&n->remote_pci, &sym[5], sizeof sym[5]);
     if ((sym[0] = dlsym(n->lib, "nvmlDeviceGetNvLinkRemoteDeviceType")))
         memcpy(&n->remote_type, &sym[0], sizeof sym[0]);
+    if ((sym[0] = dlsym(n->lib, "nvmlDeviceGetName")))
+        memcpy(&n->name, &sym[0], sizeof sym[0]);
     return true;
 }
 
-/* Active links of dev: to the peer, and to NVSwitches. */
+/* Active links of dev: to the peer (when peer is not NULL), to NVSwitches, and each GPU at the
+ * other end of one counted in g (when g is not NULL). */
 static void nvml_census(const struct nvml *n, nvml_device dev, const struct pci_addr *peer,
-                        int *to_peer, int *to_switch)
+                        int *to_peer, int *to_switch, struct fb_nvml_gpu *g)
 {
     *to_peer = *to_switch = 0;
     for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
@@ -346,8 +350,22 @@ static void nvml_census(const struct nvml *n, nvml_device dev, const struct pci_
         if (n->remote_pci(dev, l, &pci) != NVML_SUCCESS)
             continue;
         pci.bus_id[sizeof pci.bus_id - 1] = '\0';
-        if (pci_parse(pci.bus_id, &remote) && pci_same(&remote, peer))
+        if (!pci_parse(pci.bus_id, &remote))
+            continue;
+        if (peer && pci_same(&remote, peer))
             (*to_peer)++;
+        if (g) {
+            int k = 0;
+            while (k < g->npeers && strcmp(g->peer[k].bus, pci.bus_id) != 0)
+                k++;
+            if (k == g->npeers && k < FB_NVML_PEERS) {
+                snprintf(g->peer[k].bus, sizeof g->peer[k].bus, "%s", pci.bus_id);
+                g->peer[k].links = 0;
+                g->npeers++;
+            }
+            if (k < g->npeers)
+                g->peer[k].links++;
+        }
     }
 }
 
@@ -397,11 +415,52 @@ int fb_pair_link_nvlinks(const char *busid_a, const char *busid_b, char *why, si
         snprintf(why, whylen, "GPU %s is not known to NVML: %s", bad, msg ? msg : "unknown error");
         goto out;
     }
-    nvml_census(&n, da, &pb, &a_peer, &a_sw);
-    nvml_census(&n, db, &pa, &b_peer, &b_sw);
+    nvml_census(&n, da, &pb, &a_peer, &a_sw, NULL);
+    nvml_census(&n, db, &pa, &b_peer, &b_sw, NULL);
     links = a_peer + (a_sw > 0 && b_sw > 0 ? a_sw : 0);
 out:
     n.shutdown();
     dlclose(n.lib);
     return links;
+}
+
+bool fb_pair_link_nvml_gpu(const char *busid, struct fb_nvml_gpu *out, char *why, size_t whylen)
+{
+    struct pci_addr pa;
+    struct nvml n;
+    nvml_device dev;
+    char id[32];
+    nvml_return rc;
+    int none, sw;
+    const char *msg;
+
+    memset(out, 0, sizeof *out);
+    if (!pci_parse(busid, &pa)) {
+        snprintf(why, whylen, "malformed PCI bus id '%s'", busid ? busid : "(null)");
+        return false;
+    }
+    if (!nvml_open(&n, why, whylen))
+        return false;
+    if ((rc = n.init()) != NVML_SUCCESS) {
+        msg = n.error_string(rc);
+        snprintf(why, whylen, "NVML does not start: %s", msg ? msg : "unknown error");
+        dlclose(n.lib);
+        return false;
+    }
+    snprintf(id, sizeof id, "%08lX:%02lX:%02lX.%lX", pa.domain, pa.bus, pa.dev, pa.fn);
+    if ((rc = n.by_bus_id(id, &dev)) != NVML_SUCCESS) {
+        msg = n.error_string(rc);
+        snprintf(why, whylen, "not known to NVML: %s", msg ? msg : "unknown error");
+        n.shutdown();
+        dlclose(n.lib);
+        return false;
+    }
+    if (n.name && n.name(dev, out->name, sizeof out->name) != NVML_SUCCESS)
+        out->name[0] = '\0';
+    out->name[sizeof out->name - 1] = '\0';
+    nvml_census(&n, dev, NULL, &none, &sw, out);
+    out->to_switch = sw;
+    n.shutdown();
+    dlclose(n.lib);
+    return true;
 }

@@ -5,6 +5,7 @@
 #ifndef FB_PAIR_LINK_H
 #define FB_PAIR_LINK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct fb_topo; /* topo.h */
@@ -58,5 +59,24 @@ enum fb_link fb_pair_link_cpu(struct fb_topo *t, const char *cpus_a, const char 
  * local to this node, not collective. Each call starts NVML and shuts it down again, so ask
  * once per pair, not in a loop. */
 int fb_pair_link_nvlinks(const char *busid_a, const char *busid_b, char *why, size_t whylen);
+
+/* One GPU's NVLinks as NVML gives them (for the expected-figure model): its name, its active
+ * links to each other GPU (peer bus ids as NVML spells them, "00000000:3B:00.0") and to
+ * NVSwitches. */
+enum { FB_NVML_PEERS = 16 };
+struct fb_nvml_gpu {
+    char name[64];       /* nvmlDeviceGetName; "" when the driver does not say */
+    int to_switch;
+    int npeers;
+    struct {
+        char bus[32];
+        int links;
+    } peer[FB_NVML_PEERS];
+};
+
+/* Fills *out for the GPU at busid through NVML loaded at run time (as fb_pair_link_nvlinks);
+ * false with one line in `why` when the bus id is malformed, NVML cannot be loaded or started
+ * ("no NVML: ...", "NVML does not start: ...") or does not know the GPU. Never prints. */
+bool fb_pair_link_nvml_gpu(const char *busid, struct fb_nvml_gpu *out, char *why, size_t whylen);
 
 #endif

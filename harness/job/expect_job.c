@@ -111,22 +111,33 @@ static int by_host(const void *a, const void *b)
 
 fb_status fb_expect_job_site(bool say)
 {
-    const char *site = getenv("FB_EXPECT_EFFICIENCY");
+    const char *site = getenv("FB_EXPECT_EFFICIENCY"), *facts = getenv("FB_NVML_FACTS");
     char err[512] = "";
+    struct fb_expect_node *scratch;
+    fb_status st;
 
-    if (!site || !*site)
+    if (site && *site && fb_expect_eff_load(site, err, sizeof err) != FB_OK) {
+        if (say)
+            fb_error("FB_EXPECT_EFFICIENCY: %s", err);
+        return FB_ERR_USAGE;
+    }
+    if (!facts || !*facts)
         return FB_OK;
-    if (fb_expect_eff_load(site, err, sizeof err) == FB_OK)
-        return FB_OK;
-    if (say)
-        fb_error("FB_EXPECT_EFFICIENCY: %s", err);
-    return FB_ERR_USAGE;
+    if (!(scratch = calloc(1, sizeof *scratch)))
+        return FB_ERR_NOMEM;
+    st = fb_expect_nvml_load(facts, scratch, err, sizeof err);
+    free(scratch);
+    if (st != FB_OK && say)
+        fb_error("FB_NVML_FACTS: %s", err);
+    return st == FB_OK ? FB_OK : FB_ERR_USAGE;
 }
 
 fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job *j)
 {
     struct fb_expect_rank mine;
     const struct fb_world *w = &s->world;
+    const char *bus, *fake;
+    char fake_bus[32];
     fb_status st;
 
     memset(j, 0, sizeof *j);
@@ -134,16 +145,33 @@ fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job 
 
     j->nodes = w->nodes;
     fb_expect_node_read(fb_health_sysfs_root(), w->host, &j->me);
+    {
+        char err[256];
+        /* a bad facts file was refused by fb_expect_job_site before anything started */
+        if (fb_expect_node_nvml(getenv("FB_NVML_FACTS"), &j->me, err, sizeof err) != FB_OK)
+            fb_expect_node_nvml(NULL, &j->me, err, sizeof err);
+    }
     transport_ports(j);
 
     memset(&mine, 0, sizeof mine);
     mine.node = w->node;
     snprintf(mine.host, sizeof mine.host, "%s", w->host);
     fb_expect_node_net(&j->me, j->only, &mine.net);
+    fb_expect_node_rails(&j->me, j->only, w->local_size, &mine.rails);
     mine.h2d.gbps = NAN;
-    if (!s->be->on_cpu && s->dev.pci_bus_id[0]) {
+    bus = s->be->on_cpu ? NULL : s->dev.pci_bus_id;
+    if (s->be->on_cpu && (fake = getenv("FB_TEST_GPU_BUSES"))) {
+        /* test hook (docs/timeouts.md): the local rank's item of a list stands for its GPU */
+        for (int k = 0; k < w->local_rank && fake; k++)
+            fake = strchr(fake, ',') ? strchr(fake, ',') + 1 : NULL;
+        if (fake) {
+            snprintf(fake_bus, sizeof fake_bus, "%.*s", (int)strcspn(fake, ","), fake);
+            bus = fake_bus;
+        }
+    }
+    if (bus && bus[0]) {
         for (int i = 0; i < j->me.ngpus; i++)
-            if (same_pci(j->me.gpu[i].bus, s->dev.pci_bus_id)) {
+            if (same_pci(j->me.gpu[i].bus, bus)) {
                 fb_expect_gpu_h2d(&j->me.gpu[i], &mine.h2d);
                 mine.gpu = j->me.gpu[i];
             }
@@ -178,6 +206,42 @@ static bool valid_rank(const struct fb_expect_job *j, int r)
     return r >= 0 && r < j->size;
 }
 
+/* An NCCL collective over every rank, several ranks on a node: each node's ring over its ranks'
+ * GPUs, and between nodes each node's rails; the slowest of them (NAN when a rank has no GPU). */
+static void nccl_busbw(const struct fb_expect_job *j, struct fb_expect_fig *f)
+{
+    const struct fb_expect_gpu *g[FB_EXPECT_GPUS];
+    struct fb_expect_fig intra = {NAN, ""}, inter = {NAN, ""}, ring;
+    int per_node = 0;
+
+    for (int r = 0; r < j->size; r++)
+        if (!j->ranks[r].gpu.bus[0])
+            return;
+    for (int a = 0; a < j->size; a++) {
+        int n = 0;
+        bool first = true;
+        for (int b = 0; b < j->size; b++) {
+            bool same = strcmp(j->ranks[b].host, j->ranks[a].host) == 0;
+            first = first && !(same && b < a);
+            if (same && n < FB_EXPECT_GPUS)
+                g[n++] = &j->ranks[b].gpu;
+        }
+        if (!first)
+            continue; /* the node was taken at its first rank */
+        if (per_node && n != per_node)
+            return; /* uneven nodes: the ring's shape is not one the model knows */
+        per_node = n;
+        fb_expect_node_ring(g, n, &ring);
+        if (isnan(ring.gbps))
+            return;
+        fb_expect_min(&intra, &ring, &intra);
+        fb_expect_min(&inter, &j->ranks[a].rails, &inter);
+    }
+    if (j->size / per_node >= 2 && isnan(inter.gbps))
+        return; /* between nodes with no NIC figure: nothing honest */
+    fb_expect_ring_busbw(j->size / per_node, per_node, &intra, &inter, f);
+}
+
 void fb_expect_job_annotate(void *ctx, struct fb_row *row)
 {
     const struct fb_expect_job *j = ctx;
@@ -201,6 +265,18 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
         /* one rank a node, every rank in it: each ring hop is a NIC */
         for (int r = 0; r < j->size; r++)
             fb_expect_min(&f, &j->ranks[r].net, &f);
+    } else if (strcmp(row->bench, "p2p") == 0 && strcmp(row->metric, "bandwidth") == 0 &&
+               strcmp(row->transport, "ipc") == 0 && strstr(row->kase, "_uni") &&
+               row->bytes >= FB_EXPECT_MIN_BYTES && valid_rank(j, row->src) &&
+               valid_rank(j, row->dst) && j->ranks[row->src].gpu.bus[0] &&
+               j->ranks[row->dst].gpu.bus[0] &&
+               strcmp(j->ranks[row->src].host, j->ranks[row->dst].host) == 0) {
+        /* a copy into the peer GPU's memory: NVLink or the PCIe path between the two */
+        fb_expect_gpu_pair(&j->ranks[row->src].gpu, &j->ranks[row->dst].gpu, &f);
+    } else if (strcmp(row->metric, "busbw") == 0 && strcmp(row->transport, "nccl") == 0 &&
+               row->ranks == j->size && row->ranks >= 2 && row->ranks > row->nodes &&
+               row->bytes >= FB_EXPECT_MIN_BYTES) {
+        nccl_busbw(j, &f);
     } else if (strcmp(row->bench, "h2d") == 0 && strcmp(row->metric, "bandwidth") == 0 &&
                row->ranks == 1 && strncmp(row->kase, "pinned_", 7) == 0 &&
                row->bytes >= FB_EXPECT_MIN_BYTES && valid_rank(j, row->src)) {

@@ -16,6 +16,7 @@ struct fb_expect_rank {
     char host[64];
     struct fb_expect_fig net;  /* toward other nodes: its NIC's payload rate */
     struct fb_expect_fig h2d;  /* its GPU's host-device copies: its PCIe link */
+    struct fb_expect_fig rails;/* its node's NICs the node's ranks spread over (one a rank) */
     struct fb_expect_gpu gpu;  /* its GPU's links (gpu.bus "" when it has none known) */
 };
 
@@ -34,8 +35,9 @@ struct fb_expect_job {
  * rate does not hold (1 MiB; docs/expected.md). */
 enum { FB_EXPECT_MIN_BYTES = 1 << 20 };
 
-/* The site's efficiencies: the file $FB_EXPECT_EFFICIENCY names, when set (fb_expect_eff_load).
- * Not collective: every rank reads it before anything is created, and one that cannot is
+/* The site's efficiencies: the file $FB_EXPECT_EFFICIENCY names, when set (fb_expect_eff_load),
+ * and the NVML facts file $FB_NVML_FACTS names, when set, checked (fb_expect_nvml_load).
+ * Not collective: every rank reads them before anything is created, and one that cannot is
  * FB_ERR_USAGE (the line said when `say`). */
 fb_status fb_expect_job_site(bool say);
 
@@ -54,6 +56,11 @@ fb_status fb_expect_job_gather_nodes(const struct fb_session *s, struct fb_expec
  *    FB_EXPECT_MIN_BYTES or more: the slower of their NICs;
  *  - a collective's busbw with one rank per node, at FB_EXPECT_MIN_BYTES or more: the ring's
  *    slowest hop, the slowest NIC of the job;
+ *  - p2p one-way bandwidth over IPC between two ranks' GPUs of one host: their NVLinks or the
+ *    PCIe path between them (fb_expect_gpu_pair);
+ *  - an NCCL collective's busbw over every rank, each with a GPU: one node, the ring over its
+ *    GPUs (fb_expect_node_ring); several nodes with several ranks each, the slower of the
+ *    slowest node's ring and the slowest node's NICs (its rails);
  *  - h2d pinned bandwidth of one rank's GPU on `cuda`: alone, its PCIe link; all ranks at once,
  *    the smaller of that and its share of the uplink it shares with the ranks' GPUs behind the
  *    same root port of its host (a PCIe switch's: the C4140 K's four GPUs on one x16 link).

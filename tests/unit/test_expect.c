@@ -17,22 +17,40 @@
 
 static char tmp[64];
 
-/* The model's figure for a table row's input ("nvlink 2 x2", "pcie 8 x16", "ib 100",
- * "eth 10000 mtu 1500"); NAN when the input is not one. */
+static const char *write_tmp(const char *name, const char *text);
+
+/* The model's figure for a table row's input ("nvlink 2 x2", "nvring 4 x18", "pcie 8 x16",
+ * "ib 100", "ib 200 x8", "eth 10000 mtu 1500", or two of them joined by " and ": a ring over
+ * both, the slower); NAN when the input is not one. */
 static double model_of(const char *in)
 {
     struct fb_expect_fig f;
     struct fb_expect_nic nic;
     double a;
     int b;
+    const char *and = strstr(in, " and ");
 
+    if (and) {
+        char first[128];
+        snprintf(first, sizeof first, "%.*s", (int)(and - in), in);
+        return fmin(model_of(first), model_of(and + 5));
+    }
     memset(&nic, 0, sizeof nic);
+    if (sscanf(in, "nvring %lf x%d", &a, &b) == 2) {
+        fb_expect_nvring((int)a, b, &f);
+        return f.gbps;
+    }
+    if (sscanf(in, "ib %lf x%d", &a, &b) == 2) {
+        nic.kind = FB_NIC_IB;
+        nic.gbps = a;
+        return fb_expect_nic_payload(&nic) * b;
+    }
     if (sscanf(in, "nvlink %lf x%d", &a, &b) == 2) {
         fb_expect_nvlink((int)a, b, &f);
         return f.gbps;
     }
     if (sscanf(in, "pcie %lf x%d", &a, &b) == 2) {
-        struct fb_expect_gpu g = {"0000:00:00.0", a, b, "", 0, 0};
+        struct fb_expect_gpu g = {.bus = "0000:00:00.0", .gts = a, .width = b, .numa = -1};
         fb_expect_gpu_h2d(&g, &f);
         return f.gbps;
     }
@@ -233,10 +251,139 @@ static void check_machines(const char *dir)
     fb_expect_node_net(&n, NULL, &f);
     CHECK_STR(f.bound, "eth 10 Gb/s eno1");
 
+    /* DGX A100: eight HDR ports, all ACTIVE: the rails of 8 ranks a node are all eight, of 2
+     * ranks two (one NIC a GPU) */
+    snprintf(root, sizeof root, "%s/dgx-a100", dir);
+    fb_expect_node_read(root, "dgx", &n);
+    CHECK(n.nnics == 8 && n.ngpus == 0);
+    fb_expect_node_rails(&n, NULL, 8, &f);
+    CHECK_NEAR(f.gbps, 8 * 24.0, 1e-9);
+    CHECK_STR(f.bound, "IB 200 Gb/s x8 mlx5_0/1...");
+    fb_expect_node_rails(&n, NULL, 2, &f);
+    CHECK_NEAR(f.gbps, 2 * 24.0, 1e-9);
+    fb_expect_node_rails(&n, "mlx5_3", 8, &f); /* NCCL_IB_HCA=mlx5_3: that one alone */
+    CHECK_NEAR(f.gbps, 24.0, 1e-9);
+    CHECK_STR(f.bound, "IB 200 Gb/s mlx5_3/1");
+
     /* no tree at all: every part said, no figure */
     fb_expect_node_read("/nonexistent-sysfs", "none", &n);
     CHECK(n.nnics == 0 && n.ngpus == 0);
     CHECK(strstr(n.note, "class/net") && strstr(n.note, "bus/pci/devices"));
+}
+
+/* GPU pairs and rings inside a node: NVLink from the facts file in NVML's place, else PCIe
+ * through a switch or a root complex, nothing across NUMA nodes. */
+static void check_gpu_pairs(const char *dir)
+{
+    char root[1024], facts[1100], err[512];
+    struct fb_expect_node n;
+    struct fb_expect_fig f;
+    const struct fb_expect_gpu *all[FB_EXPECT_GPUS];
+
+    /* C4140 M without NVML: PCIe only; 1a and 1c on NUMA node 0, 1d and 1e on node 1 */
+    snprintf(root, sizeof root, "%s/c4140-m", dir);
+    fb_expect_node_read(root, "m", &n);
+    CHECK(n.gpu[0].numa == 0 && n.gpu[2].numa == 1);
+    fb_expect_gpu_pair(&n.gpu[0], &n.gpu[1], &f);
+    CHECK_NEAR(f.gbps, 8.0 * 16 * 128 / 130 / 8 * 0.79, 1e-9);
+    CHECK_STR(f.bound, "PCIe Gen3 x16 root complex");
+    fb_expect_gpu_pair(&n.gpu[0], &n.gpu[2], &f);
+    CHECK(isnan(f.gbps) && f.bound[0] == '\0');
+    for (int i = 0; i < 4; i++)
+        all[i] = &n.gpu[i];
+    fb_expect_node_ring(all, 4, &f); /* a hop crosses the sockets: nothing honest */
+    CHECK(isnan(f.gbps));
+    fb_expect_node_ring(all, 2, &f); /* the two GPUs of socket 0 */
+    CHECK_STR(f.bound, "PCIe Gen3 x16 root complex");
+
+    /* ... with what NVML says: NV2 between every pair, V100 so NVLink 2 */
+    snprintf(facts, sizeof facts, "%s/nvml.txt", root);
+    CHECK(fb_expect_node_nvml(facts, &n, err, sizeof err) == FB_OK);
+    CHECK(n.ngpus == 4 && n.gpu[1].npeers == 3 && n.gpu[1].peer[0].links == 2);
+    CHECK_STR(n.gpu[3].model, "Tesla V100-SXM2-32GB");
+    CHECK(fb_expect_gpu_nvlink_gen(n.gpu[3].model) == 2);
+    fb_expect_gpu_pair(&n.gpu[0], &n.gpu[2], &f);
+    CHECK_NEAR(f.gbps, 47.9, 1e-9);
+    CHECK_STR(f.bound, "NVLink2 x2");
+    fb_expect_node_ring(all, 4, &f); /* each GPU's 6 links */
+    CHECK_NEAR(f.gbps, 6 * 25 * 0.822, 1e-9);
+    CHECK_STR(f.bound, "NVLink2 x6 (GPU 0000:1a:00.0)");
+    fb_expect_node_ring(all, 2, &f); /* two GPUs: the pair's 2 */
+    CHECK_NEAR(f.gbps, 2 * 25 * 0.822, 1e-9);
+
+    /* C4140 K without NVML: the four GPUs reach each other through their switch */
+    snprintf(root, sizeof root, "%s/c4140-k", dir);
+    fb_expect_node_read(root, "k", &n);
+    fb_expect_gpu_pair(&n.gpu[1], &n.gpu[3], &f);
+    CHECK_NEAR(f.gbps, 8.0 * 16 * 128 / 130 / 8 * 0.79, 1e-9);
+    CHECK_STR(f.bound, "PCIe Gen3 x16 switch 0000:00:03.0");
+
+    /* DGX A100: GPUs known from the facts file alone, each with 12 links to NVSwitches */
+    snprintf(root, sizeof root, "%s/dgx-a100", dir);
+    fb_expect_node_read(root, "dgx", &n);
+    snprintf(facts, sizeof facts, "%s/nvml.txt", root);
+    CHECK(fb_expect_node_nvml(facts, &n, err, sizeof err) == FB_OK);
+    CHECK(n.ngpus == 8 && n.gpu[7].nvl_switch == 12 && strcmp(n.gpu[7].bus, "0000:bd:00.0") == 0);
+    fb_expect_gpu_pair(&n.gpu[0], &n.gpu[5], &f);
+    CHECK_NEAR(f.gbps, 12 * 25 * 0.958, 1e-9);
+    CHECK_STR(f.bound, "NVLink3 x12");
+    for (int i = 0; i < 8; i++)
+        all[i] = &n.gpu[i];
+    fb_expect_node_ring(all, 8, &f);
+    CHECK_NEAR(f.gbps, 12 * 25 * 0.822, 1e-9);
+    CHECK_STR(f.bound, "NVLink3 x12 (GPU 0000:07:00.0)");
+
+    /* Gen4 GPUs on two NUMA nodes: nothing between them */
+    snprintf(root, sizeof root, "%s/gen4-hdr", dir);
+    fb_expect_node_read(root, "g", &n);
+    fb_expect_gpu_pair(&n.gpu[0], &n.gpu[1], &f);
+    CHECK(isnan(f.gbps));
+
+    /* an unknown GPU name: links, but no generation, so no figure */
+    CHECK(fb_expect_gpu_nvlink_gen("NVIDIA GH200 480GB") == 4 &&
+          fb_expect_gpu_nvlink_gen("NVIDIA B200") == 5 && fb_expect_gpu_nvlink_gen("Tesla P100") == 0);
+    snprintf(n.gpu[0].model, sizeof n.gpu[0].model, "Tesla P100-SXM2");
+    n.gpu[0].npeers = 1;
+    snprintf(n.gpu[0].peer[0].bus, sizeof n.gpu[0].peer[0].bus, "%s", n.gpu[1].bus);
+    n.gpu[0].peer[0].links = 4;
+    fb_expect_gpu_pair(&n.gpu[0], &n.gpu[1], &f);
+    CHECK(isnan(f.gbps));
+}
+
+/* Bad facts files: one line naming file:line and what, the node left as it was. */
+static void check_nvml_facts(void)
+{
+    struct fb_expect_node n;
+    char err[512];
+    static const struct {
+        const char *name, *text, *says;
+    } bad[] = {
+        {"f1", "gpu 0000:1a:00.0 V100\nnvlnk 0000:1a:00.0 0000:1c:00.0 2\n", "f1:2: unknown line"},
+        {"f2", "gpu 1a:00 V100\n", "f2:1: not a PCI bus id"},
+        {"f3", "nvlink 0000:1a:00.0 0000:1c:00.0 0\n", "f3:1: a link count from 1 to 18"},
+        {"f4", "nvlink 0000:1a:00.0 0000:1a:00.0 2\n", "f4:1: the peer is not another GPU"},
+        {"f5", "nvlink 0000:1a:00.0 switch 12 extra\n", "f5:1: expected 'nvlink BUS"},
+        {"f6", "# ok\n\ngpu 0000:1a:00.0\n", "f6:3: a GPU name of 1 to 47"},
+    };
+
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        memset(&n, 0, sizeof n);
+        err[0] = '\0';
+        CHECK(fb_expect_nvml_load(write_tmp(bad[i].name, bad[i].text), &n, err, sizeof err) ==
+              FB_ERR_USAGE);
+        if (!strstr(err, bad[i].says)) {
+            fprintf(stderr, "facts file %s: '%s', expected '%s'\n", bad[i].name, err, bad[i].says);
+            fb_test_failures++;
+        }
+        CHECK(n.ngpus == 0); /* nothing taken from a bad file */
+    }
+    CHECK(fb_expect_nvml_load("/nonexistent/nvml.txt", &n, err, sizeof err) == FB_ERR_IO);
+    CHECK(strstr(err, "/nonexistent/nvml.txt") != NULL);
+    /* any spelling of a bus id is NVML's or sysfs's; counted both ways */
+    memset(&n, 0, sizeof n);
+    CHECK(fb_expect_nvml_load(write_tmp("good", "nvlink 00000000:1A:00.0 0000:1c:00.0 3\n"), &n,
+                              err, sizeof err) == FB_OK);
+    CHECK(n.ngpus == 2 && strcmp(n.gpu[0].bus, "0000:1a:00.0") == 0 && n.gpu[1].peer[0].links == 3);
 }
 
 static void check_links(void)
@@ -326,7 +473,9 @@ int main(int argc, char **argv)
     check_efficiency_doc(argv[3]);
     check_links();
     check_machines(argv[1]);
+    check_gpu_pairs(argv[1]);
     check_site_file();
+    check_nvml_facts();
     check_table(argv[2]);
     {
         char cmd[128];

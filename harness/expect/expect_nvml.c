@@ -1,0 +1,181 @@
+/* What NVML says of a node's GPUs, for the expected-figure model: their names and NVLinks, from
+ * NVML itself (through hw's loader, fb_pair_link_nvml_gpu) or from a facts file in its place
+ * (FB_NVML_FACTS; docs/expected.md), and a GPU's NVLink generation by its name. */
+#include "expect.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pair_link.h"
+
+int fb_expect_gpu_nvlink_gen(const char *model)
+{
+    /* the longer names first: "GH200" holds "H200", "GB200" holds "B200" */
+    static const struct {
+        const char *in;
+        int gen;
+    } gens[] = {{"GH200", 4}, {"GB200", 5}, {"V100", 2}, {"A100", 3}, {"H100", 4},
+                {"H200", 4},  {"H800", 4},  {"B200", 5}};
+
+    for (size_t i = 0; model && i < sizeof gens / sizeof gens[0]; i++)
+        if (strstr(model, gens[i].in))
+            return gens[i].gen;
+    return 0;
+}
+
+/* "0000:3b:00.0" (lower case, as sysfs names it) from any spelling of a PCI address; false when
+ * s is not one. */
+static bool canonical_bus(const char *s, char *out, size_t len)
+{
+    unsigned d, b, v, f;
+    char tail;
+
+    if (sscanf(s, "%x:%x:%x.%x%c", &d, &b, &v, &f, &tail) != 4 || d > 0xffff || b > 0xff ||
+        v > 0x1f || f > 7)
+        return false;
+    snprintf(out, len, "%04x:%02x:%02x.%x", d, b, v, f);
+    return true;
+}
+
+/* The GPU at bus in n, added (with no PCIe link) when the node has room; NULL when it has not. */
+static struct fb_expect_gpu *gpu_at(struct fb_expect_node *n, const char *bus)
+{
+    struct fb_expect_gpu *g;
+
+    for (int i = 0; i < n->ngpus; i++)
+        if (strcmp(n->gpu[i].bus, bus) == 0)
+            return &n->gpu[i];
+    if (n->ngpus >= FB_EXPECT_GPUS)
+        return NULL;
+    g = &n->gpu[n->ngpus++];
+    memset(g, 0, sizeof *g);
+    g->numa = -1;
+    snprintf(g->bus, sizeof g->bus, "%s", bus);
+    return g;
+}
+
+/* Adds links from g to peer; false when g has no room for another peer. */
+static bool add_peer(struct fb_expect_gpu *g, const char *peer, int links)
+{
+    for (int i = 0; i < g->npeers; i++)
+        if (strcmp(g->peer[i].bus, peer) == 0) {
+            g->peer[i].links += links;
+            return true;
+        }
+    if (g->npeers >= FB_EXPECT_PEERS)
+        return false;
+    snprintf(g->peer[g->npeers].bus, sizeof g->peer[0].bus, "%s", peer);
+    g->peer[g->npeers++].links = links;
+    return true;
+}
+
+static fb_status bad(char *err, size_t errlen, const char *path, int line, const char *what)
+{
+    snprintf(err, errlen, "%s:%d: %s", path, line, what);
+    return FB_ERR_USAGE;
+}
+
+fb_status fb_expect_nvml_load(const char *path, struct fb_expect_node *n, char *err, size_t errlen)
+{
+    struct fb_expect_node *work = malloc(sizeof *work);
+    FILE *f = fopen(path, "r");
+    char line[512];
+    int lineno = 0;
+    fb_status st = FB_OK;
+
+    if (!f || !work) {
+        snprintf(err, errlen, "NVML facts file '%s': %s", path, f ? "out of memory" : strerror(errno));
+        if (f)
+            fclose(f);
+        free(work);
+        return f ? FB_ERR_NOMEM : FB_ERR_IO;
+    }
+    *work = *n;
+    while (st == FB_OK && fgets(line, sizeof line, f)) {
+        char word[16], a[40], b[40], ca[16], cb[16], *p = line;
+        int links, used = 0;
+        struct fb_expect_gpu *ga, *gb;
+
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            st = bad(err, errlen, path, lineno, "line longer than 510 characters");
+            break;
+        }
+        line[strcspn(line, "\r\n")] = '\0';
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p == '\0' || *p == '#')
+            continue;
+        if (sscanf(p, "%15s %39s %n", word, a, &used) < 2) {
+            st = bad(err, errlen, path, lineno, "expected 'gpu BUS NAME' or 'nvlink BUS PEER LINKS'");
+        } else if (!canonical_bus(a, ca, sizeof ca)) {
+            st = bad(err, errlen, path, lineno, "not a PCI bus id (expected like 0000:3b:00.0)");
+        } else if (strcmp(word, "gpu") == 0) {
+            const char *name = p + used;
+            if (!*name || strlen(name) >= sizeof work->gpu[0].model)
+                st = bad(err, errlen, path, lineno, "a GPU name of 1 to 47 characters is needed");
+            else if (!(ga = gpu_at(work, ca)))
+                st = bad(err, errlen, path, lineno, "more GPUs than the model holds (16)");
+            else
+                snprintf(ga->model, sizeof ga->model, "%s", name);
+        } else if (strcmp(word, "nvlink") == 0) {
+            char tail[2];
+            if (sscanf(p + used, "%39s %d %1s", b, &links, tail) != 2)
+                st = bad(err, errlen, path, lineno, "expected 'nvlink BUS PEER_BUS|switch LINKS'");
+            else if (links < 1 || links > 18)
+                st = bad(err, errlen, path, lineno, "a link count from 1 to 18 is needed");
+            else if (!(ga = gpu_at(work, ca)))
+                st = bad(err, errlen, path, lineno, "more GPUs than the model holds (16)");
+            else if (strcmp(b, "switch") == 0)
+                ga->nvl_switch += links;
+            else if (!canonical_bus(b, cb, sizeof cb) || strcmp(ca, cb) == 0)
+                st = bad(err, errlen, path, lineno, "the peer is not another GPU's PCI bus id");
+            else if (!(gb = gpu_at(work, cb)) || !(ga = gpu_at(work, ca)))
+                st = bad(err, errlen, path, lineno, "more GPUs than the model holds (16)");
+            else if (!add_peer(ga, cb, links) || !add_peer(gb, ca, links))
+                st = bad(err, errlen, path, lineno, "more NVLink peers than the model holds (8)");
+        } else {
+            st = bad(err, errlen, path, lineno, "unknown line (expected 'gpu' or 'nvlink')");
+        }
+    }
+    if (st == FB_OK && ferror(f)) {
+        snprintf(err, errlen, "NVML facts file '%s': read error", path);
+        st = FB_ERR_IO;
+    }
+    fclose(f);
+    if (st == FB_OK)
+        *n = *work;
+    free(work);
+    return st;
+}
+
+fb_status fb_expect_node_nvml(const char *facts, struct fb_expect_node *n, char *err, size_t errlen)
+{
+    if (facts && *facts)
+        return fb_expect_nvml_load(facts, n, err, errlen);
+    for (int i = 0; i < n->ngpus; i++) {
+        struct fb_expect_gpu *g = &n->gpu[i];
+        struct fb_nvml_gpu v;
+        char why[160], cb[16];
+
+        if (!fb_pair_link_nvml_gpu(g->bus, &v, why, sizeof why)) {
+            size_t len = strlen(n->note);
+            snprintf(n->note + len, sizeof n->note - len, "%sGPU %s: %s", len ? "; " : "", g->bus,
+                     why);
+            /* no NVML here: the other GPUs would say the same */
+            if (strstr(why, "no NVML") || strstr(why, "does not start") || strstr(why, "lacks"))
+                break;
+            continue;
+        }
+        snprintf(g->model, sizeof g->model, "%.47s", v.name);
+        g->nvl_switch = v.to_switch;
+        g->npeers = 0;
+        for (int k = 0; k < v.npeers; k++)
+            if (canonical_bus(v.peer[k].bus, cb, sizeof cb))
+                (void)add_peer(g, cb, v.peer[k].links);
+    }
+    return FB_OK;
+}
