@@ -155,6 +155,7 @@ const struct fb_bench fb_bench_h2d = {
     .summary = "host-to-device and device-to-host copy bandwidth, pinned and pageable, each rank "
                "alone and all at once",
     .min_ranks = 1,
+    .needs = FB_NEEDS_MEMCPY_REF,
     .plan = h2d_plan,
     .setup = h2d_setup,
     .iterate = h2d_iterate,

@@ -3,9 +3,11 @@
 # h2d reaches past the last-level cache. The quick run's own arguments (FB_QUICK_HOST, read from
 # harness/scripts/quickstart.sh) and launch (sweep: 2 ranks, bound to cores), for the benchmarks
 # profiles/host-ci.ini judges (h2d, allreduce); then:
-# - accept with host-ci: every check PASS, no SKIP line;
+# - accept with host-ci: every check PASS, no SKIP line, h2d's series past the cache judged
+#   against the memcpy calibration the run says it ran;
 # - h2d has a size past env.json's host.llc_bytes (the next power of two >= 2x) in the all-ranks
-#   case, and the headline marks the host bandwidths from buffers inside the cache, not that one.
+#   case, and the headline marks the host bandwidths from buffers inside the cache, not that one,
+#   and shows that one's share of its expected figure.
 . "$(dirname "$0")/lib.sh"
 bin=$1 src=$2
 work=$(mktemp -d)
@@ -31,11 +33,17 @@ run=$(dirname "$(ls "$out"/*/results.csv "$out"/results.csv 2>/dev/null | head -
 rc=$?
 cat "$work/acc.out"
 [ "$rc" = 0 ] || [ "$rc" = 1 ] || fail "accept --profile host-ci exited $rc"
-grep -q "^summary: .* 0 SKIP of 4 checks" "$work/acc.out" || fail "accept's summary: $(grep summary "$work/acc.out")"
+# the profile's 4 checks, and the 12 of h2d's series past the cache with an expected figure
+# (memcpy calibrated before the run: 4 cases x 2 ranks and their total, host-ci's share 0.25)
+grep -q "^summary: .* 0 SKIP of 16 checks" "$work/acc.out" || fail "accept's summary: $(grep summary "$work/acc.out")"
 grep -Eq '^[a-z_0-9.]+ +SKIP' "$work/acc.out" && fail "a check was skipped: $(grep -E ' SKIP ' "$work/acc.out")"
 for c in run_complete h2d_pinned_all 'allreduce_busbw\.4194304\.2'; do
     grep -Eq "^$c +PASS" "$work/acc.out" || fail "$c did not PASS"
 done
+[ "$(grep -Ec '^expected\.h2d\.(pinned|pageable)_(h2d|d2h)\.(rank[01]|2ranks) +PASS .* >= 0\.25 x [0-9.]+ GB/s \(memcpy calibration [0-9]+ MiB, best of 5\)' "$work/acc.out")" = 12 ] ||
+    fail "accept does not judge h2d's 12 series against the memcpy calibration: $(grep '^expected' "$work/acc.out")"
+grep -q "expected figures: memcpy calibrated on every rank, [0-9]* MiB" "$run/fabricbench.log" ||
+    fail "the run does not say it calibrated memcpy"
 
 # 2. a size past the last-level cache, and the headline's cache marks
 llc=$(sed -n 's/.*"llc_bytes":[[:space:]]*\([0-9.e+]*\).*/\1/p' "$run/env.json" | head -n 1)
@@ -53,6 +61,10 @@ if [ -n "$llc" ] && [ "$(printf '%.0f' "$llc")" -gt 0 ]; then
         fail "the 4M all-reduce busbw is not marked as in cache"
     grep -E '^  h2d .* all +[0-9]+[KMG] bandwidth_total' "$work/headline" | grep -q "(in cache)" &&
         fail "an h2d row past the cache is marked in cache"
+    # the README's quick start ends with the headline showing each h2d figure past the cache as a
+    # share of its expected figure
+    [ "$(grep -Ec '^  h2d .* all +[0-9]+[KMG] bandwidth_total +[0-9.]+ GB/s: [0-9]+% of [0-9.]+ GB/s \(memcpy calibration [0-9]+ MiB, best of 5\)$' "$work/headline")" = 4 ] ||
+        fail "the headline's h2d rows past the cache do not show their share of the expected figure"
 else
     echo "hwloc sees no cache here: the size past it and the marks are not checked"
 fi

@@ -205,6 +205,18 @@ static size_t bench_list(const struct run *r, const struct fb_bench **list)
     return n;
 }
 
+/* Whether a benchmark asked for has this need. */
+static bool needs_any(const struct run *r, unsigned need)
+{
+    const struct fb_bench *list[FB_MAX_BENCHES];
+    size_t n = bench_list(r, list);
+
+    for (size_t i = 0; i < n; i++)
+        if (list[i] && (list[i]->needs & need))
+            return true;
+    return false;
+}
+
 /* --dry-run: the plans as a GPU of the described peak and bandwidth would make them (the
  * session's backend beneath, its device memory the described one's), and each benchmark's floor
  * (run_plan.h). Nothing measured, no run folder. */
@@ -522,6 +534,13 @@ static int run_main(struct run *r)
         (st = fb_world_agree(w, fb_expect_job_gather(&r->s, &r->expect))) != FB_OK) {
         rc = fb_status_exit_code(st);
         goto out;
+    }
+    if (!r->mode && needs_any(r, FB_NEEDS_MEMCPY_REF)) {
+        fb_watchdog_phase("memcpy calibration");
+        if ((st = fb_world_agree(w, fb_expect_job_calibrate(&r->s, &r->expect))) != FB_OK) {
+            rc = fb_status_exit_code(st);
+            goto out;
+        }
     }
     if (w->rank == 0) {
         r->res.annotate = fb_expect_job_annotate;

@@ -182,6 +182,13 @@ void fb_expect_nvring(int gen, int links, struct fb_expect_fig *f);
  * the ring in bus order (fb_expect_gpu_pair). NAN for fewer than 2 GPUs or a hop with none. */
 void fb_expect_node_ring(const struct fb_expect_gpu *const *g, int n, struct fb_expect_fig *f);
 
+/* A memory copy's calibration: `reps` memcpy of `bytes` between two buffers the caller owns
+ * (both at least that long, already touched), timed each on the monotonic clock; the best
+ * (what the memory allows) in f, bound "memcpy calibration 64 MiB, best of 5". The host
+ * backend's copies are memcpy, so this is what they should reach, not a datasheet's figure. */
+void fb_expect_memcpy_calibrate(void *dst, const void *src, size_t bytes, int reps,
+                                struct fb_expect_fig *f);
+
 /* The slower of two figures (a path is as fast as its slowest hop); a NAN one is ignored only
  * when both are NAN (then NAN). */
 void fb_expect_min(const struct fb_expect_fig *a, const struct fb_expect_fig *b,

@@ -294,6 +294,20 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
                        strcmp(j->ranks[r].gpu.bus, me->gpu.bus) != 0 ? 1 : 0;
         fb_expect_gpu_h2d_shared(&me->gpu, sharing + 1, &f);
     }
+    if (!(f.gbps > 0) && j->copies && strcmp(row->bench, "h2d") == 0 &&
+             strcmp(row->metric, "bandwidth") == 0 && row->bytes >= (long long)j->copy_bytes &&
+             valid_rank(j, row->src) && (row->ranks == 1 || row->ranks == j->size))
+        /* the host backend's copies: memcpy, as calibrated on this rank */
+        f = row->ranks == 1 ? j->copies[row->src].alone : j->copies[row->src].all;
+    if (!(f.gbps > 0) && j->copies && strcmp(row->bench, "h2d") == 0 &&
+        strcmp(row->metric, "bandwidth_total") == 0 && row->bytes >= (long long)j->copy_bytes &&
+        row->ranks == j->size) {
+        /* every rank at once, summed: each one's memcpy at once */
+        f.gbps = 0;
+        for (int r = 0; r < j->size; r++)
+            f.gbps += j->copies[r].all.gbps;
+        snprintf(f.bound, sizeof f.bound, "%s", j->copies[0].all.bound);
+    }
     if (f.gbps > 0 && isfinite(f.gbps)) {
         row->expected = f.gbps;
         snprintf(row->bound, sizeof row->bound, "%s", f.bound);
@@ -344,6 +358,77 @@ void fb_expect_job_release(struct fb_expect_job *j)
 {
     free(j->ranks);
     free(j->descs);
+    free(j->copies);
     j->ranks = NULL;
     j->descs = NULL;
+    j->copies = NULL;
+}
+
+enum { COPY_REPS = 5, COPY_MIN = 64 << 20, COPY_MAX = 256 << 20 };
+
+fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_job *j)
+{
+    const struct fb_world *w = &s->world;
+    struct fb_expect_copy mine = {{NAN, ""}, {NAN, ""}};
+    size_t bytes = COPY_MIN;
+    int most = 0;
+    char *a = NULL, *b = NULL;
+    fb_status st = FB_OK;
+
+    if (!s->be->on_cpu)
+        return FB_OK;
+    if (s->llc_bytes == 0 || s->llc_bytes > COPY_MAX / 2) {
+        if (w->rank == 0)
+            fb_info("expected figures: no memcpy calibration (the last-level cache is %s): "
+                    "the host backend's copies get no expected figure",
+                    s->llc_bytes ? "larger than half its 256 MiB" : "not known");
+        return FB_OK;
+    }
+    while (bytes < 2 * s->llc_bytes)
+        bytes *= 2;
+    if (MPI_Allreduce(&w->local_size, &most, 1, MPI_INT, MPI_MAX, w->comm) != MPI_SUCCESS)
+        return FB_ERR_MPI;
+    if (!(a = malloc(bytes)) || !(b = malloc(bytes)))
+        st = FB_ERR_NOMEM;
+    if ((st = fb_world_agree(w, st)) != FB_OK) {
+        free(a);
+        free(b);
+        if (w->rank == 0)
+            fb_warn("expected figures: no memcpy calibration: two buffers of %zu MiB could not "
+                    "be had on every rank", bytes >> 20);
+        return st == FB_ERR_NOMEM ? FB_OK : st;
+    }
+    memset(a, 1, bytes); /* touched, so no page fault is timed */
+    memset(b, 2, bytes);
+    /* alone: the ranks of a node one after another (nodes at once: they share no memory) */
+    for (int k = 0; k < most; k++) {
+        if (MPI_Barrier(w->comm) != MPI_SUCCESS) {
+            st = FB_ERR_MPI;
+            break;
+        }
+        if (w->local_rank == k)
+            fb_expect_memcpy_calibrate(b, a, bytes, COPY_REPS, &mine.alone);
+    }
+    if (st == FB_OK && MPI_Barrier(w->comm) != MPI_SUCCESS)
+        st = FB_ERR_MPI;
+    if (st == FB_OK)
+        fb_expect_memcpy_calibrate(b, a, bytes, COPY_REPS, &mine.all);
+    free(a);
+    free(b);
+    if (st != FB_OK)
+        return st;
+    if (w->rank == 0 && !(j->copies = calloc((size_t)w->size, sizeof *j->copies)))
+        st = FB_ERR_NOMEM;
+    if ((st = fb_world_agree(w, st)) != FB_OK)
+        return st;
+    if (MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, j->copies, (int)sizeof mine, MPI_BYTE, 0,
+                   w->comm) != MPI_SUCCESS)
+        return FB_ERR_MPI;
+    j->copy_bytes = bytes;
+    if (w->rank == 0)
+        fb_info("expected figures: memcpy calibrated on every rank, %zu MiB (twice the "
+                "last-level cache or more), best of %d: rank 0 %.4g GB/s alone, %.4g at once "
+                "with all %d rank(s); h2d's host rows of that size and more are judged on them",
+                bytes >> 20, COPY_REPS, mine.alone.gbps, mine.all.gbps, w->size);
+    return FB_OK;
 }

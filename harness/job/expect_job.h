@@ -20,6 +20,12 @@ struct fb_expect_rank {
     struct fb_expect_gpu gpu;  /* its GPU's links (gpu.bus "" when it has none known) */
 };
 
+/* One rank's memcpy calibration on a CPU backend (fb_expect_job_calibrate). */
+struct fb_expect_copy {
+    struct fb_expect_fig alone; /* this rank copying while the others wait */
+    struct fb_expect_fig all;   /* every rank of the job copying at once */
+};
+
 struct fb_expect_job {
     int size, nodes;
     struct fb_expect_node me;      /* this rank's node, as read */
@@ -29,6 +35,8 @@ struct fb_expect_job {
     struct fb_expect_node *descs;  /* rank 0, after fb_expect_job_gather_nodes: every rank's
                                       node as it read it (note: what it lacks); NULL else */
     bool hosts_distinct;           /* rank 0: no two ranks share a host */
+    struct fb_expect_copy *copies; /* rank 0, after fb_expect_job_calibrate: every rank's */
+    size_t copy_bytes;             /* the calibration's size; 0 when none ran */
 };
 
 /* Smallest message the model judges: below it, latency is a share of the time the asymptotic
@@ -50,6 +58,14 @@ fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job 
  * FB_ERR_NOMEM. */
 fb_status fb_expect_job_gather_nodes(const struct fb_session *s, struct fb_expect_job *j);
 
+/* Collective, on a CPU backend (nothing on a GPU one): the host backend's copies are memcpy, so
+ * the model calibrates memcpy on this machine: each rank alone (ranks of one node in turn, nodes
+ * at once), then every rank at once, 5 copies each of a size past the job's last-level cache
+ * (twice it, rounded up to a power of two, 64 MiB at least, 256 MiB at most: a larger cache, or
+ * one not known, runs none and says why). rank 0 says what it ran and gets every rank's figures.
+ * FB_ERR_MPI, FB_ERR_NOMEM (buffers it could not have: none then, said). */
+fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_job *j);
+
 /* The results hook (fb_results.annotate, ctx a struct fb_expect_job on rank 0): fills the row's
  * `expected` and `bound` where the model has a figure:
  *  - p2p one-way bandwidth (matrix_uni, sweep_uni) between two ranks on different hosts, at
@@ -58,6 +74,8 @@ fb_status fb_expect_job_gather_nodes(const struct fb_session *s, struct fb_expec
  *    slowest hop, the slowest NIC of the job;
  *  - p2p one-way bandwidth over IPC between two ranks' GPUs of one host: their NVLinks or the
  *    PCIe path between them (fb_expect_gpu_pair);
+ *  - on a CPU backend, after fb_expect_job_calibrate, h2d's bandwidth rows of the calibration's
+ *    size and more: one rank alone, its memcpy alone; every rank at once, its memcpy at once;
  *  - an NCCL collective's busbw over every rank, each with a GPU: one node, the ring over its
  *    GPUs (fb_expect_node_ring); several nodes with several ranks each, the slower of the
  *    slowest node's ring and the slowest node's NICs (its rails);

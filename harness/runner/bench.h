@@ -25,6 +25,9 @@ enum fb_needs {
                                     and the `values` hook reports them */
     FB_ONE_CALL = 1u << 4, /* an iteration is one call of the collectives table and nothing
                               else: --timing synced times the call's own span (coll.h) */
+    FB_NEEDS_MEMCPY_REF = 1u << 5, /* on a CPU backend its rows are memory copies: the
+                                      expected-figure model calibrates memcpy before the run
+                                      (fb_expect_job_calibrate) */
 };
 
 /* A figure a FB_REPORTS_VALUES benchmark found: one row with one sample. */
