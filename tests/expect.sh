@@ -38,6 +38,14 @@ grep -q "^efficiencies: ib 0.96 pcie_copy 0.79 nvlink 0.958 nvlink_ring 0.822 (d
 grep -q "^not modelled (their rows have no expected figure): a GPU's compute peak (the stand-in is no tuned GEMM), GPU copies across NUMA nodes " m.txt ||
     fail "expect does not say what it does not model: $(tail -n 2 m.txt)"
 
+# the host backend's copies: a memcpy calibration per rank, past the last-level cache (none,
+# said, where the cache is over 128 MiB or not known)
+if grep -q "no memcpy calibration (the last-level cache is" m.err; then
+    echo "this machine's last-level cache: no calibration, as said"
+else
+    [ "$(grep -Ec '^  rank [01] on .*: [0-9.]+ alone, [0-9.]+ with all 2 rank\(s\) at once \(memcpy calibration [0-9]+ MiB best of 5\)$' m.txt)" = 2 ] ||
+        fail "expect does not list both ranks' memcpy calibration: $(grep -A3 'host backend copies' m.txt)"
+fi
 # without NVML (none here, nor a facts file): GPU pairs over PCIe, 1a and 1c on NUMA node 0,
 # 1d on node 1; NVML's absence is said
 grep -q "^    0000:1a:00.0 <-> 0000:1c:00.0: 12.45, bound PCIe Gen3 x16 root complex$" m.txt ||
@@ -77,6 +85,8 @@ FB_TEST_GPU_BUSES=0000:1a:00.0,0000:1d:00.0 FB_NVML_FACTS=$machines/c4140-m/nvml
     fail "p2p's IPC one-way rows do not get the NVLink pair's 47.9 GB/s: $(csv_awk 'v("expected") != "" { print v("case"), v("transport"), v("expected"), v("bound") }' pairs/results.csv)"
 [ "$(csv_awk 'v("bench") == "p2p" && v("transport") != "ipc" && v("expected") != "" { n++ } END { print n + 0 }' pairs/results.csv)" = 0 ] ||
     fail "p2p rows over MPI or staged copies got an expected figure"
+[ "$(csv_awk 'v("transport") == "ipc" && v("case") == "matrix_bidir" && v("metric") == "bandwidth_total" && v("expected") == "95.8" && v("bound") == "NVLink2 x2 both ways" { n++ } END { print n + 0 }' pairs/results.csv)" = 1 ] ||
+    fail "p2p's IPC both-ways total does not get twice the pair's figure: $(csv_awk 'v("case") == "matrix_bidir" { print v("transport"), v("metric"), v("expected"), v("bound") }' pairs/results.csv)"
 grep -q "^# every pair with an expected figure (2) reached 80% of it or more$" p.txt ||
     fail "the IPC matrix does not say its pairs reached their expected figure: $(grep -A6 'matrix_uni over ipc' p.txt)"
 # described with 18 links between them (431 GB/s), the memcpy falls short: the matrix marks the

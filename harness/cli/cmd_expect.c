@@ -22,12 +22,14 @@ static void usage(void)
 {
     printf("usage: mpirun -np N fabricbench expect [--backend B] [--coll C] [--timeout S]\n\n"
            "Prints what each measurement of this job should reach on its hardware, and the part\n"
-           "that bounds it, before anything is measured (docs/expected.md): every node's NICs\n"
+           "that bounds it, before any benchmark runs (docs/expected.md): every node's NICs\n"
            "(sysfs class/net and class/infiniband) and GPU PCIe links (bus/pci/devices), the NIC\n"
            "its traffic to other nodes takes (the one NCCL_IB_HCA, NCCL_SOCKET_IFNAME or\n"
            "OMPI_MCA_btl_tcp_if_include names, else the fastest InfiniBand port, else the fastest\n"
            "Ethernet port that is up), every pair of nodes' p2p figure and the all-reduce bus\n"
-           "bandwidth with one rank a node, and what could not be determined and why.\n"
+           "bandwidth with one rank a node, each node's GPU pairs and NCCL ring, on the host\n"
+           "backend a memcpy calibration (what its copies should reach), and what could not be\n"
+           "determined and why.\n"
            "`run` writes the same figures into results.csv's expected and bound columns.\n"
            "Launch it as you launch `run`. sysfs is read under $FB_SYSFS_ROOT when set (default\n"
            "/sys); $FB_EXPECT_EFFICIENCY names a site file of efficiencies (`key = value`);\n"
@@ -251,11 +253,20 @@ static void print_model(const struct fb_expect_job *j)
                    "bound %s; a collective's busbw is the slower of that and each node's ring\n",
                    ring.gbps, ring.bound);
     }
+    if (j->copies) {
+        fb_out("host backend copies (h2d's rows of %zu MiB and more; memcpy, GB/s):\n",
+               j->copy_bytes >> 20);
+        for (int r = 0; r < j->size; r++)
+            fb_out("  rank %d on %s: %.4g alone, %.4g with all %d rank(s) at once (%s)\n", r,
+                   j->ranks[r].host, j->copies[r].alone.gbps, j->copies[r].all.gbps, j->size,
+                   j->copies[r].alone.bound);
+    }
     /* what the model does not cover yet: those rows keep an empty `expected` (docs/expected.md) */
     fb_out("not modelled (their rows have no expected figure): a GPU's compute peak (the "
            "stand-in is no tuned GEMM), GPU copies across NUMA nodes (the inter-socket link's "
-           "rate is not in sysfs), both directions at once, MPI collectives on GPU memory, "
-           "the host backend's memory copies\n");
+           "rate is not in sysfs), both directions at once between nodes, MPI collectives on "
+           "GPU memory, the host backend's copies inside the last-level cache and its "
+           "transfers between ranks\n");
     free(lead);
     free(last);
 }
@@ -286,7 +297,8 @@ int fb_cmd_expect(int argc, char **argv)
     if ((st = fb_session_open(&s, backend, coll, true)) != FB_OK)
         return fb_status_exit_code(st);
     if ((st = fb_expect_job_gather(&s, &j)) != FB_OK ||
-        (st = fb_expect_job_gather_nodes(&s, &j)) != FB_OK)
+        (st = fb_expect_job_gather_nodes(&s, &j)) != FB_OK ||
+        (st = fb_world_agree(&s.world, fb_expect_job_calibrate(&s, &j))) != FB_OK)
         code = fb_status_exit_code(st);
     else if (rank == 0)
         print_model(&j);

@@ -142,15 +142,22 @@ void fb_expect_gpu_h2d_shared(const struct fb_expect_gpu *g, int sharing, struct
              g->up_width % 100, g->up, sharing % 1000);
 }
 
-void fb_expect_nvlink(int gen, int links, struct fb_expect_fig *f)
+/* links x the generation's per-link rate (25 GB/s a direction for NVLink 2-4, 50 for 5) x the
+ * efficiency `eff`: a peer copy's or a ring's */
+static void nvlinks(int gen, int links, const char *eff, struct fb_expect_fig *f)
 {
     double per_link = gen >= 2 && gen <= 4 ? 25.0 : gen == 5 ? 50.0 : NAN;
 
-    f->gbps = links > 0 ? per_link * links * fb_expect_eff("nvlink") : NAN;
+    f->gbps = links > 0 ? per_link * links * fb_expect_eff(eff) : NAN;
     if (isnan(f->gbps))
         f->bound[0] = '\0';
     else
         snprintf(f->bound, sizeof f->bound, "NVLink%d x%d", gen, links);
+}
+
+void fb_expect_nvlink(int gen, int links, struct fb_expect_fig *f)
+{
+    nvlinks(gen, links, "nvlink", f);
 }
 
 void fb_expect_min(const struct fb_expect_fig *a, const struct fb_expect_fig *b,
@@ -269,13 +276,7 @@ void fb_expect_gpu_pair(const struct fb_expect_gpu *a, const struct fb_expect_gp
 
 void fb_expect_nvring(int gen, int links, struct fb_expect_fig *f)
 {
-    double per_link = gen >= 2 && gen <= 4 ? 25.0 : gen == 5 ? 50.0 : NAN;
-
-    f->gbps = links > 0 ? per_link * links * fb_expect_eff("nvlink_ring") : NAN;
-    if (isnan(f->gbps))
-        f->bound[0] = '\0';
-    else
-        snprintf(f->bound, sizeof f->bound, "NVLink%d x%d", gen, links);
+    nvlinks(gen, links, "nvlink_ring", f);
 }
 
 /* Whether the GPUs reach each other by NVLink: one connected graph. */
@@ -357,6 +358,6 @@ void fb_expect_memcpy_calibrate(void *dst, const void *src, size_t bytes, int re
             best = t;
     }
     f->gbps = best > 0 ? (double)bytes / best / 1e9 : NAN;
-    snprintf(f->bound, sizeof f->bound, "memcpy calibration %zu MiB, best of %d",
+    snprintf(f->bound, sizeof f->bound, "memcpy calibration %zu MiB best of %d",
              (bytes >> 20) % 100000, reps % 1000);
 }

@@ -184,7 +184,7 @@ void fb_expect_node_ring(const struct fb_expect_gpu *const *g, int n, struct fb_
 
 /* A memory copy's calibration: `reps` memcpy of `bytes` between two buffers the caller owns
  * (both at least that long, already touched), timed each on the monotonic clock; the best
- * (what the memory allows) in f, bound "memcpy calibration 64 MiB, best of 5". The host
+ * (what the memory allows) in f, bound "memcpy calibration 64 MiB best of 5". The host
  * backend's copies are memcpy, so this is what they should reach, not a datasheet's figure. */
 void fb_expect_memcpy_calibrate(void *dst, const void *src, size_t bytes, int reps,
                                 struct fb_expect_fig *f);

@@ -265,14 +265,21 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
         /* one rank a node, every rank in it: each ring hop is a NIC */
         for (int r = 0; r < j->size; r++)
             fb_expect_min(&f, &j->ranks[r].net, &f);
-    } else if (strcmp(row->bench, "p2p") == 0 && strcmp(row->metric, "bandwidth") == 0 &&
-               strcmp(row->transport, "ipc") == 0 && strstr(row->kase, "_uni") &&
+    } else if (strcmp(row->bench, "p2p") == 0 && strcmp(row->transport, "ipc") == 0 &&
+               (strstr(row->kase, "_uni") || strstr(row->kase, "_bidir")) &&
+               strncmp(row->metric, "bandwidth", 9) == 0 &&
                row->bytes >= FB_EXPECT_MIN_BYTES && valid_rank(j, row->src) &&
                valid_rank(j, row->dst) && j->ranks[row->src].gpu.bus[0] &&
                j->ranks[row->dst].gpu.bus[0] &&
                strcmp(j->ranks[row->src].host, j->ranks[row->dst].host) == 0) {
-        /* a copy into the peer GPU's memory: NVLink or the PCIe path between the two */
+        /* a copy into the peer GPU's memory: NVLink or the PCIe path between the two, each
+         * full duplex, so both ways at once is that figure each way, twice it in all */
         fb_expect_gpu_pair(&j->ranks[row->src].gpu, &j->ranks[row->dst].gpu, &f);
+        if (strcmp(row->metric, "bandwidth_total") == 0 && f.gbps > 0) {
+            size_t len = strlen(f.bound);
+            f.gbps *= 2;
+            snprintf(f.bound + len, sizeof f.bound - len, " both ways");
+        }
     } else if (strcmp(row->metric, "busbw") == 0 && strcmp(row->transport, "nccl") == 0 &&
                row->ranks == j->size && row->ranks >= 2 && row->ranks > row->nodes &&
                row->bytes >= FB_EXPECT_MIN_BYTES) {
