@@ -87,8 +87,21 @@ FB_TEST_GPU_BUSES=0000:1a:00.0,0000:1d:00.0 FB_NVML_FACTS=$machines/c4140-m/nvml
     fail "p2p rows over MPI or staged copies got an expected figure"
 [ "$(csv_awk 'v("transport") == "ipc" && v("case") == "matrix_bidir" && v("metric") == "bandwidth_total" && v("expected") == "95.8" && v("bound") == "NVLink2 x2 both ways" { n++ } END { print n + 0 }' pairs/results.csv)" = 1 ] ||
     fail "p2p's IPC both-ways total does not get twice the pair's figure: $(csv_awk 'v("case") == "matrix_bidir" { print v("transport"), v("metric"), v("expected"), v("bound") }' pairs/results.csv)"
-grep -q "^# every pair with an expected figure (2) reached 80% of it or more$" p.txt ||
-    fail "the IPC matrix does not say its pairs reached their expected figure: $(grep -A6 'matrix_uni over ipc' p.txt)"
+# two GPUs described on PCIe Gen1 x1 links (0.1975 GB/s between them): any memcpy reaches that,
+# and the matrix says every pair did
+for g in 0000:01:00.0 0000:02:00.0; do
+    d=slow_sysfs/bus/pci/devices/$g
+    mkdir -p "$d"
+    echo 0x10de >"$d/vendor"; echo 0x030200 >"$d/class"; echo 0 >"$d/numa_node"
+    echo "2.5 GT/s PCIe" >"$d/current_link_speed"; echo 1 >"$d/current_link_width"
+done
+FB_TEST_GPU_BUSES=0000:01:00.0,0000:02:00.0 FB_SYSFS_ROOT=$PWD/slow_sysfs \
+    mpi 2 "$bin" run p2p --backend host --sizes 1M --matrix-bytes 1M --latency-bytes 8 --trials 3 --quiet --out slow >sl.txt 2>&1 ||
+    fail "run p2p on slow described links exited $?: $(tail -n 3 sl.txt)"
+grep -q "^# every pair with an expected figure (2) reached 80% of it or more$" sl.txt ||
+    fail "the IPC matrix does not say its pairs reached their expected figure: $(grep -A6 'matrix_uni over ipc' sl.txt)"
+[ "$(csv_awk 'v("case") == "matrix_uni" && v("transport") == "ipc" && v("bound") == "PCIe Gen1 x1 root complex" { n++ } END { print n + 0 }' slow/results.csv)" = 2 ] ||
+    fail "the Gen1 x1 pair's bound: $(csv_awk 'v("expected") != "" { print v("case"), v("transport"), v("expected"), v("bound") }' slow/results.csv)"
 # described with 18 links between them (431 GB/s), the memcpy falls short: the matrix marks the
 # pair against its own link, not against the median pair
 printf 'gpu 0000:1a:00.0 Tesla V100-SXM2-32GB\ngpu 0000:1d:00.0 Tesla V100-SXM2-32GB\nnvlink 0000:1a:00.0 0000:1d:00.0 18\n' >wide.nvml
@@ -107,6 +120,15 @@ FB_TEST_GPU_BUSES=0000:1a:00.0,0000:1d:00.0 FB_SYSFS_ROOT=$machines/c4140-m \
 FB_SYSFS_ROOT=$machines/c4140-k mpi 2 "$bin" expect --backend host >k.txt 2>&1 || fail "expect on c4140-k exited $?"
 [ "$(grep -c '^  GPU PCIe Gen3 x16 (GPU 0000:0[3-6]:00.0): host-device copies 12.45 GB/s alone; 3.111 GB/s each with the 4 GPUs behind root port 0000:00:03.0 at once (PCIe Gen3 x16 uplink 0000:00:03.0 / 4 GPUs)$' k.txt)" = 4 ] ||
     fail "expect does not show the K's four GPUs sharing one x16 link: $(grep GPU k.txt)"
+
+# h2d on the K's two first GPUs at once (FB_TEST_GPU_BUSES): each gets half the shared x16
+# uplink, their total the whole link
+FB_TEST_GPU_BUSES=0000:03:00.0,0000:04:00.0 FB_SYSFS_ROOT=$machines/c4140-k mpi 2 "$bin" run h2d --backend host \
+    --sizes 1M --trials 3 --quiet --out k_h2d >kh.txt 2>&1 || fail "run h2d on the K's GPUs exited $?: $(tail -n 3 kh.txt)"
+[ "$(csv_awk 'v("case") == "pinned_h2d" && v("ranks") == 2 && v("metric") == "bandwidth" && v("expected") + 0 > 6.222 && v("expected") + 0 < 6.223 && v("bound") == "PCIe Gen3 x16 uplink 0000:00:03.0 / 2 GPUs" { n++ } END { print n + 0 }' k_h2d/results.csv)" = 2 ] ||
+    fail "h2d's two ranks at once do not get half the K's uplink each: $(csv_awk 'v("expected") != "" { print v("case"), v("ranks"), v("metric"), v("expected"), v("bound") }' k_h2d/results.csv)"
+[ "$(csv_awk 'v("case") == "pinned_h2d" && v("metric") == "bandwidth_total" && v("expected") + 0 > 12.445 && v("expected") + 0 < 12.446 && v("bound") == "PCIe Gen3 x16 uplink 0000:00:03.0 / 2 GPUs" { n++ } END { print n + 0 }' k_h2d/results.csv)" = 1 ] ||
+    fail "h2d's all-at-once total does not get the K's whole uplink: $(csv_awk 'v("metric") == "bandwidth_total" { print v("case"), v("expected"), v("bound") }' k_h2d/results.csv)"
 
 # a site file: InfiniBand at half its rate
 printf '# site\nib = 0.5\n' >site.eff

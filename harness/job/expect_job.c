@@ -206,6 +206,20 @@ static bool valid_rank(const struct fb_expect_job *j, int r)
     return r >= 0 && r < j->size;
 }
 
+/* Rank r's host-device copies while the point's first `ranks` ranks copy at once: the GPUs of
+ * those ranks behind the same root port of its host share that port's link. */
+static void shared_h2d(const struct fb_expect_job *j, int r, int ranks, struct fb_expect_fig *f)
+{
+    const struct fb_expect_rank *me = &j->ranks[r];
+    int sharing = 0;
+
+    for (int k = 0; k < ranks; k++)
+        sharing += me->gpu.up[0] && strcmp(j->ranks[k].host, me->host) == 0 &&
+                   strcmp(j->ranks[k].gpu.up, me->gpu.up) == 0 &&
+                   strcmp(j->ranks[k].gpu.bus, me->gpu.bus) != 0 ? 1 : 0;
+    fb_expect_gpu_h2d_shared(&me->gpu, sharing + 1, f);
+}
+
 /* An NCCL collective over every rank, several ranks on a node: each node's ring over its ranks'
  * GPUs, and between nodes each node's rails; the slowest of them (NAN when a rank has no GPU). */
 static void nccl_busbw(const struct fb_expect_job *j, struct fb_expect_fig *f)
@@ -292,14 +306,19 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
                row->ranks > 1 && row->ranks <= j->size && strncmp(row->kase, "pinned_", 7) == 0 &&
                row->bytes >= FB_EXPECT_MIN_BYTES && valid_rank(j, row->src) &&
                j->ranks[row->src].gpu.bus[0]) {
-        /* all at once: the GPUs of the point's ranks behind the same root port of one host */
-        const struct fb_expect_rank *me = &j->ranks[row->src];
-        int sharing = 0;
-        for (int r = 0; r < row->ranks; r++)
-            sharing += me->gpu.up[0] && strcmp(j->ranks[r].host, me->host) == 0 &&
-                       strcmp(j->ranks[r].gpu.up, me->gpu.up) == 0 &&
-                       strcmp(j->ranks[r].gpu.bus, me->gpu.bus) != 0 ? 1 : 0;
-        fb_expect_gpu_h2d_shared(&me->gpu, sharing + 1, &f);
+        shared_h2d(j, row->src, row->ranks, &f);
+    } else if (strcmp(row->bench, "h2d") == 0 && strcmp(row->metric, "bandwidth_total") == 0 &&
+               row->ranks == j->size && strncmp(row->kase, "pinned_", 7) == 0 &&
+               row->bytes >= FB_EXPECT_MIN_BYTES) {
+        /* every rank at once, summed: each one's share (NAN when one has no GPU link known) */
+        struct fb_expect_fig one;
+        f.gbps = 0;
+        for (int r = 0; r < j->size && f.gbps == f.gbps; r++) {
+            shared_h2d(j, r, j->size, &one);
+            f.gbps = j->ranks[r].gpu.bus[0] && one.gbps > 0 ? f.gbps + one.gbps : NAN;
+            if (r == 0 || strstr(one.bound, "uplink"))
+                snprintf(f.bound, sizeof f.bound, "%s", one.bound);
+        }
     }
     if (!(f.gbps > 0) && j->copies && strcmp(row->bench, "h2d") == 0 &&
              strcmp(row->metric, "bandwidth") == 0 && row->bytes >= (long long)j->copy_bytes &&

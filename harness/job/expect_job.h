@@ -81,7 +81,8 @@ fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_j
  *    slowest node's ring and the slowest node's NICs (its rails);
  *  - h2d pinned bandwidth of one rank's GPU on `cuda`: alone, its PCIe link; all ranks at once,
  *    the smaller of that and its share of the uplink it shares with the ranks' GPUs behind the
- *    same root port of its host (a PCIe switch's: the C4140 K's four GPUs on one x16 link).
+ *    same root port of its host (a PCIe switch's: the C4140 K's four GPUs on one x16 link);
+ *    the all-at-once `bandwidth_total`, the sum of every rank's;
  * Other rows are left as they are. */
 void fb_expect_job_annotate(void *ctx, struct fb_row *row);
 
