@@ -16,12 +16,52 @@
 #include "test.h"
 
 static char tmp[64];
+static const char *machines; /* tests/data/machines */
 
 static const char *write_tmp(const char *name, const char *text);
 
+/* A figure of a machine described in tests/data/machines, its sysfs tree and its nvml.txt:
+ * "NAME pair I J" (GPUs I and J in bus order), "NAME ring" (NCCL over all its GPUs), "NAME h2d
+ * I", "NAME net" (its NIC toward other nodes), "NAME rails N" (its NICs for N ranks a node);
+ * NAN when the input is not one. */
+static double machine_fig(const char *in)
+{
+    static struct fb_expect_node n;
+    char name[64], what[16], root[1024], facts[1100], err[256];
+    const struct fb_expect_gpu *all[FB_EXPECT_GPUS];
+    struct fb_expect_fig f = {NAN, ""};
+    int a = -1, b = -1;
+    FILE *probe;
+
+    if (sscanf(in, "%63s %15s %d %d", name, what, &a, &b) < 2)
+        return NAN;
+    snprintf(root, sizeof root, "%s/%s", machines, name);
+    fb_expect_node_read(root, name, &n);
+    snprintf(facts, sizeof facts, "%s/nvml.txt", root);
+    if ((probe = fopen(facts, "r"))) {
+        fclose(probe);
+        if (fb_expect_node_nvml(facts, &n, err, sizeof err) != FB_OK)
+            return NAN;
+    }
+    if (strcmp(what, "pair") == 0 && a >= 0 && b >= 0 && a < n.ngpus && b < n.ngpus)
+        fb_expect_gpu_pair(&n.gpu[a], &n.gpu[b], &f);
+    else if (strcmp(what, "h2d") == 0 && a >= 0 && a < n.ngpus)
+        fb_expect_gpu_h2d(&n.gpu[a], &f);
+    else if (strcmp(what, "net") == 0)
+        fb_expect_node_net(&n, NULL, &f);
+    else if (strcmp(what, "rails") == 0 && a > 0)
+        fb_expect_node_rails(&n, NULL, a, &f);
+    else if (strcmp(what, "ring") == 0) {
+        for (int i = 0; i < n.ngpus; i++)
+            all[i] = &n.gpu[i];
+        fb_expect_node_ring(all, n.ngpus, &f);
+    }
+    return f.gbps;
+}
+
 /* The model's figure for a table row's input ("nvlink 2 x2", "nvring 4 x18", "pcie 8 x16",
- * "ib 100", "ib 200 x8", "eth 10000 mtu 1500", or two of them joined by " and ": a ring over
- * both, the slower); NAN when the input is not one. */
+ * "ib 100", "ib 200 x8", "eth 10000 mtu 1500", "machine ..." (machine_fig), or two of them joined
+ * by " and ": a ring over both, the slower); NAN when the input is not one. */
 static double model_of(const char *in)
 {
     struct fb_expect_fig f;
@@ -35,6 +75,8 @@ static double model_of(const char *in)
         snprintf(first, sizeof first, "%.*s", (int)(and - in), in);
         return fmin(model_of(first), model_of(and + 5));
     }
+    if (strncmp(in, "machine ", 8) == 0)
+        return machine_fig(in + 8);
     memset(&nic, 0, sizeof nic);
     if (sscanf(in, "nvring %lf x%d", &a, &b) == 2) {
         fb_expect_nvring((int)a, b, &f);
@@ -465,6 +507,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_expect MACHINES_DIR EXPECTED_MD REFERENCE_FIGURES_MD\n");
         return 2;
     }
+    machines = argv[1];
     snprintf(tmp, sizeof tmp, "/tmp/fb_test_expect.XXXXXX");
     if (!mkdtemp(tmp)) {
         perror("mkdtemp");
