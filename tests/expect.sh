@@ -46,6 +46,12 @@ else
     [ "$(grep -Ec '^  rank [01] on .*: [0-9.]+ alone, [0-9.]+ with all 2 rank\(s\) at once \(memcpy calibration [0-9]+ MiB best of 5\)$' m.txt)" = 2 ] ||
         fail "expect does not list both ranks' memcpy calibration: $(grep -A3 'host backend copies' m.txt)"
 fi
+# where each NIC sits: the M's EDR HCA on NUMA node 0 (near GPUs 1a and 1c); GPUDirect RDMA's
+# module; the K's HCA behind the GPUs' switch
+[ "$(grep -c '^    near NICs: IB 100 Gb/s mlx5_0/1 (on its NUMA node)$' m.txt)" = 2 ] &&
+    [ "$(grep -c '^    near NICs: none behind its switch or on its NUMA node$' m.txt)" = 2 ] ||
+    fail "expect's NICs near the M's GPUs: $(grep 'near NICs' m.txt)"
+grep -q "^  GPUDirect RDMA: nvidia_peermem loaded (NICs reach GPU memory)$" m.txt || fail "expect's GPUDirect RDMA: $(grep GPUDirect m.txt)"
 # without NVML (none here, nor a facts file): GPU pairs over PCIe, 1a and 1c on NUMA node 0,
 # 1d on node 1; NVML's absence is said
 grep -q "^    0000:1a:00.0 <-> 0000:1c:00.0: 12.45, bound PCIe Gen3 x16 root complex$" m.txt ||
@@ -120,6 +126,10 @@ FB_TEST_GPU_BUSES=0000:1a:00.0,0000:1d:00.0 FB_SYSFS_ROOT=$machines/c4140-m \
 FB_SYSFS_ROOT=$machines/c4140-k mpi 2 "$bin" expect --backend host >k.txt 2>&1 || fail "expect on c4140-k exited $?"
 [ "$(grep -c '^  GPU PCIe Gen3 x16 (GPU 0000:0[3-6]:00.0): host-device copies 12.45 GB/s alone; 3.111 GB/s each with the 4 GPUs behind root port 0000:00:03.0 at once (PCIe Gen3 x16 uplink 0000:00:03.0 / 4 GPUs)$' k.txt)" = 4 ] ||
     fail "expect does not show the K's four GPUs sharing one x16 link: $(grep GPU k.txt)"
+[ "$(grep -c '^    near NICs: IB 100 Gb/s mlx5_0/1 (behind its PCIe switch)$' k.txt)" = 4 ] ||
+    fail "expect's NIC behind the K's switch: $(grep 'near NICs' k.txt)"
+grep -q "^  GPUDirect RDMA: no nvidia_peermem or nv_peer_mem module (NCCL stages GPU data through host memory between nodes)$" k.txt ||
+    fail "expect's missing GPUDirect RDMA: $(grep GPUDirect k.txt)"
 
 # h2d on the K's two first GPUs at once (FB_TEST_GPU_BUSES): each gets half the shared x16
 # uplink, their total the whole link

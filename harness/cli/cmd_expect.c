@@ -106,6 +106,28 @@ static void print_nvlinks(const struct fb_expect_gpu *g)
     fb_out("\n");
 }
 
+/* The NICs near a GPU: behind its PCIe switch (its root port), else on its NUMA node; nothing
+ * when no NIC says where it sits. */
+static void print_near(const struct fb_expect_node *n, const struct fb_expect_gpu *g)
+{
+    char bound[FB_EXPECT_BOUND];
+    int placed = 0, shown = 0;
+
+    for (int i = 0; i < n->nnics; i++)
+        placed += n->nic[i].numa >= 0 || n->nic[i].root[0];
+    if (!placed)
+        return;
+    fb_out("    near NICs:");
+    for (int best = 2; best >= 1; best--)
+        for (int i = 0; i < n->nnics; i++)
+            if (fb_expect_nic_near(&n->nic[i], g) == best) {
+                fb_expect_nic_bound(&n->nic[i], bound, sizeof bound);
+                fb_out("%s %s (%s)", shown++ ? "," : "", bound,
+                       best == 2 ? "behind its PCIe switch" : "on its NUMA node");
+            }
+    fb_out("%s\n", shown ? "" : " none behind its switch or on its NUMA node");
+}
+
 /* Every pair of a node's GPUs (one-way copy over IPC) and a ring collective over them all. */
 static void print_pairs(const struct fb_expect_node *n)
 {
@@ -181,7 +203,12 @@ static void print_node(const struct fb_expect_rank *k, const struct fb_expect_no
         else
             fb_out("  GPU %s: PCIe link not known\n", n->gpu[i].bus);
         print_nvlinks(&n->gpu[i]);
+        print_near(n, &n->gpu[i]);
     }
+    if (n->ngpus)
+        fb_out("  GPUDirect RDMA: %s%s\n", n->gdr[0] ? n->gdr : "no nvidia_peermem or nv_peer_mem module",
+               n->gdr[0] ? " loaded (NICs reach GPU memory)"
+                         : " (NCCL stages GPU data through host memory between nodes)");
     print_pairs(n);
     if (n->note[0])
         fb_out("  not determined: %s\n", n->note);

@@ -361,3 +361,10 @@ void fb_expect_memcpy_calibrate(void *dst, const void *src, size_t bytes, int re
     snprintf(f->bound, sizeof f->bound, "memcpy calibration %zu MiB best of %d",
              (bytes >> 20) % 100000, reps % 1000);
 }
+
+int fb_expect_nic_near(const struct fb_expect_nic *nic, const struct fb_expect_gpu *g)
+{
+    if (nic->root[0] && g->up[0] && strcmp(nic->root, g->up) == 0)
+        return 2;
+    return nic->numa >= 0 && g->numa >= 0 && nic->numa == g->numa ? 1 : 0;
+}

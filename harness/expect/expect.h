@@ -29,6 +29,10 @@ struct fb_expect_nic {
     double gbps;         /* line rate, Gb/s (Ethernet `speed` / 1000; InfiniBand `rate`) */
     int mtu;             /* Ethernet: bytes of IP packet per frame (sysfs `mtu`); 0: 1500 */
     bool up;             /* Ethernet operstate "up" (or "unknown" with a rate); IB state ACTIVE */
+    /* where it sits, from its `device` entry: the NUMA node (-1: not said) and the root port
+     * above it ("" when not followed), to tell the NICs near each GPU */
+    int numa;
+    char root[16];
 };
 
 /* One GPU's PCIe link as sysfs shows it. */
@@ -66,6 +70,9 @@ struct fb_expect_node {
     struct fb_expect_gpu gpu[FB_EXPECT_GPUS];
     int ngpus;
     char note[FB_EXPECT_NOTE]; /* what could not be read, one line; "" when all was */
+    /* GPUDirect RDMA: the kernel module that lets a NIC reach GPU memory (module/nvidia_peermem
+     * or module/nv_peer_mem in sysfs) is loaded; "" when neither is */
+    char gdr[24];
 };
 
 /* A figure the model gives: gbps is NAN where it has nothing honest to say (bound then says
@@ -161,6 +168,10 @@ void fb_expect_gpu_h2d_shared(const struct fb_expect_gpu *g, int sharing, struct
  * 25 for NVLink 2, 3 and 4; 50 for 5) times the `nvlink` efficiency; NAN for no links or an
  * unknown generation. */
 void fb_expect_nvlink(int gen, int links, struct fb_expect_fig *f);
+
+/* How near a NIC sits to a GPU: 2 behind the same root port (one PCIe switch), 1 on the same
+ * NUMA node, 0 elsewhere or not known. */
+int fb_expect_nic_near(const struct fb_expect_nic *nic, const struct fb_expect_gpu *g);
 
 /* A one-way copy between two GPUs of one node (p2p over IPC): NVLink when they have links
  * (direct, or both to NVSwitches: the fewer of the two GPUs' switch links), at the generation

@@ -5,7 +5,9 @@
  *   bus/pci/devices/ADDR/{vendor,class,current_link_speed,current_link_width,numa_node}
  *   NVIDIA GPUs,
  *   and through the entry's real path devices/pciDDDD:BB/ROOT_PORT/.../ADDR the root port
- *   above each GPU and its current_link_* (the uplink the GPUs behind a switch share) */
+ *   above each GPU and its current_link_* (the uplink the GPUs behind a switch share);
+ *   each port's DEV/device (numa_node, its root port): the NICs near each GPU;
+ *   module/nvidia_peermem or module/nv_peer_mem: GPUDirect RDMA */
 #define _DEFAULT_SOURCE /* DT_*, realpath */
 #include "expect.h"
 
@@ -34,6 +36,45 @@ static void note(struct fb_expect_node *n, const char *fmt, const char *what)
 static bool skip_entry(const struct dirent *e)
 {
     return e->d_name[0] == '.';
+}
+
+/* The root port in a device's real sysfs path (devices/pciDDDD:BB/<root port>/.../<device>):
+ * false when the path has none (the device is the root port itself, or a tree without
+ * devices/). */
+static bool root_port(const char *real, char *up, size_t len)
+{
+    const char *p, *port, *end;
+
+    for (p = strstr(real, "/pci"); p; p = strstr(p + 1, "/pci")) {
+        if (strchr(p + 1, '/') && strchr(p + 4, ':') && strchr(p + 4, ':') < strchr(p + 1, '/'))
+            break; /* "/pci0000:00/" */
+    }
+    if (!p)
+        return false;
+    port = strchr(p + 1, '/') + 1;
+    end = strchr(port, '/');
+    if (!end || (size_t)(end - port) >= len)
+        return false;
+    memcpy(up, port, (size_t)(end - port));
+    up[end - port] = '\0';
+    return true;
+}
+
+/* A NIC's place: its `device` entry's numa_node and root port. */
+static void read_nic_place(const char *device, struct fb_expect_nic *c)
+{
+    char real[PATH_MAX], path[PATH_MAX + 16];
+    double numa;
+
+    c->numa = -1;
+    c->root[0] = '\0';
+    if (!realpath(device, real))
+        return;
+    snprintf(path, sizeof path, "%s/numa_node", real);
+    numa = fb_sysfs_number(path, 10);
+    c->numa = isnan(numa) || numa < 0 ? -1 : (int)numa;
+    if (!root_port(real, c->root, sizeof c->root))
+        c->root[0] = '\0';
 }
 
 static void read_net(const char *root, struct fb_expect_node *n)
@@ -74,6 +115,8 @@ static void read_net(const char *root, struct fb_expect_node *n)
             continue;
         }
         c->gbps = speed / 1000.0;
+        snprintf(path, sizeof path, "%s/%s/device", dir, e->d_name);
+        read_nic_place(path, c);
         n->nnics++;
     }
     closedir(d);
@@ -112,6 +155,8 @@ static void read_ib(const char *root, struct fb_expect_node *n)
                 continue;
             }
             c->gbps = rate;
+            snprintf(path, sizeof path, "%s/%s/device", dir, e->d_name);
+            read_nic_place(path, c);
             n->nnics++;
         }
         closedir(pd);
@@ -124,23 +169,12 @@ static void read_ib(const char *root, struct fb_expect_node *n)
  * current_link_* is the link below it (a switch's uplink, or the device's own link). */
 static void read_uplink(const char *entry, struct fb_expect_gpu *g)
 {
-    char real[PATH_MAX], path[PATH_MAX + 64], *p, *port, *end;
+    char real[PATH_MAX], path[PATH_MAX + 64], *end;
     double width;
 
-    if (!realpath(entry, real))
+    if (!realpath(entry, real) || !root_port(real, g->up, sizeof g->up))
         return;
-    for (p = strstr(real, "/pci"); p; p = strstr(p + 1, "/pci")) {
-        if (strchr(p + 1, '/') && strchr(p + 4, ':') && strchr(p + 4, ':') < strchr(p + 1, '/'))
-            break; /* "/pci0000:00/" */
-    }
-    if (!p)
-        return;
-    port = strchr(p + 1, '/') + 1;
-    end = strchr(port, '/');
-    if (!end || (size_t)(end - port) >= sizeof g->up)
-        return; /* the device is the root port itself, or a name too long */
-    memcpy(g->up, port, (size_t)(end - port));
-    g->up[end - port] = '\0';
+    end = strstr(real, g->up) + strlen(g->up); /* the path up to the root port */
     snprintf(path, sizeof path, "%.*s/current_link_speed", (int)(end - real), real);
     g->up_gts = fb_sysfs_number(path, 10);
     snprintf(path, sizeof path, "%.*s/current_link_width", (int)(end - real), real);
@@ -200,6 +234,9 @@ static int by_bus(const void *a, const void *b)
     return strcmp(((const struct fb_expect_gpu *)a)->bus, ((const struct fb_expect_gpu *)b)->bus);
 }
 
+/* The kernel modules of GPUDirect RDMA: NVIDIA's, and Mellanox's older one. */
+static const char *const gdr_modules[] = {"nvidia_peermem", "nv_peer_mem"};
+
 void fb_expect_node_read(const char *root, const char *host, struct fb_expect_node *n)
 {
     memset(n, 0, sizeof *n);
@@ -209,4 +246,13 @@ void fb_expect_node_read(const char *root, const char *host, struct fb_expect_no
     qsort(n->nic, (size_t)n->nnics, sizeof n->nic[0], by_name);
     read_gpus(root, n);
     qsort(n->gpu, (size_t)n->ngpus, sizeof n->gpu[0], by_bus);
+    for (size_t i = 0; i < sizeof gdr_modules / sizeof gdr_modules[0] && !n->gdr[0]; i++) {
+        char path[PATH_CAP + 64];
+        DIR *d;
+        snprintf(path, sizeof path, "%s/module/%s", root, gdr_modules[i]);
+        if ((d = opendir(path))) {
+            closedir(d);
+            snprintf(n->gdr, sizeof n->gdr, "%s", gdr_modules[i]);
+        }
+    }
 }

@@ -271,14 +271,24 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
          * pretend nodes of FB_TEST_RANKS_PER_NODE) */
         /* one way only: both ways at once over MPI's TCP transport read half a direction each
          * on the shaped test link (docs/expected.md), so the model says nothing there yet */
-        if (strstr(row->kase, "_uni"))
+        if (strstr(row->kase, "_uni")) {
             fb_expect_min(&j->ranks[row->src].net, &j->ranks[row->dst].net, &f);
+            /* GPU memory at either end: its PCIe link is on the path too (GPUDirect RDMA or
+             * staged through host memory) */
+            if (f.gbps > 0) {
+                fb_expect_min(&f, &j->ranks[row->src].h2d, &f);
+                fb_expect_min(&f, &j->ranks[row->dst].h2d, &f);
+            }
+        }
     } else if (strcmp(row->metric, "busbw") == 0 && row->nodes >= 2 &&
                row->ranks == row->nodes && row->ranks == j->size && j->hosts_distinct &&
                row->bytes >= FB_EXPECT_MIN_BYTES) {
-        /* one rank a node, every rank in it: each ring hop is a NIC */
+        /* one rank a node, every rank in it: each ring hop is a NIC (and, from GPU memory, the
+         * GPU's PCIe link) */
         for (int r = 0; r < j->size; r++)
             fb_expect_min(&f, &j->ranks[r].net, &f);
+        for (int r = 0; r < j->size && f.gbps > 0; r++)
+            fb_expect_min(&f, &j->ranks[r].h2d, &f);
     } else if (strcmp(row->bench, "p2p") == 0 && strcmp(row->transport, "ipc") == 0 &&
                (strstr(row->kase, "_uni") || strstr(row->kase, "_bidir")) &&
                strncmp(row->metric, "bandwidth", 9) == 0 &&

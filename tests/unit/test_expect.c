@@ -353,9 +353,21 @@ static void check_gpu_pairs(const char *dir)
     fb_expect_node_ring(all, 2, &f); /* two GPUs: the pair's 2 */
     CHECK_NEAR(f.gbps, 2 * 25 * 0.822, 1e-9);
 
-    /* C4140 K without NVML: the four GPUs reach each other through their switch */
+    /* the M's EDR HCA on NUMA node 0, near GPUs 1a and 1c; GPUDirect RDMA's module loaded */
+    snprintf(root, sizeof root, "%s/c4140-m", dir);
+    fb_expect_node_read(root, "m", &n);
+    CHECK(n.nic[1].kind == FB_NIC_IB && n.nic[1].numa == 0 && n.nic[1].root[0] == '\0');
+    CHECK(fb_expect_nic_near(&n.nic[1], &n.gpu[1]) == 1 && fb_expect_nic_near(&n.nic[1], &n.gpu[2]) == 0);
+    CHECK(n.nic[0].numa == -1 && fb_expect_nic_near(&n.nic[0], &n.gpu[0]) == 0); /* eno1: no device */
+    CHECK_STR(n.gdr, "nvidia_peermem");
+
+    /* C4140 K without NVML: the four GPUs reach each other through their switch, and the EDR
+     * HCA sits behind it too */
     snprintf(root, sizeof root, "%s/c4140-k", dir);
     fb_expect_node_read(root, "k", &n);
+    CHECK(n.nnics == 1 && strcmp(n.nic[0].root, "0000:00:03.0") == 0 && n.nic[0].numa == 0);
+    CHECK(fb_expect_nic_near(&n.nic[0], &n.gpu[3]) == 2);
+    CHECK(n.gdr[0] == '\0');
     fb_expect_gpu_pair(&n.gpu[1], &n.gpu[3], &f);
     CHECK_NEAR(f.gbps, 8.0 * 16 * 128 / 130 / 8 * 0.79, 1e-9);
     CHECK_STR(f.bound, "PCIe Gen3 x16 switch 0000:00:03.0");
@@ -451,7 +463,7 @@ static void check_links(void)
     fb_expect_ring_busbw(2, 4, &a, &b, &out);
     CHECK(out.gbps == 5);
     {
-        struct fb_expect_nic slow = {"x", FB_NIC_ETH, 0.0005, 1500, true};
+        struct fb_expect_nic slow = {"x", FB_NIC_ETH, 0.0005, 1500, true, -1, ""};
         char bound[FB_EXPECT_BOUND];
         fb_expect_nic_bound(&slow, bound, sizeof bound);
         CHECK_STR(bound, "eth 0.5 Mb/s x");
