@@ -35,7 +35,7 @@ grep -q "ib0" m.txt && fail "expect lists IPoIB's ib0 as a NIC of its own"
 grep -q "^efficiencies: ib 0.96 pcie_copy 0.79 nvlink 0.958 nvlink_ring 0.822 (defaults)$" m.txt ||
     fail "expect's efficiencies line: $(grep efficiencies m.txt)"
 # what the model does not cover is said, not left to guess
-grep -q "^not modelled (their rows have no expected figure): a GPU's compute peak (the stand-in is no tuned GEMM), GPU copies across NUMA nodes " m.txt ||
+grep -q "^not modelled (their rows have no expected figure): GPU copies across NUMA nodes " m.txt ||
     fail "expect does not say what it does not model: $(tail -n 2 m.txt)"
 
 # the host backend's copies: a memcpy calibration per rank, past the last-level cache (none,
@@ -67,6 +67,8 @@ FB_NVML_FACTS=$machines/c4140-m/nvml.txt FB_SYSFS_ROOT=$machines/c4140-m mpi 2 "
     fail "expect's NVLink pairs: $(grep '<->' n.txt)"
 grep -q "^    Tesla V100-SXM2-32GB, NVLink2: 2 to 0000:1c:00.0 2 to 0000:1d:00.0 2 to 0000:1e:00.0$" n.txt ||
     fail "expect's NVLinks of GPU 1a: $(grep NVLink2: n.txt)"
+[ "$(grep -c '^    datasheet peaks: fp32 15.7, fp16 and bf16 125 TFLOP/s (compute.s whole-step rows show their share; not judged)$' n.txt)" = 4 ] ||
+    fail "expect's V100-SXM2 peaks: $(grep peaks n.txt)"
 grep -q "^  NCCL collectives over its 4 GPUs: busbw 123.3 GB/s, bound NVLink2 x6 (GPU 0000:1a:00.0)$" n.txt ||
     fail "expect's NVLink ring: $(grep NCCL n.txt)"
 grep -q "no NVML" n.txt && fail "expect asked NVML though a facts file was given"
@@ -130,6 +132,23 @@ FB_SYSFS_ROOT=$machines/c4140-k mpi 2 "$bin" expect --backend host >k.txt 2>&1 |
     fail "expect's NIC behind the K's switch: $(grep 'near NICs' k.txt)"
 grep -q "^  GPUDirect RDMA: no nvidia_peermem or nv_peer_mem module (NCCL stages GPU data through host memory between nodes)$" k.txt ||
     fail "expect's missing GPUDirect RDMA: $(grep GPUDirect k.txt)"
+
+# the compute stand-in on a described V100-SXM2 (FB_TEST_GPU_BUSES; the host runs fp32): its
+# whole-step rows show their share of the datasheet's 15.7 TFLOP/s, which accept and summary.md
+# do not judge
+FB_TEST_GPU_BUSES=0000:1a:00.0 FB_NVML_FACTS=$machines/c4140-m/nvml.txt FB_SYSFS_ROOT=$machines/c4140-m \
+    mpi 1 "$bin" run compute --backend host --trials 2 --out peak >pk.txt 2>&1 || fail "run compute exited $?: $(tail -n 3 pk.txt)"
+[ "$(csv_awk 'v("metric") == "tflops" && v("case") ~ /^step_/ && v("expected") == "15.7" && v("bound") == "peak V100-SXM2 fp32 15.7 TFLOP/s" { n++ } END { print n + 0 }' peak/results.csv)" = 3 ] ||
+    fail "compute's whole-step rows do not get the V100-SXM2's fp32 peak: $(csv_awk 'v("metric") == "tflops" && v("case") ~ /^step_/ { print v("case"), v("transport"), v("expected"), v("bound") }' peak/results.csv)"
+[ "$(csv_awk 'v("case") ~ /^(fwd|bwd)_/ && v("expected") != "" { n++ } END { print n + 0 }' peak/results.csv)" = 0 ] ||
+    fail "compute's per-group rows got a peak"
+grep -Eq '^  compute +step_ours .* tflops +[0-9.]+ TFLOP/s: [0-9]+% of 15.7 TFLOP/s \(peak V100-SXM2 fp32 15.7 TFLOP/s\)$' pk.txt ||
+    fail "the headline does not show step_ours' share of the peak: $(grep 'step_ours' pk.txt | tail -n 2)"
+"$bin" accept peak >pa.txt 2>&1
+rc=$?
+[ "$rc" = 0 ] && ! grep -q '^expected\.compute' pa.txt && grep -q "^expected  *SKIP" pa.txt &&
+    grep -q "a GPU's datasheet peak is shown, not judged" pa.txt ||
+    fail "accept judged a datasheet peak (exit $rc): $(grep -E '^expected' pa.txt)"
 
 # h2d on the K's two first GPUs at once (FB_TEST_GPU_BUSES): each gets half the shared x16
 # uplink, their total the whole link

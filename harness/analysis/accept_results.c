@@ -287,7 +287,7 @@ void fb_accept_check_expected(struct ctx *c)
         return;
     }
     for (size_t i = 0; i < c->csv.nrows; i++)
-        if (c->csv.rows[i].row.expected > 0)
+        if (fb_row_expected_judged(&c->csv.rows[i].row))
             idx[n++] = i;
     series_rows = c->csv.rows;
     qsort(idx, n, sizeof *idx, by_series_then_bytes);
@@ -335,6 +335,7 @@ void fb_accept_check_expected(struct ctx *c)
     free(idx);
     /* without a profile these are the checks: say so when there are none */
     if (c->out->n == before && !c->p->path[0] && (k = fb_accept_add(c, "expected")))
-        SET(k->why, "no row of results.csv has an expected figure (the model knew no NIC or "
-            "PCIe link for what was measured: `fabricbench expect` says why)");
+        SET(k->why, "no row of results.csv has an expected figure to judge (the model knew no "
+            "NIC or PCIe link for what was measured: `fabricbench expect` says why; a GPU's "
+            "datasheet peak is shown, not judged)");
 }

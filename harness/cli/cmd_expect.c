@@ -92,6 +92,7 @@ static bool parse(int argc, char **argv, const char **backend, const char **coll
 static void print_nvlinks(const struct fb_expect_gpu *g)
 {
     int gen = fb_expect_gpu_nvlink_gen(g->model);
+    struct fb_expect_fig p32, p16;
 
     if (!g->model[0] && !g->npeers && !g->nvl_switch)
         return;
@@ -104,6 +105,11 @@ static void print_nvlinks(const struct fb_expect_gpu *g)
     if (g->nvl_switch)
         fb_out(" %d to NVSwitches", g->nvl_switch);
     fb_out("\n");
+    fb_expect_gpu_peak(g->model, "fp32", &p32);
+    fb_expect_gpu_peak(g->model, "fp16", &p16);
+    if (p32.gbps > 0)
+        fb_out("    datasheet peaks: fp32 %g, fp16 and bf16 %g TFLOP/s (compute's whole-step rows "
+               "show their share; not judged)\n", p32.gbps, p16.gbps);
 }
 
 /* The NICs near a GPU: behind its PCIe switch (its root port), else on its NUMA node; nothing
@@ -289,11 +295,10 @@ static void print_model(const struct fb_expect_job *j)
                    j->copies[r].alone.bound);
     }
     /* what the model does not cover yet: those rows keep an empty `expected` (docs/expected.md) */
-    fb_out("not modelled (their rows have no expected figure): a GPU's compute peak (the "
-           "stand-in is no tuned GEMM), GPU copies across NUMA nodes (the inter-socket link's "
-           "rate is not in sysfs), both directions at once between nodes, MPI collectives on "
-           "GPU memory, the host backend's copies inside the last-level cache and its "
-           "transfers between ranks\n");
+    fb_out("not modelled (their rows have no expected figure): GPU copies across NUMA nodes "
+           "(the inter-socket link's rate is not in sysfs), both directions at once between "
+           "nodes, MPI collectives on GPU memory, the host backend's copies inside the "
+           "last-level cache and its transfers between ranks, its compute (no CPU peak)\n");
     free(lead);
     free(last);
 }

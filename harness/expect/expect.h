@@ -110,6 +110,12 @@ fb_status fb_expect_nvml_load(const char *path, struct fb_expect_node *n, char *
  * 5 for B200/GB200; docs/reference-figures.md); 0 when the name is not one the model knows. */
 int fb_expect_gpu_nvlink_gen(const char *model);
 
+/* A GPU's dense peak for a precision ("fp16", "bf16": the tensor cores'; "fp32": the CUDA
+ * cores'), TFLOP/s, by its name (V100-SXM2, A100-SXM4, H100-SXM5, H200-SXM: the datasheets in
+ * docs/reference-figures.md), in f->gbps (the row's own unit), bound "peak H100-SXM5 fp16 989
+ * TFLOP/s"; NAN and "" for a name or precision the table does not hold. */
+void fb_expect_gpu_peak(const char *model, const char *precision, struct fb_expect_fig *f);
+
 /* ---- efficiencies: data, each with its source ------------------------------------------ */
 
 struct fb_expect_eff {

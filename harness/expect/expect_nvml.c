@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,36 @@ int fb_expect_gpu_nvlink_gen(const char *model)
         if (strstr(model, gens[i].in))
             return gens[i].gen;
     return 0;
+}
+
+void fb_expect_gpu_peak(const char *model, const char *precision, struct fb_expect_fig *f)
+{
+    /* dense peaks, TFLOP/s, NVIDIA's datasheets (docs/reference-figures.md, "GPUs"); a part
+     * is matched by two words of its name, so a PCIe or NVL part is not taken for the SXM one */
+    static const struct {
+        const char *a, *b, *label;
+        double fp32, fp16;
+    } parts[] = {
+        {"V100", "SXM2", "V100-SXM2", 15.7, 125},
+        {"A100", "SXM4", "A100-SXM4", 19.5, 312},
+        {"H100", "HBM3", "H100-SXM5", 67, 989}, /* NVML's name of the SXM5 part */
+        {"H100", "SXM5", "H100-SXM5", 67, 989},
+        {"H200", "H200", "H200-SXM", 67, 989},
+    };
+    bool half = precision && (strcmp(precision, "fp16") == 0 || strcmp(precision, "bf16") == 0);
+    bool single = precision && strcmp(precision, "fp32") == 0;
+
+    f->gbps = NAN;
+    f->bound[0] = '\0';
+    if (!model || (!half && !single) || strstr(model, "NVL") || strstr(model, "PCIe"))
+        return;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (strstr(model, parts[i].a) && strstr(model, parts[i].b)) {
+            f->gbps = half ? parts[i].fp16 : parts[i].fp32;
+            snprintf(f->bound, sizeof f->bound, "peak %s %s %g TFLOP/s", parts[i].label,
+                     precision, f->gbps);
+            return;
+        }
 }
 
 /* "0000:3b:00.0" (lower case, as sysfs names it) from any spelling of a PCI address; false when

@@ -177,6 +177,9 @@ fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job 
             }
     }
 
+    if (!s->be->on_cpu && !mine.gpu.model[0]) /* no NVML: the device's own name */
+        snprintf(mine.gpu.model, sizeof mine.gpu.model, "%.47s", s->dev.name);
+
     st = FB_OK;
     if (w->rank == 0 && !(j->ranks = calloc((size_t)w->size, sizeof *j->ranks)))
         st = FB_ERR_NOMEM;
@@ -330,11 +333,23 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
                 snprintf(f.bound, sizeof f.bound, "%s", one.bound);
         }
     }
+    if (strcmp(row->bench, "compute") == 0 && strcmp(row->metric, "tflops") == 0 &&
+        strncmp(row->kase, "step_", 5) == 0 && valid_rank(j, row->src) &&
+        j->ranks[row->src].gpu.model[0] && strrchr(row->transport, '-'))
+        /* the compute stand-in: its GPU's datasheet peak for the precision (the transport's
+         * last word), shown as a share, never judged (fb_row_expected_judged) */
+        fb_expect_gpu_peak(j->ranks[row->src].gpu.model, strrchr(row->transport, '-') + 1, &f);
     if (!(f.gbps > 0) && j->copies && strcmp(row->bench, "h2d") == 0 &&
              strcmp(row->metric, "bandwidth") == 0 && row->bytes >= (long long)j->copy_bytes &&
              valid_rank(j, row->src) && (row->ranks == 1 || row->ranks == j->size))
         /* the host backend's copies: memcpy, as calibrated on this rank */
         f = row->ranks == 1 ? j->copies[row->src].alone : j->copies[row->src].all;
+    if (strcmp(row->bench, "compute") == 0 && strcmp(row->metric, "tflops") == 0 &&
+        strncmp(row->kase, "step_", 5) == 0 && valid_rank(j, row->src) &&
+        j->ranks[row->src].gpu.model[0] && strrchr(row->transport, '-'))
+        /* the compute stand-in: its GPU's datasheet peak for the precision (the transport's
+         * last word), shown as a share, never judged (fb_row_expected_judged) */
+        fb_expect_gpu_peak(j->ranks[row->src].gpu.model, strrchr(row->transport, '-') + 1, &f);
     if (!(f.gbps > 0) && j->copies && strcmp(row->bench, "h2d") == 0 &&
         strcmp(row->metric, "bandwidth_total") == 0 && row->bytes >= (long long)j->copy_bytes &&
         row->ranks == j->size) {

@@ -306,7 +306,7 @@ static void write_short(FILE *f, const struct fb_report_run *r, const char *h)
         return;
     }
     for (size_t i = 0; i < r->nrows; i++)
-        if (r->rows[i].expected > 0 && r->rows[i].st.median >= 0)
+        if (fb_row_expected_judged(&r->rows[i]) && r->rows[i].st.median >= 0)
             idx[n++] = i;
     if (!n) {
         free(idx);

@@ -54,6 +54,11 @@ int fb_row_series_cmp(const struct fb_row *a, const struct fb_row *b);
  * (docs/expected.md). */
 #define FB_EXPECTED_MIN_SHARE 0.8
 
+/* Whether a row's expected figure is one to judge it by: it has one, and it is not a datasheet
+ * peak (a bound starting "peak ", the compute stand-in's: shown as a share, judged by nothing
+ * but a profile's own floors, since no published efficiency says what the stand-in reaches). */
+bool fb_row_expected_judged(const struct fb_row *w);
+
 /* The CSV header, in order; results/SCHEMA.md documents each (a test checks it). The readers
  * also take the headers of earlier fabricbench: without `cpu_wait`
  * (fb_results_model_ncolumns), and before the expected-figure model, without `expected` and

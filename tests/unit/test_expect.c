@@ -393,6 +393,23 @@ static void check_gpu_pairs(const char *dir)
     fb_expect_gpu_pair(&n.gpu[0], &n.gpu[1], &f);
     CHECK(isnan(f.gbps));
 
+    /* datasheet peaks by name and precision; a PCIe or NVL part, or an unknown one, has none */
+    fb_expect_gpu_peak("NVIDIA H100 80GB HBM3", "fp16", &f);
+    CHECK(f.gbps == 989);
+    CHECK_STR(f.bound, "peak H100-SXM5 fp16 989 TFLOP/s");
+    fb_expect_gpu_peak("Tesla V100-SXM2-32GB", "fp32", &f);
+    CHECK_NEAR(f.gbps, 15.7, 1e-12);
+    fb_expect_gpu_peak("NVIDIA A100-SXM4-80GB", "bf16", &f);
+    CHECK(f.gbps == 312);
+    fb_expect_gpu_peak("NVIDIA H100 PCIe", "fp16", &f);
+    CHECK(isnan(f.gbps) && f.bound[0] == '\0');
+    fb_expect_gpu_peak("NVIDIA H200 NVL", "fp16", &f);
+    CHECK(isnan(f.gbps));
+    fb_expect_gpu_peak("NVIDIA H200", "fp8", &f);
+    CHECK(isnan(f.gbps));
+    fb_expect_gpu_peak("Tesla P100-SXM2-16GB", "fp16", &f);
+    CHECK(isnan(f.gbps));
+
     /* an unknown GPU name: links, but no generation, so no figure */
     CHECK(fb_expect_gpu_nvlink_gen("NVIDIA GH200 480GB") == 4 &&
           fb_expect_gpu_nvlink_gen("NVIDIA B200") == 5 && fb_expect_gpu_nvlink_gen("Tesla P100") == 0);
