@@ -132,6 +132,56 @@ fb_status fb_expect_job_site(bool say)
     return st == FB_OK ? FB_OK : FB_ERR_USAGE;
 }
 
+/* Rank r's host-device copies while the point's first `ranks` ranks copy at once: the GPUs of
+ * those ranks behind the same root port of its host share that port's link. */
+static void shared_h2d(const struct fb_expect_job *j, int r, int ranks, struct fb_expect_fig *f)
+{
+    const struct fb_expect_rank *me = &j->ranks[r];
+    int sharing = 0;
+
+    for (int k = 0; k < ranks; k++)
+        sharing += me->gpu.up[0] && strcmp(j->ranks[k].host, me->host) == 0 &&
+                   strcmp(j->ranks[k].gpu.up, me->gpu.up) == 0 &&
+                   strcmp(j->ranks[k].gpu.bus, me->gpu.bus) != 0 ? 1 : 0;
+    fb_expect_gpu_h2d_shared(&me->gpu, sharing + 1, f);
+}
+
+/* An NCCL collective over every rank, several ranks on a node: each node's ring over its ranks'
+ * GPUs, and between nodes each node's rails; the slowest of them (NAN when a rank has no GPU). */
+static void nccl_busbw(const struct fb_expect_job *j, struct fb_expect_fig *f)
+{
+    const struct fb_expect_gpu *g[FB_EXPECT_GPUS];
+    struct fb_expect_fig intra = {NAN, ""}, inter = {NAN, ""}, ring;
+    int per_node = 0;
+
+    for (int r = 0; r < j->size; r++)
+        if (!j->ranks[r].gpu.bus[0])
+            return;
+    for (int a = 0; a < j->size; a++) {
+        int n = 0;
+        bool first = true;
+        for (int b = 0; b < j->size; b++) {
+            bool same = strcmp(j->ranks[b].host, j->ranks[a].host) == 0;
+            first = first && !(same && b < a);
+            if (same && n < FB_EXPECT_GPUS)
+                g[n++] = &j->ranks[b].gpu;
+        }
+        if (!first)
+            continue; /* the node was taken at its first rank */
+        if (per_node && n != per_node)
+            return; /* uneven nodes: the ring's shape is not one the model knows */
+        per_node = n;
+        fb_expect_node_ring(g, n, &ring);
+        if (isnan(ring.gbps))
+            return;
+        fb_expect_min(&intra, &ring, &intra);
+        fb_expect_min(&inter, &j->ranks[a].rails, &inter);
+    }
+    if (j->size / per_node >= 2 && isnan(inter.gbps))
+        return; /* between nodes with no NIC figure: nothing honest */
+    fb_expect_ring_busbw(j->size / per_node, per_node, &intra, &inter, f);
+}
+
 fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job *j)
 {
     struct fb_expect_rank mine;
@@ -188,8 +238,12 @@ fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job 
     if (MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, j->ranks, (int)sizeof mine, MPI_BYTE, 0,
                    w->comm) != MPI_SUCCESS)
         return FB_ERR_MPI;
-    /* every rank on a host of its own (the names each rank read, sorted) */
+    /* every rank on a host of its own (the names each rank read, sorted); the NCCL figure
+     * over every rank, worked out once */
     if (w->rank == 0) {
+        j->nccl.gbps = NAN;
+        j->nccl.bound[0] = '\0';
+        nccl_busbw(j, &j->nccl);
         char(*names)[64] = malloc((size_t)w->size * sizeof *names);
         if (names) {
             for (int r = 0; r < w->size; r++)
@@ -207,56 +261,6 @@ fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job 
 static bool valid_rank(const struct fb_expect_job *j, int r)
 {
     return r >= 0 && r < j->size;
-}
-
-/* Rank r's host-device copies while the point's first `ranks` ranks copy at once: the GPUs of
- * those ranks behind the same root port of its host share that port's link. */
-static void shared_h2d(const struct fb_expect_job *j, int r, int ranks, struct fb_expect_fig *f)
-{
-    const struct fb_expect_rank *me = &j->ranks[r];
-    int sharing = 0;
-
-    for (int k = 0; k < ranks; k++)
-        sharing += me->gpu.up[0] && strcmp(j->ranks[k].host, me->host) == 0 &&
-                   strcmp(j->ranks[k].gpu.up, me->gpu.up) == 0 &&
-                   strcmp(j->ranks[k].gpu.bus, me->gpu.bus) != 0 ? 1 : 0;
-    fb_expect_gpu_h2d_shared(&me->gpu, sharing + 1, f);
-}
-
-/* An NCCL collective over every rank, several ranks on a node: each node's ring over its ranks'
- * GPUs, and between nodes each node's rails; the slowest of them (NAN when a rank has no GPU). */
-static void nccl_busbw(const struct fb_expect_job *j, struct fb_expect_fig *f)
-{
-    const struct fb_expect_gpu *g[FB_EXPECT_GPUS];
-    struct fb_expect_fig intra = {NAN, ""}, inter = {NAN, ""}, ring;
-    int per_node = 0;
-
-    for (int r = 0; r < j->size; r++)
-        if (!j->ranks[r].gpu.bus[0])
-            return;
-    for (int a = 0; a < j->size; a++) {
-        int n = 0;
-        bool first = true;
-        for (int b = 0; b < j->size; b++) {
-            bool same = strcmp(j->ranks[b].host, j->ranks[a].host) == 0;
-            first = first && !(same && b < a);
-            if (same && n < FB_EXPECT_GPUS)
-                g[n++] = &j->ranks[b].gpu;
-        }
-        if (!first)
-            continue; /* the node was taken at its first rank */
-        if (per_node && n != per_node)
-            return; /* uneven nodes: the ring's shape is not one the model knows */
-        per_node = n;
-        fb_expect_node_ring(g, n, &ring);
-        if (isnan(ring.gbps))
-            return;
-        fb_expect_min(&intra, &ring, &intra);
-        fb_expect_min(&inter, &j->ranks[a].rails, &inter);
-    }
-    if (j->size / per_node >= 2 && isnan(inter.gbps))
-        return; /* between nodes with no NIC figure: nothing honest */
-    fb_expect_ring_busbw(j->size / per_node, per_node, &intra, &inter, f);
 }
 
 void fb_expect_job_annotate(void *ctx, struct fb_row *row)
@@ -310,7 +314,7 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
     } else if (strcmp(row->metric, "busbw") == 0 && strcmp(row->transport, "nccl") == 0 &&
                row->ranks == j->size && row->ranks >= 2 && row->ranks > row->nodes &&
                row->bytes >= FB_EXPECT_MIN_BYTES) {
-        nccl_busbw(j, &f);
+        f = j->nccl;
     } else if (strcmp(row->bench, "h2d") == 0 && strcmp(row->metric, "bandwidth") == 0 &&
                row->ranks == 1 && strncmp(row->kase, "pinned_", 7) == 0 &&
                row->bytes >= FB_EXPECT_MIN_BYTES && valid_rank(j, row->src)) {

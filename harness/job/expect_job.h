@@ -35,6 +35,8 @@ struct fb_expect_job {
     struct fb_expect_node *descs;  /* rank 0, after fb_expect_job_gather_nodes: every rank's
                                       node as it read it (note: what it lacks); NULL else */
     bool hosts_distinct;           /* rank 0: no two ranks share a host */
+    struct fb_expect_fig nccl;     /* rank 0: an NCCL collective's busbw over every rank, several
+                                      a node (NAN where a rank has no GPU) */
     struct fb_expect_copy *copies; /* rank 0, after fb_expect_job_calibrate: every rank's */
     size_t copy_bytes;             /* the calibration's size; 0 when none ran */
 };
