@@ -159,6 +159,14 @@ FB_TEST_GPU_BUSES=0000:03:00.0,0000:04:00.0 FB_SYSFS_ROOT=$machines/c4140-k mpi 
 [ "$(csv_awk 'v("case") == "pinned_h2d" && v("metric") == "bandwidth_total" && v("expected") + 0 > 12.445 && v("expected") + 0 < 12.446 && v("bound") == "PCIe Gen3 x16 uplink 0000:00:03.0 / 2 GPUs" { n++ } END { print n + 0 }' k_h2d/results.csv)" = 1 ] ||
     fail "h2d's all-at-once total does not get the K's whole uplink: $(csv_awk 'v("metric") == "bandwidth_total" { print v("case"), v("expected"), v("bound") }' k_h2d/results.csv)"
 
+# gen4-hdr: GPU 07 trained at x8 of its x16 (the bound says so), GPU 0f idle at 2.5 GT/s (its
+# Gen4 max is the figure, and expect says why the speed reads low now)
+FB_SYSFS_ROOT=$machines/gen4-hdr mpi 1 "$bin" expect --backend host >g.txt 2>&1 || fail "expect on gen4-hdr exited $?"
+grep -q "^  GPU PCIe Gen4 x16 (GPU 0000:07:00.0 now x8): host-device copies 24.89 GB/s$" g.txt &&
+    grep -q "^  GPU PCIe Gen4 x16 (GPU 0000:0f:00.0): host-device copies 24.89 GB/s$" g.txt &&
+    grep -q "^    its link runs at 2.5 GT/s now: an idle GPU lowers its speed" g.txt ||
+    fail "expect's links below their max: $(grep -A1 '^  GPU' g.txt)"
+
 # a site file: InfiniBand at half its rate
 printf '# site\nib = 0.5\n' >site.eff
 FB_EXPECT_EFFICIENCY=$PWD/site.eff FB_SYSFS_ROOT=$machines/c4140-m mpi 2 "$bin" expect --backend host >s.txt 2>&1 ||

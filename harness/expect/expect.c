@@ -121,6 +121,11 @@ void fb_expect_gpu_h2d(const struct fb_expect_gpu *g, struct fb_expect_fig *f)
     f->gbps = raw * fb_expect_eff("pcie_copy");
     if (isnan(raw))
         f->bound[0] = '\0';
+    else if (g->cur_width > 0 && g->cur_width < g->width)
+        /* trained narrower than it can: a fault the bound says (a lower speed now is an idle
+         * GPU's, and it rises under load: `expect` shows it, the bound does not) */
+        snprintf(f->bound, sizeof f->bound, "PCIe Gen%d x%d (GPU %.12s now x%d)", gen % 10,
+                 g->width % 100, g->bus, g->cur_width % 100);
     else
         snprintf(f->bound, sizeof f->bound, "PCIe Gen%d x%d (GPU %s)", gen, g->width, g->bus);
 }

@@ -38,8 +38,11 @@ struct fb_expect_nic {
 /* One GPU's PCIe link as sysfs shows it. */
 struct fb_expect_gpu {
     char bus[16];        /* "0000:3b:00.0" */
-    double gts;          /* current_link_speed, GT/s (2.5, 5, 8, 16, 32, 64) */
-    int width;           /* current_link_width, lanes */
+    double gts;          /* the link's speed under load, GT/s (2.5, 5, 8, 16, 32, 64): its
+                            max_link_speed capped by the port above it, else current_link_speed */
+    int width;           /* ... and width, lanes, likewise */
+    double cur_gts;      /* current_link_speed: what it runs at now (an idle GPU's is lower) */
+    int cur_width;       /* current_link_width */
     /* The root port above the GPU (the device right under its root bus, pciDDDD:BB, in the
      * device's real sysfs path) and that port's link: the uplink every GPU behind it shares
      * (a PCIe switch's), or the GPU's own link when it sits on the root port. "" and 0 when

@@ -184,6 +184,48 @@ static void read_uplink(const char *entry, struct fb_expect_gpu *g)
         g->up[0] = '\0'; /* a port whose link cannot be read: no uplink figure */
 }
 
+/* A link's speed and width from a device folder's `which`_link_speed/width ("current", "max");
+ * NAN and 0 when unread. */
+static void link_of(const char *dev, const char *which, double *gts, int *width)
+{
+    char path[PATH_MAX + 64];
+    double w;
+
+    snprintf(path, sizeof path, "%s/%s_link_speed", dev, which);
+    *gts = fb_sysfs_number(path, 10);
+    snprintf(path, sizeof path, "%s/%s_link_width", dev, which);
+    w = fb_sysfs_number(path, 10);
+    *width = isnan(w) ? 0 : (int)w;
+}
+
+/* A GPU's link: what it trains to under load, its own max_link_* capped by the port above it
+ * (the slot: a Gen4 GPU in a Gen3 slot runs Gen3), or current_link_* where no max is given;
+ * and what it runs at now (an idle GPU lowers its speed, to 2.5 GT/s on many; a width below
+ * the max is a fault). */
+static void read_link(const char *entry, struct fb_expect_gpu *g)
+{
+    char real[PATH_MAX], *slash;
+    double max_gts, port_gts;
+    int max_width, port_width;
+
+    link_of(entry, "current", &g->cur_gts, &g->cur_width);
+    link_of(entry, "max", &max_gts, &max_width);
+    g->gts = g->cur_gts;
+    g->width = g->cur_width;
+    if (isnan(fb_expect_pcie_raw(max_gts, max_width, NULL)))
+        return;
+    if (realpath(entry, real) && (slash = strrchr(real, '/'))) {
+        *slash = '\0'; /* the port above: a switch's downstream port or a root port */
+        link_of(real, "max", &port_gts, &port_width);
+        if (!isnan(fb_expect_pcie_raw(port_gts, port_width, NULL))) {
+            max_gts = port_gts < max_gts ? port_gts : max_gts;
+            max_width = port_width < max_width ? port_width : max_width;
+        }
+    }
+    g->gts = max_gts;
+    g->width = max_width;
+}
+
 static void read_gpus(const char *root, struct fb_expect_node *n)
 {
     char dir[PATH_CAP], path[PATH_CAP + 300];
@@ -206,11 +248,8 @@ static void read_gpus(const char *root, struct fb_expect_node *n)
             continue;
         memset(g, 0, sizeof *g);
         snprintf(g->bus, sizeof g->bus, "%s", e->d_name);
-        snprintf(path, sizeof path, "%s/%s/current_link_speed", dir, e->d_name);
-        g->gts = fb_sysfs_number(path, 10);
-        snprintf(path, sizeof path, "%s/%s/current_link_width", dir, e->d_name);
-        width = fb_sysfs_number(path, 10);
-        g->width = isnan(width) ? 0 : (int)width;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        read_link(path, g);
         if (isnan(fb_expect_pcie_raw(g->gts, g->width, NULL)))
             note(n, "GPU %s: no PCIe link speed and width in sysfs", g->bus);
         snprintf(path, sizeof path, "%s/%s/numa_node", dir, e->d_name);

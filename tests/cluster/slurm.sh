@@ -99,9 +99,11 @@ ln -s "$bin" "$w/submit/build/bench/fabricbench"
 # A rank that crashes leaves its core in the job's folder (the limit travels with the job:
 # PropagateResourceLimits), and its stack is printed here: a segmentation fault of one doctor
 # rank was seen twice in CI and never here (docs/cluster-tests.md).
-(cd "$w/submit" && ulimit -c unlimited 2>/dev/null; slurm_in sbatch --wait --output=job.out "$w/job.sbatch" allreduce $small) \
+(cd "$w/submit" && { ulimit -c unlimited 2>/dev/null; slurm_in sbatch --wait --output=job.out "$w/job.sbatch" allreduce $small; }) \
     >"$w/sbatch.txt" 2>&1 || {
     fail "sbatch --wait of docs/slurm.md's script exited $?: $(tail -n 3 "$w/sbatch.txt") $(tail -n 8 "$w/submit/job.out")"
+    # Open MPI's "system call failed" notice names the call and the file (seen: errno 2)
+    grep -B 8 -A 2 'errno' "$w/submit/job.out" | head -n 40 >&2
     for c in "$w"/submit/core*; do
         [ -f "$c" ] && command -v gdb >/dev/null 2>&1 &&
             gdb -batch -ex 'thread apply all bt 12' "$bin" "$c" 2>&1 | grep -E '^(Thread|#)' | head -n 60 >&2

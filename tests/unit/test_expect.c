@@ -274,9 +274,20 @@ static void check_machines(const char *dir)
     fb_expect_gpu_h2d_shared(&n.gpu[2], 1, &f); /* alone: its own link */
     CHECK_STR(f.bound, "PCIe Gen3 x16 (GPU 0000:05:00.0)");
 
+    /* the K's GPU 03 says it can do Gen4 (max_link_speed 16 GT/s) in a Gen3 switch port: Gen3 */
+    CHECK(n.gpu[0].gts == 8 && n.gpu[0].width == 16 && n.gpu[0].cur_gts == 8);
+
     /* Gen4 + HDR: the DOWN port is not taken; jumbo frames on the 25 GbE port */
     snprintf(root, sizeof root, "%s/gen4-hdr", dir);
     fb_expect_node_read(root, "gen4", &n);
+    /* GPU 07 trained at x8 of its x16 (a fault: the bound says so); GPU 0f idle at 2.5 GT/s
+     * (its max, Gen4, is the figure; the bound says nothing of an idle speed) */
+    fb_expect_gpu_h2d(&n.gpu[0], &f);
+    CHECK_NEAR(f.gbps, 16.0 * 16 * 128 / 130 / 8 * 0.79, 1e-9);
+    CHECK_STR(f.bound, "PCIe Gen4 x16 (GPU 0000:07:00.0 now x8)");
+    CHECK(n.gpu[1].cur_gts == 2.5 && n.gpu[1].gts == 16);
+    fb_expect_gpu_h2d(&n.gpu[1], &f);
+    CHECK_STR(f.bound, "PCIe Gen4 x16 (GPU 0000:0f:00.0)");
     CHECK(n.ngpus == 2 && n.nnics == 3);
     fb_expect_node_net(&n, NULL, &f);
     CHECK_STR(f.bound, "IB 200 Gb/s mlx5_0/1");
