@@ -185,28 +185,42 @@ fb_status fb_expect_nvml_load(const char *path, struct fb_expect_node *n, char *
 
 fb_status fb_expect_node_nvml(const char *facts, struct fb_expect_node *n, char *err, size_t errlen)
 {
+    const char *bus[FB_EXPECT_GPUS];
+    struct fb_nvml_gpu *v;
+    bool known[FB_EXPECT_GPUS];
+    char why[160], cb[16];
+    size_t len;
+
     if (facts && *facts)
         return fb_expect_nvml_load(facts, n, err, errlen);
+    if (n->ngpus == 0)
+        return FB_OK;
+    if (!(v = calloc((size_t)n->ngpus, sizeof *v)))
+        return FB_ERR_NOMEM;
+    for (int i = 0; i < n->ngpus; i++)
+        bus[i] = n->gpu[i].bus;
+    if (!fb_pair_link_nvml_gpus(n->ngpus, bus, v, known, why, sizeof why)) {
+        len = strlen(n->note);
+        snprintf(n->note + len, sizeof n->note - len, "%sGPU names and NVLinks: %s",
+                 len ? "; " : "", why);
+        free(v);
+        return FB_OK;
+    }
     for (int i = 0; i < n->ngpus; i++) {
         struct fb_expect_gpu *g = &n->gpu[i];
-        struct fb_nvml_gpu v;
-        char why[160], cb[16];
-
-        if (!fb_pair_link_nvml_gpu(g->bus, &v, why, sizeof why)) {
-            size_t len = strlen(n->note);
-            snprintf(n->note + len, sizeof n->note - len, "%sGPU %s: %s", len ? "; " : "", g->bus,
-                     why);
-            /* no NVML here: the other GPUs would say the same */
-            if (strstr(why, "no NVML") || strstr(why, "does not start") || strstr(why, "lacks"))
-                break;
+        if (!known[i]) {
+            len = strlen(n->note);
+            snprintf(n->note + len, sizeof n->note - len, "%sGPU %s: not known to NVML",
+                     len ? "; " : "", g->bus);
             continue;
         }
-        snprintf(g->model, sizeof g->model, "%.47s", v.name);
-        g->nvl_switch = v.to_switch;
+        snprintf(g->model, sizeof g->model, "%.47s", v[i].name);
+        g->nvl_switch = v[i].to_switch;
         g->npeers = 0;
-        for (int k = 0; k < v.npeers; k++)
-            if (canonical_bus(v.peer[k].bus, cb, sizeof cb))
-                (void)add_peer(g, cb, v.peer[k].links);
+        for (int k = 0; k < v[i].npeers; k++)
+            if (canonical_bus(v[i].peer[k].bus, cb, sizeof cb))
+                (void)add_peer(g, cb, v[i].peer[k].links);
     }
+    free(v);
     return FB_OK;
 }

@@ -424,20 +424,16 @@ out:
     return links;
 }
 
-bool fb_pair_link_nvml_gpu(const char *busid, struct fb_nvml_gpu *out, char *why, size_t whylen)
+bool fb_pair_link_nvml_gpus(int count, const char *const busids[], struct fb_nvml_gpu out[],
+                            bool known[], char *why, size_t whylen)
 {
-    struct pci_addr pa;
     struct nvml n;
-    nvml_device dev;
-    char id[32];
     nvml_return rc;
-    int none, sw;
     const char *msg;
 
-    memset(out, 0, sizeof *out);
-    if (!pci_parse(busid, &pa)) {
-        snprintf(why, whylen, "malformed PCI bus id '%s'", busid ? busid : "(null)");
-        return false;
+    for (int i = 0; i < count; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        known[i] = false;
     }
     if (!nvml_open(&n, why, whylen))
         return false;
@@ -447,19 +443,26 @@ bool fb_pair_link_nvml_gpu(const char *busid, struct fb_nvml_gpu *out, char *why
         dlclose(n.lib);
         return false;
     }
-    snprintf(id, sizeof id, "%08lX:%02lX:%02lX.%lX", pa.domain, pa.bus, pa.dev, pa.fn);
-    if ((rc = n.by_bus_id(id, &dev)) != NVML_SUCCESS) {
-        msg = n.error_string(rc);
-        snprintf(why, whylen, "not known to NVML: %s", msg ? msg : "unknown error");
-        n.shutdown();
-        dlclose(n.lib);
-        return false;
+    /* one NVML session for every GPU: starting NVML takes a good part of a second on a
+     * large node */
+    for (int i = 0; i < count; i++) {
+        struct pci_addr pa;
+        nvml_device dev;
+        char id[32];
+        int none, sw;
+
+        if (!pci_parse(busids[i], &pa))
+            continue;
+        snprintf(id, sizeof id, "%08lX:%02lX:%02lX.%lX", pa.domain, pa.bus, pa.dev, pa.fn);
+        if (n.by_bus_id(id, &dev) != NVML_SUCCESS)
+            continue;
+        if (n.name && n.name(dev, out[i].name, sizeof out[i].name) != NVML_SUCCESS)
+            out[i].name[0] = '\0';
+        out[i].name[sizeof out[i].name - 1] = '\0';
+        nvml_census(&n, dev, NULL, &none, &sw, &out[i]);
+        out[i].to_switch = sw;
+        known[i] = true;
     }
-    if (n.name && n.name(dev, out->name, sizeof out->name) != NVML_SUCCESS)
-        out->name[0] = '\0';
-    out->name[sizeof out->name - 1] = '\0';
-    nvml_census(&n, dev, NULL, &none, &sw, out);
-    out->to_switch = sw;
     n.shutdown();
     dlclose(n.lib);
     return true;

@@ -74,9 +74,11 @@ struct fb_nvml_gpu {
     } peer[FB_NVML_PEERS];
 };
 
-/* Fills *out for the GPU at busid through NVML loaded at run time (as fb_pair_link_nvlinks);
- * false with one line in `why` when the bus id is malformed, NVML cannot be loaded or started
- * ("no NVML: ...", "NVML does not start: ...") or does not know the GPU. Never prints. */
-bool fb_pair_link_nvml_gpu(const char *busid, struct fb_nvml_gpu *out, char *why, size_t whylen);
+/* Fills out[i] for the GPU at busids[i], each of `count`, through NVML loaded at run time (as
+ * fb_pair_link_nvlinks) in one NVML session; known[i] false for a bus id that is malformed or a
+ * GPU NVML does not know. false with one line in `why` when NVML cannot be loaded or started
+ * ("no NVML: ...", "NVML does not start: ..."). Never prints. */
+bool fb_pair_link_nvml_gpus(int count, const char *const busids[], struct fb_nvml_gpu out[],
+                            bool known[], char *why, size_t whylen);
 
 #endif

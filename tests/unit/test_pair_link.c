@@ -361,6 +361,24 @@ static void nvml_fake(void)
     /* Every start but the failed one is shut down; the same-GPU call never starts NVML. */
     CHECK(*inits == 9);
     CHECK(*shutdowns == 8);
+    {
+        /* the expected-figure model's census of several GPUs, in one NVML session: GPU0's 3
+         * links to GPU1 (the CPU link and the inactive one not counted), GPU3's 12 to
+         * NVSwitches, an unknown GPU and a malformed id left unknown */
+        const char *const ids[] = {"0000:07:00.0", "0000:4e:00.0", "0000:aa:00.0", "07:00"};
+        struct fb_nvml_gpu g[4];
+        bool known[4];
+        CHECK(fb_pair_link_nvml_gpus(4, ids, g, known, why, sizeof why));
+        CHECK(known[0] && known[1] && !known[2] && !known[3]);
+        CHECK(g[0].npeers == 1 && g[0].peer[0].links == 3 && g[0].to_switch == 0);
+        CHECK_STR(g[0].peer[0].bus, "00000000:0F:00.0");
+        CHECK(g[1].to_switch == 12 && g[1].npeers == 0 && g[1].name[0] == '\0');
+        CHECK(*inits == 10 && *shutdowns == 9);
+        *rc = 9;
+        CHECK(!fb_pair_link_nvml_gpus(1, ids, g, known, why, sizeof why));
+        CHECK_STR(why, "NVML does not start: Driver Not Loaded");
+        *rc = 0;
+    }
     dlclose(lib);
 }
 
