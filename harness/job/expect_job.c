@@ -344,24 +344,17 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
          * last word), shown as a share, never judged (fb_row_expected_judged) */
         fb_expect_gpu_peak(j->ranks[row->src].gpu.model, strrchr(row->transport, '-') + 1, &f);
     if (!(f.gbps > 0) && j->copies && strcmp(row->bench, "h2d") == 0 &&
-             strcmp(row->metric, "bandwidth") == 0 && row->bytes >= (long long)j->copy_bytes &&
-             valid_rank(j, row->src) && (row->ranks == 1 || row->ranks == j->size))
-        /* the host backend's copies: memcpy, as calibrated on this rank */
-        f = row->ranks == 1 ? j->copies[row->src].alone : j->copies[row->src].all;
-    if (strcmp(row->bench, "compute") == 0 && strcmp(row->metric, "tflops") == 0 &&
-        strncmp(row->kase, "step_", 5) == 0 && valid_rank(j, row->src) &&
-        j->ranks[row->src].gpu.model[0] && strrchr(row->transport, '-'))
-        /* the compute stand-in: its GPU's datasheet peak for the precision (the transport's
-         * last word), shown as a share, never judged (fb_row_expected_judged) */
-        fb_expect_gpu_peak(j->ranks[row->src].gpu.model, strrchr(row->transport, '-') + 1, &f);
-    if (!(f.gbps > 0) && j->copies && strcmp(row->bench, "h2d") == 0 &&
-        strcmp(row->metric, "bandwidth_total") == 0 && row->bytes >= (long long)j->copy_bytes &&
-        row->ranks == j->size) {
-        /* every rank at once, summed: each one's memcpy at once */
-        f.gbps = 0;
-        for (int r = 0; r < j->size; r++)
-            f.gbps += j->copies[r].all.gbps;
-        snprintf(f.bound, sizeof f.bound, "%s", j->copies[0].all.bound);
+        row->bytes >= (long long)j->copy_bytes) {
+        /* the host backend's copies: memcpy, as calibrated on each rank (alone, or all at once;
+         * the all-at-once total, their sum) */
+        if (strcmp(row->metric, "bandwidth") == 0 && valid_rank(j, row->src) &&
+            (row->ranks == 1 || row->ranks == j->size)) {
+            f = row->ranks == 1 ? j->copies[row->src].alone : j->copies[row->src].all;
+        } else if (strcmp(row->metric, "bandwidth_total") == 0 && row->ranks == j->size) {
+            f = j->copies[0].all;
+            for (int r = 1; r < j->size; r++)
+                f.gbps += j->copies[r].all.gbps;
+        }
     }
     if (f.gbps > 0 && isfinite(f.gbps)) {
         row->expected = f.gbps;
