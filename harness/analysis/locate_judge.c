@@ -31,6 +31,37 @@ bool fb_locate_is_suspect(double value, double median, double mad, double tol_pc
     return value > median / keep && value > median + spread;
 }
 
+fb_status fb_locate_rate_suspect(double value, const double *others, size_t n, double tol_pct,
+                                 bool *suspect, double *median)
+{
+    double *lg, lmed, lmad, mad;
+    size_t m = 0;
+    fb_status st;
+
+    *suspect = false;
+    *median = NAN;
+    if (n == 0)
+        return FB_OK;
+    if ((st = fb_locate_typical(others, n, median, &mad)) != FB_OK)
+        return st;
+    if (isnan(value) || value <= 0.0) {
+        *suspect = true;
+        return FB_OK;
+    }
+    if (!(lg = malloc(n * sizeof *lg)))
+        return FB_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (others[i] > 0.0 && isfinite(others[i]))
+            lg[m++] = log(others[i]);
+    /* others with no positive rate have nothing to compare with */
+    st = m ? fb_locate_typical(lg, m, &lmed, &lmad) : FB_OK;
+    if (st == FB_OK && m && *median > 0.0)
+        *suspect = value < *median * (1.0 - tol_pct / 100.0) &&
+                   log(value) < log(*median) - FB_LOCATE_MAD_K * 1.4826 * lmad;
+    free(lg);
+    return st;
+}
+
 /* The median of node i's pairs, for every node; NaN for a node without pairs. */
 static fb_status node_figures(int nodes, const struct fb_locate_pair *p, size_t n, double *fig)
 {

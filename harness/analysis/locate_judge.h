@@ -29,6 +29,16 @@ fb_status fb_locate_typical(const double *v, size_t n, double *median, double *m
 bool fb_locate_is_suspect(double value, double median, double mad, double tol_pct,
                           bool higher_is_better);
 
+/* Whether a rate `value` (higher is better) is suspect against comparable rates others[0..n)
+ * (n >= 1): below their median by tol_pct and below it by FB_LOCATE_MAD_K scaled MADs of their
+ * logarithms. Rates spread by factors, not by amounts: 4 healthy nodes at 0.0058, 0.0060, 0.0090
+ * and 0.0100 TFLOP/s (two groups on one busy core) have a MAD of 0.0016, whose 3 scaled MADs
+ * (0.0071) reach below zero from their median of 0.0075 and hide a node 15 times slower; the
+ * MAD of their logarithms (0.22) puts the line at 0.0075 / 2.65. *median: their median (NaN for
+ * n == 0, which is no suspect). A value of 0 or NaN is suspect. FB_ERR_NOMEM. */
+fb_status fb_locate_rate_suspect(double value, const double *others, size_t n, double tol_pct,
+                                 bool *suspect, double *median);
+
 /* One measured pair of nodes of the tournament: value is the pair's bandwidth
  * (fb_locate_pair_figure of its two directions), GB/s. */
 struct fb_locate_pair {

@@ -1,6 +1,7 @@
 /* `fabricbench locate`: its options; the phases, the judgement and the outputs are the fleet
  * layer's (harness/fleet/locate_run.h), which this command orders. */
 #define _POSIX_C_SOURCE 200809L
+#include "expect_job.h"
 #include "locate_run.h"
 
 #include <getopt.h>
@@ -186,7 +187,11 @@ int fb_cmd_locate(int argc, char **argv)
     fb_log_set_quiet(l->opt.quiet);
     fb_world_start(&argc, &argv, "locate", l->opt.timeout_s, MPI_THREAD_SERIALIZED,
                    &provided); /* as run does: cmd_run.c says why */
-    rc = fb_world_finish(fb_locate_main(l));
+    /* the expected-figure model's site files, read (and refused) before anything is made */
+    rc = fb_expect_job_site(fb_cli_rank_hint() == 0) != FB_OK
+             ? fb_status_exit_code(FB_ERR_USAGE)
+             : fb_locate_main(l);
+    rc = fb_world_finish(rc);
     fb_locate_free(l);
     return rc;
 }

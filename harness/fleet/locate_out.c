@@ -20,6 +20,7 @@
 #include "log.h"
 #include "md_text.h"
 #include "plot_templates.h"
+#include "results.h"
 #include "verdict.h"
 #include "xml_text.h"
 
@@ -206,6 +207,7 @@ static const char *const check_names[CHECKS] = {"h2d",   "p2p",   "allreduce", "
 struct node_check {
     enum fb_verdict v;
     double fig, med;   /* in check_unit()'s unit; NaN where the check has no figure */
+    struct fb_expect_fig exp; /* what the node's own hardware allows (the model); NaN: none */
     char evidence[480];
 };
 
@@ -237,6 +239,9 @@ static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
     for (int k = 0; k < CHECKS; k++) {
         c[k].v = FB_PASS;
         c[k].fig = c[k].med = NAN;
+        c[k].exp = k < LOC_NODE_CASES && l->node_exp
+                       ? l->node_exp[(size_t)i * LOC_NODE_CASES + (size_t)k]
+                       : (struct fb_expect_fig){NAN, ""};
         c[k].evidence[0] = '\0';
     }
     for (int k = 0; k < LOC_NODE_CASES; k++) {
@@ -341,25 +346,28 @@ static fb_status commit_or_fail(struct fb_atomic_file *af)
 /* nodes.csv: one row per node and check */
 static fb_status write_nodes(const struct loc *l)
 {
-    static const char *const cols[] = {"node",         "check", "verdict", "figure",
-                                       "fleet_median", "unit",  "evidence"};
+    static const char *const cols[] = {"node",     "check", "verdict", "figure", "fleet_median",
+                                       "expected", "unit",  "bound",   "evidence"};
     struct fb_atomic_file af;
     struct node_check c[CHECKS];
-    char path[4200], fig[32], med[32];
+    char path[4200], fig[32], med[32], exp[32];
     fb_status st;
 
     snprintf(path, sizeof path, "%s/nodes.csv", l->res.dir);
     if ((st = fb_atomic_open(&af, path)) != FB_OK)
         return st;
-    fb_csv_row(af.f, cols, 7);
+    fb_csv_row(af.f, cols, 9);
     for (int i = 0; i < l->nodes; i++) {
         node_checks(l, i, c);
         for (int k = 0; k < CHECKS; k++) {
-            const char *f[7] = {l->name[i], check_names[k], fb_verdict_str(c[k].v), fig, med,
-                                isnan(c[k].fig) ? "" : check_unit(k), c[k].evidence};
+            bool e = c[k].exp.gbps > 0;
+            const char *f[9] = {l->name[i],  check_names[k], fb_verdict_str(c[k].v), fig, med,
+                                exp, isnan(c[k].fig) && !e ? "" : check_unit(k),
+                                e ? c[k].exp.bound : "", c[k].evidence};
             num(fig, sizeof fig, c[k].fig);
             num(med, sizeof med, c[k].med);
-            fb_csv_row(af.f, f, 7);
+            num(exp, sizeof exp, e ? c[k].exp.gbps : NAN);
+            fb_csv_row(af.f, f, 9);
         }
     }
     return commit_or_fail(&af);
@@ -463,6 +471,20 @@ static fb_status write_prom(const struct loc *l)
                         c[k].fig * prom_scale(k));
             }
         }
+        fprintf(af.f, "# HELP fabricbench_locate_expected_%s What the node's own hardware "
+                "allows in a check of fabricbench locate (the expected-figure model).\n"
+                "# TYPE fabricbench_locate_expected_%s gauge\n", fam, fam);
+        for (int i = 0; i < l->nodes; i++) {
+            node_checks(l, i, c);
+            for (int k = 0; k < CHECKS; k++) {
+                if (!(c[k].exp.gbps > 0) || prom_family(k) != g)
+                    continue;
+                fprintf(af.f, "fabricbench_locate_expected_%s{node=\"", fam);
+                prom_label(af.f, l->name[i]);
+                fprintf(af.f, "\",check=\"%s\"} %.6g\n", check_names[k],
+                        c[k].exp.gbps * prom_scale(k));
+            }
+        }
         fprintf(af.f, "# HELP fabricbench_locate_fleet_median_%s The median node's figure in a "
                 "check of fabricbench locate.\n# TYPE fabricbench_locate_fleet_median_%s gauge\n",
                 fam, fam);
@@ -497,6 +519,67 @@ static fb_status write_prom(const struct loc *l)
     return commit_or_fail(&af);
 }
 
+/* How many of the node table's figures have an expected figure to be judged by (not a peak),
+ * and how many of those fall short of FB_EXPECTED_MIN_SHARE of it. */
+static void own_hardware_count(const struct loc *l, int *judged, int *short_of)
+{
+    struct node_check c[CHECKS];
+
+    *judged = *short_of = 0;
+    for (int i = 0; i < l->nodes; i++) {
+        node_checks(l, i, c);
+        for (int k = 0; k < CHECKS; k++) {
+            if (!(c[k].exp.gbps > 0) || isnan(c[k].fig) || strncmp(c[k].exp.bound, "peak ", 5) == 0)
+                continue;
+            (*judged)++;
+            *short_of += c[k].fig < FB_EXPECTED_MIN_SHARE * c[k].exp.gbps;
+        }
+    }
+}
+
+/* locate.md's table of each node's figures against what its own hardware allows (the
+ * expected-figure model), where the model gave any: the verdicts judge a node against the
+ * others, so a fleet short of its hardware as a whole shows here, not there. */
+static void own_hardware_md(const struct loc *l, FILE *f)
+{
+    struct node_check c[CHECKS];
+    bool any = false;
+    int judged, short_of;
+
+    for (int i = 0; i < l->nodes; i++) {
+        node_checks(l, i, c);
+        for (int k = 0; k < CHECKS; k++) {
+            if (!(c[k].exp.gbps > 0))
+                continue;
+            if (!any)
+                fputs("\n## Each node against its own hardware\n\n| node | check | figure | "
+                      "expected | share | bound |\n|---|---|---|---|---|---|\n", f);
+            any = true;
+            fputs("| ", f);
+            fb_md_put_text(f, l->name[i]);
+            fprintf(f, " | %s | ", check_names[k]);
+            if (isnan(c[k].fig))
+                fprintf(f, "not measured | %.4g %s | | ", c[k].exp.gbps, check_unit(k));
+            else
+                fprintf(f, "%.4g %s | %.4g %s | %.*g%%%s | ", c[k].fig, check_unit(k),
+                        c[k].exp.gbps, check_unit(k),
+                        c[k].fig < 0.01 * c[k].exp.gbps ? 2 : 3, /* 0.032%, 93.4%, 393% */
+                        100.0 * c[k].fig / c[k].exp.gbps,
+                        strncmp(c[k].exp.bound, "peak ", 5) == 0 ? " (a peak: shown, not judged)"
+                        : c[k].fig < FB_EXPECTED_MIN_SHARE * c[k].exp.gbps ? " <--" : "");
+            fb_md_put_text(f, c[k].exp.bound);
+            fputs(" |\n", f);
+        }
+    }
+    if (!any)
+        return;
+    own_hardware_count(l, &judged, &short_of);
+    fprintf(f, "\n%d of %d figures judged by their hardware are under %.0f%% of it (`<--`). The "
+            "verdicts above judge each node against the others; this table, against what its "
+            "own links and GPUs allow (docs/expected.md).\n", short_of, judged,
+            100.0 * FB_EXPECTED_MIN_SHARE);
+}
+
 static fb_status write_md(const struct loc *l, enum heat heat)
 {
     struct fb_atomic_file af;
@@ -524,6 +607,7 @@ static fb_status write_md(const struct loc *l, enum heat heat)
         fb_md_put_text(af.f, line);
         fputs("\n", af.f);
     }
+    own_hardware_md(l, af.f);
     fprintf(af.f, "\n## Plan\n\n| phase | rounds | seconds |\n|---|---|---|\n");
     fprintf(af.f, "| 1: every node alone | 1 | %.2f |\n", l->phase_s[0]);
     fprintf(af.f, "| 1: compute stand-in | 1 | %.2f |\n", l->phase_s[4]);
@@ -634,6 +718,14 @@ fb_status loc_write_outputs(struct loc *l)
     }
     if (!l->nsus)
         fb_out("locate: no suspect among %d node(s)\n", l->nodes);
+    {
+        int judged, short_of;
+        own_hardware_count(l, &judged, &short_of);
+        if (judged)
+            fb_out("locate: against their own hardware, %d of %d node figures under %.0f%% of "
+                   "what it allows (locate.md, nodes.csv's expected)\n", short_of, judged,
+                   100.0 * FB_EXPECTED_MIN_SHARE);
+    }
     /* the heat map first, so that locate.md and the last line name only what was written */
     if ((st = write_suspects(l)) != FB_OK || (st = write_drain(l)) != FB_OK ||
         (st = write_nodes(l)) != FB_OK || (st = write_junit(l)) != FB_OK ||

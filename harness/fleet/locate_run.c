@@ -233,25 +233,59 @@ static void judge_nodes(struct loc *l, const int *node_of, const bool *answered,
         if (present < 3 || n < present || fb_locate_typical(got, (size_t)n, &med, &mad) != FB_OK)
             continue;
         l->node_med[c] = med;
-        /* each node against the others alone (their median and MAD): among a few nodes, a
-         * slow node's own figure would pull the median down and widen the MAD that judges it.
-         * (A few healthy nodes spread wide still hide it: 5 pretend nodes on one core, the 4
-         * healthy ones split in two groups, one at 7% of them went unnamed in 2 runs of 6.) */
+        /* each node against the others alone (their median, and the MAD of their
+         * logarithms): among a few nodes, a slow node's own figure would pull the median down
+         * and widen the spread that judges it; and healthy nodes spread by factors (5 pretend
+         * nodes on one core, the 4 healthy ones split in two groups: their linear MAD hid one
+         * at 7% of them in 2 runs of 6) */
         for (int i = 0; i < l->nodes; i++) {
             size_t at = (size_t)i * NODE_CASES + (size_t)c;
-            double omed, omad;
+            double omed;
+            bool sus;
             int m = 0;
             if (isnan(v[i]))
                 continue;
             for (int j = 0; j < l->nodes; j++)
                 if (j != i && !isnan(v[j]))
                     got[m++] = v[j];
-            if (fb_locate_typical(got, (size_t)m, &omed, &omad) != FB_OK)
+            if (m == 0 || fb_locate_rate_suspect(v[i], got, (size_t)m, l->tolerance, &sus,
+                                                 &omed) != FB_OK)
                 continue;
-            flag[at] = fb_locate_is_suspect(v[i], omed, omad, l->tolerance, true);
+            flag[at] = sus;
             fig[at] = v[i];
             typ[at] = omed;
         }
+    }
+}
+
+/* Rank 0: what each node's own hardware allows in each case of phase 1 (l->node_exp; left
+ * NULL when out of memory: the table then shows none): its copies, its all-reduce on NCCL and
+ * its compute stand-in's peak, from the model (fb_expect_job_node_alone); its p2p, MPI's or
+ * NCCL's send and receive inside a node, is not modelled. */
+static void node_expected(struct loc *l)
+{
+    const char *compute = NULL;
+    size_t bytes = 0; /* phase 1's message, as its rows say */
+
+    for (size_t i = 0; i < l->res.nrows; i++) {
+        const struct fb_row *w = &l->res.rows[i];
+        if (!compute && strcmp(w->bench, "locate_compute") == 0)
+            compute = w->transport;
+        if (!bytes && strcmp(w->bench, "locate_node") == 0 && w->bytes > 0)
+            bytes = (size_t)w->bytes;
+    }
+    free(l->node_exp);
+    if (!(l->node_exp = malloc((size_t)l->nodes * NODE_CASES * sizeof *l->node_exp)))
+        return;
+    for (int i = 0; i < l->nodes; i++) {
+        struct fb_expect_alone a;
+        struct fb_expect_fig *e = l->node_exp + (size_t)i * NODE_CASES;
+        fb_expect_job_node_alone(&l->expect, i, bytes, strcmp(l->s.coll->name, "nccl") == 0,
+                                 compute, &a);
+        e[0] = a.h2d;
+        e[1] = (struct fb_expect_fig){NAN, ""};
+        e[2] = a.allreduce;
+        e[3] = a.compute;
     }
 }
 
@@ -724,7 +758,8 @@ int fb_locate_main(struct loc *l)
         goto out;
     runner_up = true;
     if ((st = fb_world_agree(w, map_nodes(l, runner.node_of))) != FB_OK ||
-        (st = one_kernel(l)) != FB_OK)
+        (st = one_kernel(l)) != FB_OK ||
+        (st = fb_world_agree(w, fb_expect_job_gather(&l->s, &l->expect))) != FB_OK)
         goto out;
     if (w->rank == 0) {
         fb_info("fabricbench %s (%s) locate: %d rank(s) on %d node(s)", FB_VERSION,
@@ -756,6 +791,7 @@ int fb_locate_main(struct loc *l)
         goto out;
     l->phase_s[3] = (fb_clock_now_us() - t0) / 1e6;
     if (w->rank == 0) {
+        node_expected(l);
         fb_run_record_lock();
         st = fb_results_flush(&l->res);
         fb_run_record_unlock();
@@ -804,5 +840,7 @@ void fb_locate_free(struct loc *l)
     free(l->sus);
     free(l->heat);
     free(l->node_fig);
+    free(l->node_exp);
+    fb_expect_job_release(&l->expect);
     free(l);
 }

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "expect_job.h"
 #include "options.h"
 #include "results.h"
 #include "runner.h"
@@ -51,6 +52,11 @@ struct loc {
     double *node_fig;        /* rank 0: nodes x LOC_NODE_CASES, phase 1's figure of each node
                                 (its slowest rank's, in loc_node_units); NaN where none */
     double node_med[LOC_NODE_CASES];      /* rank 0: the median node's figure of each case; NaN below 3 nodes */
+    struct fb_expect_job expect; /* the expected-figure model (docs/expected.md), gathered at
+                                    the start; its ranks on rank 0 */
+    struct fb_expect_fig *node_exp; /* rank 0: nodes x LOC_NODE_CASES, what each node's own
+                                       hardware allows in each case of phase 1 (in its unit);
+                                       NAN where the model says nothing */
     int full_rounds, rounds, retest_rounds;
     bool sampled;
     double round_s;          /* mean seconds per round of phase 2 */

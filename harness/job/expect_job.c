@@ -133,14 +133,17 @@ fb_status fb_expect_job_site(bool say)
 }
 
 /* Rank r's host-device copies while the point's first `ranks` ranks copy at once: the GPUs of
- * those ranks behind the same root port of its host share that port's link. */
-static void shared_h2d(const struct fb_expect_job *j, int r, int ranks, struct fb_expect_fig *f)
+ * those ranks behind the same root port of its host (of its node, with `node_only`: pretend
+ * nodes of one host stand on the same described GPUs) share that port's link. */
+static void shared_h2d(const struct fb_expect_job *j, int r, int ranks, bool node_only,
+                       struct fb_expect_fig *f)
 {
     const struct fb_expect_rank *me = &j->ranks[r];
     int sharing = 0;
 
     for (int k = 0; k < ranks; k++)
         sharing += me->gpu.up[0] && strcmp(j->ranks[k].host, me->host) == 0 &&
+                   (!node_only || j->ranks[k].node == me->node) &&
                    strcmp(j->ranks[k].gpu.up, me->gpu.up) == 0 &&
                    strcmp(j->ranks[k].gpu.bus, me->gpu.bus) != 0 ? 1 : 0;
     fb_expect_gpu_h2d_shared(&me->gpu, sharing + 1, f);
@@ -323,7 +326,7 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
                row->ranks > 1 && row->ranks <= j->size && strncmp(row->kase, "pinned_", 7) == 0 &&
                row->bytes >= FB_EXPECT_MIN_BYTES && valid_rank(j, row->src) &&
                j->ranks[row->src].gpu.bus[0]) {
-        shared_h2d(j, row->src, row->ranks, &f);
+        shared_h2d(j, row->src, row->ranks, false, &f);
     } else if (strcmp(row->bench, "h2d") == 0 && strcmp(row->metric, "bandwidth_total") == 0 &&
                row->ranks == j->size && strncmp(row->kase, "pinned_", 7) == 0 &&
                row->bytes >= FB_EXPECT_MIN_BYTES) {
@@ -331,7 +334,7 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
         struct fb_expect_fig one;
         f.gbps = 0;
         for (int r = 0; r < j->size && f.gbps == f.gbps; r++) {
-            shared_h2d(j, r, j->size, &one);
+            shared_h2d(j, r, j->size, false, &one);
             f.gbps = j->ranks[r].gpu.bus[0] && one.gbps > 0 ? f.gbps + one.gbps : NAN;
             if (r == 0 || strstr(one.bound, "uplink"))
                 snprintf(f.bound, sizeof f.bound, "%s", one.bound);
@@ -360,6 +363,51 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
         row->expected = f.gbps;
         snprintf(row->bound, sizeof row->bound, "%s", f.bound);
     }
+}
+
+/* The slower of *acc and f, where an unknown figure (NAN) makes the slowest unknown: *known
+ * false from then on. */
+static void slowest(struct fb_expect_fig *acc, const struct fb_expect_fig *f, bool *known)
+{
+    *known = *known && f->gbps > 0;
+    if (*known && (isnan(acc->gbps) || f->gbps < acc->gbps))
+        *acc = *f;
+}
+
+void fb_expect_job_node_alone(const struct fb_expect_job *j, int node, size_t bytes, bool nccl,
+                              const char *compute_transport, struct fb_expect_alone *out)
+{
+    const struct fb_expect_fig none = {NAN, ""};
+    const struct fb_expect_gpu *g[FB_EXPECT_GPUS];
+    const char *prec = compute_transport ? strrchr(compute_transport, '-') : NULL;
+    bool copies = bytes >= FB_EXPECT_MIN_BYTES, peak = prec != NULL, all = true;
+    int n = 0;
+
+    out->h2d = out->allreduce = out->compute = none;
+    for (int r = 0; j && j->ranks && r < j->size && all; r++) {
+        struct fb_expect_fig f;
+        if (j->ranks[r].node != node)
+            continue;
+        all = j->ranks[r].gpu.bus[0] && n < FB_EXPECT_GPUS;
+        if (!all)
+            break;
+        g[n++] = &j->ranks[r].gpu;
+        /* the node's ranks copy at once: each its share of an uplink they share */
+        shared_h2d(j, r, j->size, true, &f);
+        slowest(&out->h2d, &f, &copies);
+        if (peak) {
+            fb_expect_gpu_peak(j->ranks[r].gpu.model, prec + 1, &f);
+            slowest(&out->compute, &f, &peak);
+        }
+    }
+    if (!all || n == 0)
+        copies = peak = false;
+    if (!copies)
+        out->h2d = none;
+    if (!peak)
+        out->compute = none;
+    if (all && nccl && n >= 2 && bytes >= FB_EXPECT_MIN_BYTES)
+        fb_expect_node_ring(g, n, &out->allreduce);
 }
 
 fb_status fb_expect_job_gather_nodes(const struct fb_session *s, struct fb_expect_job *j)

@@ -88,6 +88,24 @@ fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_j
  * Other rows are left as they are. */
 void fb_expect_job_annotate(void *ctx, struct fb_row *row);
 
+/* What one node should reach measuring itself alone, every rank of it at once (locate's phase
+ * 1): NAN where the model has nothing honest to say. */
+struct fb_expect_alone {
+    struct fb_expect_fig h2d;       /* its slowest GPU's host-device copies, each GPU its share of
+                                       an uplink it shares with the node's others */
+    struct fb_expect_fig allreduce; /* an NCCL all-reduce over its ranks: the ring over their
+                                       GPUs (MPI on GPU or host memory: none) */
+    struct fb_expect_fig compute;   /* its slowest GPU's peak for the precision: shown, never
+                                       judged (fb_row_expected_judged's reason) */
+};
+
+/* Rank 0, after fb_expect_job_gather: node `node`'s (the world's node index) figures for
+ * messages of `bytes` (below FB_EXPECT_MIN_BYTES: no copy or ring figure), the ring only when
+ * `nccl`, the peak at the precision that ends `compute_transport` ("cudnn-fp16": fp16; NULL or
+ * "": none). Every figure needs each of the node's ranks on a GPU the model knows. */
+void fb_expect_job_node_alone(const struct fb_expect_job *j, int node, size_t bytes, bool nccl,
+                              const char *compute_transport, struct fb_expect_alone *out);
+
 /* Rank 0: one line for the run's log: the slowest NIC between nodes and how many GPUs have a
  * PCIe figure, or what the model could not read. */
 void fb_expect_job_say(const struct fb_expect_job *j);

@@ -16,6 +16,12 @@
 #   hang    5 nodes, rank 3 hung in phase 1, --timeout 20: exit 3, node 3 named for no answer, the
 #           other 4 judged among themselves, the later checks SKIP (the fleet stopped), drain.txt.
 #   dead    the same rank killed instead: the job ends, and the same table was written.
+#   expected  2 nodes of 2 ranks standing on the C4140 K's GPUs 03 and 04 (FB_TEST_GPU_BUSES,
+#           FB_SYSFS_ROOT, FB_NVML_FACTS of tests/data/machines/c4140-k): nodes.csv's `expected`
+#           and `bound` give each node's copies its two GPUs' share of the one x16 uplink (not
+#           the other node's GPUs too) and its compute the V100's fp32 peak, nothing for the
+#           other checks; fabricbench.prom has them as gauges; locate.md's table and the
+#           terminal's count of figures under 80% of their hardware.
 #   bad     bad options exit 2 with one line naming the option, nothing written; one node with
 #           --compute off: no compute rows, its compute check SKIP saying so.
 . "$(dirname "$0")/../lib.sh"
@@ -55,8 +61,12 @@ node_table() {
     want=$(for f in "$@"; do echo "$host/$f"; done | sort | tr '\n' ' ')
     [ "$(($(wc -l <"$work/out/nodes.csv") - 1))" = $((nn * 7)) ] ||
         fail "nodes.csv has $(($(wc -l <"$work/out/nodes.csv") - 1)) rows, expected $((nn * 7))"
-    [ "$(head -n 1 "$work/out/nodes.csv")" = "node,check,verdict,figure,fleet_median,unit,evidence" ] ||
+    [ "$(head -n 1 "$work/out/nodes.csv")" = "node,check,verdict,figure,fleet_median,expected,unit,bound,evidence" ] ||
         fail "nodes.csv's header: $(head -n 1 "$work/out/nodes.csv")"
+    # host ranks on no described GPU: the model has nothing honest to say of any check (memcpy
+    # of 256 KiB in a cache, MPI, both ways between pretend nodes of one host)
+    [ -z "$(csv_awk 'v("expected") != "" || v("bound") != "" { print v("node") ":" v("check") }' "$work/out/nodes.csv")" ] ||
+        fail "nodes.csv gives host ranks an expected figure: $(csv_awk 'v("expected") != "" { print v("node"), v("check"), v("expected"), v("bound") }' "$work/out/nodes.csv")"
     got=$(csv_awk 'v("verdict") == "FAIL" { print v("node") ":" v("check") }' "$work/out/nodes.csv" | sort | tr '\n' ' ')
     [ "$got" = "$want" ] || fail "nodes.csv FAILs '$got', expected '$want'"
     bad=$(csv_awk 'v("verdict") !~ /^(PASS|FAIL|SKIP)$/ || (v("verdict") == "PASS" && v("check") ~ /^(h2d|allreduce|compute|pairs)$/ && !(v("figure") > 0 && v("fleet_median") > 0 && v("unit") == (v("check") == "compute" ? "TFLOP/s" : "GB/s"))) { print v("node") ":" v("check") ":" v("verdict") ":" v("unit") }' "$work/out/nodes.csv")
@@ -175,6 +185,42 @@ compute)
         fail "drain.txt does not name node 4: $(cat "$work/out/drain.txt")"
     node_table 5 n4:compute
     ;;
+expected)
+    machines=$(cd "$(dirname "$0")/../data/machines" && pwd)
+    args="--backend host --bytes 1M --trials 3 --quiet"
+    locate 4 FB_TEST_RANKS_PER_NODE=2 FB_TEST_GPU_BUSES=0000:03:00.0,0000:04:00.0 \
+        FB_SYSFS_ROOT="$machines/c4140-k" FB_NVML_FACTS="$machines/c4140-k/nvml.txt"
+    [ "$rc" = 0 ] || fail "exit $rc, expected 0: $(tail -n 5 "$work/stderr")"
+    [ "$(head -n 1 "$work/out/nodes.csv")" = "node,check,verdict,figure,fleet_median,expected,unit,bound,evidence" ] ||
+        fail "nodes.csv's header: $(head -n 1 "$work/out/nodes.csv")"
+    csv_awk 'v("expected") != "" { print v("node"), v("check"), v("expected"), v("unit"), v("bound") }' "$work/out/nodes.csv" >"$work/exp.txt"
+    cat "$work/exp.txt"
+    for n in n0 n1; do
+        grep -Fxq "$host/$n h2d 6.22277 GB/s PCIe Gen3 x16 uplink 0000:00:03.0 / 2 GPUs" "$work/exp.txt" ||
+            fail "node $n's copies are not its 2 GPUs' share of the K's x16 uplink: $(cat "$work/exp.txt")"
+        grep -Fxq "$host/$n compute 15.7 TFLOP/s peak V100-SXM2 fp32 15.7 TFLOP/s" "$work/exp.txt" ||
+            fail "node $n's compute does not get the V100's fp32 peak: $(cat "$work/exp.txt")"
+    done
+    [ "$(wc -l <"$work/exp.txt")" = 4 ] || fail "expected figures beyond h2d and compute: $(cat "$work/exp.txt")"
+    for n in n0 n1; do
+        grep -Fxq "fabricbench_locate_expected_bandwidth_bytes_per_second{node=\"$host/$n\",check=\"h2d\"} 6.22277e+09" "$work/out/fabricbench.prom" &&
+            grep -Fxq "fabricbench_locate_expected_compute_flops_per_second{node=\"$host/$n\",check=\"compute\"} 1.57e+13" "$work/out/fabricbench.prom" ||
+            fail "fabricbench.prom's expected gauges for $n: $(grep expected "$work/out/fabricbench.prom")"
+    done
+    promtool check metrics <"$work/out/fabricbench.prom" >"$work/promtool.txt" 2>&1 ||
+        fail "promtool check metrics: $(cat "$work/promtool.txt")"
+    # the memcpy of 1 MiB reads what it reads against 6.2 GB/s: the count is of the two h2d
+    # figures (the peaks are shown, not judged), and locate.md's rows agree with it
+    grep -Eq "^locate: against their own hardware, [0-2] of 2 node figures under 80% of what it allows" "$work/stdout" ||
+        fail "the terminal's count of figures against their hardware: $(grep 'own hardware' "$work/stdout")"
+    short=$(sed -n 's/^locate: against their own hardware, \([0-2]\) of 2 .*/\1/p' "$work/stdout")
+    [ "$(grep -c '^| .* | h2d | .* <-- | PCIe Gen3 x16 uplink 0000:00:03.0 / 2 GPUs |$' "$work/out/locate.md")" = "$short" ] ||
+        fail "locate.md's marks do not agree with the terminal's $short: $(grep '^| ' "$work/out/locate.md")"
+    [ "$(grep -c '^| .* | compute | .* (a peak: shown, not judged) | peak V100-SXM2 fp32 15.7 TFLOP/s |$' "$work/out/locate.md")" = 2 ] ||
+        fail "locate.md does not show both compute peaks as not judged: $(grep '^| ' "$work/out/locate.md")"
+    grep -q "^$short of 2 figures judged by their hardware are under 80% of it" "$work/out/locate.md" ||
+        fail "locate.md's count: $(grep 'judged by their hardware' "$work/out/locate.md")"
+    ;;
 link)
     locate 5 FB_TEST_LOCATE_SLOW=link:1-3
     [ "$rc" = 1 ] || fail "exit $rc, expected 1: $(tail -20 "$work/stderr")"
@@ -231,7 +277,7 @@ bad)
         fail "locate on one node exited $?: $(tail -3 err.txt)"
     # --compute off: no locate_compute row, and the node table says why its compute is not judged
     grep -q ',locate_compute,' one/results.csv && fail "--compute off, yet results.csv has locate_compute rows"
-    grep -qx "$host,compute,SKIP,,,,not measured (--compute off)" one/nodes.csv ||
+    grep -qx "$host,compute,SKIP,,,,,,not measured (--compute off)" one/nodes.csv ||
         fail "--compute off: nodes.csv's compute row: $(grep ',compute,' one/nodes.csv)"
     grep -qx "locate: one/suspects.csv, drain.txt, nodes.csv, junit.xml, fabricbench.prom, locate.md, results.csv, env.json" out.txt ||
         fail "locate on one node: the last line names other files: $(tail -1 out.txt)"

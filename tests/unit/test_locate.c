@@ -243,6 +243,38 @@ static void check_decisions(void)
     CHECK(fb_locate_is_suspect(0.0, 10.0, 0.0, 25.0, true));
     CHECK(fb_locate_is_suspect(140.0, 100.0, 1.0, 25.0, false));
     CHECK(!fb_locate_is_suspect(130.0, 100.0, 1.0, 25.0, false));
+    /* phase 1's rates judged by the spread of their logarithms: the 4 healthy nodes of a
+     * locate_compute run that named nobody (two groups on one core) and node 4 at 6% of them */
+    {
+        const double healthy[4] = {0.00582, 0.01002, 0.00903, 0.00597}, tight[4] = {1, 1.01,
+                                                                                0.99, 1};
+        double med4, mad4;
+        bool sus;
+        CHECK(fb_locate_typical(healthy, 4, &med4, &mad4) == FB_OK);
+        /* their linear MAD hides it: 3 scaled MADs below the median is 0.00038 */
+        CHECK(!fb_locate_is_suspect(0.000480, med4, mad4, 25.0, true));
+        CHECK(fb_locate_rate_suspect(0.000480, healthy, 4, 25.0, &sus, &med) == FB_OK && sus);
+        CHECK_NEAR(med, 0.0075, 1e-12);
+        /* the line: 0.0075 / exp(3 x 1.4826 x 0.2195) = 0.00283 */
+        CHECK(fb_locate_rate_suspect(0.0027, healthy, 4, 25.0, &sus, &med) == FB_OK && sus);
+        CHECK(fb_locate_rate_suspect(0.0030, healthy, 4, 25.0, &sus, &med) == FB_OK && !sus);
+        /* each healthy node against the other three: none named */
+        for (int i = 0; i < 4; i++) {
+            double o[3];
+            for (int k = 0, m = 0; k < 4; k++)
+                if (k != i)
+                    o[m++] = healthy[k];
+            CHECK(fb_locate_rate_suspect(healthy[i], o, 3, 25.0, &sus, &med) == FB_OK && !sus);
+        }
+        /* tight others: the tolerance decides (74% named, 76% not); 0 and NaN are suspect;
+         * nothing to compare with is no suspect */
+        CHECK(fb_locate_rate_suspect(0.74, tight, 4, 25.0, &sus, &med) == FB_OK && sus);
+        CHECK(fb_locate_rate_suspect(0.76, tight, 4, 25.0, &sus, &med) == FB_OK && !sus);
+        CHECK(fb_locate_rate_suspect(0.0, tight, 4, 25.0, &sus, &med) == FB_OK && sus);
+        CHECK(fb_locate_rate_suspect(NAN, tight, 4, 25.0, &sus, &med) == FB_OK && sus);
+        CHECK(fb_locate_rate_suspect(0.1, tight, 0, 25.0, &sus, &med) == FB_OK && !sus &&
+              isnan(med));
+    }
     /* retest verdicts */
     CHECK(fb_locate_decide_node(2, 2) == FB_LOCATE_NODE);
     CHECK(fb_locate_decide_node(0, 2) == FB_LOCATE_NOISE);
