@@ -57,6 +57,11 @@ struct fb_backend {
     /* Driver and runtime versions as integers (CUDA: 13000 = 13.0), 0 when not applicable. */
     void (*versions)(int *driver, int *runtime);
 
+    /* Visible device `device`'s PCI bus id ("0000:3b:00.0"), before any is opened, so that the
+     * ranks of a node can tell which of them see the same GPUs (hw/gpu_pick.h). NULL where the
+     * backend has no devices to tell apart. */
+    fb_status (*device_bus)(int device, char *bus, size_t len);
+
     fb_status (*open)(int device, struct fb_device_info *info);
     void (*close)(void);
 

@@ -36,6 +36,12 @@ static fb_status cuda_fail(cudaError_t err, const char *what)
             return cuda_fail(err_, #call);                                               \
     } while (0)
 
+static fb_status cuda_device_bus(int device, char *bus, size_t len)
+{
+    CUDA_TRY(cudaDeviceGetPCIBusId(bus, (int)len, device));
+    return FB_OK;
+}
+
 static int cuda_device_count(char *why, size_t whylen)
 {
     int n = 0;
@@ -384,6 +390,7 @@ const struct fb_backend fb_backend_cuda = {
     .built = true,
     .measures = true,
     .device_count = cuda_device_count,
+    .device_bus = cuda_device_bus,
     .versions = cuda_versions,
     .open = cuda_open,
     .close = cuda_close,

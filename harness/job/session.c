@@ -4,8 +4,10 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "gpu_pick.h"
 #include "log.h"
 #include "topo.h"
 #include "watchdog.h"
@@ -130,6 +132,43 @@ static void move_home(const struct fb_session *s, bool asked)
     fb_topo_free(t);
 }
 
+/* Collective over the node (the CUDA backend on every rank): which visible GPU this rank
+ * drives, its position among the node's ranks that see the same GPUs (their PCI bus ids
+ * gathered), and whether more ranks share that set than it has GPUs. */
+static fb_status pick_gpu(struct fb_session *s, int *device, int *over)
+{
+    char mine[FB_GPU_SET_LEN] = "", *all;
+    size_t used = 0;
+    int sharing = 0, d;
+    fb_status st;
+
+    for (int k = 0; k < s->visible_gpus && s->be->device_bus; k++) {
+        char bus[32];
+        if (s->be->device_bus(k, bus, sizeof bus) != FB_OK)
+            snprintf(bus, sizeof bus, "?%d", k);
+        used += (size_t)snprintf(mine + used, used < sizeof mine ? sizeof mine - used : 0, "%s%s",
+                                 k ? "," : "", bus);
+        if (used >= sizeof mine)
+            break; /* truncated alike on every rank that sees the same GPUs */
+    }
+    all = malloc((size_t)s->world.local_size * FB_GPU_SET_LEN);
+    if ((st = fb_world_agree(&s->world, all ? FB_OK : FB_ERR_NOMEM)) != FB_OK) {
+        free(all);
+        return st;
+    }
+    MPI_Allgather(mine, FB_GPU_SET_LEN, MPI_CHAR, all, FB_GPU_SET_LEN, MPI_CHAR,
+                  s->world.node_comm);
+    d = fb_gpu_pick(all, s->world.local_size, s->world.local_rank, s->visible_gpus, &sharing);
+    free(all);
+    *device = d < 0 ? 0 : d;
+    *over = d >= 0 && sharing > s->visible_gpus;
+    if (d >= 0 && sharing < s->world.local_size && s->world.local_rank == 0)
+        fb_info("the %d ranks on %s do not all see the same GPUs (the launcher gave tasks GPUs "
+                "of their own: srun --gpus-per-task, --gpu-bind): each drives its place among "
+                "the ranks that see its GPUs", s->world.local_size, s->world.host);
+    return FB_OK;
+}
+
 fb_status fb_session_open(struct fb_session *s, const char *backend, const char *coll,
                           bool allow_oversubscribe)
 {
@@ -154,13 +193,12 @@ fb_status fb_session_open(struct fb_session *s, const char *backend, const char 
     if ((st = fb_world_agree(&s->world, st)) != FB_OK)
         return st;
 
-    /* Local rank picks the GPU. Two ranks on one GPU share its copy engines and memory
-     * bandwidth and halve each other's figures: refuse unless asked. */
+    /* Local rank picks the GPU, among the node's ranks that see the same GPUs (a launcher may
+     * have given each task its own: hw/gpu_pick.h). Two ranks on one GPU share its copy
+     * engines and memory bandwidth and halve each other's figures: refuse unless asked. */
     device = 0;
-    if (s->be == &fb_backend_cuda) {
-        over = s->world.local_size > s->visible_gpus;
-        device = s->world.local_rank % s->visible_gpus;
-    }
+    if (s->be == &fb_backend_cuda && (st = pick_gpu(s, &device, &over)) != FB_OK)
+        return st;
     MPI_Allreduce(&over, &any_over, 1, MPI_INT, MPI_MAX, s->world.comm);
     s->oversubscribed = any_over != 0;
     if (over && !allow_oversubscribe)

@@ -202,8 +202,7 @@ bool fb_launch_self_binds(const struct fb_launch *l, enum fb_binding binding)
 {
     int per_node = l->gpus > 0 ? l->gpus : l->np, sockets = l->sockets > 0 ? l->sockets : 1;
 
-    return l->launcher == FB_LAUNCHER_MPIRUN && binding == FB_BIND_SOCKET &&
-           per_node % sockets != 0;
+    return binding == FB_BIND_SOCKET && per_node % sockets != 0;
 }
 
 fb_status fb_launch_binding_args(const struct fb_launch *l, enum fb_binding binding,
@@ -213,10 +212,15 @@ fb_status fb_launch_binding_args(const struct fb_launch *l, enum fb_binding bind
     int per_node = l->gpus > 0 ? l->gpus : l->np, sockets = l->sockets > 0 ? l->sockets : 1;
     char map[48];
 
-    if (l->launcher == FB_LAUNCHER_SRUN)
-        return fb_strv_push(argv, binding == FB_BIND_NONE   ? "--cpu-bind=none"
-                                  : binding == FB_BIND_CORE ? "--cpu-bind=cores"
-                                                            : "--cpu-bind=socket");
+    if (l->launcher == FB_LAUNCHER_SRUN) {
+        /* Slurm deals a node's tasks over its sockets cyclically unless told block:block */
+        if (binding == FB_BIND_NONE || fb_launch_self_binds(l, binding))
+            return fb_strv_push(argv, "--cpu-bind=none");
+        if ((st = fb_strv_push(argv, "--distribution=block:block")) != FB_OK)
+            return st;
+        return fb_strv_push(argv, binding == FB_BIND_CORE ? "--cpu-bind=cores"
+                                                          : "--cpu-bind=socket");
+    }
     /* The local rank picks the GPU, so ranks must be laid out in GPU order. With GPUs spread
      * evenly over the sockets and numbered socket by socket (the usual case), K consecutive
      * ranks per socket put rank i on GPU i's socket. Where they do not divide, --map-by socket

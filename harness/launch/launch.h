@@ -71,14 +71,18 @@ struct fb_launch {
  * --bind-to socket" with K ranks per socket when the ranks of a node (its GPUs, or np without
  * GPUs) divide evenly over its sockets, so that local rank i, which drives GPU i, lands on
  * GPU i's socket with GPUs numbered socket by socket; else "--bind-to none", and each rank
- * binds itself (fb_launch_self_binds); "--bind-to none". srun: "--cpu-bind=socket" /
+ * binds itself (fb_launch_self_binds); "--bind-to none". srun likewise: "--distribution=
+ * block:block --cpu-bind=socket" (Slurm's own second distribution, cyclic, deals a node's tasks
+ * round robin over its sockets: task 1 on socket 1 while it drives GPU 1), or "--cpu-bind=none"
+ * where the ranks bind themselves; "--distribution=block:block --cpu-bind=cores";
  * "--cpu-bind=none". */
 fb_status fb_launch_binding_args(const struct fb_launch *l, enum fb_binding binding,
                                  struct fb_strv *argv);
 
 /* Whether the ranks bind themselves to their GPUs' sockets (run --self-bind after the
- * command, from fb_launch_command): mpirun's socket binding where a node's ranks do not divide
- * over its sockets, which --map-by socket would deal round robin. */
+ * command, from fb_launch_command): socket binding where a node's ranks do not divide over its
+ * sockets, which mpirun's --map-by socket and srun's cyclic distribution would deal round
+ * robin. */
 bool fb_launch_self_binds(const struct fb_launch *l, enum fb_binding binding);
 
 /* The whole command of one launch: the launcher, its options, the variant's settings (mpirun:

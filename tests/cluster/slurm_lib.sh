@@ -13,6 +13,10 @@
 #   SL_PROLOG=PROGRAM    set before slurm_up: slurm.conf's Prolog, run by slurmd before each job
 #   SL_HEALTH=PROGRAM    set before slurm_up: slurm.conf's HealthCheckProgram, run by each
 #                        slurmd at its start and every 2 s after
+#   SL_BIND=1            set before slurm_up: TaskPlugin=task/affinity (srun --cpu-bind binds
+#                        each task) and each node declared with this machine's CPUs; without
+#                        it, task/none and 32 CPUs a node (docs/slurm.md's batch script asks
+#                        for --cpus-per-task=8)
 #   slurm_missing        why slurm_up would SKIP here (empty when it would not)
 #   slurm_in CMD...      CMD inside the first host (its namespace and host name), SLURM_CONF set
 #   reason_of, state_of  a node's drain reason (whole) and state, from sinfo
@@ -146,7 +150,7 @@ SlurmdPidFile=$SL_DIR/slurmd.%n.pid
 SlurmctldLogFile=$SL_DIR/slurmctld.log
 SlurmdLogFile=$SL_DIR/slurmd.%n.log
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=$([ -n "${SL_BIND:-}" ] && echo task/affinity || echo task/none)
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=pmix
@@ -159,7 +163,8 @@ EOC
         [ -n "${SL_HEALTH:-}" ] &&
             printf 'HealthCheckProgram=%s\nHealthCheckInterval=2\nHealthCheckNodeState=ANY\n' "$SL_HEALTH"
         [ -n "${SL_PROLOG:-}" ] && printf 'Prolog=%s\n' "$SL_PROLOG"
-        echo "$SL_NODES" | awk 'NF == 3 { print "NodeName=" $2 " NodeAddr=" $3 " CPUs=32 Gres=gpu:4 State=UNKNOWN" }'
+        echo "$SL_NODES" | awk -v cpus="$([ -n "${SL_BIND:-}" ] && nproc || echo 32)" \
+            'NF == 3 { print "NodeName=" $2 " NodeAddr=" $3 " CPUs=" cpus " Gres=gpu:4 State=UNKNOWN" }'
         echo "PartitionName=fb Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES"
     } >"$SL_DIR/slurm.conf"
     for h in $(echo "$SL_NODES" | awk 'NF == 3 { print $2 }'); do

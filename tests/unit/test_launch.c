@@ -173,15 +173,33 @@ int main(void)
         CHECK_STR(joined(&a), "--map-by core --bind-to core");
         fb_strv_free(&a);
         l.launcher = FB_LAUNCHER_SRUN;
+        /* srun: block:block, or Slurm's default second distribution (cyclic) deals the tasks
+         * of a node round robin over its sockets */
         fb_launch_binding_args(&l, FB_BIND_CORE, &a);
-        CHECK_STR(joined(&a), "--cpu-bind=cores");
+        CHECK_STR(joined(&a), "--distribution=block:block --cpu-bind=cores");
         fb_strv_free(&a);
         fb_launch_binding_args(&l, FB_BIND_SOCKET, &a);
-        CHECK_STR(joined(&a), "--cpu-bind=socket");
+        CHECK_STR(joined(&a), "--distribution=block:block --cpu-bind=socket");
         fb_strv_free(&a);
         fb_launch_binding_args(&l, FB_BIND_NONE, &a);
         CHECK_STR(joined(&a), "--cpu-bind=none");
         fb_strv_free(&a);
+        /* 3 GPUs on 2 sockets under srun too: the ranks bind themselves */
+        l.gpus = 3, l.np = 3, l.sockets = 2;
+        CHECK(fb_launch_self_binds(&l, FB_BIND_SOCKET));
+        fb_launch_binding_args(&l, FB_BIND_SOCKET, &a);
+        CHECK_STR(joined(&a), "--cpu-bind=none");
+        fb_strv_free(&a);
+        {
+            const struct fb_launch_variant v = {.binding = FB_BIND_SOCKET};
+            const char *tail[] = {"run", "allreduce"};
+            struct fb_strv env = {0};
+            CHECK(fb_launch_command(&l, &v, NULL, 0, "fabricbench", tail, 2, &a, &env) == FB_OK);
+            CHECK_STR(joined(&a), "srun --ntasks 3 --cpu-bind=none --export=ALL fabricbench run "
+                                  "--self-bind allreduce");
+            fb_strv_free(&a);
+            fb_strv_free(&env);
+        }
     }
 
     /* whole commands */
@@ -215,12 +233,14 @@ int main(void)
         var.binding = FB_BIND_SOCKET;
         var.values[1] = "it's";
         CHECK(fb_launch_command(&l, &var, v, 3, "fabricbench", tail, 1, &argv, &env) == FB_OK);
-        CHECK_STR(joined(&argv), "srun --ntasks 2 --cpu-bind=socket --export=ALL fabricbench run");
+        CHECK_STR(joined(&argv), "srun --ntasks 2 --distribution=block:block --cpu-bind=socket "
+                                 "--export=ALL fabricbench run");
         /* srun's settings travel in its environment; root needs nothing for srun */
         CHECK_STR(joined(&env), "NCCL_P2P_DISABLE=1 NCCL_SOCKET_IFNAME=it's NCCL_ALGO=Ring");
         line = fb_launch_command_line(&env, &argv);
         CHECK_STR(line, "NCCL_P2P_DISABLE=1 NCCL_SOCKET_IFNAME='it'\\''s' NCCL_ALGO=Ring srun "
-                        "--ntasks 2 --cpu-bind=socket --export=ALL fabricbench run");
+                        "--ntasks 2 --distribution=block:block --cpu-bind=socket --export=ALL "
+                        "fabricbench run");
         free(line);
         fb_strv_free(&argv);
         fb_strv_free(&env);
