@@ -269,6 +269,14 @@ bad)
     expect_bad "--coll" locate --coll tcp
     expect_bad "bad value for --compute" locate --compute maybe
     expect_bad "unknown option '--frobnicate'" locate --frobnicate
+    # the model's site files are read before anything is made, as for run: a bad one is one
+    # line naming file:line, exit 2, and no run folder
+    printf 'gpu 0000:03:00.0 Tesla V100-SXM2-32GB\nnvlink 0000:03:00.0 0000:04:00.0 99\n' >bad.nvml
+    FB_NVML_FACTS=$PWD/bad.nvml expect_bad "bad.nvml:2: a link count" locate --backend host --out badfacts
+    [ ! -e badfacts ] || fail "locate with a bad FB_NVML_FACTS made its run folder"
+    printf 'nvlink = 2\n' >bad.eff
+    FB_EXPECT_EFFICIENCY=$PWD/bad.eff expect_bad "bad.eff:1:" locate --backend host --out badeff
+    [ ! -e badeff ] || fail "locate with a bad FB_EXPECT_EFFICIENCY made its run folder"
     expect_bad "unexpected argument 'p2p'" locate p2p
     [ ! -e results ] || fail "bad options left a results folder"
     # one node: no tournament and no heat map, and nothing names a file it did not write (issue
