@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "health.h"
 #include "log.h"
@@ -460,7 +461,10 @@ void fb_expect_job_release(struct fb_expect_job *j)
     j->copies = NULL;
 }
 
-enum { COPY_REPS = 5, COPY_MIN = 64 << 20, COPY_MAX = 256 << 20 };
+/* 1 GiB at most: twice a cache of up to 512 MiB (this project's CI VMs report 32 MiB on one
+ * kind and 508 MiB on another); the two buffers of all a node's ranks may take a quarter of its
+ * memory at most */
+enum { COPY_REPS = 5, COPY_MIN = 64 << 20, COPY_MAX = 1 << 30, COPY_MEM_SHARE = 4 };
 
 fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_job *j)
 {
@@ -477,13 +481,25 @@ fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_j
         if (w->rank == 0)
             fb_info("expected figures: no memcpy calibration (the last-level cache is %s): "
                     "the host backend's copies get no expected figure",
-                    s->llc_bytes ? "larger than half its 256 MiB" : "not known");
+                    s->llc_bytes ? "larger than half its 1 GiB" : "not known");
         return FB_OK;
     }
     while (bytes < 2 * s->llc_bytes)
         bytes *= 2;
     if (MPI_Allreduce(&w->local_size, &most, 1, MPI_INT, MPI_MAX, w->comm) != MPI_SUCCESS)
         return FB_ERR_MPI;
+    {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        double mem = pages > 0 && page > 0 ? (double)pages * (double)page : 0.0;
+        if (mem > 0.0 && 2.0 * (double)bytes * most > mem / COPY_MEM_SHARE) {
+            if (w->rank == 0)
+                fb_info("expected figures: no memcpy calibration (two buffers of %zu MiB on "
+                        "each of %d rank(s) of a node would take more than a quarter of its "
+                        "%.0f GiB): the host backend's copies get no expected figure",
+                        bytes >> 20, most, mem / (1 << 30));
+            return FB_OK;
+        }
+    }
     if (!(a = malloc(bytes)) || !(b = malloc(bytes)))
         st = FB_ERR_NOMEM;
     if ((st = fb_world_agree(w, st)) != FB_OK) {

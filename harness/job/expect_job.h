@@ -63,8 +63,9 @@ fb_status fb_expect_job_gather_nodes(const struct fb_session *s, struct fb_expec
 /* Collective, on a CPU backend (nothing on a GPU one): the host backend's copies are memcpy, so
  * the model calibrates memcpy on this machine: each rank alone (ranks of one node in turn, nodes
  * at once), then every rank at once, 5 copies each of a size past the job's last-level cache
- * (twice it, rounded up to a power of two, 64 MiB at least, 256 MiB at most: a larger cache, or
- * one not known, runs none and says why). rank 0 says what it ran and gets every rank's figures.
+ * (twice it, rounded up to a power of two, 64 MiB at least, 1 GiB at most: a larger cache, or
+ * one not known, or buffers that would take over a quarter of a node's memory, run none and say
+ * why). rank 0 says what it ran and gets every rank's figures.
  * FB_ERR_MPI, FB_ERR_NOMEM (buffers it could not have: none then, said). */
 fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_job *j);
 
