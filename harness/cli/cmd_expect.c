@@ -15,6 +15,7 @@
 #include "expect_job.h"
 #include "log.h"
 #include "session.h"
+#include "topo.h"
 
 enum { OPT_BACKEND = 256, OPT_COLL, OPT_TIMEOUT, OPT_PAIRS };
 
@@ -331,7 +332,16 @@ int fb_cmd_expect(int argc, char **argv)
         return 2;
     if ((st = fb_session_open(&s, backend, coll, true)) != FB_OK)
         return fb_status_exit_code(st);
-    if ((st = fb_expect_job_gather(&s, &j)) != FB_OK ||
+    {
+        /* the last-level cache, for the host copies' calibration, as run reads it */
+        struct fb_topo *topo = NULL;
+        struct fb_topo_summary sum = {0};
+        if (fb_topo_load(&topo, NULL) == FB_OK)
+            fb_topo_summary(topo, &sum);
+        fb_topo_free(topo);
+        st = fb_world_agree(&s.world, fb_session_set_llc(&s, sum.llc_bytes));
+    }
+    if (st != FB_OK || (st = fb_expect_job_gather(&s, &j)) != FB_OK ||
         (st = fb_expect_job_gather_nodes(&s, &j)) != FB_OK ||
         (st = fb_world_agree(&s.world, fb_expect_job_calibrate(&s, &j))) != FB_OK)
         code = fb_status_exit_code(st);

@@ -105,14 +105,13 @@ static fb_status record_fingerprint(struct run *r)
     struct fb_topo *topo = NULL;
     struct fb_rank_facts mine, *all = NULL;
     struct fb_topo_summary sum = {0};
-    unsigned long long llc;
     fb_status st = fb_topo_load(&topo, NULL);
 
     if (st == FB_OK)
         fb_topo_summary(topo, &sum);
     /* every rank plans h2d's sizes from it (--beyond-llc): the largest of the nodes' */
-    llc = sum.llc_bytes;
-    MPI_Allreduce(&llc, &r->s.llc_bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, r->s.world.comm);
+    if (fb_session_set_llc(&r->s, sum.llc_bytes) != FB_OK && st == FB_OK)
+        st = FB_ERR_MPI;
     if (r->opt.beyond_llc && !r->s.llc_bytes && r->s.world.rank == 0)
         fb_warn("--beyond-llc: the last-level cache size is unknown (hwloc sees no cache on "
                 "this machine): h2d adds no size");

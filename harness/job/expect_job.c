@@ -8,9 +8,11 @@
 #include <math.h>
 #include <mpi.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "health.h"
@@ -461,31 +463,54 @@ void fb_expect_job_release(struct fb_expect_job *j)
     j->copies = NULL;
 }
 
-/* 1 GiB at most: twice a cache of up to 512 MiB (this project's CI VMs report 32 MiB on one
- * kind and 508 MiB on another); the two buffers of all a node's ranks may take a quarter of its
- * memory at most */
-enum { COPY_REPS = 5, COPY_MIN = 64 << 20, COPY_MAX = 1 << 30, COPY_MEM_SHARE = 4 };
+/* 256 MiB at most: past that, touching the buffers costs seconds on a VM (the project's 2-core
+ * CI VMs zero pages at about 0.6 GB/s); the two buffers of all a node's ranks may take a quarter
+ * of its memory at most */
+enum { COPY_REPS = 5, COPY_MIN = 64 << 20, COPY_MAX = 256 << 20, COPY_MEM_SHARE = 4 };
+
+/* Two buffers of `bytes`, asked for in transparent huge pages where the kernel gives them on
+ * request (fewer page faults to touch them); NULL when either cannot be had. */
+static bool copy_buffers(size_t bytes, char **a, char **b)
+{
+    enum { HUGE = 2 << 20 };
+
+    *a = aligned_alloc(HUGE, bytes);
+    *b = aligned_alloc(HUGE, bytes);
+    if (!*a || !*b) {
+        free(*a);
+        free(*b);
+        *a = *b = NULL;
+        return false;
+    }
+#ifdef MADV_HUGEPAGE
+    (void)madvise(*a, bytes, MADV_HUGEPAGE);
+    (void)madvise(*b, bytes, MADV_HUGEPAGE);
+#endif
+    return true;
+}
 
 fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_job *j)
 {
     const struct fb_world *w = &s->world;
     struct fb_expect_copy mine = {{NAN, ""}, {NAN, ""}};
-    size_t bytes = COPY_MIN;
+    size_t bytes = COPY_MIN, judged = COPY_MIN;
     int most = 0;
     char *a = NULL, *b = NULL;
     fb_status st = FB_OK;
 
     if (!s->be->on_cpu)
         return FB_OK;
-    if (s->llc_bytes == 0 || s->llc_bytes > COPY_MAX / 2) {
+    if (s->llc_bytes == 0 || s->llc_bytes > SIZE_MAX / 8) {
         if (w->rank == 0)
-            fb_info("expected figures: no memcpy calibration (the last-level cache is %s): "
-                    "the host backend's copies get no expected figure",
-                    s->llc_bytes ? "larger than half its 1 GiB" : "not known");
+            fb_info("expected figures: no memcpy calibration (the last-level cache is not "
+                    "known): the host backend's copies get no expected figure");
         return FB_OK;
     }
-    while (bytes < 2 * s->llc_bytes)
-        bytes *= 2;
+    /* rows past twice the cache measure memory; the calibration copies that much, or
+     * COPY_MAX where the cache reported is larger (said below) */
+    while (judged < 2 * s->llc_bytes)
+        judged *= 2;
+    bytes = judged < COPY_MAX ? judged : COPY_MAX;
     if (MPI_Allreduce(&w->local_size, &most, 1, MPI_INT, MPI_MAX, w->comm) != MPI_SUCCESS)
         return FB_ERR_MPI;
     {
@@ -500,7 +525,7 @@ fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_j
             return FB_OK;
         }
     }
-    if (!(a = malloc(bytes)) || !(b = malloc(bytes)))
+    if (!copy_buffers(bytes, &a, &b))
         st = FB_ERR_NOMEM;
     if ((st = fb_world_agree(w, st)) != FB_OK) {
         free(a);
@@ -536,8 +561,16 @@ fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_j
     if (MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, j->copies, (int)sizeof mine, MPI_BYTE, 0,
                    w->comm) != MPI_SUCCESS)
         return FB_ERR_MPI;
-    j->copy_bytes = bytes;
-    if (w->rank == 0)
+    j->copy_bytes = judged;
+    if (w->rank == 0 && judged > bytes)
+        fb_info("expected figures: memcpy calibrated on every rank, %zu MiB (the most it "
+                "copies; the last-level cache reported, %llu MiB, is larger than half of it: "
+                "where a process can use all of it, these are the cache's figures and the "
+                "rows judged by them read short), best of %d: rank 0 %.4g GB/s alone, %.4g at "
+                "once with all %d rank(s); h2d's host rows of %zu MiB and more are judged on "
+                "them", bytes >> 20, s->llc_bytes >> 20, COPY_REPS, mine.alone.gbps,
+                mine.all.gbps, w->size, judged >> 20);
+    else if (w->rank == 0)
         fb_info("expected figures: memcpy calibrated on every rank, %zu MiB (twice the "
                 "last-level cache or more), best of %d: rank 0 %.4g GB/s alone, %.4g at once "
                 "with all %d rank(s); h2d's host rows of that size and more are judged on them",

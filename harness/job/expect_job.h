@@ -38,7 +38,8 @@ struct fb_expect_job {
     struct fb_expect_fig nccl;     /* rank 0: an NCCL collective's busbw over every rank, several
                                       a node (NAN where a rank has no GPU) */
     struct fb_expect_copy *copies; /* rank 0, after fb_expect_job_calibrate: every rank's */
-    size_t copy_bytes;             /* the calibration's size; 0 when none ran */
+    size_t copy_bytes;             /* the smallest h2d row judged by the calibration (twice the
+                                      cache or more); 0 when none ran */
 };
 
 /* Smallest message the model judges: below it, latency is a share of the time the asymptotic
@@ -63,9 +64,11 @@ fb_status fb_expect_job_gather_nodes(const struct fb_session *s, struct fb_expec
 /* Collective, on a CPU backend (nothing on a GPU one): the host backend's copies are memcpy, so
  * the model calibrates memcpy on this machine: each rank alone (ranks of one node in turn, nodes
  * at once), then every rank at once, 5 copies each of a size past the job's last-level cache
- * (twice it, rounded up to a power of two, 64 MiB at least, 1 GiB at most: a larger cache, or
- * one not known, or buffers that would take over a quarter of a node's memory, run none and say
- * why). rank 0 says what it ran and gets every rank's figures.
+ * (twice it, rounded up to a power of two, 64 MiB at least, 256 MiB at most: with a larger
+ * cache it copies 256 MiB, says so, and the rows past twice the cache are judged by it; a cache
+ * not known, or buffers that would take over a quarter of a node's memory, run none and say
+ * why). rank 0 says what it ran and gets every rank's figures; j->copy_bytes is the smallest
+ * row size judged.
  * FB_ERR_MPI, FB_ERR_NOMEM (buffers it could not have: none then, said). */
 fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_job *j);
 

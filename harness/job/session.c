@@ -217,6 +217,14 @@ fb_status fb_session_open(struct fb_session *s, const char *backend, const char 
 
 void fb_session_bind_home(const struct fb_session *s) { move_home(s, true); }
 
+fb_status fb_session_set_llc(struct fb_session *s, unsigned long long mine)
+{
+    return MPI_Allreduce(&mine, &s->llc_bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                         s->world.comm) == MPI_SUCCESS
+               ? FB_OK
+               : FB_ERR_MPI;
+}
+
 fb_status fb_session_device_memory(struct fb_session *s, size_t bytes)
 {
     fb_status st = FB_OK;

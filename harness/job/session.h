@@ -23,7 +23,7 @@ struct fb_session {
     struct fb_device_info dev; /* what this rank opened */
     bool opened;
     /* The largest last-level cache of the job's nodes (hwloc, fb_topo_summary), bytes; 0 when
-     * unknown. Set by `run` with the fingerprint (agreed across ranks), read by h2d's
+     * unknown. Set by `run` and `expect` (fb_session_set_llc: agreed across ranks), read by h2d's
      * --beyond-llc and the headline's "fits in the cache" note. */
     unsigned long long llc_bytes;
 };
@@ -46,5 +46,9 @@ void fb_session_bind_home(const struct fb_session *s);
  * Only host-strict takes one; another backend is FB_ERR_USAGE with a line naming it. Collective:
  * all ranks return the same status. */
 fb_status fb_session_device_memory(struct fb_session *s, size_t bytes);
+
+/* Collective: s->llc_bytes, the largest last-level cache among the job's nodes, from this
+ * rank's `mine` (hwloc's, fb_topo_summary; 0 unknown). FB_ERR_MPI. */
+fb_status fb_session_set_llc(struct fb_session *s, unsigned long long mine);
 
 #endif
