@@ -18,6 +18,14 @@ expect_bad() {
     grep -qF -- "$text" err.txt || fail "'$*': error lacks '$text': $(cat err.txt)"
     [ ! -s out.txt ] || fail "'$*' printed on stdout: $(head -c 300 out.txt)"
 }
+# json_field FILE A.B.C: a JSON file's field by its dotted path ("" when absent or unreadable)
+json_field() { python3 -c 'import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    d = {}
+for k in sys.argv[2].split("."): d = d.get(k, "") if isinstance(d, dict) else ""
+print(d)' "$@"; }
 mpi() { np=$1; shift; "${MPIEXEC:-mpirun}" --oversubscribe -np "$np" "$@"; }
 # csv_col FILE NAME: the 1-based index of a column in a CSV header.
 csv_col() { head -n 1 "$1" | tr ',' '\n' | grep -nx "$2" | cut -d: -f1; }

@@ -22,13 +22,6 @@ w=$CL_DIR
 # --export=ALL, the default
 export OMPI_MCA_btl_tcp_if_include=$CL_SUBNET OMPI_MCA_oob_tcp_if_include=$CL_SUBNET
 small="--backend host --sizes 64K --matrix-bytes 64K --latency-bytes 8 --warmup 1 --trials 3 --quiet"
-json_field() { python3 -c 'import json, sys
-try:
-    d = json.load(open(sys.argv[1]))
-except OSError:
-    d = {}
-for k in sys.argv[2].split("."): d = d.get(k, "") if isinstance(d, dict) else ""
-print(d)' "$@"; }
 
 # --- doctor under srun: the job, and fixes in srun's words ---
 slurm_in srun -N2 -n2 --mpi=pmix "$bin" doctor --json "$w/doctor.json" >"$w/doctor.txt" 2>&1 ||
