@@ -463,10 +463,10 @@ void fb_expect_job_release(struct fb_expect_job *j)
     j->copies = NULL;
 }
 
-/* 256 MiB at most: past that, touching the buffers costs seconds on a VM (the project's 2-core
- * CI VMs zero pages at about 0.6 GB/s); the two buffers of all a node's ranks may take a quarter
- * of its memory at most */
-enum { COPY_REPS = 5, COPY_MIN = 64 << 20, COPY_MAX = 256 << 20, COPY_MEM_SHARE = 4 };
+/* 64 MiB at most: larger, touching the buffers costs seconds on a VM (the project's 2-core CI
+ * VMs zero pages at about 0.6 GB/s: 256 MiB ran past a 5 s --timeout beside other tests); the
+ * two buffers of all a node's ranks may take a quarter of its memory at most */
+enum { COPY_REPS = 5, COPY_MIN = 64 << 20, COPY_MAX = 64 << 20, COPY_MEM_SHARE = 4 };
 
 /* Two buffers of `bytes`, asked for in transparent huge pages where the kernel gives them on
  * request (fewer page faults to touch them); NULL when either cannot be had. */
@@ -565,8 +565,8 @@ fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_j
     if (w->rank == 0 && judged > bytes)
         fb_info("expected figures: memcpy calibrated on every rank, %zu MiB (the most it "
                 "copies; the last-level cache reported, %llu MiB, is larger than half of it: "
-                "where a process can use all of it, these are the cache's figures and the "
-                "rows judged by them read short), best of %d: rank 0 %.4g GB/s alone, %.4g at "
+                "where a process can use all of it, these are partly the cache's figures and "
+                "the rows judged by them read short), best of %d: rank 0 %.4g GB/s alone, %.4g at "
                 "once with all %d rank(s); h2d's host rows of %zu MiB and more are judged on "
                 "them", bytes >> 20, s->llc_bytes >> 20, COPY_REPS, mine.alone.gbps,
                 mine.all.gbps, w->size, judged >> 20);

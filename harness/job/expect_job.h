@@ -64,8 +64,8 @@ fb_status fb_expect_job_gather_nodes(const struct fb_session *s, struct fb_expec
 /* Collective, on a CPU backend (nothing on a GPU one): the host backend's copies are memcpy, so
  * the model calibrates memcpy on this machine: each rank alone (ranks of one node in turn, nodes
  * at once), then every rank at once, 5 copies each of a size past the job's last-level cache
- * (twice it, rounded up to a power of two, 64 MiB at least, 256 MiB at most: with a larger
- * cache it copies 256 MiB, says so, and the rows past twice the cache are judged by it; a cache
+ * (64 MiB: with a cache over 32 MiB it copies 64 MiB all the same, says so, and only the rows
+ * past twice the cache, rounded up to a power of two, are judged by it; a cache
  * not known, or buffers that would take over a quarter of a node's memory, run none and say
  * why). rank 0 says what it ran and gets every rank's figures; j->copy_bytes is the smallest
  * row size judged.
