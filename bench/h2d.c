@@ -1,6 +1,7 @@
 /* h2d: host-to-device and device-to-host copy bandwidth over a size sweep, from pinned and
  * from pageable host memory, each rank alone and then all ranks at once (several GPUs behind
  * one PCIe uplink share it; a rank on the wrong socket reads slower). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,21 @@ static size_t beyond_llc(const struct fb_ctx *ctx, const size_t *sizes, size_t n
         if (sizes[i] >= big)
             return 0;
     return big;
+}
+
+size_t fb_h2d_largest_bytes(const struct fb_options *o, unsigned long long llc_bytes)
+{
+    size_t n = fb_sweep_sizes(o, h2d_defaults, NULL), most = 0, big;
+    size_t *sizes = malloc((n ? n : 1) * sizeof *sizes);
+
+    if (!sizes)
+        return SIZE_MAX;
+    fb_sweep_sizes(o, h2d_defaults, sizes);
+    for (size_t i = 0; i < n; i++)
+        most = sizes[i] > most ? sizes[i] : most;
+    free(sizes);
+    big = o->beyond_llc ? fb_sweep_beyond_llc(llc_bytes) : 0;
+    return big > most ? big : most;
 }
 
 static fb_status h2d_plan(const struct fb_ctx *ctx, struct fb_case **out, size_t *n)

@@ -26,4 +26,9 @@ extern const struct fb_bench *const fb_benches[];
 
 const struct fb_bench *fb_bench_find(const char *name);
 
+/* The largest message h2d will copy under these options (its sweep, or --sizes, and
+ * --beyond-llc's size for a job whose largest last-level cache is llc_bytes): run asks before
+ * it calibrates memcpy, which only rows that large are judged by. SIZE_MAX when out of memory. */
+size_t fb_h2d_largest_bytes(const struct fb_options *o, unsigned long long llc_bytes);
+
 #endif

@@ -102,6 +102,15 @@ llc=$(json_field pairs/env.json host.llc_bytes)
 case $no_cal in
 *"not known"*) [ "${llc:-0}" = 0 ] || fail "expect says the last-level cache is not known; run's env.json has $llc bytes" ;;
 esac
+# a run whose h2d copies nothing as large as the rows the calibration judges runs none, and
+# says why (its copies would be for nothing)
+if [ "${llc:-0}" != 0 ]; then
+    mpi 2 "$bin" run h2d --backend host --max-bytes 1M --trials 3 --out small >sm.txt 2>&1 ||
+        fail "run h2d --max-bytes 1M exited $?: $(tail -n 3 sm.txt)"
+    grep -q "expected figures: no memcpy calibration (h2d copies 1M at most; its host rows are judged from [0-9]*[MG], twice" sm.txt &&
+        ! grep -q "memcpy calibrated" sm.txt ||
+        fail "a run of small h2d copies calibrated, or did not say why not: $(grep -i calibrat sm.txt)"
+fi
 [ "$(csv_awk 'v("transport") == "ipc" && v("case") == "matrix_bidir" && v("metric") == "bandwidth_total" && v("expected") == "95.8" && v("bound") == "NVLink2 x2 both ways" { n++ } END { print n + 0 }' pairs/results.csv)" = 1 ] ||
     fail "p2p's IPC both-ways total does not get twice the pair's figure: $(csv_awk 'v("case") == "matrix_bidir" { print v("transport"), v("metric"), v("expected"), v("bound") }' pairs/results.csv)"
 # two GPUs described on PCIe Gen1 x1 links (0.1975 GB/s between them): any memcpy reaches that,

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "health.h"
 #include "log.h"
+#include "units.h"
 #include "world.h"
 
 /* Whether IPv4 address a lies in "A.B.C.D/N". */
@@ -489,33 +489,42 @@ static bool copy_buffers(size_t bytes, char **a, char **b)
     return true;
 }
 
+size_t fb_expect_job_copy_from(unsigned long long llc_bytes)
+{
+    size_t judged = COPY_MIN;
+
+    if (llc_bytes == 0 || llc_bytes > SIZE_MAX / 8)
+        return 0;
+    /* rows past twice the cache measure memory */
+    while (judged < 2 * llc_bytes)
+        judged *= 2;
+    return judged;
+}
+
 fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_job *j)
 {
     const struct fb_world *w = &s->world;
     struct fb_expect_copy mine = {{NAN, ""}, {NAN, ""}};
-    size_t bytes = COPY_MIN, judged = COPY_MIN;
+    size_t bytes, judged;
     int most = 0;
     char *a = NULL, *b = NULL;
     fb_status st = FB_OK;
 
     if (!s->be->on_cpu)
         return FB_OK;
-    if (s->llc_bytes == 0 || s->llc_bytes > SIZE_MAX / 8) {
+    if (!(judged = fb_expect_job_copy_from(s->llc_bytes))) {
         if (w->rank == 0)
             fb_info("expected figures: no memcpy calibration (the last-level cache is not "
                     "known): the host backend's copies get no expected figure");
         return FB_OK;
     }
-    /* rows past twice the cache measure memory; the calibration copies that much, or
-     * COPY_MAX where the cache reported is larger (said below) */
-    while (judged < 2 * s->llc_bytes)
-        judged *= 2;
+    /* the calibration copies as much as the rows it judges, or COPY_MAX where the cache
+     * reported is larger (said below) */
     bytes = judged < COPY_MAX ? judged : COPY_MAX;
     if (MPI_Allreduce(&w->local_size, &most, 1, MPI_INT, MPI_MAX, w->comm) != MPI_SUCCESS)
         return FB_ERR_MPI;
     {
-        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-        double mem = pages > 0 && page > 0 ? (double)pages * (double)page : 0.0;
+        double mem = (double)fb_size_machine_memory();
         if (mem > 0.0 && 2.0 * (double)bytes * most > mem / COPY_MEM_SHARE) {
             if (w->rank == 0)
                 fb_info("expected figures: no memcpy calibration (two buffers of %zu MiB on "

@@ -72,6 +72,11 @@ fb_status fb_expect_job_gather_nodes(const struct fb_session *s, struct fb_expec
  * FB_ERR_MPI, FB_ERR_NOMEM (buffers it could not have: none then, said). */
 fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_job *j);
 
+/* The smallest h2d row the calibration would judge on a job whose largest last-level cache is
+ * llc_bytes (twice it, rounded up to a power of two, 64 MiB at least); 0 when none would run
+ * (the cache not known). A run whose h2d copies nothing that large calibrates nothing. */
+size_t fb_expect_job_copy_from(unsigned long long llc_bytes);
+
 /* The results hook (fb_results.annotate, ctx a struct fb_expect_job on rank 0): fills the row's
  * `expected` and `bound` where the model has a figure:
  *  - p2p one-way bandwidth (matrix_uni, sweep_uni) between two ranks on different hosts, at
