@@ -350,7 +350,7 @@ static fb_status write_nodes(const struct loc *l)
                                        "expected", "unit",  "bound",   "evidence"};
     struct fb_atomic_file af;
     struct node_check c[CHECKS];
-    char path[4200], fig[32], med[32], exp[32];
+    char path[4200], fig[32], med[32], allows[32];
     fb_status st;
 
     snprintf(path, sizeof path, "%s/nodes.csv", l->res.dir);
@@ -362,11 +362,11 @@ static fb_status write_nodes(const struct loc *l)
         for (int k = 0; k < CHECKS; k++) {
             bool e = c[k].exp.gbps > 0;
             const char *f[9] = {l->name[i],  check_names[k], fb_verdict_str(c[k].v), fig, med,
-                                exp, isnan(c[k].fig) && !e ? "" : check_unit(k),
+                                allows, isnan(c[k].fig) && !e ? "" : check_unit(k),
                                 e ? c[k].exp.bound : "", c[k].evidence};
             num(fig, sizeof fig, c[k].fig);
             num(med, sizeof med, c[k].med);
-            num(exp, sizeof exp, e ? c[k].exp.gbps : NAN);
+            num(allows, sizeof allows, e ? c[k].exp.gbps : NAN);
             fb_csv_row(af.f, f, 9);
         }
     }
@@ -529,7 +529,7 @@ static void own_hardware_count(const struct loc *l, int *judged, int *short_of)
     for (int i = 0; i < l->nodes; i++) {
         node_checks(l, i, c);
         for (int k = 0; k < CHECKS; k++) {
-            if (!(c[k].exp.gbps > 0) || isnan(c[k].fig) || strncmp(c[k].exp.bound, "peak ", 5) == 0)
+            if (!fb_expected_judged(c[k].exp.gbps, c[k].exp.bound) || isnan(c[k].fig))
                 continue;
             (*judged)++;
             *short_of += c[k].fig < FB_EXPECTED_MIN_SHARE * c[k].exp.gbps;
@@ -565,7 +565,8 @@ static void own_hardware_md(const struct loc *l, FILE *f)
                         c[k].exp.gbps, check_unit(k),
                         c[k].fig < 0.01 * c[k].exp.gbps ? 2 : 3, /* 0.032%, 93.4%, 393% */
                         100.0 * c[k].fig / c[k].exp.gbps,
-                        strncmp(c[k].exp.bound, "peak ", 5) == 0 ? " (a peak: shown, not judged)"
+                        !fb_expected_judged(c[k].exp.gbps, c[k].exp.bound)
+                            ? " (a peak: shown, not judged)"
                         : c[k].fig < FB_EXPECTED_MIN_SHARE * c[k].exp.gbps ? " <--" : "");
             fb_md_put_text(f, c[k].exp.bound);
             fputs(" |\n", f);

@@ -285,7 +285,12 @@ void fb_results_release(struct fb_results *r)
     r->nrows = r->cap = 0;
 }
 
+bool fb_expected_judged(double expected, const char *bound)
+{
+    return expected > 0 && strncmp(bound, "peak ", 5) != 0;
+}
+
 bool fb_row_expected_judged(const struct fb_row *w)
 {
-    return w->expected > 0 && strncmp(w->bound, "peak ", 5) != 0;
+    return fb_expected_judged(w->expected, w->bound);
 }

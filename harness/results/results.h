@@ -59,6 +59,9 @@ int fb_row_series_cmp(const struct fb_row *a, const struct fb_row *b);
  * but a profile's own floors, since no published efficiency says what the stand-in reaches). */
 bool fb_row_expected_judged(const struct fb_row *w);
 
+/* The same rule for a figure and its bound outside a row (locate's node table). */
+bool fb_expected_judged(double expected, const char *bound);
+
 /* The CSV header, in order; results/SCHEMA.md documents each (a test checks it). The readers
  * also take the headers of earlier fabricbench: without `cpu_wait`
  * (fb_results_model_ncolumns), and before the expected-figure model, without `expected` and
