@@ -534,18 +534,21 @@ static int run_main(struct run *r)
         rc = fb_status_exit_code(st);
         goto out;
     }
-    if (!r->mode && needs_any(r, FB_NEEDS_MEMCPY_REF) && r->s.be->on_cpu &&
-        fb_h2d_largest_bytes(&r->opt, r->s.llc_bytes) < fb_expect_job_copy_from(r->s.llc_bytes)) {
-        /* no row of h2d's will be judged by it: the copies would be for nothing */
-        char most[32], from[32];
-        fb_size_format(fb_h2d_largest_bytes(&r->opt, r->s.llc_bytes), most, sizeof most);
-        fb_size_format(fb_expect_job_copy_from(r->s.llc_bytes), from, sizeof from);
-        if (w->rank == 0)
-            fb_info("expected figures: no memcpy calibration (h2d copies %s at most; its host "
-                    "rows are judged from %s, twice the last-level cache or more)", most, from);
-    } else if (!r->mode && needs_any(r, FB_NEEDS_MEMCPY_REF)) {
+    if (!r->mode && needs_any(r, FB_NEEDS_MEMCPY_REF)) {
+        size_t largest = fb_h2d_largest_bytes(&r->opt, r->s.llc_bytes),
+               from = fb_expect_job_copy_from(r->s.llc_bytes);
+        char most[32], judged[32];
         fb_watchdog_phase("memcpy calibration");
-        if ((st = fb_world_agree(w, fb_expect_job_calibrate(&r->s, &r->expect))) != FB_OK) {
+        if (r->s.be->on_cpu && largest < from) {
+            /* no row of h2d's will be judged by it: the copies would be for nothing */
+            fb_size_format(largest, most, sizeof most);
+            fb_size_format(from, judged, sizeof judged);
+            if (w->rank == 0)
+                fb_info("expected figures: no memcpy calibration (h2d copies %s at most; its "
+                        "host rows are judged from %s, twice the last-level cache or more)",
+                        most, judged);
+        } else if ((st = fb_world_agree(w, fb_expect_job_calibrate(&r->s, &r->expect))) !=
+                   FB_OK) {
             rc = fb_status_exit_code(st);
             goto out;
         }

@@ -463,10 +463,11 @@ void fb_expect_job_release(struct fb_expect_job *j)
     j->copies = NULL;
 }
 
-/* 64 MiB at most: larger, touching the buffers costs seconds on a VM (the project's 2-core CI
- * VMs zero pages at about 0.6 GB/s: 256 MiB ran past a 5 s --timeout beside other tests); the
- * two buffers of all a node's ranks may take a quarter of its memory at most */
-enum { COPY_REPS = 5, COPY_MIN = 64 << 20, COPY_MAX = 64 << 20, COPY_MEM_SHARE = 4 };
+/* The calibration copies 64 MiB whatever the cache: larger, touching the buffers costs seconds
+ * on a VM (the project's 2-core CI VMs zero pages at about 0.6 GB/s: 256 MiB ran past a 5 s
+ * --timeout beside other tests); the two buffers of all a node's ranks may take a quarter of its
+ * memory at most */
+enum { COPY_REPS = 5, COPY_BYTES = 64 << 20, COPY_MEM_SHARE = 4 };
 
 /* Two buffers of `bytes`, asked for in transparent huge pages where the kernel gives them on
  * request (fewer page faults to touch them); NULL when either cannot be had. */
@@ -491,7 +492,7 @@ static bool copy_buffers(size_t bytes, char **a, char **b)
 
 size_t fb_expect_job_copy_from(unsigned long long llc_bytes)
 {
-    size_t judged = COPY_MIN;
+    size_t judged = COPY_BYTES;
 
     if (llc_bytes == 0 || llc_bytes > SIZE_MAX / 8)
         return 0;
@@ -505,7 +506,7 @@ fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_j
 {
     const struct fb_world *w = &s->world;
     struct fb_expect_copy mine = {{NAN, ""}, {NAN, ""}};
-    size_t bytes, judged;
+    size_t bytes = COPY_BYTES, judged;
     int most = 0;
     char *a = NULL, *b = NULL;
     fb_status st = FB_OK;
@@ -518,9 +519,6 @@ fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_j
                     "known): the host backend's copies get no expected figure");
         return FB_OK;
     }
-    /* the calibration copies as much as the rows it judges, or COPY_MAX where the cache
-     * reported is larger (said below) */
-    bytes = judged < COPY_MAX ? judged : COPY_MAX;
     if (MPI_Allreduce(&w->local_size, &most, 1, MPI_INT, MPI_MAX, w->comm) != MPI_SUCCESS)
         return FB_ERR_MPI;
     {
