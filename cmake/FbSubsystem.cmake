@@ -22,6 +22,11 @@ function(fb_link_check target)
   target_link_libraries(${target}_link_check PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${target}>")
   set_target_properties(${target}_link_check PROPERTIES
                         RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/link_checks)
+  # The main build enforces the layers; the sanitizer tree (built while the tests run) would only
+  # link the same objects again, so there the checks are built on request only.
+  if(FB_SANITIZE)
+    set_target_properties(${target}_link_check PROPERTIES EXCLUDE_FROM_ALL ON)
+  endif()
 endfunction()
 
 function(fb_subsystem name)
