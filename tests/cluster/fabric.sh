@@ -27,7 +27,8 @@
 #            (both medians are printed).
 # delay      netem delay of 2 ms on both veth ends: the one-way latency reads within 5% of
 #            2000 us + the unshaped latency. Skipped (77) where the kernel has no netem.
-# Each check is tried up to 3 times before it fails (latency: 5, keeping each side's lowest): a
+# Each check is tried up to 3 times before it fails (latency: 5, keeping each side's lowest,
+# then the medians of the 5 attempts' 5th percentiles, within the same 15%): a
 # busy machine only ever slows a transfer below what tbf allows, and never lifts an unshaped
 # one into the 5% window.
 mode=$1 bin=$2 ref=${3:-}
@@ -41,6 +42,9 @@ w=$CL_DIR
 
 min_of() { # min_of A B: the smaller number; an empty one is ignored
     awk -v a="$1" -v b="$2" 'BEGIN { if (a == "") print b; else if (b == "") print a; else print (a + 0 < b + 0 ? a : b) }'
+}
+median_of() { # median_of X...: the median of the numbers given (empty when none)
+    printf '%s\n' "$@" | sort -g | awk 'NF { v[n++] = $1 } END { if (n) print (n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) }'
 }
 within() { # within VALUE EXPECTED FRACTION: prints the ratio; true when inside
     awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN { if (a == "" || b <= 0) { print "none"; exit 1 }
@@ -175,10 +179,11 @@ matrix)
     ;;
 latency)
     [ -x "$ref" ] || { fail "no reference ping-pong program '$ref'"; finish; }
+    broken=0 passed=0 floors_ours= floors_theirs=
     for attempt in 1 2 3 4 5; do
         cluster_mpi 1 2 "$bin" run p2p --sizes 8 --matrix-bytes 8 --latency-bytes 8 --trials 51 \
             --trial-ms 1 --quiet --out "$w/lat$attempt" >"$w/lat$attempt.txt" 2>&1 ||
-            { fail "fabricbench p2p exited $?: $(tail -n 12 "$w/lat$attempt.txt")"; continue; }
+            { fail "fabricbench p2p exited $?: $(tail -n 12 "$w/lat$attempt.txt")"; broken=$((broken + 1)); continue; }
         set -- $(csv_awk 'v("case") == "matrix_latency" && v("transport") == "mpi" && v("metric") == "latency" &&
                           v("link") == "network" { print v("median"), v("p05") }' "$w/lat$attempt/results.csv")
         ours=${1:-} ours_low=${2:-}
@@ -194,13 +199,30 @@ latency)
         # straddle a shift. A constant offset (a round trip reported as one way reads 2x) is in
         # every attempt and never comes within 15%.
         best_ours=$(min_of "${best_ours:-}" "$ours_low") best_theirs=$(min_of "${best_theirs:-}" "$theirs_low")
+        floors_ours="$floors_ours ${ours_low:-none}" floors_theirs="$floors_theirs ${theirs_low:-none}"
         if ratio=$(within "$best_ours" "$best_theirs" 0.15); then
             echo "lowest 5th percentiles after $attempt attempt(s): fabricbench $best_ours us, reference $best_theirs us: ratio $ratio (within 15%)"
-            fails=0
+            fails=$broken passed=1 # a run that failed outright stays a failure
             break
         fi
         fail "attempt $attempt: p2p's inter-node latency (lowest 5th percentile so far) ${best_ours:-none} us against the reference's ${best_theirs:-none} us: ratio $ratio, outside 15%"
     done
+    # After 5 attempts, the medians of each side's 5th percentiles, same 15%: one side's single
+    # visit to the VM's low mode sets its lowest, and the other may not visit it in 5 attempts
+    # (CI: the reference's 8.0 us in attempt 1, then 9.6-10.3; fabricbench 10.0-11.3 in all 5:
+    # lowest 1.25 apart, medians 10.17 and 9.79 us, 1.04). Both sides' floors move between the
+    # modes alike, so a constant offset still reads in the medians' ratio. Only with all 5
+    # attempts measured on both sides.
+    if [ "$passed" = 0 ] && [ "$broken" = 0 ] && ! printf '%s' "$floors_ours$floors_theirs" | grep -q none; then
+        # shellcheck disable=SC2086 # word lists of numbers
+        med_ours=$(median_of $floors_ours) med_theirs=$(median_of $floors_theirs)
+        if ratio=$(within "$med_ours" "$med_theirs" 0.15); then
+            echo "medians of the 5 attempts' 5th percentiles: fabricbench $med_ours us, reference $med_theirs us: ratio $ratio (within 15%)"
+            fails=0
+        else
+            fail "medians of the 5 attempts' 5th percentiles: fabricbench $med_ours us, reference $med_theirs us: ratio $ratio, outside 15%"
+        fi
+    fi
     ;;
 delay)
     why=$(cluster_netem_why) || { echo "SKIP: no delay can be imposed: $why" >&2; exit 77; }
