@@ -101,6 +101,17 @@ size_t fb_size_machine_memory(void)
     return bytes;
 }
 
+size_t fb_size_past_cache(unsigned long long cache_bytes)
+{
+    size_t s = 1;
+
+    if (cache_bytes == 0 || cache_bytes > SIZE_MAX / 8)
+        return 0;
+    while (s < 2 * (size_t)cache_bytes)
+        s *= 2;
+    return s;
+}
+
 fb_status fb_count_parse(const char *text, long min, long max, long *value, char *why, size_t whylen)
 {
     char *end;

@@ -42,6 +42,11 @@ bool fb_size_round_up(size_t bytes, size_t align, size_t *out);
  * 0 when it cannot be told. */
 size_t fb_size_machine_memory(void);
 
+/* The power of two at or past twice a cache of cache_bytes: the smallest buffer whose copies
+ * measure memory rather than that cache (h2d's --beyond-llc size, the memcpy calibration's rows).
+ * 0 when the cache is not known (0) or the figure could not be allocated. */
+size_t fb_size_past_cache(unsigned long long cache_bytes);
+
 /* Formats bytes with a binary suffix when exact ("64K", "256M", "1G"), else plain digits. */
 void fb_size_format(size_t bytes, char *buf, size_t len);
 

@@ -492,14 +492,10 @@ static bool copy_buffers(size_t bytes, char **a, char **b)
 
 size_t fb_expect_job_copy_from(unsigned long long llc_bytes)
 {
-    size_t judged = COPY_BYTES;
+    /* rows past twice the cache measure memory; none judged below the copies' own size */
+    size_t past = fb_size_past_cache(llc_bytes);
 
-    if (llc_bytes == 0 || llc_bytes > SIZE_MAX / 8)
-        return 0;
-    /* rows past twice the cache measure memory */
-    while (judged < 2 * llc_bytes)
-        judged *= 2;
-    return judged;
+    return past && past < COPY_BYTES ? COPY_BYTES : past;
 }
 
 fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_job *j)

@@ -1,5 +1,6 @@
 /* Geometric size sweeps. */
 #include "sweep.h"
+#include "units.h"
 
 #include <stdint.h>
 
@@ -30,11 +31,5 @@ size_t fb_sweep_sizes(const struct fb_options *o, struct fb_sweep d, size_t *siz
 
 size_t fb_sweep_beyond_llc(unsigned long long llc_bytes)
 {
-    size_t s = 1;
-
-    if (llc_bytes == 0 || llc_bytes > SIZE_MAX / 8)
-        return 0;
-    while (s < 2 * (size_t)llc_bytes)
-        s *= 2;
-    return s;
+    return fb_size_past_cache(llc_bytes);
 }

@@ -10,6 +10,7 @@
 
 #include "options.h"
 #include "run_plan.h"
+#include "expect_job.h"
 #include "sweep.h"
 #include "test.h"
 
@@ -89,6 +90,11 @@ int main(void)
     CHECK(fb_sweep_beyond_llc(532676608) == 1u << 30);    /* an EPYC guest's whole-socket L3 */
     CHECK(fb_sweep_beyond_llc(0) == 0);                   /* unknown: nothing added */
     CHECK(fb_sweep_beyond_llc(SIZE_MAX / 4) == 0);        /* past what can be allocated */
+    /* the memcpy calibration judges rows from the same size, never below its own 64 MiB */
+    CHECK(fb_expect_job_copy_from(16u << 20) == 64u << 20);
+    CHECK(fb_expect_job_copy_from(33u << 20) == 128u << 20);
+    CHECK(fb_expect_job_copy_from(532676608) == 1u << 30);
+    CHECK(fb_expect_job_copy_from(0) == 0);
     /* a dry run's floor follows the runner's schedule (runner_measure.c) */
     {
         struct fb_options o;

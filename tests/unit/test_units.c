@@ -160,6 +160,11 @@ int main(void)
         CHECK(fb_size_add(SIZE_MAX - 1, 1, &r) && r == SIZE_MAX);
         CHECK(!fb_size_add(SIZE_MAX, 1, &r));
         CHECK(fb_size_machine_memory() > ((size_t)1 << 20));
+        CHECK(fb_size_past_cache(32u << 20) == 64u << 20);
+        CHECK(fb_size_past_cache(33u << 20) == 128u << 20);
+        CHECK(fb_size_past_cache(532676608) == 1u << 30); /* an EPYC guest's whole-socket L3 */
+        CHECK(fb_size_past_cache(0) == 0);
+        CHECK(fb_size_past_cache(SIZE_MAX / 4) == 0);
     }
     TEST_DONE();
 }
