@@ -184,6 +184,14 @@ grep -q "^  GPU PCIe Gen4 x16 (GPU 0000:07:00.0 now x8): host-device copies 24.8
     grep -q "^  GPU PCIe Gen4 x16 (GPU 0000:0f:00.0): host-device copies 24.89 GB/s$" g.txt &&
     grep -q "^    its link runs at 2.5 GT/s now: an idle GPU lowers its speed" g.txt ||
     fail "expect's links below their max: $(grep -A1 '^  GPU' g.txt)"
+# a link sysfs gives is known, at full speed or not (every GPU of both machines read it)
+grep -q "PCIe link not known" m.txt g.txt && fail "expect calls a GPU's link not known: $(grep -h 'not known' m.txt g.txt)"
+# ... and one it does not give is not (a GPU with no link files)
+mkdir -p nolink/bus/pci/devices/0000:3b:00.0
+echo 0x030200 >nolink/bus/pci/devices/0000:3b:00.0/class
+echo 0x10de >nolink/bus/pci/devices/0000:3b:00.0/vendor
+FB_SYSFS_ROOT=$PWD/nolink mpi 1 "$bin" expect --backend host >nl.txt 2>&1 || fail "expect on a GPU without link files exited $?"
+grep -q "^  GPU 0000:3b:00.0: PCIe link not known$" nl.txt || fail "expect on a GPU without link files: $(grep GPU nl.txt)"
 
 # a site file: InfiniBand at half its rate
 printf '# site\nib = 0.5\n' >site.eff

@@ -207,11 +207,11 @@ static void print_node(const struct fb_expect_rank *k, const struct fb_expect_no
                    n->gpu[i].up, all.bound);
         else if (f.gbps > 0)
             fb_out("  GPU %s: host-device copies %.4g GB/s\n", f.bound, f.gbps);
-        if (f.gbps > 0 && n->gpu[i].cur_gts > 0 && n->gpu[i].cur_gts < n->gpu[i].gts)
+        if (!(f.gbps > 0))
+            fb_out("  GPU %s: PCIe link not known\n", n->gpu[i].bus);
+        else if (n->gpu[i].cur_gts > 0 && n->gpu[i].cur_gts < n->gpu[i].gts)
             fb_out("    its link runs at %g GT/s now: an idle GPU lowers its speed, and it rises "
                    "under load (`nvidia-smi -q -d PCIE` shows it then)\n", n->gpu[i].cur_gts);
-        else
-            fb_out("  GPU %s: PCIe link not known\n", n->gpu[i].bus);
         print_nvlinks(&n->gpu[i]);
         print_near(n, &n->gpu[i]);
     }
