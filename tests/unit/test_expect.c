@@ -404,6 +404,47 @@ static void check_gpu_pairs(const char *dir)
     fb_expect_gpu_pair(&n.gpu[0], &n.gpu[1], &f);
     CHECK(isnan(f.gbps));
 
+    /* ESC8000A: eight Gen5 GPUs, two behind each switch, two switches a socket. A pair behind
+     * one switch and a pair under two root ports of one socket each get the slower GPU link;
+     * a pair across the sockets nothing, nor the ring over all eight (one hop crosses) */
+    snprintf(root, sizeof root, "%s/esc8000a", dir);
+    fb_expect_node_read(root, "esc", &n);
+    CHECK(n.ngpus == 8 && strcmp(n.gpu[2].bus, "0000:73:00.0") == 0 && n.gpu[4].numa == 1);
+    fb_expect_gpu_pair(&n.gpu[0], &n.gpu[1], &f);
+    CHECK_NEAR(f.gbps, 32.0 * 16 * 128 / 130 / 8 * 0.79, 1e-9);
+    CHECK_STR(f.bound, "PCIe Gen5 x16 switch 0000:10:01.1");
+    fb_expect_gpu_pair(&n.gpu[0], &n.gpu[2], &f);
+    CHECK_NEAR(f.gbps, 32.0 * 16 * 128 / 130 / 8 * 0.79, 1e-9);
+    CHECK_STR(f.bound, "PCIe Gen5 x16 root complex");
+    fb_expect_gpu_pair(&n.gpu[0], &n.gpu[4], &f);
+    CHECK(isnan(f.gbps));
+    for (int i = 0; i < 8; i++)
+        all[i] = &n.gpu[i];
+    fb_expect_node_ring(all, 8, &f);
+    CHECK(isnan(f.gbps));
+    fb_expect_node_ring(all, 4, &f); /* the first socket's four: its slowest hop */
+    CHECK_NEAR(f.gbps, 32.0 * 16 * 128 / 130 / 8 * 0.79, 1e-9);
+
+    /* DGX-1 V100: one or two links by pair, six a GPU, none between the GPUs of the two
+     * sockets' halves that no link joins; the ring is bounded by a GPU's six */
+    snprintf(root, sizeof root, "%s/dgx1-v100", dir);
+    fb_expect_node_read(root, "dgx1", &n);
+    snprintf(facts, sizeof facts, "%s/nvml.txt", root);
+    CHECK(fb_expect_node_nvml(facts, &n, err, sizeof err) == FB_OK);
+    CHECK(n.ngpus == 8);
+    fb_expect_gpu_pair(&n.gpu[0], &n.gpu[1], &f);
+    CHECK_NEAR(f.gbps, 25 * 0.958, 1e-9);
+    CHECK_STR(f.bound, "NVLink2 x1");
+    fb_expect_gpu_pair(&n.gpu[0], &n.gpu[4], &f);
+    CHECK_NEAR(f.gbps, 2 * 25 * 0.958, 1e-9);
+    fb_expect_gpu_pair(&n.gpu[0], &n.gpu[5], &f); /* SYS: no PCIe tree described either */
+    CHECK(isnan(f.gbps));
+    for (int i = 0; i < 8; i++)
+        all[i] = &n.gpu[i];
+    fb_expect_node_ring(all, 8, &f);
+    CHECK_NEAR(f.gbps, 6 * 25 * 0.822, 1e-9);
+    CHECK_STR(f.bound, "NVLink2 x6 (GPU 0000:06:00.0)");
+
     /* datasheet peaks by name and precision; a PCIe or NVL part, or an unknown one, has none */
     fb_expect_gpu_peak("NVIDIA H100 80GB HBM3", "fp16", &f);
     CHECK(f.gbps == 989);
