@@ -425,8 +425,8 @@ static void check_gpu_pairs(const char *dir)
     fb_expect_node_ring(all, 4, &f); /* the first socket's four: its slowest hop */
     CHECK_NEAR(f.gbps, 32.0 * 16 * 128 / 130 / 8 * 0.79, 1e-9);
 
-    /* DGX-1 V100: one or two links by pair, six a GPU, none between the GPUs of the two
-     * sockets' halves that no link joins; the ring is bounded by a GPU's six */
+    /* DGX-1 V100: one or two links by pair, six a GPU; a pair the mesh does not join (SYS)
+     * gets nothing; the ring is bounded by a GPU's six */
     snprintf(root, sizeof root, "%s/dgx1-v100", dir);
     fb_expect_node_read(root, "dgx1", &n);
     snprintf(facts, sizeof facts, "%s/nvml.txt", root);
