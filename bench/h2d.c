@@ -9,6 +9,7 @@
 #include "bench.h"
 #include "registry.h"
 #include "sweep.h"
+#include "units.h"
 
 enum { V_PINNED_H2D, V_PINNED_D2H, V_PAGEABLE_H2D, V_PAGEABLE_D2H, V_COUNT };
 
@@ -27,14 +28,14 @@ struct h2d_state {
     struct fb_pattern src;
 };
 
-/* --beyond-llc: the size past the last-level cache (fb_sweep_beyond_llc), or 0 when the sweep
+/* --beyond-llc: the size past the last-level cache (fb_size_past_cache), or 0 when the sweep
  * already reaches it or the cache is unknown (run says so). The same on every rank: the job's
  * largest cache (struct fb_session). Measured in the last mode only (all ranks at once, the
  * headline's; one rank: its only mode): a VM may report a whole socket's L3 (508 MiB on an
  * EPYC guest), and a 1 GiB copy in every mode would double the quick run. */
 static size_t beyond_llc(const struct fb_ctx *ctx, const size_t *sizes, size_t nsizes)
 {
-    size_t big = ctx->opt->beyond_llc ? fb_sweep_beyond_llc(ctx->s->llc_bytes) : 0;
+    size_t big = ctx->opt->beyond_llc ? fb_size_past_cache(ctx->s->llc_bytes) : 0;
 
     if (!big)
         return 0;
@@ -55,7 +56,7 @@ size_t fb_h2d_largest_bytes(const struct fb_options *o, unsigned long long llc_b
     for (size_t i = 0; i < n; i++)
         most = sizes[i] > most ? sizes[i] : most;
     free(sizes);
-    big = o->beyond_llc ? fb_sweep_beyond_llc(llc_bytes) : 0;
+    big = o->beyond_llc ? fb_size_past_cache(llc_bytes) : 0;
     return big > most ? big : most;
 }
 

@@ -41,7 +41,7 @@ struct fb_options {
     size_t matrix_bytes;      /* p2p matrix bandwidth size; 0 = the default */
     size_t latency_bytes;     /* p2p matrix latency size; 0 = the default */
     char matrix[8];           /* --matrix: p2p pairs "auto", "all", "sampled" (p2p_sample.h) */
-    bool beyond_llc;          /* --beyond-llc: h2d adds fb_h2d_beyond_llc(LLC) to its sweep */
+    bool beyond_llc;          /* --beyond-llc: h2d adds fb_size_past_cache(LLC) to its sweep */
     char mpi_thread[12];      /* --mpi-thread: "auto", "single" or "serialized" (cmd_run.c) */
     int classes;              /* densenet_allreduce: classifier outputs (default 14, CheXNet) */
     bool no_nccl_log;         /* --no-nccl-log: leave NCCL_DEBUG alone */

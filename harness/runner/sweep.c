@@ -1,6 +1,5 @@
 /* Geometric size sweeps. */
 #include "sweep.h"
-#include "units.h"
 
 #include <stdint.h>
 
@@ -27,9 +26,4 @@ size_t fb_sweep_sizes(const struct fb_options *o, struct fb_sweep d, size_t *siz
             break;
     }
     return n;
-}
-
-size_t fb_sweep_beyond_llc(unsigned long long llc_bytes)
-{
-    return fb_size_past_cache(llc_bytes);
 }

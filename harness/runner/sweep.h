@@ -17,10 +17,4 @@ struct fb_sweep {
  * (min, min*factor, ... up to max), writing them into sizes when it is not NULL. */
 size_t fb_sweep_sizes(const struct fb_options *o, struct fb_sweep defaults, size_t *sizes);
 
-/* The size --beyond-llc adds to h2d's sweep: the smallest power of two at least 2 x llc_bytes,
- * so a copy's source and destination together are 4 caches and stream from memory (32 MiB L3:
- * 64 MiB; 20 MiB: 64 MiB). 0 when llc_bytes is 0 (unknown) or the size would pass
- * SIZE_MAX / 8. */
-size_t fb_sweep_beyond_llc(unsigned long long llc_bytes);
-
 #endif

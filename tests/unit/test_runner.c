@@ -84,12 +84,6 @@ int main(void)
     CHECK(fb_gbps(100, 0.0) == 0.0);
 
     /* --beyond-llc: the next power of two at least twice the last-level cache */
-    CHECK(fb_sweep_beyond_llc(32u << 20) == 64u << 20);
-    CHECK(fb_sweep_beyond_llc(20u << 20) == 64u << 20);   /* Xeon E5-2650 (tests/data/topology) */
-    CHECK(fb_sweep_beyond_llc(33u << 20) == 128u << 20);  /* DGX-2's Xeon 8174 */
-    CHECK(fb_sweep_beyond_llc(532676608) == 1u << 30);    /* an EPYC guest's whole-socket L3 */
-    CHECK(fb_sweep_beyond_llc(0) == 0);                   /* unknown: nothing added */
-    CHECK(fb_sweep_beyond_llc(SIZE_MAX / 4) == 0);        /* past what can be allocated */
     /* the memcpy calibration judges rows from the same size, never below its own 64 MiB */
     CHECK(fb_expect_job_copy_from(16u << 20) == 64u << 20);
     CHECK(fb_expect_job_copy_from(33u << 20) == 128u << 20);

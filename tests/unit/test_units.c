@@ -160,11 +160,13 @@ int main(void)
         CHECK(fb_size_add(SIZE_MAX - 1, 1, &r) && r == SIZE_MAX);
         CHECK(!fb_size_add(SIZE_MAX, 1, &r));
         CHECK(fb_size_machine_memory() > ((size_t)1 << 20));
+        /* h2d's --beyond-llc size and the memcpy calibration's rows */
         CHECK(fb_size_past_cache(32u << 20) == 64u << 20);
-        CHECK(fb_size_past_cache(33u << 20) == 128u << 20);
-        CHECK(fb_size_past_cache(532676608) == 1u << 30); /* an EPYC guest's whole-socket L3 */
-        CHECK(fb_size_past_cache(0) == 0);
-        CHECK(fb_size_past_cache(SIZE_MAX / 4) == 0);
+        CHECK(fb_size_past_cache(20u << 20) == 64u << 20);   /* Xeon E5-2650 (tests/data/topology) */
+        CHECK(fb_size_past_cache(33u << 20) == 128u << 20);  /* DGX-2's Xeon 8174 */
+        CHECK(fb_size_past_cache(532676608) == 1u << 30);    /* an EPYC guest's whole-socket L3 */
+        CHECK(fb_size_past_cache(0) == 0);                   /* unknown: nothing added */
+        CHECK(fb_size_past_cache(SIZE_MAX / 4) == 0);        /* past what can be allocated */
     }
     TEST_DONE();
 }
