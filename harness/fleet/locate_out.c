@@ -602,6 +602,14 @@ static fb_status write_md(const struct loc *l, enum heat heat)
                 "dead: the watchdog's lines name their ranks); the other nodes were judged "
                 "among themselves in phase 1 only, the tournament and the stragglers not "
                 "run.\n\n", l->unanswered);
+    if (l->by_deputy) {
+        fprintf(af.f, "Written by the deputy, rank %d on ", l->s.world.rank);
+        fb_md_put_text(af.f, l->s.world.host);
+        fprintf(af.f, ": rank 0's own node did not answer, so rank 0 could not write this "
+                "table. results.csv and env.json are rank 0's: they hold what it recorded "
+                "before it stopped, not the other nodes' phase 1, whose figures are in "
+                "nodes.csv.\n\n");
+    }
     for (size_t i = 0; i < l->nsus; i++) {
         verdict_line(l, &l->sus[i], line, sizeof line);
         fputs("- ", af.f);
@@ -616,8 +624,10 @@ static fb_status write_md(const struct loc *l, enum heat heat)
     if (l->unanswered) {
         fprintf(af.f, "| 2: tournament, twice | not run | |\n| retests | not run | |\n"
                 "| stragglers | not run | |\n\n");
-        fprintf(af.f, "Phase 1's first two rows are rank 0's node's (each node measures itself "
-                "at its own pace); the third, how long rank 0 then waited for the others.\n");
+        fprintf(af.f, "Phase 1's first two rows are %s node's (each node measures itself "
+                "at its own pace); the third, how long %s then waited for the others.\n",
+                l->by_deputy ? "the deputy's" : "rank 0's",
+                l->by_deputy ? "the deputy" : "rank 0");
         goto files;
     }
     fprintf(af.f, "| 2: tournament, twice | %d | %.2f |\n", l->rounds, l->phase_s[1]);

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "locate_run.h"
 
+#include <errno.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -193,6 +194,13 @@ enum { NODE_CASES = LOC_NODE_CASES };
  * row count and failed rank (three int32), then its rows as bytes (every rank runs the same
  * binary). */
 enum { ANSWER_TAG = 7101 };
+/* World rank 0 -> the deputy, once it has heard the nodes (or given up on some): one byte per
+ * node, whether its answer came. The deputy then knows rank 0 is alive and which answers it
+ * must still take itself. */
+enum { HEARD_TAG = 7102 };
+/* World rank 0 -> the deputy, as soon as rank 0's own node has finished its pass (an empty
+ * message): rank 0's node answered, and rank 0 will judge the others. */
+enum { ALIVE_TAG = 7103 };
 
 /* Rank 0: marks flag[i * NODE_CASES + c] for node i far below the other nodes in case c, with
  * its figure and the median node's in fig[] and typ[]. Each node's figure is its slowest
@@ -403,28 +411,98 @@ static int node_culprit(const struct node_run *n, fb_status st)
     return n->member[who];
 }
 
-/* A lead's answer: its node's status, row count and failed rank (the job's), then its rows
- * from `first` on, to world rank 0. */
-static void send_answer(const struct loc *l, const struct node_run *n, size_t first, fb_status st)
-{
-    size_t nrows = n->res.nrows - first;
-    size_t bytes = sizeof(int32_t) * 3 + nrows * sizeof(struct fb_row);
-    unsigned char *buf = malloc(bytes);
-    int32_t head[3] = {(int32_t)st, (int32_t)nrows, (int32_t)node_culprit(n, st)};
+/* A lead's answer on its way: its node's status, row count and failed rank (the job's, three
+ * int32), then its rows from `first` on, sent to world rank 0 and to the deputy (unless it is
+ * the deputy) each on its own, so that either hears it whatever the other's state. */
+struct answer {
+    int32_t head[3];
+    unsigned char *buf; /* head and rows; NULL: head alone */
+    MPI_Request req[2];
+    int nreq;
+};
 
-    if (!buf || bytes > INT32_MAX) { /* the header alone: rank 0 hears the failure */
-        head[0] = FB_ERR_NOMEM;
-        head[1] = 0;
-        head[2] = l->s.world.rank;
-        MPI_Send(head, (int)sizeof head, MPI_BYTE, 0, ANSWER_TAG, l->s.world.comm);
-        free(buf);
-        return;
+static void answer_post(const struct loc *l, const struct node_run *n, size_t first,
+                        fb_status st, struct answer *a)
+{
+    const struct fb_world *w = &l->s.world;
+    size_t nrows = n->res.nrows - first;
+    size_t bytes = sizeof a->head + nrows * sizeof(struct fb_row);
+    const void *what;
+    int count, to[2] = {0, l->deputy};
+
+    a->head[0] = (int32_t)st;
+    a->head[1] = (int32_t)nrows;
+    a->head[2] = (int32_t)node_culprit(n, st);
+    a->buf = bytes <= INT32_MAX ? malloc(bytes) : NULL;
+    a->nreq = 0;
+    if (!a->buf) { /* the header alone: rank 0 hears the failure */
+        a->head[0] = FB_ERR_NOMEM;
+        a->head[1] = 0;
+        a->head[2] = w->rank;
+        what = a->head;
+        count = (int)sizeof a->head;
+    } else {
+        memcpy(a->buf, a->head, sizeof a->head);
+        if (nrows)
+            memcpy(a->buf + sizeof a->head, n->res.rows + first, nrows * sizeof(struct fb_row));
+        what = a->buf;
+        count = (int)bytes;
     }
-    memcpy(buf, head, sizeof head);
-    if (nrows)
-        memcpy(buf + sizeof head, n->res.rows + first, nrows * sizeof(struct fb_row));
-    MPI_Send(buf, (int)bytes, MPI_BYTE, 0, ANSWER_TAG, l->s.world.comm);
+    for (int k = 0; k < 2; k++)
+        if (to[k] >= 0 && to[k] != w->rank && (k == 0 || to[k] != to[0]))
+            MPI_Isend(what, count, MPI_BYTE, to[k], ANSWER_TAG, w->comm, &a->req[a->nreq++]);
+}
+
+/* Waits until the answer's sends are done, and frees it. */
+static void answer_wait(struct answer *a)
+{
+    MPI_Waitall(a->nreq, a->req, MPI_STATUSES_IGNORE);
+    a->nreq = 0;
+    free(a->buf);
+    a->buf = NULL;
+}
+
+/* Rank 0 or the deputy: takes one node's answer (probed: status), its rows into l->res; *node
+ * gets the node; *worst and *worst_rank the worse status. */
+static fb_status recv_answer(struct loc *l, const int *node_of, const MPI_Status *status,
+                             fb_status *worst, int *worst_rank, int *node)
+{
+    int32_t head[3];
+    unsigned char *buf;
+    int from = status->MPI_SOURCE, bytes = 0;
+    fb_status st = FB_OK;
+
+    *node = node_of[from];
+    MPI_Get_count(status, MPI_BYTE, &bytes);
+    buf = malloc(bytes > 0 ? (size_t)bytes : 1);
+    MPI_Recv(buf ? buf : (unsigned char *)head, buf ? bytes : 0, MPI_BYTE, from, ANSWER_TAG,
+             l->s.world.comm, MPI_STATUS_IGNORE);
+    if (!buf)
+        return FB_ERR_NOMEM;
+    if (bytes < (int)sizeof head) {
+        st = FB_ERR_INTERNAL;
+    } else {
+        memcpy(head, buf, sizeof head);
+        if (head[1] < 0 || (size_t)bytes != sizeof head + (size_t)head[1] * sizeof(struct fb_row))
+            st = FB_ERR_INTERNAL;
+        else if (head[1] > 0) {
+            /* the rows follow the header unaligned: copied out first */
+            struct fb_row *rows = malloc((size_t)head[1] * sizeof *rows);
+            if (rows) {
+                memcpy(rows, buf + sizeof head, (size_t)head[1] * sizeof *rows);
+                st = add_rows(l, rows, (size_t)head[1]);
+            } else {
+                st = FB_ERR_NOMEM;
+            }
+            free(rows);
+        }
+        if (fb_status_severity((fb_status)head[0]) > fb_status_severity(*worst)) {
+            *worst = (fb_status)head[0];
+            *worst_rank = head[2];
+        }
+    }
     free(buf);
+    return st;
 }
 
 /* World rank 0, after its own node's pass: every other node's answer, as it comes, until all
@@ -445,43 +523,12 @@ static fb_status collect_answers(struct loc *l, const int *node_of, bool *answer
     fb_watchdog_wait_begin(); /* arrived: waiting on the others */
     while (left > 0 && st == FB_OK) {
         MPI_Status status;
-        int flag = 0, bytes = 0;
+        int flag = 0;
 
         MPI_Iprobe(MPI_ANY_SOURCE, ANSWER_TAG, w->comm, &flag, &status);
         if (flag) {
-            int32_t head[3];
-            unsigned char *buf;
-            int from = status.MPI_SOURCE, i = node_of[from];
-            MPI_Get_count(&status, MPI_BYTE, &bytes);
-            buf = malloc(bytes > 0 ? (size_t)bytes : 1);
-            MPI_Recv(buf ? buf : (unsigned char *)head, buf ? bytes : 0, MPI_BYTE, from,
-                     ANSWER_TAG, w->comm, MPI_STATUS_IGNORE);
-            if (!buf)
-                st = FB_ERR_NOMEM;
-            else if (bytes < (int)sizeof head) {
-                st = FB_ERR_INTERNAL;
-            } else {
-                memcpy(head, buf, sizeof head);
-                if (head[1] < 0 ||
-                    (size_t)bytes != sizeof head + (size_t)head[1] * sizeof(struct fb_row))
-                    st = FB_ERR_INTERNAL;
-                else if (head[1] > 0) {
-                    /* the rows follow the header unaligned: copied out first */
-                    struct fb_row *rows = malloc((size_t)head[1] * sizeof *rows);
-                    if (rows) {
-                        memcpy(rows, buf + sizeof head, (size_t)head[1] * sizeof *rows);
-                        st = add_rows(l, rows, (size_t)head[1]);
-                    } else {
-                        st = FB_ERR_NOMEM;
-                    }
-                    free(rows);
-                }
-                if (fb_status_severity((fb_status)head[0]) > fb_status_severity(*worst)) {
-                    *worst = (fb_status)head[0];
-                    *worst_rank = head[2];
-                }
-            }
-            free(buf);
+            int i;
+            st = recv_answer(l, node_of, &status, worst, worst_rank, &i);
             if (!answered[i]) {
                 answered[i] = true;
                 left--;
@@ -530,6 +577,132 @@ static void name_unanswered(struct loc *l, const int *node_of, const bool *answe
     }
 }
 
+/* The watchdog's line for a phase 1 that some nodes did not answer in time: which, and where
+ * the others' verdicts are. */
+static void unanswered_line(const struct loc *l, const bool *answered, char *what, size_t len)
+{
+    size_t used = (size_t)snprintf(what, len, "no answer from");
+
+    for (int i = 0; i < l->nodes && used < len - 1; i++)
+        if (!answered[i])
+            used += (size_t)snprintf(what + used, len - used, " %s", l->name[i]);
+    if (used < len - 1)
+        used += (size_t)snprintf(what + used, len - used, "; the others are judged in nodes.csv");
+    if (l->by_deputy && used < len - 1)
+        snprintf(what + used, len - used, ", written by the deputy, rank %d on %s",
+                 l->s.world.rank, l->s.world.host);
+}
+
+/* Collective: what the deputy (struct loc) needs to write the node table in rank 0's stead: the
+ * run folder's path and whether the nodes are one machine's (one_kernel); on the deputy, its
+ * rows in memory and the table's figures. */
+static fb_status share_with_deputy(struct loc *l)
+{
+    const struct fb_world *w = &l->s.world;
+    int one = l->one_kernel;
+    fb_status st = FB_OK;
+
+    l->deputy = l->nodes >= 2 ? l->lead[1] : -1;
+    if (l->deputy < 0)
+        return FB_OK;
+    MPI_Bcast(l->res.dir, (int)sizeof l->res.dir, MPI_CHAR, 0, w->comm);
+    MPI_Bcast(&one, 1, MPI_INT, 0, w->comm);
+    MPI_Bcast(l->boot_id, (int)sizeof l->boot_id, MPI_CHAR, 0, w->comm);
+    l->one_kernel = one;
+    if (w->rank == l->deputy) {
+        l->res.in_memory = true;
+        if (!(l->node_fig = malloc((size_t)l->nodes * NODE_CASES * sizeof *l->node_fig)))
+            st = FB_ERR_NOMEM;
+        for (size_t i = 0; l->node_fig && i < (size_t)l->nodes * NODE_CASES; i++)
+            l->node_fig[i] = NAN;
+        for (int c = 0; c < NODE_CASES; c++)
+            l->node_med[c] = NAN;
+    }
+    return fb_world_agree(w, st);
+}
+
+/* The deputy, after its own node's pass (its rows from `first` on in l->res): the other nodes'
+ * answers (rank 0 sends none), as they come, until rank 0 says it heard the nodes (HEARD_TAG),
+ * then the answers rank 0 heard that have not come here yet. Returns whether rank 0 heard the
+ * deputy's own node. When rank 0's node has not finished its pass (ALIVE_TAG) within --timeout
+ * (as long as rank 0 waits for the others, collect_answers), it has not answered and rank 0
+ * cannot write: the deputy judges the nodes that answered among themselves, names the others
+ * (rank 0's among them), writes the node table into rank 0's run folder (made here when this
+ * node cannot see it) and stops the job with exit code 3; it does not return then. A signal
+ * ends the watch (rank 0, if alive, writes the table of a node that died). */
+static bool deputy_watch(struct loc *l, const int *node_of, size_t first, bool *answered,
+                         bool *flag, double *fig, double *typ, double *v)
+{
+    const struct fb_world *w = &l->s.world;
+    double t = l->opt.timeout_s, limit = fb_clock_now_s() + (t > 2.0 ? t - 1.0 : t / 2.0);
+    unsigned char *heard = calloc((size_t)l->nodes, 1);
+    bool alive = false, told = false, mine = false;
+    fb_status worst = FB_OK, st = heard ? FB_OK : FB_ERR_NOMEM;
+    int worst_rank = -1;
+    char what[240];
+    double t0 = fb_clock_now_us();
+
+    for (int i = 0; i < l->nodes; i++)
+        answered[i] = i == w->node;
+    fb_watchdog_phase("phase 1: the nodes' answers (the deputy)");
+    fb_watchdog_wait_begin();
+    while (st == FB_OK) {
+        MPI_Status status;
+        int got = 0, left = 0;
+
+        MPI_Iprobe(MPI_ANY_SOURCE, ANSWER_TAG, w->comm, &got, &status);
+        if (got) {
+            int i;
+            st = recv_answer(l, node_of, &status, &worst, &worst_rank, &i);
+            answered[i] = true;
+            continue;
+        }
+        if (!alive) {
+            MPI_Iprobe(0, ALIVE_TAG, w->comm, &got, &status);
+            if (got) {
+                MPI_Recv(NULL, 0, MPI_BYTE, 0, ALIVE_TAG, w->comm, MPI_STATUS_IGNORE);
+                alive = true;
+            }
+        }
+        if (!told) {
+            MPI_Iprobe(0, HEARD_TAG, w->comm, &got, &status);
+            if (got) {
+                MPI_Recv(heard, l->nodes, MPI_UNSIGNED_CHAR, 0, HEARD_TAG, w->comm,
+                         MPI_STATUS_IGNORE);
+                told = true;
+                mine = heard[w->node] != 0;
+            }
+        }
+        for (int i = 0; told && i < l->nodes; i++)
+            left += heard[i] && !answered[i] && node_of[0] != i;
+        if (told && left == 0)
+            break;
+        if (fb_watchdog_interrupted())
+            break;
+        if (!alive && t > 0 && fb_clock_now_s() > limit)
+            st = FB_ERR_TIMEOUT;
+        else
+            fb_clock_sleep_s(0.001);
+    }
+    fb_watchdog_wait_end();
+    free(heard);
+    l->phase_s[5] += (fb_clock_now_us() - t0) / 1e6;
+    if (st != FB_ERR_TIMEOUT)
+        return mine;
+    l->by_deputy = true;
+    judge_nodes(l, node_of, answered, first, flag, fig, typ, v);
+    name_unanswered(l, node_of, answered, FB_ERR_TIMEOUT);
+    if (fb_mkdirs(l->res.dir) != 0)
+        fb_error("locate: the deputy cannot make the run folder '%s' on %s: %s", l->res.dir,
+                 w->host, strerror(errno));
+    else if (loc_write_outputs(l) != FB_OK)
+        fb_error("locate: the deputy could not write the node table in '%s'", l->res.dir);
+    unanswered_line(l, answered, what, sizeof what);
+    fb_watchdog_leave_rank0(0.0); /* rank 0's own watchdog has marked the run, or soon will */
+    fb_watchdog_wait_begin();
+    fb_watchdog_expire(what);
+}
+
 /* Collective. Every node alone at once, each in its own communicator (node_run); a node far
  * below the others is measured again and named only when it is far below both times (noise
  * passes). A node that does not answer in time is named, the others are judged without it and
@@ -552,20 +725,45 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
      * other ranks leave rank 0 twice --timeout to stop the job with the node table written,
      * not the watchdog's 5 s. */
     fb_watchdog_leave_rank0(2.0 * l->opt.timeout_s);
+    /* and rank 0's own node hanging: its watchdog leaves the deputy as long to write the others'
+     * table (deputy_watch) */
+    if (l->deputy >= 0)
+        fb_watchdog_hold_rank0(2.0 * l->opt.timeout_s);
     if ((st = fb_world_agree(w, st)) != FB_OK ||
         (st = fb_world_agree(w, node_run_open(l, r->node_of, &n))) != FB_OK)
         goto out;
     for (int pass = 0; pass < 2; pass++) {
-        size_t first = w->rank == 0 ? l->res.nrows : 0, nfirst = n.res.nrows;
+        /* rank 0's and the deputy's rows of this pass from `first` on (none elsewhere) */
+        size_t first = l->res.nrows, nfirst = n.res.nrows;
         fb_status mine;
+        unsigned char *heard = NULL;
+        MPI_Request heard_req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}; /* alive, heard */
 
         /* one table on the terminal, rank 0's node's: the others' figures go to its rows */
         fb_log_set_report(w->rank == 0);
         mine = node_pass(l, &n, nfirst);
         fb_log_set_report(1);
+        if (w->rank == 0 && l->deputy >= 0)
+            MPI_Isend(NULL, 0, MPI_BYTE, l->deputy, ALIVE_TAG, w->comm, &heard_req[0]);
 
-        if (w->local_rank == 0 && w->rank != 0)
-            send_answer(l, &n, nfirst, mine);
+        if (w->local_rank == 0 && w->rank != 0) {
+            struct answer a;
+            bool wait = true;
+            answer_post(l, &n, nfirst, mine, &a);
+            if (w->rank == l->deputy) {
+                if (add_rows(l, n.res.rows + nfirst, n.res.nrows - nfirst) != FB_OK)
+                    fb_warn("locate: the deputy keeps no rows of its own node (out of memory)");
+                wait = deputy_watch(l, r->node_of, first, answered, flag2, fig, typ, v);
+            }
+            /* rank 0 took this answer, unless it gave up on this node (it is stopping the
+             * job then, and the send is left to that) */
+            if (wait) {
+                fb_watchdog_phase("phase 1: the node's answer to rank 0");
+                fb_watchdog_wait_begin();
+                answer_wait(&a);
+                fb_watchdog_wait_end();
+            }
+        }
         if (w->rank == 0) {
             fb_status worst = mine, got;
             int worst_rank = node_culprit(&n, mine);
@@ -577,20 +775,23 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
                 got = collect_answers(l, r->node_of, answered, &worst, &worst_rank);
                 l->phase_s[5] += (fb_clock_now_us() - t0) / 1e6;
             }
+            /* rank 0 is alive and heard these nodes: the deputy stands down */
+            if (l->deputy >= 0 && (heard = malloc((size_t)l->nodes))) {
+                for (int i = 0; i < l->nodes; i++)
+                    heard[i] = answered[i];
+                MPI_Isend(heard, l->nodes, MPI_UNSIGNED_CHAR, l->deputy, HEARD_TAG, w->comm,
+                          &heard_req[1]);
+            } else if (l->deputy >= 0 && got == FB_OK) {
+                got = FB_ERR_NOMEM;
+            }
             if (got == FB_ERR_TIMEOUT || got == FB_ERR_INTERRUPTED) {
                 judge_nodes(l, r->node_of, answered, first, pass ? flag2 : flag, fig, typ, v);
                 name_unanswered(l, r->node_of, answered, got);
                 (void)loc_write_outputs(l);
                 if (got == FB_ERR_TIMEOUT) {
-                    char what[160];
-                    size_t used = (size_t)snprintf(what, sizeof what, "no answer from");
-                    for (int i = 0; i < l->nodes && used < sizeof what - 1; i++)
-                        if (!answered[i])
-                            used += (size_t)snprintf(what + used, sizeof what - used, " %s",
-                                                     l->name[i]);
-                    if (used < sizeof what - 1)
-                        snprintf(what + used, sizeof what - used,
-                                 "; the others are judged in nodes.csv");
+                    char what[240];
+                    unanswered_line(l, answered, what, sizeof what);
+                    fb_watchdog_hold_rank0(0.0); /* the table is written: no deputy needed */
                     fb_watchdog_wait_begin(); /* rank 0 waited on the others */
                     fb_watchdog_expire(what);
                 }
@@ -613,6 +814,8 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
             fb_watchdog_phase("phase 1: waiting for the other nodes");
         }
         fb_watchdog_wait_begin();
+        MPI_Waitall(2, heard_req, MPI_STATUSES_IGNORE); /* the deputy answered: it takes these */
+        free(heard);
         MPI_Bcast(shared, 2, MPI_INT, 0, w->comm);
         fb_watchdog_wait_end();
         if ((st = (fb_status)shared[0]) != FB_OK || !shared[1])
@@ -635,6 +838,7 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
         }
 out:
     fb_watchdog_leave_rank0(0.0);
+    fb_watchdog_hold_rank0(0.0);
     node_run_close(&n);
     free(answered);
     free(v);
@@ -758,7 +962,7 @@ int fb_locate_main(struct loc *l)
         goto out;
     runner_up = true;
     if ((st = fb_world_agree(w, map_nodes(l, runner.node_of))) != FB_OK ||
-        (st = one_kernel(l)) != FB_OK ||
+        (st = one_kernel(l)) != FB_OK || (st = share_with_deputy(l)) != FB_OK ||
         (st = fb_world_agree(w, fb_expect_job_gather(&l->s, &l->expect))) != FB_OK)
         goto out;
     if (w->rank == 0) {
@@ -818,9 +1022,9 @@ out:
         if (l->log)
             fclose(l->log);
         fb_run_record_set(NULL, NULL, NULL);
-        fb_results_release(&l->res);
         cJSON_Delete(l->env);
     }
+    fb_results_release(&l->res); /* rank 0's, and the deputy's rows in memory */
     {
         int nsus = (int)l->nsus;
         MPI_Bcast(&nsus, 1, MPI_INT, 0, w->comm);

@@ -72,6 +72,13 @@ struct loc {
      * node's figure is its share of the same CPUs); the kernel's boot_id */
     bool one_kernel;
     char boot_id[40];
+    /* the deputy: the lead of node 1 (-1 with one node). Every lead sends it phase 1's answer
+     * too; when rank 0's own node does not answer in time (rank 0 cannot write then), the
+     * deputy judges the others, names rank 0's node, writes the node table into the run folder
+     * and stops the job. by_deputy: this table is the deputy's (l->res then holds its rows in
+     * memory, l->res.dir rank 0's folder). */
+    int deputy;
+    bool by_deputy;
 };
 
 /* Rank 0: the per-rank figure (metric, src == rank) of case `kase` of benchmark `bench` in

@@ -27,6 +27,9 @@
  * print their lines before MPI_Abort takes them. */
 static const double leave_others_s = 1.0;
 static double leave_rank0_s = 5.0; /* under fb_watchdog_self.mu */
+/* How long rank 0, whose own phase timed out, waits before it stops the job: leave_others_s, or
+ * longer while a deputy may write what rank 0 owns (fb_watchdog_hold_rank0). */
+static double hold_rank0_s = 0.0; /* under fb_watchdog_self.mu */
 
 struct fb_watchdog_self fb_watchdog_self = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -241,9 +244,17 @@ _Noreturn static void expire(const char *what, const struct pub *other)
         snprintf(rec, sizeof rec, "%s did not end within --timeout %.0f s; %s", what,
                  wd.timeout_s, detail);
         fb_watchdog_stop_hook("timeout", rec);
-        fb_error("stopping the job: the run is marked 'timeout' in env.json, results.csv holds "
-                 "every finished point; exit code %d", FB_EXIT_TIMEOUT);
-        fb_clock_sleep_s(leave_others_s);
+        pthread_mutex_lock(&fb_watchdog_self.mu);
+        double hold = hold_rank0_s;
+        pthread_mutex_unlock(&fb_watchdog_self.mu);
+        if (hold > leave_others_s)
+            fb_error("stopping the job in %.0f s (another rank may still write what this rank "
+                     "could not): the run is marked 'timeout' in env.json, results.csv holds "
+                     "every finished point; exit code %d", hold, FB_EXIT_TIMEOUT);
+        else
+            fb_error("stopping the job: the run is marked 'timeout' in env.json, results.csv "
+                     "holds every finished point; exit code %d", FB_EXIT_TIMEOUT);
+        fb_clock_sleep_s(hold > leave_others_s ? hold : leave_others_s);
     } else {
         /* Speak only when there is something to say: a culprit (not at a wait), or the first
          * rank of a host for its host; then leave rank 0 the time to mark the run. */
@@ -263,6 +274,13 @@ void fb_watchdog_leave_rank0(double seconds)
 {
     pthread_mutex_lock(&fb_watchdog_self.mu);
     leave_rank0_s = seconds > 5.0 ? seconds : 5.0;
+    pthread_mutex_unlock(&fb_watchdog_self.mu);
+}
+
+void fb_watchdog_hold_rank0(double seconds)
+{
+    pthread_mutex_lock(&fb_watchdog_self.mu);
+    hold_rank0_s = seconds > 0.0 ? seconds : 0.0;
     pthread_mutex_unlock(&fb_watchdog_self.mu);
 }
 

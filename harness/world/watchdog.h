@@ -90,6 +90,12 @@ _Noreturn void fb_watchdog_expire(const char *what);
  * the one that did not, gives rank 0 its own --timeout after its node's work. Thread-safe. */
 void fb_watchdog_leave_rank0(double seconds);
 
+/* How long rank 0, once its own phase timed out, waits before it stops the job: 1 s (its
+ * default, for the other ranks' watchdogs to print their lines; 0 gives it back), or longer
+ * from now on. locate's phase 1 holds rank 0 twice --timeout, so that when rank 0's own node
+ * hangs a deputy rank still writes the node table of the others. Thread-safe. */
+void fb_watchdog_hold_rank0(double seconds);
+
 /* Whether SIGINT or SIGTERM came (the signal number, or 0). Async-signal-safe to read. */
 int fb_watchdog_interrupted(void);
 

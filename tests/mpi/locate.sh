@@ -16,6 +16,10 @@
 #   hang    5 nodes, rank 3 hung in phase 1, --timeout 20: exit 3, node 3 named for no answer, the
 #           other 4 judged among themselves, the later checks SKIP (the fleet stopped), drain.txt.
 #   dead    the same rank killed instead: the job ends, and the same table was written.
+#   hang0   the same with rank 0 itself hung: exit 3 well before rank 0's watchdog would stop
+#           the job; the deputy (rank 1, node 1's lead) names node 0, judges the other 4 and
+#           writes the same table into rank 0's run folder (env.json marked 'timeout'), and
+#           says so in locate.md.
 #   expected  2 nodes of 2 ranks standing on the C4140 K's GPUs 03 and 04 (FB_TEST_GPU_BUSES,
 #           FB_SYSFS_ROOT, FB_NVML_FACTS of tests/data/machines/c4140-k): nodes.csv's `expected`
 #           and `bound` give each node's copies its two GPUs' share of the one x16 uplink (not
@@ -295,19 +299,23 @@ bad)
     "$bin" locate --help >out.txt 2>&1 || fail "locate --help exited non-zero"
     grep -q -- "--tolerance PCT" out.txt || fail "--help lacks --tolerance"
     ;;
-hang | dead)
+hang | dead | hang0)
     # hang: rank 3 (node 3 of 5) hangs in its first trial of phase 1 (FB_TEST_HANG, test only),
     # --timeout 20: exit 3; rank 0 names node 3 and judges the 4 others without it.
     # dead: the same rank, hung with --timeout 60, is killed (SIGKILL); mpirun stops the job,
     # and before it ends rank 0 has written the same table, node 3 named as gone.
+    # hang0: rank 0 itself hangs there: no rank 0 to write the table. Rank 0's watchdog fires at
+    # --timeout and holds the job twice --timeout; the deputy (rank 1) gives rank 0 --timeout
+    # after its own node's pass, then writes the table naming node 0 and stops the job 5 s later.
     # (--timeout 20: rank 0 measures its own node first, which beside the suite's other tests
     # took over 10 s, and in CI a healthy node's phase 1 once ended more than 10 s after rank
     # 0's, both named for no answer; the hung rank's watchdog leaves rank 0 twice --timeout to
     # stop the job)
-    limit=20
+    limit=20 hr=3
     [ "$what" = dead ] && limit=60
+    [ "$what" = hang0 ] && hr=0
     t0=$(date +%s)
-    env FB_TEST_RANKS_PER_NODE=1 FB_TEST_HANG="3:locate_node:trial 1" OMPI_MCA_mpi_yield_when_idle=1 \
+    env FB_TEST_RANKS_PER_NODE=1 FB_TEST_HANG="$hr:locate_node:trial 1" OMPI_MCA_mpi_yield_when_idle=1 \
         "${MPIEXEC:-mpirun}" --oversubscribe -np 5 -x FB_TEST_RANKS_PER_NODE -x FB_TEST_HANG \
         "$bin" locate $args --timeout "$limit" --out "$work/out" >"$work/stdout" 2>"$work/stderr" &
     launcher=$!
@@ -334,7 +342,7 @@ hang | dead)
     rc=$?
     took=$(($(date +%s) - t0))
     echo "exit $rc after $took s"
-    if [ "$what" = hang ]; then
+    if [ "$what" != dead ]; then
         [ "$rc" = 3 ] || fail "exit $rc, expected 3 (timeout): $(tail -20 "$work/stderr")"
         grep -Eq '"run_status":[[:space:]]*"timeout"' "$work/out/env.json" || fail "env.json not marked timeout"
         how="within --timeout"
@@ -343,25 +351,36 @@ hang | dead)
         [ $(($(date +%s) - t_kill)) -le 15 ] || fail "the job ended $(($(date +%s) - t_kill)) s after its rank was killed"
         how="before the job was stopped"
     fi
+    grep -q "FB_TEST_HANG: rank $hr hangs" "$work/stderr" || fail "rank $hr never hung: $(tail -5 "$work/stderr")"
     cat "$work/stdout"
-    grep -q "^SUSPECT node $host/n3: no answer: rank(s) 3 did not finish phase 1 (each node alone) $how" "$work/stdout" ||
-        fail "node 3 not named as not answering: $(cat "$work/stdout")"
+    grep -q "^SUSPECT node $host/n$hr: no answer: rank(s) $hr did not finish phase 1 (each node alone) $how" "$work/stdout" ||
+        fail "node $hr not named as not answering: $(cat "$work/stdout")"
     [ "$(grep -c '^SUSPECT' "$work/stdout")" = 1 ] || fail "not exactly one suspect: $(grep SUSPECT "$work/stdout")"
-    figured=4 node_table 5 n3:h2d n3:p2p n3:allreduce n3:compute
+    figured=4 node_table 5 "n$hr:h2d" "n$hr:p2p" "n$hr:allreduce" "n$hr:compute"
     # the 4 others judged among themselves in phase 1: h2d and compute PASS with the median of 4
-    judged=$(csv_awk 'v("node") != h "/n3" && v("verdict") == "PASS" && (v("check") == "h2d" || v("check") == "compute") { n++ } END { print n + 0 }' h="$host" "$work/out/nodes.csv")
+    judged=$(csv_awk 'v("node") != h "/n" r && v("verdict") == "PASS" && (v("check") == "h2d" || v("check") == "compute") { n++ } END { print n + 0 }' h="$host" r="$hr" "$work/out/nodes.csv")
     [ "$judged" = 8 ] || fail "$judged of the other nodes' 8 h2d and compute checks PASS: $(cat "$work/out/nodes.csv")"
     notrun=$(csv_awk 'v("verdict") == "SKIP" && v("evidence") ~ /^not run: the fleet stopped after phase 1 \(1 node\(s\) did not answer\)$/ { n++ } END { print n + 0 }' "$work/out/nodes.csv")
     [ "$notrun" = 15 ] || fail "$notrun of 15 pairs, links and arrive rows say the fleet stopped after phase 1"
     # a pretend node's name (HOST/nN) is no Slurm node name: drain.txt says so instead (the
     # cluster test drains a real host for the same reason)
     [ "$(grep -c "^# not drained: '$host/n[0-9]*'" "$work/out/drain.txt")" = 1 ] &&
-        grep -Fxq "# not drained: '$host/n3' is not a name scontrol takes as one node" "$work/out/drain.txt" ||
-        fail "drain.txt does not name node 3 alone: $(cat "$work/out/drain.txt")"
+        grep -Fxq "# not drained: '$host/n$hr' is not a name scontrol takes as one node" "$work/out/drain.txt" ||
+        fail "drain.txt does not name node $hr alone: $(cat "$work/out/drain.txt")"
     grep -q "did not answer (hung or dead" "$work/out/locate.md" || fail "locate.md does not say the fleet stopped"
-    # the rows of the 4 nodes that answered are kept: h2d for ranks 0, 1, 2, 4, none for 3
-    srcs=$(csv_awk 'v("bench") == "locate_node" && v("case") == "node_h2d" && v("metric") == "bandwidth" && v("src") != "" { print v("src") }' "$work/out/results.csv" | sort -u | tr '\n' ' ')
-    [ "$srcs" = "0 1 2 4 " ] || fail "results.csv's phase-1 rows are of ranks '$srcs', expected '0 1 2 4 '"
+    if [ "$what" = hang0 ]; then
+        # the deputy stopped the job, not rank 0's hold (--timeout, then twice --timeout: 60 s)
+        [ "$took" -lt $((2 * limit + 5)) ] || fail "the job took $took s: the deputy did not stop it"
+        grep -q "no answer from $host/n0; the others are judged in nodes.csv, written by the deputy, rank 1 on $host" "$work/stderr" ||
+            fail "no watchdog line from the deputy: $(grep -i timeout "$work/stderr")"
+        grep -q "^Written by the deputy, rank 1 on $host: rank 0's own node did not answer" "$work/out/locate.md" ||
+            fail "locate.md does not say the deputy wrote it: $(cat "$work/out/locate.md")"
+    else
+        grep -q "deputy" "$work/out/locate.md" && fail "rank 0 answered, yet locate.md names a deputy"
+        # the rows of the 4 nodes that answered are kept: h2d for ranks 0, 1, 2, 4, none for 3
+        srcs=$(csv_awk 'v("bench") == "locate_node" && v("case") == "node_h2d" && v("metric") == "bandwidth" && v("src") != "" { print v("src") }' "$work/out/results.csv" | sort -u | tr '\n' ' ')
+        [ "$srcs" = "0 1 2 4 " ] || fail "results.csv's phase-1 rows are of ranks '$srcs', expected '0 1 2 4 '"
+    fi
     ;;
 *) fail "unknown case '$what'" ;;
 esac
