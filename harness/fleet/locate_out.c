@@ -292,6 +292,17 @@ static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
         snprintf(c[C_ARRIVE].evidence, sizeof c[C_ARRIVE].evidence,
                  "no straggler to find among fewer than 3 ranks");
     }
+    /* a job stopped after phase 1: the checks of the phases it did not finish (those with
+     * nothing to judge them by keep that reason) */
+    for (int k = l->stage == LOC_STAGE_PAIRS ? C_PAIRS : C_ARRIVE; l->stopped[0] && k < CHECKS;
+         k++) {
+        if (c[k].v == FB_SKIP && (l->nodes < 3 || (k == C_ARRIVE && l->s.world.size < 3)))
+            continue;
+        c[k].v = FB_SKIP;
+        c[k].fig = c[k].med = NAN;
+        snprintf(c[k].evidence, sizeof c[k].evidence, "not finished: the job stopped (%s) in "
+                 "%s", l->stopped, loc_stage_name(l->stage));
+    }
     for (size_t n = 0; n < l->nsus; n++) {
         const struct loc_suspect *s = &l->sus[n];
         int k = -1;
@@ -595,13 +606,18 @@ static fb_status write_md(const struct loc *l, enum heat heat)
     fprintf(af.f, "Tolerance: %.0f%% below the typical value (and 3 scaled MADs). Backend %s, "
             "collectives %s.\n\n", l->tolerance, l->s.be->name, l->s.coll->name);
     fprintf(af.f, "## Verdict\n\n");
-    if (!l->nsus)
+    if (!l->nsus && !l->stopped[0])
         fprintf(af.f, "No suspect among %d node(s).\n\n", l->nodes);
     if (l->unanswered)
         fprintf(af.f, "The fleet stopped after phase 1: %d node(s) did not answer (hung or "
                 "dead: the watchdog's lines name their ranks); the other nodes were judged "
                 "among themselves in phase 1 only, the tournament and the stragglers not "
                 "run.\n\n", l->unanswered);
+    if (l->stopped[0])
+        fprintf(af.f, "The job stopped (%s) in %s: this table holds the checks that finished "
+                "(phase 1%s); the others SKIP, and the watchdog's lines name the ranks that did "
+                "not arrive.\n\n", l->stopped, loc_stage_name(l->stage),
+                l->stage == LOC_STAGE_STRAGGLERS ? " and the tournament" : "");
     if (l->by_deputy) {
         fprintf(af.f, "Written by the deputy, rank %d on ", l->s.world.rank);
         fb_md_put_text(af.f, l->s.world.host);
@@ -630,9 +646,17 @@ static fb_status write_md(const struct loc *l, enum heat heat)
                 l->by_deputy ? "the deputy" : "rank 0");
         goto files;
     }
+    if (l->stopped[0] && l->stage == LOC_STAGE_PAIRS) {
+        fprintf(af.f, "| 2: tournament, twice, and retests | not finished | |\n"
+                "| stragglers | not run | |\n\n");
+        goto files;
+    }
     fprintf(af.f, "| 2: tournament, twice | %d | %.2f |\n", l->rounds, l->phase_s[1]);
     fprintf(af.f, "| retests | %d | %.2f |\n", l->retest_rounds, l->phase_s[2]);
-    fprintf(af.f, "| stragglers | 1 | %.2f |\n\n", l->phase_s[3]);
+    if (l->stopped[0])
+        fprintf(af.f, "| stragglers | not finished | |\n\n");
+    else
+        fprintf(af.f, "| stragglers | 1 | %.2f |\n\n", l->phase_s[3]);
     fprintf(af.f, "Phase 1's first two rows are rank 0's node's (each node measures itself at "
             "its own pace); the third, how long rank 0 then waited for the others.\n\n");
     fprintf(af.f, "rounds: %d of the tournament's %d%s; %.3f s per round; typical pair %.3g "
@@ -665,7 +689,7 @@ static fb_status write_heat(const struct loc *l, enum heat *heat)
     fb_status st;
 
     *heat = HEAT_NONE;
-    if (!tmpl || !common || n < 2 || l->unanswered) /* no tournament, no map */
+    if (!tmpl || !common || n < 2 || l->unanswered || l->stopped[0]) /* no whole tournament */
         return FB_OK;
     snprintf(path, sizeof path, "%s/locate-heat.dat", l->res.dir);
     if ((st = fb_atomic_open(&af, path)) != FB_OK)
@@ -727,7 +751,10 @@ fb_status loc_write_outputs(struct loc *l)
         verdict_line(l, &l->sus[i], line, sizeof line);
         fb_out("%s\n", line);
     }
-    if (!l->nsus)
+    if (l->stopped[0])
+        fb_out("locate: stopped (%s) in %s: the checks that finished are judged in nodes.csv\n",
+               l->stopped, loc_stage_name(l->stage));
+    else if (!l->nsus)
         fb_out("locate: no suspect among %d node(s)\n", l->nodes);
     {
         int judged, short_of;

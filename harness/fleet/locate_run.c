@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <math.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -934,6 +935,34 @@ out:
 
 /* ---- the whole locate ---- */
 
+const char *loc_stage_name(enum loc_stage s)
+{
+    switch (s) {
+    case LOC_STAGE_NODES: return "phase 1 (each node alone)";
+    case LOC_STAGE_PAIRS: return "phase 2 (the tournament and its retests)";
+    case LOC_STAGE_STRAGGLERS: return "the straggler check";
+    default: return "its outputs";
+    }
+}
+
+void loc_write_stopped(void *arg, const char *state, const char *detail)
+{
+    static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+    struct loc *l = arg;
+
+    (void)detail;
+    pthread_mutex_lock(&once);
+    if (!l->stopped[0] && l->stage > LOC_STAGE_NODES && l->stage < LOC_STAGE_DONE) {
+        snprintf(l->stopped, sizeof l->stopped, "%s", state);
+        /* the tournament's verdicts come at its end: none of it is shown unfinished */
+        if (l->stage == LOC_STAGE_PAIRS)
+            l->nsus = l->nsus_nodes;
+        if (loc_write_outputs(l) != FB_OK)
+            fb_error("locate: the node table of the stopped job was not written");
+    }
+    pthread_mutex_unlock(&once);
+}
+
 int fb_locate_main(struct loc *l)
 {
     const struct fb_world *w = &l->s.world;
@@ -988,14 +1017,23 @@ int fb_locate_main(struct loc *l)
         goto out;
     if ((st = phase_nodes(l, &runner)) != FB_OK)
         goto out;
+    /* phase 1 is judged: a job stopped from here on still leaves its node table */
+    if (w->rank == 0) {
+        node_expected(l);
+        l->nsus_nodes = l->nsus;
+        fb_run_record_also(loc_write_stopped, l);
+    }
+    l->stage = LOC_STAGE_PAIRS;
     if ((st = loc_phase_pairs(l, &runner)) != FB_OK)
         goto out;
+    l->stage = LOC_STAGE_STRAGGLERS;
     t0 = fb_clock_now_us();
     if ((st = phase_stragglers(l, &runner)) != FB_OK)
         goto out;
     l->phase_s[3] = (fb_clock_now_us() - t0) / 1e6;
     if (w->rank == 0) {
-        node_expected(l);
+        fb_run_record_also(NULL, NULL);
+        l->stage = LOC_STAGE_DONE;
         fb_run_record_lock();
         st = fb_results_flush(&l->res);
         fb_run_record_unlock();
@@ -1016,6 +1054,9 @@ out:
                                        : st == FB_ERR_TIMEOUT ? "timeout" : "failed";
         if (fb_run_record_mark(state, st == FB_OK ? "" : why) != FB_OK && st == FB_OK)
             st = FB_ERR_IO;
+        fb_run_record_also(NULL, NULL);
+        if (st != FB_OK) /* a rank's error or a signal after phase 1: what finished is judged */
+            loc_write_stopped(l, state, why);
     }
     if (w->rank == 0) {
         fb_log_set_file(NULL);

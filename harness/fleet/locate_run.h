@@ -33,6 +33,9 @@ extern const char *const loc_node_benches[LOC_NODE_CASES];
 extern const char *const loc_node_metrics[LOC_NODE_CASES];
 extern const char *const loc_node_units[LOC_NODE_CASES];
 
+/* where a locate is */
+enum loc_stage { LOC_STAGE_NODES, LOC_STAGE_PAIRS, LOC_STAGE_STRAGGLERS, LOC_STAGE_DONE };
+
 struct loc {
     struct fb_options opt;
     double tolerance; /* percent below the typical value before a measurement is suspect */
@@ -79,7 +82,22 @@ struct loc {
      * memory, l->res.dir rank 0's folder). */
     int deputy;
     bool by_deputy;
+    /* how far the locate got, and (rank 0) the end state of a job stopped after phase 1
+     * ("timeout", "failed", "interrupted"; "" otherwise): the node table then holds the checks
+     * that finished, the others SKIP (loc_write_stopped) */
+    enum loc_stage stage;
+    char stopped[16];
+    size_t nsus_nodes; /* rank 0: the suspects of phase 1 (the first of l->sus) */
 };
+
+/* Rank 0: the node table of a locate stopped after phase 1 (state: the end state, detail its
+ * line): phase 1's verdicts (and the tournament's, when the job stopped in the stragglers),
+ * the checks of the phases not finished SKIP. Writes once: from the watchdog's stop hook
+ * (fb_run_record_also: the main thread is blocked in MPI) or from the main thread. */
+void loc_write_stopped(void *l, const char *state, const char *detail);
+
+/* the stage's words for the node table: "phase 2 (the tournament and its retests)", ... */
+const char *loc_stage_name(enum loc_stage s);
 
 /* Rank 0: the per-rank figure (metric, src == rank) of case `kase` of benchmark `bench` in
  * rows [first, nrows) of l->res, its best trial (the largest bandwidth, the shortest time:

@@ -16,11 +16,15 @@
 static struct {
     pthread_mutex_t mu;         /* guards the fields below */
     pthread_mutex_t results_mu; /* the main thread's, while it changes the results */
+    pthread_mutex_t also_mu;    /* held while `also` runs, and to change it */
     cJSON *env;
     char env_path[4300];
     struct fb_results *res;
     bool marked;
-} rec = {.mu = PTHREAD_MUTEX_INITIALIZER, .results_mu = PTHREAD_MUTEX_INITIALIZER};
+    void (*also)(void *arg, const char *state, const char *detail); /* under also_mu */
+    void *also_arg;
+} rec = {.mu = PTHREAD_MUTEX_INITIALIZER, .results_mu = PTHREAD_MUTEX_INITIALIZER,
+           .also_mu = PTHREAD_MUTEX_INITIALIZER};
 
 fb_status fb_run_record_mark(const char *state, const char *detail)
 {
@@ -81,10 +85,22 @@ static void on_stop(void *arg, const char *state, const char *detail)
     res = rec.res;
     pthread_mutex_unlock(&rec.mu);
     save_results(res);
+    pthread_mutex_lock(&rec.also_mu);
+    if (rec.also)
+        rec.also(rec.also_arg, state, detail);
+    pthread_mutex_unlock(&rec.also_mu);
     /* the job is stopped next (MPI_Abort): the folder's run lock goes now; an interrupted run
      * still stops at its next check and removes it itself (fb_results_release) */
     if (res && res->locked && strcmp(state, "interrupted") != 0)
         fb_run_folder_unlock(res->dir);
+}
+
+void fb_run_record_also(void (*fn)(void *arg, const char *state, const char *detail), void *arg)
+{
+    pthread_mutex_lock(&rec.also_mu);
+    rec.also = fn;
+    rec.also_arg = arg;
+    pthread_mutex_unlock(&rec.also_mu);
 }
 
 void fb_run_record_set(cJSON *env, const char *env_path, struct fb_results *res)

@@ -21,6 +21,11 @@ void fb_run_record_set(cJSON *env, const char *env_path, struct fb_results *res)
  * ignored. FB_OK when nothing is set. Thread-safe. */
 fb_status fb_run_record_mark(const char *state, const char *detail);
 
+/* A writer of the layer above (locate's node table), called by the stop hook after env.json is
+ * marked and results.csv written, with the end state and its line, from the watchdog thread
+ * (no MPI); NULL removes it (waiting for a stop under way). Rank 0 only. */
+void fb_run_record_also(void (*fn)(void *arg, const char *state, const char *detail), void *arg);
+
 /* Held while the main thread changes the results (adds rows, rewrites results.csv), so the
  * stop hook can write the finished points of a stopped run without racing it. */
 void fb_run_record_lock(void);

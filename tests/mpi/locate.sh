@@ -20,6 +20,10 @@
 #           the job; the deputy (rank 1, node 1's lead) names node 0, judges the other 4 and
 #           writes the same table into rank 0's run folder (env.json marked 'timeout'), and
 #           says so in locate.md.
+#   hang2   5 nodes, rank 3 hung in the tournament (phase 2), --timeout 20: exit 3; rank 0's
+#           watchdog writes the node table of what finished: phase 1 judged (every node's h2d
+#           and compute PASS), pairs, links and arrive SKIP as not finished, no suspect, no
+#           heat map; the terminal and locate.md say where the job stopped.
 #   expected  2 nodes of 2 ranks standing on the C4140 K's GPUs 03 and 04 (FB_TEST_GPU_BUSES,
 #           FB_SYSFS_ROOT, FB_NVML_FACTS of tests/data/machines/c4140-k): nodes.csv's `expected`
 #           and `bound` give each node's copies its two GPUs' share of the one x16 uplink (not
@@ -381,6 +385,27 @@ hang | dead | hang0)
         srcs=$(csv_awk 'v("bench") == "locate_node" && v("case") == "node_h2d" && v("metric") == "bandwidth" && v("src") != "" { print v("src") }' "$work/out/results.csv" | sort -u | tr '\n' ' ')
         [ "$srcs" = "0 1 2 4 " ] || fail "results.csv's phase-1 rows are of ranks '$srcs', expected '0 1 2 4 '"
     fi
+    ;;
+hang2)
+    env FB_TEST_RANKS_PER_NODE=1 FB_TEST_HANG="3:locate_pairs:trial 1" OMPI_MCA_mpi_yield_when_idle=1 \
+        "${MPIEXEC:-mpirun}" --oversubscribe -np 5 -x FB_TEST_RANKS_PER_NODE -x FB_TEST_HANG \
+        "$bin" locate $args --timeout 20 --out "$work/out" >"$work/stdout" 2>"$work/stderr"
+    rc=$?
+    cat "$work/stdout"
+    [ "$rc" = 3 ] || fail "exit $rc, expected 3 (timeout): $(tail -20 "$work/stderr")"
+    grep -q "FB_TEST_HANG: rank 3 hangs in locate_pairs" "$work/stderr" || fail "rank 3 never hung in the tournament: $(tail -5 "$work/stderr")"
+    grep -Eq '"run_status":[[:space:]]*"timeout"' "$work/out/env.json" || fail "env.json not marked timeout"
+    stage="phase 2 (the tournament and its retests)"
+    grep -qx "locate: stopped (timeout) in $stage: the checks that finished are judged in nodes.csv" "$work/stdout" ||
+        fail "the terminal does not say where the job stopped: $(cat "$work/stdout")"
+    grep -q '^SUSPECT' "$work/stdout" && fail "a suspect, yet nothing was slow: $(grep SUSPECT "$work/stdout")"
+    node_table 5
+    judged=$(csv_awk 'v("verdict") == "PASS" && (v("check") == "h2d" || v("check") == "compute") { n++ } END { print n + 0 }' "$work/out/nodes.csv")
+    [ "$judged" = 10 ] || fail "$judged of the 5 nodes' 10 h2d and compute checks PASS: $(cat "$work/out/nodes.csv")"
+    notrun=$(csv_awk 'v("verdict") == "SKIP" && v("evidence") == e { n++ } END { print n + 0 }' e="not finished: the job stopped (timeout) in $stage" "$work/out/nodes.csv")
+    [ "$notrun" = 15 ] || fail "$notrun of 15 pairs, links and arrive rows say the job stopped in phase 2: $(cat "$work/out/nodes.csv")"
+    grep -q "^The job stopped (timeout) in $stage" "$work/out/locate.md" || fail "locate.md does not say where the job stopped"
+    [ ! -e "$work/out/locate-heat.dat" ] || fail "a heat map of an unfinished tournament"
     ;;
 *) fail "unknown case '$what'" ;;
 esac
