@@ -294,6 +294,7 @@ fb_status loc_phase_pairs(struct loc *l, struct fb_runner *r)
     l->phase_s[1] = (fb_clock_now_us() - t0) / 1e6;
     if (w->rank == 0) {
         size_t cap = (size_t)plan.nrounds * (size_t)l->nodes / 2 + 1;
+        loc_table_lock(); /* the heat map's cells and the typical pair (loc_write_stopped) */
         p = calloc(cap, sizeof *p);
         slow = calloc(cap, sizeof *slow);
         link = calloc(cap, sizeof *link);
@@ -351,6 +352,7 @@ fb_status loc_phase_pairs(struct loc *l, struct fb_runner *r)
         if (st == FB_OK)
             st = fb_locate_retests(l->nodes, want, healthy, (const int(*)[2])pairs,
                                    (size_t)npairs, &re);
+        loc_table_unlock();
     }
     if ((st = fb_world_agree(w, st)) != FB_OK || (st = share_rounds(w, &re, l->nodes)) != FB_OK)
         goto out;
@@ -362,9 +364,12 @@ fb_status loc_phase_pairs(struct loc *l, struct fb_runner *r)
     if (re.nrounds > 0 && (st = run_rounds(l, r, &re, "retest")) != FB_OK)
         goto out;
     l->phase_s[2] = (fb_clock_now_us() - t0) / 1e6;
-    if (w->rank == 0 && re.nrounds > 0)
+    if (w->rank == 0 && re.nrounds > 0) {
+        loc_table_lock();
         st = decide_pairs(l, first, &re, p, np, slow, cand, link,
                           l->nodes >= FB_LOCATE_MAD_NODES ? mad : 0.0);
+        loc_table_unlock();
+    }
     st = fb_world_agree(w, st);
 out:
     fb_locate_rounds_release(&plan);

@@ -911,6 +911,8 @@ static fb_status phase_stragglers(struct loc *l, struct fb_runner *r)
         if (!any)
             goto out;
     }
+    if (w->rank == 0)
+        loc_table_lock();
     for (int k = 0; w->rank == 0 && k < w->size; k++)
         if (f[k] && f1[k]) {
             struct loc_suspect s = {.kind = "rank", .node = r->node_of[k], .peer = -1, .rank = k,
@@ -923,8 +925,10 @@ static fb_status phase_stragglers(struct loc *l, struct fb_runner *r)
             if (!loc_suspect_add(l, &s))
                 st = FB_ERR_NOMEM;
         }
-    if (w->rank == 0)
+    if (w->rank == 0) {
         links_to_stragglers(l);
+        loc_table_unlock();
+    }
 out:
     free(t);
     free(t1);
@@ -945,13 +949,27 @@ const char *loc_stage_name(enum loc_stage s)
     }
 }
 
+static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void loc_table_lock(void) { pthread_mutex_lock(&table_mu); }
+void loc_table_unlock(void) { pthread_mutex_unlock(&table_mu); }
+
 void loc_write_stopped(void *arg, const char *state, const char *detail)
 {
-    static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
     struct loc *l = arg;
+    double until = fb_clock_now_s() + 0.5;
 
     (void)detail;
-    pthread_mutex_lock(&once);
+    /* the main thread may be changing the table (a signal while rank 0 judges): half a
+     * second, as for results.csv (run_record.c), then the table is left unwritten */
+    while (pthread_mutex_trylock(&table_mu) != 0) {
+        if (fb_clock_now_s() > until) {
+            fb_warn("locate: the node table of the stopped job was not written (rank 0 was "
+                    "changing it)");
+            return;
+        }
+        fb_clock_sleep_s(0.01);
+    }
     if (!l->stopped[0] && l->stage > LOC_STAGE_NODES && l->stage < LOC_STAGE_DONE) {
         snprintf(l->stopped, sizeof l->stopped, "%s", state);
         /* the tournament's verdicts come at its end: none of it is shown unfinished */
@@ -960,7 +978,7 @@ void loc_write_stopped(void *arg, const char *state, const char *detail)
         if (loc_write_outputs(l) != FB_OK)
             fb_error("locate: the node table of the stopped job was not written");
     }
-    pthread_mutex_unlock(&once);
+    pthread_mutex_unlock(&table_mu);
 }
 
 int fb_locate_main(struct loc *l)
@@ -1026,14 +1044,18 @@ int fb_locate_main(struct loc *l)
     l->stage = LOC_STAGE_PAIRS;
     if ((st = loc_phase_pairs(l, &runner)) != FB_OK)
         goto out;
+    loc_table_lock();
     l->stage = LOC_STAGE_STRAGGLERS;
+    loc_table_unlock();
     t0 = fb_clock_now_us();
     if ((st = phase_stragglers(l, &runner)) != FB_OK)
         goto out;
     l->phase_s[3] = (fb_clock_now_us() - t0) / 1e6;
     if (w->rank == 0) {
         fb_run_record_also(NULL, NULL);
+        loc_table_lock();
         l->stage = LOC_STAGE_DONE;
+        loc_table_unlock();
         fb_run_record_lock();
         st = fb_results_flush(&l->res);
         fb_run_record_unlock();

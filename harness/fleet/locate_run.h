@@ -96,6 +96,12 @@ struct loc {
  * (fb_run_record_also: the main thread is blocked in MPI) or from the main thread. */
 void loc_write_stopped(void *l, const char *state, const char *detail);
 
+/* Rank 0's main thread holds this while it changes what the node table shows after phase 1
+ * (the tournament's cells and verdicts, the stragglers), so that loc_write_stopped, from the
+ * watchdog's thread, reads it whole. */
+void loc_table_lock(void);
+void loc_table_unlock(void);
+
 /* the stage's words for the node table: "phase 2 (the tournament and its retests)", ... */
 const char *loc_stage_name(enum loc_stage s);
 
