@@ -622,9 +622,8 @@ static fb_status write_md(const struct loc *l, enum heat heat)
         fprintf(af.f, "Written by the deputy, rank %d on ", l->s.world.rank);
         fb_md_put_text(af.f, l->s.world.host);
         fprintf(af.f, ": rank 0's own node did not answer, so rank 0 could not write this "
-                "table. results.csv and env.json are rank 0's: they hold what it recorded "
-                "before it stopped, not the other nodes' phase 1, whose figures are in "
-                "nodes.csv.\n\n");
+                "table. The deputy also rewrote results.csv with every node's rows it holds; "
+                "env.json is rank 0's, marked by its watchdog.\n\n");
     }
     for (size_t i = 0; i < l->nsus; i++) {
         verdict_line(l, &l->sus[i], line, sizeof line);

@@ -594,9 +594,9 @@ static void unanswered_line(const struct loc *l, const bool *answered, char *wha
                  l->s.world.rank, l->s.world.host);
 }
 
-/* Collective: what the deputy (struct loc) needs to write the node table in rank 0's stead: the
- * run folder's path and whether the nodes are one machine's (one_kernel); on the deputy, its
- * rows in memory and the table's figures. */
+/* Collective: what the deputy (struct loc) needs to write the node table and results.csv in rank
+ * 0's stead: the run folder's path, the run's id and whether the nodes are one machine's
+ * (one_kernel); on the deputy, its rows in memory and the table's figures. */
 static fb_status share_with_deputy(struct loc *l)
 {
     const struct fb_world *w = &l->s.world;
@@ -607,11 +607,13 @@ static fb_status share_with_deputy(struct loc *l)
     if (l->deputy < 0)
         return FB_OK;
     MPI_Bcast(l->res.dir, (int)sizeof l->res.dir, MPI_CHAR, 0, w->comm);
+    MPI_Bcast(l->res.run_id, (int)sizeof l->res.run_id, MPI_CHAR, 0, w->comm);
     MPI_Bcast(&one, 1, MPI_INT, 0, w->comm);
     MPI_Bcast(l->boot_id, (int)sizeof l->boot_id, MPI_CHAR, 0, w->comm);
     l->one_kernel = one;
     if (w->rank == l->deputy) {
         l->res.in_memory = true;
+        snprintf(l->res.csv_path, sizeof l->res.csv_path, "%s/results.csv", l->res.dir);
         if (!(l->node_fig = malloc((size_t)l->nodes * NODE_CASES * sizeof *l->node_fig)))
             st = FB_ERR_NOMEM;
         for (size_t i = 0; l->node_fig && i < (size_t)l->nodes * NODE_CASES; i++)
@@ -623,7 +625,7 @@ static fb_status share_with_deputy(struct loc *l)
 }
 
 /* The deputy, after its own node's pass (its rows from `first` on in l->res): the other nodes'
- * answers (rank 0 sends none), as they come, until rank 0 says it heard the nodes (HEARD_TAG),
+ * answers (rank 0's node's too), as they come, until rank 0 says it heard the nodes (HEARD_TAG),
  * then the answers rank 0 heard that have not come here yet. Returns whether rank 0 heard the
  * deputy's own node. When rank 0's node has not finished its pass (ALIVE_TAG) within --timeout
  * (as long as rank 0 waits for the others, collect_answers), it has not answered and rank 0
@@ -675,7 +677,7 @@ static bool deputy_watch(struct loc *l, const int *node_of, size_t first, bool *
             }
         }
         for (int i = 0; told && i < l->nodes; i++)
-            left += heard[i] && !answered[i] && node_of[0] != i;
+            left += heard[i] && !answered[i];
         if (told && left == 0)
             break;
         if (fb_watchdog_interrupted())
@@ -693,11 +695,15 @@ static bool deputy_watch(struct loc *l, const int *node_of, size_t first, bool *
     l->by_deputy = true;
     judge_nodes(l, node_of, answered, first, flag, fig, typ, v);
     name_unanswered(l, node_of, answered, FB_ERR_TIMEOUT);
+    /* results.csv with every row the nodes sent (rank 0's, during phase 1, holds no more: it
+     * was rewritten as each answer came, and its stop hook leaves it be) */
+    l->res.in_memory = false;
     if (fb_mkdirs(l->res.dir) != 0)
         fb_error("locate: the deputy cannot make the run folder '%s' on %s: %s", l->res.dir,
                  w->host, strerror(errno));
-    else if (loc_write_outputs(l) != FB_OK)
-        fb_error("locate: the deputy could not write the node table in '%s'", l->res.dir);
+    else if (fb_results_flush(&l->res) != FB_OK || loc_write_outputs(l) != FB_OK)
+        fb_error("locate: the deputy could not write results.csv and the node table in '%s'",
+                 l->res.dir);
     unanswered_line(l, answered, what, sizeof what);
     fb_watchdog_leave_rank0(0.0); /* rank 0's own watchdog has marked the run, or soon will */
     fb_watchdog_wait_begin();
@@ -730,6 +736,10 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
      * table (deputy_watch) */
     if (l->deputy >= 0)
         fb_watchdog_hold_rank0(2.0 * l->opt.timeout_s);
+    /* results.csv is rewritten as each node's answer comes: rank 0's stop hook leaves it be,
+     * and a deputy that writes it in rank 0's stead is not undone */
+    if (w->rank == 0 && l->deputy >= 0)
+        fb_run_record_file_current(true);
     if ((st = fb_world_agree(w, st)) != FB_OK ||
         (st = fb_world_agree(w, node_run_open(l, r->node_of, &n))) != FB_OK)
         goto out;
@@ -739,13 +749,16 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
         fb_status mine;
         unsigned char *heard = NULL;
         MPI_Request heard_req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}; /* alive, heard */
+        struct answer own = {.buf = NULL, .nreq = 0}; /* rank 0's node's, to the deputy */
 
         /* one table on the terminal, rank 0's node's: the others' figures go to its rows */
         fb_log_set_report(w->rank == 0);
         mine = node_pass(l, &n, nfirst);
         fb_log_set_report(1);
-        if (w->rank == 0 && l->deputy >= 0)
+        if (w->rank == 0 && l->deputy >= 0) {
             MPI_Isend(NULL, 0, MPI_BYTE, l->deputy, ALIVE_TAG, w->comm, &heard_req[0]);
+            answer_post(l, &n, nfirst, mine, &own);
+        }
 
         if (w->local_rank == 0 && w->rank != 0) {
             struct answer a;
@@ -817,6 +830,7 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
         fb_watchdog_wait_begin();
         MPI_Waitall(2, heard_req, MPI_STATUSES_IGNORE); /* the deputy answered: it takes these */
         free(heard);
+        answer_wait(&own);
         MPI_Bcast(shared, 2, MPI_INT, 0, w->comm);
         fb_watchdog_wait_end();
         if ((st = (fb_status)shared[0]) != FB_OK || !shared[1])
@@ -838,6 +852,8 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
                 st = FB_ERR_NOMEM;
         }
 out:
+    if (w->rank == 0 && l->deputy >= 0)
+        fb_run_record_file_current(false);
     fb_watchdog_leave_rank0(0.0);
     fb_watchdog_hold_rank0(0.0);
     node_run_close(&n);

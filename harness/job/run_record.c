@@ -21,6 +21,7 @@ static struct {
     char env_path[4300];
     struct fb_results *res;
     bool marked;
+    bool current; /* results.csv on disk is current: the stop hook leaves it be */
     void (*also)(void *arg, const char *state, const char *detail); /* under also_mu */
     void *also_arg;
 } rec = {.mu = PTHREAD_MUTEX_INITIALIZER, .results_mu = PTHREAD_MUTEX_INITIALIZER,
@@ -78,13 +79,16 @@ static void save_results(struct fb_results *res)
 static void on_stop(void *arg, const char *state, const char *detail)
 {
     struct fb_results *res;
+    bool current;
 
     (void)arg;
     (void)fb_run_record_mark(state, detail);
     pthread_mutex_lock(&rec.mu);
     res = rec.res;
+    current = rec.current;
     pthread_mutex_unlock(&rec.mu);
-    save_results(res);
+    if (!current)
+        save_results(res);
     pthread_mutex_lock(&rec.also_mu);
     if (rec.also)
         rec.also(rec.also_arg, state, detail);
@@ -93,6 +97,13 @@ static void on_stop(void *arg, const char *state, const char *detail)
      * still stops at its next check and removes it itself (fb_results_release) */
     if (res && res->locked && strcmp(state, "interrupted") != 0)
         fb_run_folder_unlock(res->dir);
+}
+
+void fb_run_record_file_current(bool on)
+{
+    pthread_mutex_lock(&rec.mu);
+    rec.current = on;
+    pthread_mutex_unlock(&rec.mu);
 }
 
 void fb_run_record_also(void (*fn)(void *arg, const char *state, const char *detail), void *arg)

@@ -5,6 +5,8 @@
 #ifndef FB_RUN_RECORD_H
 #define FB_RUN_RECORD_H
 
+#include <stdbool.h>
+
 #include <cjson/cJSON.h>
 
 #include "status.h"
@@ -25,6 +27,10 @@ fb_status fb_run_record_mark(const char *state, const char *detail);
  * marked and results.csv written, with the end state and its line, from the watchdog thread
  * (no MPI); NULL removes it (waiting for a stop under way). Rank 0 only. */
 void fb_run_record_also(void (*fn)(void *arg, const char *state, const char *detail), void *arg);
+
+/* While on, the stop hook does not rewrite results.csv: the main thread rewrites it after every
+ * change (locate's phase 1, where a deputy rank may also write it). Thread-safe. */
+void fb_run_record_file_current(bool on);
 
 /* Held while the main thread changes the results (adds rows, rewrites results.csv), so the
  * stop hook can write the finished points of a stopped run without racing it. */

@@ -18,8 +18,8 @@
 #   dead    the same rank killed instead: the job ends, and the same table was written.
 #   hang0   the same with rank 0 itself hung: exit 3 well before rank 0's watchdog would stop
 #           the job; the deputy (rank 1, node 1's lead) names node 0, judges the other 4 and
-#           writes the same table into rank 0's run folder (env.json marked 'timeout'), and
-#           says so in locate.md.
+#           writes the same table and results.csv (the 4 nodes' rows) into rank 0's run folder
+#           (env.json marked 'timeout'), and says so in locate.md.
 #   hang2   5 nodes, rank 3 hung in the tournament (phase 2), --timeout 20: exit 3; rank 0's
 #           watchdog writes the node table of what finished: phase 1 judged (every node's h2d
 #           and compute PASS), pairs, links and arrive SKIP as not finished, no suspect, no
@@ -379,12 +379,15 @@ hang | dead | hang0)
             fail "no watchdog line from the deputy: $(grep -i timeout "$work/stderr")"
         grep -q "^Written by the deputy, rank 1 on $host: rank 0's own node did not answer" "$work/out/locate.md" ||
             fail "locate.md does not say the deputy wrote it: $(cat "$work/out/locate.md")"
+        answered="1 2 3 4 "
     else
         grep -q "deputy" "$work/out/locate.md" && fail "rank 0 answered, yet locate.md names a deputy"
-        # the rows of the 4 nodes that answered are kept: h2d for ranks 0, 1, 2, 4, none for 3
-        srcs=$(csv_awk 'v("bench") == "locate_node" && v("case") == "node_h2d" && v("metric") == "bandwidth" && v("src") != "" { print v("src") }' "$work/out/results.csv" | sort -u | tr '\n' ' ')
-        [ "$srcs" = "0 1 2 4 " ] || fail "results.csv's phase-1 rows are of ranks '$srcs', expected '0 1 2 4 '"
+        answered="0 1 2 4 "
     fi
+    # the rows of the 4 nodes that answered are kept (by the deputy when rank 0 hung): h2d for
+    # each of their ranks, none for the hung one
+    srcs=$(csv_awk 'v("bench") == "locate_node" && v("case") == "node_h2d" && v("metric") == "bandwidth" && v("src") != "" { print v("src") }' "$work/out/results.csv" | sort -u | tr '\n' ' ')
+    [ "$srcs" = "$answered" ] || fail "results.csv's phase-1 rows are of ranks '$srcs', expected '$answered'"
     ;;
 hang2)
     env FB_TEST_RANKS_PER_NODE=1 FB_TEST_HANG="3:locate_pairs:trial 1" OMPI_MCA_mpi_yield_when_idle=1 \
