@@ -23,7 +23,9 @@
 #   hang2   5 nodes, rank 3 hung in the tournament (phase 2), --timeout 20: exit 3; rank 0's
 #           watchdog writes the node table of what finished: phase 1 judged (every node's h2d
 #           and compute PASS), pairs, links and arrive SKIP as not finished, no suspect, no
-#           heat map; the terminal and locate.md say where the job stopped.
+#           heat map; the terminal and locate.md say where the job stopped. Then 3 nodes
+#           whose rank 1 fails its last stream creation (after phase 1): exit 1, the table of
+#           what finished, marked failed.
 #   expected  2 nodes of 2 ranks standing on the C4140 K's GPUs 03 and 04 (FB_TEST_GPU_BUSES,
 #           FB_SYSFS_ROOT, FB_NVML_FACTS of tests/data/machines/c4140-k): nodes.csv's `expected`
 #           and `bound` give each node's copies its two GPUs' share of the one x16 uplink (not
@@ -409,6 +411,19 @@ hang2)
     [ "$notrun" = 15 ] || fail "$notrun of 15 pairs, links and arrive rows say the job stopped in phase 2: $(cat "$work/out/nodes.csv")"
     grep -q "^The job stopped (timeout) in $stage" "$work/out/locate.md" || fail "locate.md does not say where the job stopped"
     [ ! -e "$work/out/locate-heat.dat" ] || fail "a heat map of an unfinished tournament"
+    # and a rank's error after phase 1 (its last stream creation failed, FB_FAULT): exit 1,
+    # rank 0's table of what finished, written by its main thread, marked failed
+    env FB_TEST_RANKS_PER_NODE=1 FB_FAULT=count "${MPIEXEC:-mpirun}" --oversubscribe -np 3 \
+        -x FB_TEST_RANKS_PER_NODE -x FB_FAULT "$bin" locate $args --out "$work/count" >/dev/null 2>"$work/count.err"
+    streams=$(sed -n 's/.*rank 1 made [0-9]* allocations, [0-9]* copies, \([0-9]*\) stream creations.*/\1/p' "$work/count.err")
+    [ -n "$streams" ] || fail "no stream count: $(grep 'fault injection' "$work/count.err")"
+    env FB_TEST_RANKS_PER_NODE=1 FB_FAULT="stream:$streams@1" "${MPIEXEC:-mpirun}" --oversubscribe -np 3 \
+        -x FB_TEST_RANKS_PER_NODE -x FB_FAULT "$bin" locate $args --out "$work/failed" >"$work/stdout" 2>"$work/stderr"
+    rc=$?
+    [ "$rc" = 1 ] || fail "a stream creation failed after phase 1: exit $rc, expected 1: $(tail -5 "$work/stderr")"
+    grep -q "^locate: stopped (failed) in " "$work/stdout" || fail "no stopped line for a failed rank: $(cat "$work/stdout")"
+    [ "$(csv_awk 'v("evidence") ~ /^not finished: the job stopped \(failed\) in / { n++ } END { print n + 0 }' "$work/failed/nodes.csv")" -ge 3 ] ||
+        fail "nodes.csv of the failed job: $(cat "$work/failed/nodes.csv" 2>/dev/null)"
     ;;
 *) fail "unknown case '$what'" ;;
 esac
