@@ -506,6 +506,15 @@ static fb_status recv_answer(struct loc *l, const int *node_of, const MPI_Status
     return st;
 }
 
+/* When the wait for phase 1's answers ends, from now: --timeout less a second (before the
+ * watchdog's own deadline, so that the node table is written first); never with no timeout. */
+static bool answers_late(const struct loc *l, double since)
+{
+    double t = l->opt.timeout_s;
+
+    return t > 0 && fb_clock_now_s() - since > (t > 2.0 ? t - 1.0 : t / 2.0);
+}
+
 /* World rank 0, after its own node's pass: every other node's answer, as it comes, until all
  * came, --timeout ran out (a second before the watchdog's own deadline, so that the node table
  * is written first) or a signal came (mpirun stopping the job because a rank died). The rows go
@@ -514,7 +523,7 @@ static fb_status collect_answers(struct loc *l, const int *node_of, bool *answer
                                  fb_status *worst, int *worst_rank)
 {
     const struct fb_world *w = &l->s.world;
-    double t = l->opt.timeout_s, limit = fb_clock_now_s() + (t > 2.0 ? t - 1.0 : t / 2.0);
+    double since = fb_clock_now_s();
     int left = 0;
     fb_status st = FB_OK;
 
@@ -538,7 +547,7 @@ static fb_status collect_answers(struct loc *l, const int *node_of, bool *answer
         }
         if (fb_watchdog_interrupted())
             st = FB_ERR_INTERRUPTED;
-        else if (t > 0 && fb_clock_now_s() > limit)
+        else if (answers_late(l, since))
             st = FB_ERR_TIMEOUT;
         else
             fb_clock_sleep_s(0.001);
@@ -547,14 +556,16 @@ static fb_status collect_answers(struct loc *l, const int *node_of, bool *answer
     return st;
 }
 
-/* Rank 0, when a node did not answer: each such node a suspect, the others judged among
- * themselves, and the outputs written, so a hang or a dead node still leaves the fleet's
- * verdict. */
-static void name_unanswered(struct loc *l, const int *node_of, const bool *answered,
-                            fb_status why)
+/* Rank 0 (or the deputy), when a node did not answer: the others judged among themselves
+ * (judge_nodes, over the rows from `first`), and each such node a suspect, so that a hang or a
+ * dead node still leaves the fleet's verdict once the outputs are written. */
+static void judge_unanswered(struct loc *l, const int *node_of, const bool *answered,
+                             size_t first, bool *flag, double *fig, double *typ, double *v,
+                             fb_status why)
 {
     char ranks[200];
 
+    judge_nodes(l, node_of, answered, first, flag, fig, typ, v);
     for (int i = 0; i < l->nodes; i++) {
         struct loc_suspect s = {.kind = "node", .node = i, .peer = -1, .rank = -1,
                                 .measured = NAN, .typical = NAN};
@@ -637,7 +648,7 @@ static bool deputy_watch(struct loc *l, const int *node_of, size_t first, bool *
                          bool *flag, double *fig, double *typ, double *v)
 {
     const struct fb_world *w = &l->s.world;
-    double t = l->opt.timeout_s, limit = fb_clock_now_s() + (t > 2.0 ? t - 1.0 : t / 2.0);
+    double since = fb_clock_now_s();
     unsigned char *heard = calloc((size_t)l->nodes, 1);
     bool alive = false, told = false, mine = false;
     fb_status worst = FB_OK, st = heard ? FB_OK : FB_ERR_NOMEM;
@@ -682,7 +693,7 @@ static bool deputy_watch(struct loc *l, const int *node_of, size_t first, bool *
             break;
         if (fb_watchdog_interrupted())
             break;
-        if (!alive && t > 0 && fb_clock_now_s() > limit)
+        if (!alive && answers_late(l, since))
             st = FB_ERR_TIMEOUT;
         else
             fb_clock_sleep_s(0.001);
@@ -693,8 +704,7 @@ static bool deputy_watch(struct loc *l, const int *node_of, size_t first, bool *
     if (st != FB_ERR_TIMEOUT)
         return mine;
     l->by_deputy = true;
-    judge_nodes(l, node_of, answered, first, flag, fig, typ, v);
-    name_unanswered(l, node_of, answered, FB_ERR_TIMEOUT);
+    judge_unanswered(l, node_of, answered, first, flag, fig, typ, v, FB_ERR_TIMEOUT);
     /* results.csv with every row the nodes sent (rank 0's, during phase 1, holds no more: it
      * was rewritten as each answer came, and its stop hook leaves it be) */
     l->res.in_memory = false;
@@ -799,8 +809,8 @@ static fb_status phase_nodes(struct loc *l, struct fb_runner *r)
                 got = FB_ERR_NOMEM;
             }
             if (got == FB_ERR_TIMEOUT || got == FB_ERR_INTERRUPTED) {
-                judge_nodes(l, r->node_of, answered, first, pass ? flag2 : flag, fig, typ, v);
-                name_unanswered(l, r->node_of, answered, got);
+                judge_unanswered(l, r->node_of, answered, first, pass ? flag2 : flag, fig, typ,
+                                 v, got);
                 (void)loc_write_outputs(l);
                 if (got == FB_ERR_TIMEOUT) {
                     char what[240];
