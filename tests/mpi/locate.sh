@@ -417,9 +417,15 @@ hang2)
         -x FB_TEST_RANKS_PER_NODE -x FB_FAULT "$bin" locate $args --out "$work/count" >/dev/null 2>"$work/count.err"
     streams=$(sed -n 's/.*rank 1 made [0-9]* allocations, [0-9]* copies, \([0-9]*\) stream creations.*/\1/p' "$work/count.err")
     [ -n "$streams" ] || fail "no stream count: $(grep 'fault injection' "$work/count.err")"
-    env FB_TEST_RANKS_PER_NODE=1 FB_FAULT="stream:$streams@1" "${MPIEXEC:-mpirun}" --oversubscribe -np 3 \
-        -x FB_TEST_RANKS_PER_NODE -x FB_FAULT "$bin" locate $args --out "$work/failed" >"$work/stdout" 2>"$work/stderr"
-    rc=$?
+    # (a clean run's count of stream creations moves with the load: the retests run only when a
+    # pair looked slow; when the last one counted is not reached, the one before it is failed)
+    for n in $streams $((streams - 1)) $((streams - 2)); do
+        rm -rf "$work/failed"
+        env FB_TEST_RANKS_PER_NODE=1 FB_FAULT="stream:$n@1" "${MPIEXEC:-mpirun}" --oversubscribe -np 3 \
+            -x FB_TEST_RANKS_PER_NODE -x FB_FAULT "$bin" locate $args --out "$work/failed" >"$work/stdout" 2>"$work/stderr"
+        rc=$?
+        grep -q 'warning: fault injection: failing' "$work/stderr" && break
+    done
     [ "$rc" = 1 ] || fail "a stream creation failed after phase 1: exit $rc, expected 1: $(tail -5 "$work/stderr")"
     grep -q "^locate: stopped (failed) in " "$work/stdout" || fail "no stopped line for a failed rank: $(cat "$work/stdout")"
     [ "$(csv_awk 'v("evidence") ~ /^not finished: the job stopped \(failed\) in / { n++ } END { print n + 0 }' "$work/failed/nodes.csv")" -ge 3 ] ||
