@@ -185,8 +185,9 @@ int fb_cmd_locate(int argc, char **argv)
         return help ? 0 : 2;
     }
     fb_log_set_quiet(l->opt.quiet);
-    fb_world_start(&argc, &argv, "locate", l->opt.timeout_s, MPI_THREAD_SERIALIZED,
-                   &provided); /* as run does: cmd_run.c says why */
+    /* MPI_THREAD_MULTIPLE: at a timeout every rank's watchdog tells rank 0 where it is, so a
+     * node that hangs in the tournament is named (fb_watchdog_share_view); below it, as run */
+    fb_world_start(&argc, &argv, "locate", l->opt.timeout_s, MPI_THREAD_MULTIPLE, &provided);
     /* the expected-figure model's site files, read (and refused) before anything is made */
     rc = fb_expect_job_site(fb_cli_rank_hint() == 0) != FB_OK
              ? fb_status_exit_code(FB_ERR_USAGE)

@@ -113,6 +113,8 @@ static void drain_reason(const struct loc *l, int i, char *out, size_t len)
             continue;
         if (strcmp(s->metric, "answer") == 0)
             snprintf(what, sizeof what, "no answer (hung or dead)");
+        else if (strcmp(s->metric, "hang") == 0)
+            snprintf(what, sizeof what, "hung (still working at the timeout)");
         else if (strncmp(s->metric, "node_", 5) == 0)
             snprintf(what, sizeof what, "%s alone", s->metric + 5);
         else
@@ -318,6 +320,9 @@ static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
             for (int m = 0; m < LOC_NODE_CASES; m++)
                 if (strcmp(s->metric, loc_node_cases[m]) == 0)
                     k = m;
+            /* hung in the phase the job stopped in: that phase's check */
+            if (strcmp(s->metric, "hang") == 0 && l->stage == LOC_STAGE_STRAGGLERS)
+                k = C_ARRIVE;
         } else if (strcmp(s->kind, "link") == 0 && (s->node == i || s->peer == i)) {
             k = C_LINKS;
         } else if (strcmp(s->kind, "rank") == 0 && s->node == i) {
@@ -329,7 +334,7 @@ static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
         if (k == C_LINKS)
             snprintf(c[k].evidence, sizeof c[k].evidence, "slow link with %s: %s",
                      l->name[s->node == i ? s->peer : s->node], s->evidence);
-        else if (k == C_ARRIVE)
+        else if (k == C_ARRIVE && s->rank >= 0)
             snprintf(c[k].evidence, sizeof c[k].evidence, "rank %d: %s", s->rank, s->evidence);
         else
             snprintf(c[k].evidence, sizeof c[k].evidence, "%s", s->evidence);
@@ -618,6 +623,13 @@ static fb_status write_md(const struct loc *l, enum heat heat)
                 "(phase 1%s); the others SKIP, and the watchdog's lines name the ranks that did "
                 "not arrive.\n\n", l->stopped, loc_stage_name(l->stage),
                 l->stage == LOC_STAGE_STRAGGLERS ? " and the tournament" : "");
+    for (size_t i = 0; l->stopped[0] && i < l->nsus; i++)
+        if (strcmp(l->sus[i].metric, "hang") == 0) {
+            fprintf(af.f, "At the timeout every rank's watchdog told rank 0 where it was: the "
+                    "node(s) below whose ranks were still working, while the others waited, "
+                    "hung (`hang` suspects).\n\n");
+            break;
+        }
     if (l->by_deputy) {
         fprintf(af.f, "Written by the deputy, rank %d on ", l->s.world.rank);
         fb_md_put_text(af.f, l->s.world.host);

@@ -980,6 +980,48 @@ static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
 void loc_table_lock(void) { pthread_mutex_lock(&table_mu); }
 void loc_table_unlock(void) { pthread_mutex_unlock(&table_mu); }
 
+/* Rank 0's watchdog, at a timeout after phase 1: each node whose ranks were still working when
+ * the job timed out (fb_watchdog_view: every rank's watchdog told rank 0 where it was) named as
+ * a `node` suspect of metric "hang". None without the view (below MPI_THREAD_MULTIPLE), nor
+ * when every rank waited (a link, or MPI itself: no node to blame). */
+static void name_working(struct loc *l)
+{
+    int size = l->s.world.size, n;
+    struct fb_watchdog_rank *v;
+
+    if (!l->node_of || !(v = calloc((size_t)size, sizeof *v)))
+        return;
+    n = fb_watchdog_view(v, size);
+    for (int i = 0; i < l->nodes; i++) {
+        struct loc_suspect s = {.kind = "node", .node = i, .peer = -1, .rank = -1,
+                                .measured = NAN, .typical = NAN};
+        char ranks[48] = "";
+        size_t used = 0;
+        int first = -1;
+        for (int k = 0; k < n; k++) {
+            if (l->node_of[k] != i || !v[k].reported || !v[k].working)
+                continue;
+            if (first < 0)
+                first = k;
+            if (used + 12 < sizeof ranks)
+                used += (size_t)snprintf(ranks + used, sizeof ranks - used, "%s%d",
+                                         used ? "," : "", k);
+        }
+        if (first < 0)
+            continue;
+        snprintf(s.bench, sizeof s.bench, "%s", v[first].bench[0] ? v[first].bench : "locate");
+        snprintf(s.metric, sizeof s.metric, "hang");
+        snprintf(s.evidence, sizeof s.evidence,
+                 "no answer in %s: rank(s) %s still working in '%.48s' of %.24s %.64s after "
+                 "%d s, while the ranks that answered waited (hung)",
+                 loc_stage_name(l->stage), ranks, v[first].phase, s.bench, v[first].point,
+                 (int)(v[first].age_s + 0.5));
+        if (!loc_suspect_add(l, &s))
+            break;
+    }
+    free(v);
+}
+
 void loc_write_stopped(void *arg, const char *state, const char *detail)
 {
     struct loc *l = arg;
@@ -1001,6 +1043,8 @@ void loc_write_stopped(void *arg, const char *state, const char *detail)
         /* the tournament's verdicts come at its end: none of it is shown unfinished */
         if (l->stage == LOC_STAGE_PAIRS)
             l->nsus = l->nsus_nodes;
+        if (strcmp(state, "timeout") == 0)
+            name_working(l);
         if (loc_write_outputs(l) != FB_OK)
             fb_error("locate: the node table of the stopped job was not written");
     }
@@ -1034,6 +1078,7 @@ int fb_locate_main(struct loc *l)
     if ((st = fb_runner_init(&runner, &l->s, &l->opt, w->rank == 0 ? &l->res : NULL)) != FB_OK)
         goto out;
     runner_up = true;
+    l->node_of = runner.node_of;
     if ((st = fb_world_agree(w, map_nodes(l, runner.node_of))) != FB_OK ||
         (st = one_kernel(l)) != FB_OK || (st = share_with_deputy(l)) != FB_OK ||
         (st = fb_world_agree(w, fb_expect_job_gather(&l->s, &l->expect))) != FB_OK)
@@ -1090,6 +1135,9 @@ int fb_locate_main(struct loc *l)
     }
     st = fb_world_agree(w, st);
 out:
+    loc_table_lock();
+    l->node_of = NULL;
+    loc_table_unlock();
     if (runner_up)
         fb_runner_release(&runner);
     if (st != FB_OK)

@@ -88,6 +88,7 @@ struct loc {
     enum loc_stage stage;
     char stopped[16];
     size_t nsus_nodes; /* rank 0: the suspects of phase 1 (the first of l->sus) */
+    const int *node_of; /* rank -> node, the runner's, while it is up (for loc_write_stopped) */
 };
 
 /* Rank 0: the node table of a locate stopped after phase 1 (state: the end state, detail its

@@ -191,7 +191,7 @@ _Noreturn static void guard_failed(const char *why)
 _Noreturn static void expire(const char *what, const struct pub *other)
 {
     struct pub me;
-    char mine[256], missing[2048], detail[2600];
+    char mine[256], missing[2048], detail[3800];
     double now = fb_clock_now_s();
     int seen = 0, n;
 
@@ -223,6 +223,8 @@ _Noreturn static void expire(const char *what, const struct pub *other)
         stop_job(FB_EXIT_TIMEOUT);
     }
 
+    /* the other hosts' ranks tell rank 0 where they are (MPI_THREAD_MULTIPLE only) */
+    fb_watchdog_view_exchange(&me);
     n = fb_watchdog_not_arrived(me.phase, missing, sizeof missing, &seen);
     if (n)
         snprintf(detail, sizeof detail, "%s", missing);
@@ -238,7 +240,10 @@ _Noreturn static void expire(const char *what, const struct pub *other)
                  " (rank %d on %s ran out of time first)", other->rank, other->host);
 
     if (fb_watchdog_self.rank == 0) {
-        char rec[3000];
+        char rec[4000], view[1200];
+        fb_watchdog_view_line(view, sizeof view);
+        if (view[0])
+            snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "; %s", view);
         fb_error("timeout: %s did not end within --timeout %.0f s; %s; rank 0 on %s is %s",
                  what, wd.timeout_s, detail, me.host, mine);
         snprintf(rec, sizeof rec, "%s did not end within --timeout %.0f s; %s", what,

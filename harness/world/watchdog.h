@@ -96,6 +96,35 @@ void fb_watchdog_leave_rank0(double seconds);
  * hangs a deputy rank still writes the node table of the others. Thread-safe. */
 void fb_watchdog_hold_rank0(double seconds);
 
+/* The job's view at a timeout. A node board shows a rank only its own node; where MPI gives
+ * MPI_THREAD_MULTIPLE, the watchdog threads also tell rank 0 their state as they stop the job:
+ * each rank's watchdog sends its phase and whether it was working or waiting at a collective, on
+ * `comm` (a duplicate of the world's communicator that the caller made and owns, used for
+ * nothing else), and rank 0's waits up to 3 s for them before it names the ranks still working
+ * and calls the stop hook. Returns true when it took comm (the thread level is
+ * MPI_THREAD_MULTIPLE), false otherwise (free it). MPI_COMM_NULL takes it back: true when the
+ * caller may free it, false when a watchdog used it (the job is ending: leave it to
+ * MPI_Finalize). Main thread. */
+bool fb_watchdog_share_view(MPI_Comm comm);
+
+/* One rank in rank 0's view: whether it sent its state, and that state (age_s: how long it had
+ * been in the phase when it sent). working: not waiting at a collective or for a peer. */
+struct fb_watchdog_rank {
+    int rank;
+    bool reported, working;
+    double age_s;
+    char host[64], bench[24], point[96], phase[64];
+};
+
+/* Rank 0, once its watchdog fired with a view shared (the stop hook may call it): the first n
+ * ranks' states into out; the number filled, 0 when there is no view. Thread-safe. */
+int fb_watchdog_view(struct fb_watchdog_rank *out, int n);
+
+/* Rank 0: the view in one line ("the job's view: rank 3 on b working in 'trial 1/3' of ...", or
+ * that every rank that answered waits in MPI; and how many sent nothing) into buf, "" without a
+ * view. Returns the number of ranks working. */
+int fb_watchdog_view_line(char *buf, size_t len);
+
 /* Whether SIGINT or SIGTERM came (the signal number, or 0). Async-signal-safe to read. */
 int fb_watchdog_interrupted(void);
 

@@ -68,6 +68,13 @@ int fb_watchdog_elsewhere(const char *phase, char *buf, size_t len);
  * *out (caller's). */
 bool fb_watchdog_neighbour_fired(struct pub *out);
 
+/* ---- the job's view (watchdog_view.c) ---- */
+
+/* As this rank's watchdog stops the job, with fb_watchdog_share_view's communicator: a rank
+ * other than 0 sends its state `me` to rank 0; rank 0 gathers the others' (up to 3 s), for
+ * fb_watchdog_view. Nothing without a view. */
+void fb_watchdog_view_exchange(const struct pub *me);
+
 /* ---- the guards and the stop hook (watchdog_hooks.c) ---- */
 
 /* The watchdog thread, as it stops the job: calls the stop hook of fb_watchdog_on_stop, if one

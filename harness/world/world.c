@@ -78,7 +78,7 @@ fb_status fb_world_init(struct fb_world *w)
     fb_status st;
 
     memset(w, 0, sizeof *w);
-    w->comm = w->node_comm = MPI_COMM_NULL;
+    w->comm = w->node_comm = w->view_comm = MPI_COMM_NULL;
     if (MPI_Comm_dup(MPI_COMM_WORLD, &w->comm) != MPI_SUCCESS)
         return FB_ERR_MPI;
     MPI_Comm_rank(w->comm, &w->rank);
@@ -111,12 +111,23 @@ fb_status fb_world_init(struct fb_world *w)
     for (int r = 0; r < w->size; r++)
         w->hosts[r][sizeof w->host - 1] = '\0';
     fb_watchdog_set_hosts((const char(*)[64])w->hosts, w->size);
+    /* at MPI_THREAD_MULTIPLE a timeout also names the working ranks of other hosts */
+    {
+        int level = MPI_THREAD_SINGLE;
+        MPI_Query_thread(&level);
+        if (level == MPI_THREAD_MULTIPLE &&
+            MPI_Comm_dup(MPI_COMM_WORLD, &w->view_comm) == MPI_SUCCESS &&
+            !fb_watchdog_share_view(w->view_comm))
+            MPI_Comm_free(&w->view_comm);
+    }
     return FB_OK;
 }
 
 void fb_world_release(struct fb_world *w)
 {
     fb_watchdog_set_hosts(NULL, 0);
+    if (w->view_comm != MPI_COMM_NULL && fb_watchdog_share_view(MPI_COMM_NULL))
+        MPI_Comm_free(&w->view_comm);
     free(w->hosts);
     w->hosts = NULL;
     if (w->node_comm != MPI_COMM_NULL)

@@ -19,6 +19,8 @@ struct fb_world {
     int nodes; /* number of nodes in the job */
     char host[64];
     char (*hosts)[64]; /* every rank's host name, gathered once by fb_world_init, owned */
+    MPI_Comm view_comm; /* the watchdog's channel to rank 0 (fb_watchdog_share_view), owned;
+                           MPI_COMM_NULL below MPI_THREAD_MULTIPLE */
 };
 
 /* Starts MPI for `run` and `doctor` alike, so that doctor checks the MPI that run uses: arms
@@ -26,7 +28,8 @@ struct fb_world {
  * MPI_Init, asks for the thread level `required`, and makes errors on MPI_COMM_WORLD return
  * instead of aborting. *provided gets the thread level MPI gives (it may be lower). run asks
  * for what its benchmarks need (--mpi-thread; cmd_run.c says why, and what each level costs);
- * locate and doctor ask for MPI_THREAD_SERIALIZED, the most a run asks for.
+ * doctor asks for MPI_THREAD_SERIALIZED, the most a run asks for; locate for
+ * MPI_THREAD_MULTIPLE, where fb_world_init gives the watchdog its view (fb_watchdog_share_view).
  * Call once, first thing. */
 void fb_world_start(int *argc, char ***argv, const char *command, double timeout_s,
                     int required, int *provided);

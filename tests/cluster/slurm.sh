@@ -60,23 +60,36 @@ rc=$?
 [ "$rc" = 0 ] || fail "srun locate exited $rc: $(tail -n 5 "$w/locate.txt")"
 grep -q '^locate: no suspect among 2 node(s)' "$w/locate.txt" || fail "locate under srun: $(grep '^locate:' "$w/locate.txt" | head -n 1)"
 [ -f "$w/locate/suspects.csv" ] || fail "locate under srun wrote no suspects.csv"
-# A node that hangs under srun (FB_TEST_HANG, test only: in its first trial of phase 1;
-# --timeout 4). Rank 1 (host B): rank 0 names host B for no answer in the node table and
-# drain.txt before it stops the job; srun ends the step and reports rank 0's exit code 3.
-# Rank 0 (host A): rank 0 cannot write, so the deputy (rank 1, host B) names host A in the same
-# files of rank 0's run folder, says so in locate.md and stops the step (exit code 3).
-for hr in 1 0; do
+# A node that hangs under srun (FB_TEST_HANG, test only; --timeout 4). In its first trial of
+# phase 1: rank 1 (host B): rank 0 names host B for no answer in the node table and drain.txt
+# before it stops the job; srun ends the step and reports rank 0's exit code 3. Rank 0 (host A):
+# rank 0 cannot write, so the deputy (rank 1, host B) names host A in the same files of rank 0's
+# run folder, says so in locate.md and stops the step (exit code 3). In the tournament (phase
+# 2): rank 1 (host B) hangs while rank 0, its partner, waits on it; rank 1's watchdog tells
+# rank 0 over MPI (locate runs at MPI_THREAD_MULTIPLE) that it was still working, and rank 0
+# names host B as hung (its pairs check) and drains it.
+for hang in 1:locate_node 0:locate_node 1:locate_pairs; do
+    hr=${hang%%:*} bench=${hang#*:}
     if [ "$hr" = 1 ]; then hung=$CL_HOST_B; else hung=$CL_HOST_A; fi
-    FB_TEST_HANG="$hr:locate_node:trial 1" slurm_in srun -N2 -n2 --mpi=pmix "$bin" locate --bytes 64K \
-        --trials 3 --timeout 4 --quiet --out "$w/hung$hr" >"$w/hung$hr.txt" 2>&1
+    FB_TEST_HANG="$hr:$bench:trial 1" slurm_in srun -N2 -n2 --mpi=pmix "$bin" locate --bytes 64K \
+        --trials 3 --timeout 4 --quiet --out "$w/hung$hr$bench" >"$w/hung$hr$bench.txt" 2>&1
     rc=$?
-    [ "$rc" = 3 ] || fail "srun locate with rank $hr's node hung exited $rc, expected 3: $(tail -n 5 "$w/hung$hr.txt")"
-    got=$(csv_awk 'v("verdict") == "FAIL" { print v("node") ":" v("check") }' "$w/hung$hr/nodes.csv" 2>/dev/null | sort | tr '\n' ' ')
-    [ "$got" = "$hung:allreduce $hung:compute $hung:h2d $hung:p2p " ] ||
-        fail "rank $hr's node hung: the table FAILs '$got', expected $hung's four phase-1 checks"
-    grep -qx "scontrol update NodeName='$hung' State=DRAIN Reason='fabricbench locate: slow node: no answer (hung or dead) (figures in suspects.csv)'" "$w/hung$hr/drain.txt" ||
-        fail "drain.txt does not drain $hung for no answer: $(cat "$w/hung$hr/drain.txt" 2>/dev/null)"
-    deputy=$(grep -c "^Written by the deputy, rank 1 on $CL_HOST_B:" "$w/hung$hr/locate.md" 2>/dev/null)
+    [ "$rc" = 3 ] || fail "srun locate with rank $hr's node hung in $bench exited $rc, expected 3: $(tail -n 5 "$w/hung$hr$bench.txt")"
+    got=$(csv_awk 'v("verdict") == "FAIL" { print v("node") ":" v("check") }' "$w/hung$hr$bench/nodes.csv" 2>/dev/null | sort | tr '\n' ' ')
+    if [ "$bench" = locate_node ]; then
+        [ "$got" = "$hung:allreduce $hung:compute $hung:h2d $hung:p2p " ] ||
+            fail "rank $hr's node hung: the table FAILs '$got', expected $hung's four phase-1 checks"
+        reason="no answer (hung or dead)"
+    else
+        [ "$got" = "$hung:pairs " ] ||
+            fail "rank $hr's node hung in the tournament: the table FAILs '$got', expected $hung's pairs"
+        grep -q "the job's view: rank 1 on $hung working in 'trial 1/3' of locate_pairs" "$w/hung$hr$bench.txt" ||
+            fail "rank 0's watchdog does not name rank 1 on $hung as working: $(grep 'error: timeout' "$w/hung$hr$bench.txt")"
+        reason="hung (still working at the timeout)"
+    fi
+    grep -qx "scontrol update NodeName='$hung' State=DRAIN Reason='fabricbench locate: slow node: $reason (figures in suspects.csv)'" "$w/hung$hr$bench/drain.txt" ||
+        fail "drain.txt does not drain $hung for '$reason': $(cat "$w/hung$hr$bench/drain.txt" 2>/dev/null)"
+    deputy=$(grep -c "^Written by the deputy, rank 1 on $CL_HOST_B:" "$w/hung$hr$bench/locate.md" 2>/dev/null)
     [ "$deputy" = "$((1 - hr))" ] || fail "rank $hr's node hung: locate.md names the deputy $deputy time(s), expected $((1 - hr))"
 done
 # The soak runs on a loaded 2-core machine beside the rest of the suite, where one interval
