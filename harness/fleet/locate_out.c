@@ -115,6 +115,8 @@ static void drain_reason(const struct loc *l, int i, char *out, size_t len)
             snprintf(what, sizeof what, "no answer (hung or dead)");
         else if (strcmp(s->metric, "hang") == 0)
             snprintf(what, sizeof what, "hung (still working at the timeout)");
+        else if (strcmp(s->metric, "silent") == 0)
+            snprintf(what, sizeof what, "no answer (dead, frozen or cut off)");
         else if (strncmp(s->metric, "node_", 5) == 0)
             snprintf(what, sizeof what, "%s alone", s->metric + 5);
         else
@@ -321,7 +323,8 @@ static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
                 if (strcmp(s->metric, loc_node_cases[m]) == 0)
                     k = m;
             /* hung in the phase the job stopped in: that phase's check */
-            if (strcmp(s->metric, "hang") == 0 && l->stage == LOC_STAGE_STRAGGLERS)
+            if ((strcmp(s->metric, "hang") == 0 || strcmp(s->metric, "silent") == 0) &&
+                l->stage == LOC_STAGE_STRAGGLERS)
                 k = C_ARRIVE;
         } else if (strcmp(s->kind, "link") == 0 && (s->node == i || s->peer == i)) {
             k = C_LINKS;
@@ -624,10 +627,11 @@ static fb_status write_md(const struct loc *l, enum heat heat)
                 "not arrive.\n\n", l->stopped, loc_stage_name(l->stage),
                 l->stage == LOC_STAGE_STRAGGLERS ? " and the tournament" : "");
     for (size_t i = 0; l->stopped[0] && i < l->nsus; i++)
-        if (strcmp(l->sus[i].metric, "hang") == 0) {
+        if (strcmp(l->sus[i].metric, "hang") == 0 || strcmp(l->sus[i].metric, "silent") == 0) {
             fprintf(af.f, "At the timeout every rank's watchdog told rank 0 where it was: the "
-                    "node(s) below whose ranks were still working, while the others waited, "
-                    "hung (`hang` suspects).\n\n");
+                    "node(s) below had a rank still working while the others waited (`hang` "
+                    "suspects) or, when none was, a rank that told nothing (`silent`: dead, "
+                    "frozen, or cut off).\n\n");
             break;
         }
     if (l->by_deputy) {

@@ -980,26 +980,32 @@ static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
 void loc_table_lock(void) { pthread_mutex_lock(&table_mu); }
 void loc_table_unlock(void) { pthread_mutex_unlock(&table_mu); }
 
-/* Rank 0's watchdog, at a timeout after phase 1: each node whose ranks were still working when
- * the job timed out (fb_watchdog_view: every rank's watchdog told rank 0 where it was) named as
- * a `node` suspect of metric "hang". None without the view (below MPI_THREAD_MULTIPLE), nor
- * when every rank waited (a link, or MPI itself: no node to blame). */
+/* Rank 0's watchdog, at a timeout after phase 1, from fb_watchdog_view (every rank's watchdog
+ * told rank 0 where it was): each node with a rank still working while the others waited is a
+ * `node` suspect of metric "hang"; else each node with a rank that sent nothing while others
+ * did (dead, frozen, or cut off: under srun the others live on after a rank dies) is one of
+ * metric "silent". None without the view (below MPI_THREAD_MULTIPLE), nor when every rank
+ * waited (a link, or MPI itself: no node to blame). */
 static void name_working(struct loc *l)
 {
-    int size = l->s.world.size, n;
+    int size = l->s.world.size, n, working = 0;
     struct fb_watchdog_rank *v;
 
     if (!l->node_of || !(v = calloc((size_t)size, sizeof *v)))
         return;
     n = fb_watchdog_view(v, size);
-    for (int i = 0; i < l->nodes; i++) {
+    for (int k = 0; k < n; k++)
+        working += v[k].reported && v[k].working;
+    for (int i = 0; i < l->nodes && n > 0; i++) {
         struct loc_suspect s = {.kind = "node", .node = i, .peer = -1, .rank = -1,
                                 .measured = NAN, .typical = NAN};
         char ranks[48] = "";
         size_t used = 0;
         int first = -1;
         for (int k = 0; k < n; k++) {
-            if (l->node_of[k] != i || !v[k].reported || !v[k].working)
+            /* the working ranks when some are; else the silent ones */
+            if (l->node_of[k] != i || (working ? !v[k].reported || !v[k].working
+                                               : v[k].reported))
                 continue;
             if (first < 0)
                 first = k;
@@ -1009,13 +1015,23 @@ static void name_working(struct loc *l)
         }
         if (first < 0)
             continue;
-        snprintf(s.bench, sizeof s.bench, "%s", v[first].bench[0] ? v[first].bench : "locate");
-        snprintf(s.metric, sizeof s.metric, "hang");
-        snprintf(s.evidence, sizeof s.evidence,
-                 "no answer in %s: rank(s) %s still working in '%.48s' of %.24s %.64s after "
-                 "%d s, while the ranks that answered waited (hung)",
-                 loc_stage_name(l->stage), ranks, v[first].phase, s.bench, v[first].point,
-                 (int)(v[first].age_s + 0.5));
+        if (working) {
+            snprintf(s.bench, sizeof s.bench, "%s",
+                     v[first].bench[0] ? v[first].bench : "locate");
+            snprintf(s.metric, sizeof s.metric, "hang");
+            snprintf(s.evidence, sizeof s.evidence,
+                     "no answer in %s: rank(s) %s still working in '%.48s' of %.24s %.64s "
+                     "after %d s, while the ranks that answered waited (hung)",
+                     loc_stage_name(l->stage), ranks, v[first].phase, s.bench, v[first].point,
+                     (int)(v[first].age_s + 0.5));
+        } else {
+            snprintf(s.bench, sizeof s.bench, "locate");
+            snprintf(s.metric, sizeof s.metric, "silent");
+            snprintf(s.evidence, sizeof s.evidence,
+                     "no answer in %s: rank(s) %s sent rank 0 no state at the timeout, while "
+                     "the others waited (dead, frozen, or cut off)",
+                     loc_stage_name(l->stage), ranks);
+        }
         if (!loc_suspect_add(l, &s))
             break;
     }

@@ -26,7 +26,8 @@
 #           timeout while the others waited, as every rank's watchdog told rank 0: its pairs
 #           check FAILs, drain.txt names it), the other pairs, links and arrive SKIP as not
 #           finished, no heat map; the terminal, rank 0's watchdog line and locate.md say where
-#           the job stopped and which rank was working. Then 3 nodes
+#           the job stopped and which rank was working. The same with rank 3 frozen
+#           (SIGSTOP) once it hung: node 3 named for sending no state. Then 3 nodes
 #           whose rank 1 fails its last stream creation (after phase 1): exit 1, the table of
 #           what finished, marked failed.
 #   expected  2 nodes of 2 ranks standing on the C4140 K's GPUs 03 and 04 (FB_TEST_GPU_BUSES,
@@ -69,6 +70,13 @@ host=$(hostname)
 # Prometheus's Python client, with node_ok 0 for exactly the
 # failing nodes and, from 3 nodes, a compute figure in FLOP/s for each node ($figured of them
 # when set: a node that did not answer has none).
+# rank_pid LAUNCHER RANK: the PID of that rank among the launcher's children ("" when none)
+rank_pid() {
+    for p in $(pgrep -P "$1"); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && echo "$p"
+    done
+}
+
 node_table() {
     nn=$1; shift
     want=$(for f in "$@"; do echo "$host/$f"; done | sort | tr '\n' ' ')
@@ -335,10 +343,7 @@ hang | dead | hang0)
         for _ in $(seq 1 300); do
             answered=$(csv_awk 'v("bench") == "locate_compute" && v("metric") == "tflops" && v("src") != "" { print v("src") }' "$work/out/results.csv" 2>/dev/null | sort -u | tr '\n' ' ')
             if [ "$answered" = "0 1 2 4 " ] && grep -q "FB_TEST_HANG: rank 3 hangs" "$work/stderr"; then
-                for p in $(pgrep -P "$launcher"); do
-                    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
-                        grep -qx "OMPI_COMM_WORLD_RANK=3" && victim=$p
-                done
+                victim=$(rank_pid "$launcher" 3)
                 [ -n "$victim" ] && break
             fi
             sleep 0.1
@@ -424,6 +429,29 @@ hang2)
     [ "$notrun" = 14 ] || fail "$notrun of the 14 other pairs, links and arrive rows say the job stopped in phase 2: $(cat "$work/out/nodes.csv")"
     grep -q "^The job stopped (timeout) in $stage" "$work/out/locate.md" || fail "locate.md does not say where the job stopped"
     [ ! -e "$work/out/locate-heat.dat" ] || fail "a heat map of an unfinished tournament"
+    # a rank frozen in the tournament (SIGSTOP once it hung there, so that its watchdog cannot
+    # tell rank 0 anything either): the others waited, and its node is named for its silence
+    env FB_TEST_RANKS_PER_NODE=1 FB_TEST_HANG="3:locate_pairs:trial 1" OMPI_MCA_mpi_yield_when_idle=1 \
+        "${MPIEXEC:-mpirun}" --oversubscribe -np 5 -x FB_TEST_RANKS_PER_NODE -x FB_TEST_HANG \
+        "$bin" locate $args --timeout 20 --out "$work/frozen" >"$work/frozen.txt" 2>"$work/frozen.err" &
+    launcher=$! victim=
+    for _ in $(seq 1 600); do
+        grep -q "FB_TEST_HANG: rank 3 hangs" "$work/frozen.err" && victim=$(rank_pid "$launcher" 3)
+        [ -n "$victim" ] && break
+        sleep 0.1
+    done
+    [ -z "$victim" ] || kill -STOP "$victim"
+    wait "$launcher"
+    rc=$?
+    [ -n "$victim" ] || fail "rank 3 never hung in the tournament (or was not found): $(tail -5 "$work/frozen.err")"
+    [ "$rc" = 3 ] || fail "a rank frozen in the tournament: exit $rc, expected 3: $(tail -5 "$work/frozen.err")"
+    [ "$(grep -c '^SUSPECT' "$work/frozen.txt")" = 1 ] &&
+        grep -q "^SUSPECT node $host/n3: no answer in $stage: rank(s) 3 sent rank 0 no state at the timeout, while the others waited (dead, frozen, or cut off)$" "$work/frozen.txt" ||
+        fail "node 3 is not the one suspect, named for its silence: $(grep SUSPECT "$work/frozen.txt")"
+    grep -q "1 rank(s) sent no state within 3 s" "$work/frozen.err" ||
+        fail "rank 0's watchdog line does not count the silent rank: $(grep 'error: timeout' "$work/frozen.err")"
+    [ "$(csv_awk 'v("verdict") == "FAIL" { print v("node") ":" v("check") }' "$work/frozen/nodes.csv")" = "$host/n3:pairs" ] ||
+        fail "the frozen job's table FAILs: $(csv_awk 'v("verdict") == "FAIL" { print v("node") ":" v("check") }' "$work/frozen/nodes.csv")"
     # and a rank's error after phase 1 (its last stream creation failed, FB_FAULT): exit 1,
     # rank 0's table of what finished, written by its main thread, marked failed
     env FB_TEST_RANKS_PER_NODE=1 FB_FAULT=count "${MPIEXEC:-mpirun}" --oversubscribe -np 3 \
