@@ -1,9 +1,10 @@
 /* The job's view at a timeout: where MPI gives MPI_THREAD_MULTIPLE, every rank's watchdog, as
  * it stops the job, sends its published state to rank 0 on a communicator of its own, and rank
  * 0's watchdog waits a few seconds for them, so that a timeout names the rank that was still
- * working on another host (a node board only shows a rank its own node's). The only MPI calls of
- * the watchdog's thread besides MPI_Abort, and only on that communicator: at a lower thread
- * level the main thread may be inside MPI, and nothing is sent. */
+ * working on another host (a node board only shows a rank its own node's). The only MPI calls
+ * made beside the main thread's besides MPI_Abort, on that communicator alone and from a thread
+ * of their own that the watchdog waits for a bounded time; at a lower thread level nothing is
+ * sent. */
 #define _GNU_SOURCE
 #include "watchdog.h"
 
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock.h"
 #include "log.h"
@@ -116,9 +118,58 @@ static void gather_states(MPI_Comm comm, int size, struct pub *st, bool *got)
     }
 }
 
+/* One exchange, run by a thread of its own: should a call into MPI not return (a library lock
+ * held by a main thread stuck inside MPI), the watchdog gives up on it after VIEW_WAIT_S and a
+ * half, and stops the job all the same. */
+struct exchange {
+    MPI_Comm comm;
+    int size;
+    struct pub me;
+    struct pub *st; /* rank 0 */
+    bool *got;
+    bool finished, abandoned; /* under view_mu */
+};
+
+static pthread_cond_t view_cv = PTHREAD_COND_INITIALIZER;
+
+static void exchange_free(struct exchange *x)
+{
+    free(x->st);
+    free(x->got);
+    free(x);
+}
+
+static void *exchange_run(void *arg)
+{
+    struct exchange *x = arg;
+    bool abandoned;
+
+    if (fb_watchdog_self.rank != 0)
+        send_state(x->comm, &x->me);
+    else
+        gather_states(x->comm, x->size, x->st, x->got);
+    pthread_mutex_lock(&view_mu);
+    x->finished = true;
+    abandoned = x->abandoned;
+    if (!abandoned && fb_watchdog_self.rank == 0) {
+        v.st = x->st;
+        v.got = x->got;
+        v.done = true;
+        x->st = NULL;
+        x->got = NULL;
+    }
+    pthread_cond_broadcast(&view_cv);
+    pthread_mutex_unlock(&view_mu);
+    if (abandoned)
+        exchange_free(x);
+    return NULL;
+}
+
 void fb_watchdog_view_exchange(const struct pub *mine)
 {
-    struct pub me = *mine;
+    struct exchange *x;
+    struct timespec due;
+    pthread_t t;
     MPI_Comm comm;
     int size;
 
@@ -128,30 +179,47 @@ void fb_watchdog_view_exchange(const struct pub *mine)
     if (comm != MPI_COMM_NULL)
         v.used = true;
     pthread_mutex_unlock(&view_mu);
-    if (comm == MPI_COMM_NULL || me.mpi_start)
+    if (comm == MPI_COMM_NULL || mine->mpi_start || !(x = calloc(1, sizeof *x)))
         return;
-    me.since = fb_clock_now_s() - me.since; /* an age: the clocks of two hosts do not compare */
-    if (fb_watchdog_self.rank != 0) {
-        send_state(comm, &me);
-        return;
-    }
-    {
-        struct pub *st = calloc((size_t)size, sizeof *st);
-        bool *got = calloc((size_t)size, sizeof *got);
-        if (!st || !got) {
-            free(st);
-            free(got);
+    x->comm = comm;
+    x->size = size;
+    x->me = *mine;
+    x->me.since = fb_clock_now_s() - mine->since; /* an age: two hosts' clocks do not compare */
+    if (fb_watchdog_self.rank == 0) {
+        x->st = calloc((size_t)size, sizeof *x->st);
+        x->got = calloc((size_t)size, sizeof *x->got);
+        if (!x->st || !x->got) {
+            exchange_free(x);
             return;
         }
-        st[0] = me;
-        got[0] = true;
-        gather_states(comm, size, st, got);
-        pthread_mutex_lock(&view_mu);
-        v.st = st;
-        v.got = got;
-        v.done = true;
-        pthread_mutex_unlock(&view_mu);
+        x->st[0] = x->me;
+        x->got[0] = true;
     }
+    if (pthread_create(&t, NULL, exchange_run, x) != 0) {
+        exchange_free(x);
+        return;
+    }
+    pthread_detach(t);
+    clock_gettime(CLOCK_REALTIME, &due);
+    due.tv_sec += (time_t)VIEW_WAIT_S + 1;
+    due.tv_nsec += 500 * 1000 * 1000;
+    if (due.tv_nsec >= 1000000000L) {
+        due.tv_sec++;
+        due.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&view_mu);
+    while (!x->finished)
+        if (pthread_cond_timedwait(&view_cv, &view_mu, &due) != 0)
+            break;
+    if (x->finished) {
+        pthread_mutex_unlock(&view_mu);
+        exchange_free(x);
+        return;
+    }
+    x->abandoned = true; /* the thread frees it, if it ever returns */
+    pthread_mutex_unlock(&view_mu);
+    fb_warn("the job's view: a call into MPI did not return within %.1f s; the timeout is "
+            "handled without it", VIEW_WAIT_S + 1.5);
 }
 
 int fb_watchdog_view(struct fb_watchdog_rank *out, int n)
