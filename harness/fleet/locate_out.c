@@ -639,7 +639,8 @@ static fb_status write_md(const struct loc *l, enum heat heat)
         fb_md_put_text(af.f, l->s.world.host);
         fprintf(af.f, ": rank 0's own node did not answer, so rank 0 could not write this "
                 "table. The deputy also rewrote results.csv with every node's rows it holds; "
-                "env.json is rank 0's, marked by its watchdog.\n\n");
+                "env.json is rank 0's, marked by its watchdog (or by the deputy, when it "
+                "still said 'running').\n\n");
     }
     for (size_t i = 0; i < l->nsus; i++) {
         verdict_line(l, &l->sus[i], line, sizeof line);

@@ -715,6 +715,16 @@ static bool deputy_watch(struct loc *l, const int *node_of, size_t first, bool *
         fb_error("locate: the deputy could not write results.csv and the node table in '%s'",
                  l->res.dir);
     unanswered_line(l, answered, what, sizeof what);
+    /* rank 0's own watchdog marks the run when it can; frozen or dead, it cannot: env.json
+     * still "running" in a folder the deputy shares is marked here */
+    {
+        char env_path[4400], detail[400];
+        bool marked = false;
+        snprintf(env_path, sizeof env_path, "%s/env.json", l->res.dir);
+        snprintf(detail, sizeof detail, "phase 1: %s (rank 0 had not marked the run)", what);
+        if (fb_run_record_mark_file(env_path, "timeout", detail, &marked) == FB_OK && marked)
+            fb_warn("locate: the deputy marked %s 'timeout': rank 0 had not", env_path);
+    }
     fb_watchdog_leave_rank0(0.0); /* rank 0's own watchdog has marked the run, or soon will */
     fb_watchdog_wait_begin();
     fb_watchdog_expire(what);

@@ -27,26 +27,58 @@ static struct {
 } rec = {.mu = PTHREAD_MUTEX_INITIALIZER, .results_mu = PTHREAD_MUTEX_INITIALIZER,
            .also_mu = PTHREAD_MUTEX_INITIALIZER};
 
+/* env's run_status and run_stop for the end state */
+static void mark_env(cJSON *env, const char *state, const char *detail)
+{
+    cJSON *stop = cJSON_CreateObject();
+
+    cJSON_ReplaceItemInObject(env, "run_status", cJSON_CreateString(state));
+    cJSON_DeleteItemFromObject(env, "run_stop");
+    if (stop && strcmp(state, "complete") != 0) {
+        cJSON_AddStringToObject(stop, "state", state);
+        cJSON_AddStringToObject(stop, "detail", detail ? detail : "");
+        cJSON_AddItemToObject(env, "run_stop", stop);
+    } else {
+        cJSON_Delete(stop);
+    }
+}
+
 fb_status fb_run_record_mark(const char *state, const char *detail)
 {
     fb_status st = FB_OK;
 
     pthread_mutex_lock(&rec.mu);
     if (rec.env && !rec.marked) {
-        cJSON *stop = cJSON_CreateObject();
         rec.marked = true;
-        cJSON_ReplaceItemInObject(rec.env, "run_status", cJSON_CreateString(state));
-        cJSON_DeleteItemFromObject(rec.env, "run_stop");
-        if (stop && strcmp(state, "complete") != 0) {
-            cJSON_AddStringToObject(stop, "state", state);
-            cJSON_AddStringToObject(stop, "detail", detail ? detail : "");
-            cJSON_AddItemToObject(rec.env, "run_stop", stop);
-        } else {
-            cJSON_Delete(stop);
-        }
+        mark_env(rec.env, state, detail);
         st = fb_json_file_write(rec.env_path, rec.env);
     }
     pthread_mutex_unlock(&rec.mu);
+    return st;
+}
+
+fb_status fb_run_record_mark_file(const char *env_path, const char *state, const char *detail,
+                                  bool *marked)
+{
+    cJSON *env = NULL;
+    const cJSON *status;
+    char err[512];
+    fb_status st;
+
+    *marked = false;
+    if ((st = fb_json_file_read(env_path, true, &env, err, sizeof err)) != FB_OK) {
+        fb_error("%s", err);
+        return st;
+    }
+    if (!env) /* not there: the run folder is not shared with rank 0's host */
+        return FB_OK;
+    status = cJSON_GetObjectItemCaseSensitive(env, "run_status");
+    if (cJSON_IsString(status) && strcmp(status->valuestring, "running") == 0) {
+        mark_env(env, state, detail);
+        if ((st = fb_json_file_write(env_path, env)) == FB_OK)
+            *marked = true;
+    }
+    cJSON_Delete(env);
     return st;
 }
 

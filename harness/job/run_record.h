@@ -23,6 +23,14 @@ void fb_run_record_set(cJSON *env, const char *env_path, struct fb_results *res)
  * ignored. FB_OK when nothing is set. Thread-safe. */
 fb_status fb_run_record_mark(const char *state, const char *detail);
 
+/* For a rank that does not own the record (locate's deputy, when rank 0 could not mark it):
+ * reads env.json at env_path and, while it still says "running", marks it as
+ * fb_run_record_mark would and rewrites it atomically (*marked true). A missing file (a run
+ * folder not shared with rank 0's host) or one already marked is left as it is, FB_OK; an
+ * unreadable one is FB_ERR_USAGE with a line printed. */
+fb_status fb_run_record_mark_file(const char *env_path, const char *state, const char *detail,
+                                  bool *marked);
+
 /* A writer of the layer above (locate's node table), called by the stop hook after env.json is
  * marked and results.csv written, with the end state and its line, from the watchdog thread
  * (no MPI); NULL removes it (waiting for a stop under way). Rank 0 only. */

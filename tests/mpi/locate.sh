@@ -20,6 +20,8 @@
 #           the job; the deputy (rank 1, node 1's lead) names node 0, judges the other 4 and
 #           writes the same table and results.csv (the 4 nodes' rows) into rank 0's run folder
 #           (env.json marked 'timeout'), and says so in locate.md.
+#   frozen0 the same with rank 0 frozen (SIGSTOP) once it hung, so that its watchdog cannot
+#           mark env.json: the deputy marks it 'timeout' (it still said 'running').
 #   hang2   5 nodes, rank 3 hung in the tournament (phase 2), --timeout 20: exit 3; rank 0's
 #           watchdog writes the node table of what finished: phase 1 judged (every node's h2d
 #           and compute PASS), node 3 named the one suspect (its rank still working at the
@@ -316,7 +318,7 @@ bad)
     "$bin" locate --help >out.txt 2>&1 || fail "locate --help exited non-zero"
     grep -q -- "--tolerance PCT" out.txt || fail "--help lacks --tolerance"
     ;;
-hang | dead | hang0)
+hang | dead | hang0 | frozen0)
     # hang: rank 3 (node 3 of 5) hangs in its first trial of phase 1 (FB_TEST_HANG, test only),
     # --timeout 20: exit 3; rank 0 names node 3 and judges the 4 others without it.
     # dead: the same rank, hung with --timeout 60, is killed (SIGKILL); mpirun stops the job,
@@ -330,7 +332,7 @@ hang | dead | hang0)
     # stop the job)
     limit=20 hr=3
     [ "$what" = dead ] && limit=60
-    [ "$what" = hang0 ] && hr=0
+    case $what in hang0 | frozen0) hr=0 ;; esac
     t0=$(date +%s)
     env FB_TEST_RANKS_PER_NODE=1 FB_TEST_HANG="$hr:locate_node:trial 1" OMPI_MCA_mpi_yield_when_idle=1 \
         "${MPIEXEC:-mpirun}" --oversubscribe -np 5 -x FB_TEST_RANKS_PER_NODE -x FB_TEST_HANG \
@@ -351,6 +353,23 @@ hang | dead | hang0)
         [ -n "$victim" ] || fail "rank 3 never hung (or was not found): $(tail -5 "$work/stderr")"
         t_kill=$(date +%s)
         [ -z "$victim" ] || kill -9 "$victim"
+    elif [ "$what" = frozen0 ]; then
+        # rank 0 frozen once it hung (SIGSTOP): its watchdog cannot mark env.json either
+        victim=
+        for _ in $(seq 1 600); do
+            grep -q "FB_TEST_HANG: rank 0 hangs" "$work/stderr" && victim=$(rank_pid "$launcher" 0)
+            [ -n "$victim" ] && break
+            sleep 0.1
+        done
+        [ -n "$victim" ] || fail "rank 0 never hung (or was not found): $(tail -5 "$work/stderr")"
+        [ -z "$victim" ] || kill -STOP "$victim"
+        # env.json as the deputy leaves it, read while the job lasts (mpirun's abort sends the
+        # frozen rank SIGCONT before it kills it, and its watchdog may then mark it again)
+        deputy_env=
+        while kill -0 "$launcher" 2>/dev/null; do
+            grep -q "rank 0 had not marked the run" "$work/out/env.json" 2>/dev/null && deputy_env=yes
+            sleep 0.2
+        done
     fi
     wait "$launcher"
     rc=$?
@@ -382,7 +401,14 @@ hang | dead | hang0)
         grep -Fxq "# not drained: '$host/n$hr' is not a name scontrol takes as one node" "$work/out/drain.txt" ||
         fail "drain.txt does not name node $hr alone: $(cat "$work/out/drain.txt")"
     grep -q "did not answer (hung or dead" "$work/out/locate.md" || fail "locate.md does not say the fleet stopped"
-    if [ "$what" = hang0 ]; then
+    if [ "$what" = frozen0 ]; then
+        # env.json marked by the deputy, rank 0's watchdog being frozen
+        [ "$deputy_env" = yes ] ||
+            fail "env.json was never marked by the deputy: $(grep -A3 run_stop "$work/out/env.json")"
+        grep -q "the deputy marked .*env.json 'timeout': rank 0 had not" "$work/stderr" ||
+            fail "the deputy does not say it marked env.json"
+    fi
+    if [ "$what" = hang0 ] || [ "$what" = frozen0 ]; then
         # the deputy stopped the job, not rank 0's hold (--timeout, then twice --timeout: 60 s)
         [ "$took" -lt $((2 * limit + 5)) ] || fail "the job took $took s: the deputy did not stop it"
         grep -q "no answer from $host/n0; the others are judged in nodes.csv, written by the deputy, rank 1 on $host" "$work/stderr" ||
