@@ -4,7 +4,7 @@
 # usage: locate.sh CASE FABRICBENCH
 #   healthy    4 hosts, every link at 400 Mbit/s: exit 0 and no suspect, in 5 runs out of 5; the
 #              hosts' h2d measured and, one kernel's namespaces, not judged (SKIP saying so)
-#   slow_node  host 2's link at 133 Mbit/s (a third): exit 1, a `node` row naming host 2, and no
+#   slow_node  5 hosts, host 2's link at 133 Mbit/s (a third): exit 1, a `node` row naming host 2, and no
 #              row naming any other host; launched by a real Slurm (slurm_lib.sh: slurmctld
 #              and a slurmd per host) with `srun --mpi=pmix`, the other cases by mpirun; its
 #              drain.txt, run as written, drains host 2 alone with locate's reason (without
@@ -28,7 +28,8 @@ rate=400mbit slow=133mbit
 # 4 MiB messages: at 400 Mbit/s one takes 88 ms, at 133 Mbit/s 263 ms; 3 trials.
 bytes=4M trials=3
 hosts=4
-[ "$what" = speed ] && hosts=5
+# (the fleet of issue 28's acceptance: 5 hosts, one shaped to a third)
+case $what in speed | slow_node) hosts=5 ;; esac
 multi_up $hosts
 w=$MC_DIR
 multi_shape_all $rate || { fail "tc could not shape the links"; finish; }
@@ -160,10 +161,22 @@ slow_node)
         fail "drain.txt: $(cat "$w/drain.lines")"
     slurm_in sh "$d" || fail "sh drain.txt exited $?"
     got=$(slurm_in sinfo -h -N -o '%N %t' | sort | tr '\n' ' ')
-    [ "$got" = "$(multi_host 0) idle $(multi_host 1) idle $(multi_host 2) drain $(multi_host 3) idle " ] ||
-        fail "after sh drain.txt the nodes are: $got"
+    want=$(i=0; while [ "$i" -lt "$hosts" ]; do
+        echo "$(multi_host $i) $([ "$i" = 2 ] && echo drain || echo idle)"; i=$((i + 1)); done | sort | tr '\n' ' ')
+    [ "$got" = "$want" ] || fail "after sh drain.txt the nodes are: $got (expected $want)"
     reason=$(slurm_in sinfo -R -h -N -o '%N|%E' | awk -F'|' -v n="$(multi_host 2)" '$1 == n { print $2 }')
     [ "$reason" = "$why" ] || fail "host 2's drain reason is '$reason'"
+    # the node table FAILs host 2's pairs and nothing else, and Prometheus's own promtool takes
+    # the metrics file (printed, with drain.txt: the fleet's acceptance as a user reads it)
+    got=$(csv_awk 'v("verdict") == "FAIL" { print v("node") ":" v("check") }' "$w/run$attempt/nodes.csv" | sort | tr '\n' ' ')
+    [ "$got" = "$(multi_host 2):pairs " ] || fail "nodes.csv FAILs '$got', expected host 2's pairs alone"
+    command -v promtool >/dev/null || fail "promtool is not installed (setup-debian.sh installs prometheus)"
+    promtool check metrics <"$w/run$attempt/fabricbench.prom" >"$w/promtool.txt" 2>&1 ||
+        fail "promtool check metrics: $(cat "$w/promtool.txt")"
+    echo "nodes.csv (FAIL and pairs rows):"
+    csv_awk 'v("verdict") == "FAIL" || v("check") == "pairs" { print "  " v("node"), v("check"), v("verdict"), v("figure"), "GB/s against the fleet median", v("fleet_median") }' "$w/run$attempt/nodes.csv"
+    echo "drain.txt: $(cat "$w/drain.lines")"
+    echo "promtool check metrics: exit 0"
     ;;
 slow_link)
     multi_shape_pair 1 3 $slow || { fail "tc could not shape the pair 1-3"; finish; }
