@@ -703,6 +703,10 @@ static bool deputy_watch(struct loc *l, const int *node_of, size_t first, bool *
     l->phase_s[5] += (fb_clock_now_us() - t0) / 1e6;
     if (st != FB_ERR_TIMEOUT)
         return mine;
+    /* a phase of its own, with its own --timeout: on a loaded machine the writing below once
+     * outlasted the second left of the last one, and this rank's watchdog stopped the job
+     * without the deputy's line */
+    fb_watchdog_phase("phase 1: the deputy writes the node table");
     l->by_deputy = true;
     judge_unanswered(l, node_of, answered, first, flag, fig, typ, v, FB_ERR_TIMEOUT);
     /* results.csv with every row the nodes sent (rank 0's, during phase 1, holds no more: it

@@ -43,6 +43,23 @@ static void mark_env(cJSON *env, const char *state, const char *detail)
     }
 }
 
+/* Whether env.json on disk no longer says "running": another rank marked the run first
+ * (locate's deputy, while this rank was frozen), and its end state stands. */
+static bool marked_by_another(const char *path)
+{
+    cJSON *env = NULL;
+    const cJSON *status;
+    char err[512];
+    bool other;
+
+    if (fb_json_file_read(path, true, &env, err, sizeof err) != FB_OK || !env)
+        return false;
+    status = cJSON_GetObjectItemCaseSensitive(env, "run_status");
+    other = cJSON_IsString(status) && strcmp(status->valuestring, "running") != 0;
+    cJSON_Delete(env);
+    return other;
+}
+
 fb_status fb_run_record_mark(const char *state, const char *detail)
 {
     fb_status st = FB_OK;
@@ -50,8 +67,10 @@ fb_status fb_run_record_mark(const char *state, const char *detail)
     pthread_mutex_lock(&rec.mu);
     if (rec.env && !rec.marked) {
         rec.marked = true;
-        mark_env(rec.env, state, detail);
-        st = fb_json_file_write(rec.env_path, rec.env);
+        if (!marked_by_another(rec.env_path)) {
+            mark_env(rec.env, state, detail);
+            st = fb_json_file_write(rec.env_path, rec.env);
+        }
     }
     pthread_mutex_unlock(&rec.mu);
     return st;

@@ -20,7 +20,9 @@ void fb_run_record_set(cJSON *env, const char *env_path, struct fb_results *res)
 
 /* Sets env.json's run_status ("complete", "failed", "timeout", "interrupted") and the
  * "run_stop" details, and rewrites it atomically. The first end state is kept: a later mark is
- * ignored. FB_OK when nothing is set. Thread-safe. */
+ * ignored, and so is this one when env.json on disk no longer says "running" (another rank,
+ * locate's deputy, marked it: fb_run_record_mark_file). FB_OK when nothing is set.
+ * Thread-safe. */
 fb_status fb_run_record_mark(const char *state, const char *detail);
 
 /* For a rank that does not own the record (locate's deputy, when rank 0 could not mark it):

@@ -169,6 +169,7 @@ void fb_watchdog_view_exchange(const struct pub *mine)
 {
     struct exchange *x;
     struct timespec due;
+    double until;
     pthread_t t;
     MPI_Comm comm;
     int size;
@@ -200,17 +201,22 @@ void fb_watchdog_view_exchange(const struct pub *mine)
         return;
     }
     pthread_detach(t);
-    clock_gettime(CLOCK_REALTIME, &due);
-    due.tv_sec += (time_t)VIEW_WAIT_S + 1;
-    due.tv_nsec += 500 * 1000 * 1000;
-    if (due.tv_nsec >= 1000000000L) {
-        due.tv_sec++;
-        due.tv_nsec -= 1000000000L;
-    }
+    /* in ticks of 50 ms, each a sign of life on the node board: a rank waiting here is not
+     * frozen, and its own line must not say so */
+    until = fb_clock_now_s() + VIEW_WAIT_S + 1.5;
     pthread_mutex_lock(&view_mu);
-    while (!x->finished)
-        if (pthread_cond_timedwait(&view_cv, &view_mu, &due) != 0)
-            break;
+    while (!x->finished && fb_clock_now_s() < until) {
+        clock_gettime(CLOCK_REALTIME, &due);
+        due.tv_nsec += 50 * 1000 * 1000;
+        if (due.tv_nsec >= 1000000000L) {
+            due.tv_sec++;
+            due.tv_nsec -= 1000000000L;
+        }
+        (void)pthread_cond_timedwait(&view_cv, &view_mu, &due);
+        pthread_mutex_unlock(&view_mu);
+        fb_watchdog_heartbeat();
+        pthread_mutex_lock(&view_mu);
+    }
     if (x->finished) {
         pthread_mutex_unlock(&view_mu);
         exchange_free(x);
