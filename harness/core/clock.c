@@ -70,3 +70,15 @@ double fb_clock_cpu_wait_ns(void)
     buf[n] = '\0';
     return fb_clock_parse_schedstat(buf);
 }
+
+bool fb_clock_lock_within(pthread_mutex_t *mu, double s)
+{
+    double until = fb_clock_now_s() + s;
+
+    while (pthread_mutex_trylock(mu) != 0) {
+        if (fb_clock_now_s() > until)
+            return false;
+        fb_clock_sleep_s(0.01);
+    }
+    return true;
+}

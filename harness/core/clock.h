@@ -4,6 +4,9 @@
 #ifndef FB_CLOCK_H
 #define FB_CLOCK_H
 
+#include <pthread.h>
+#include <stdbool.h>
+
 /* Seconds on the monotonic clock (an arbitrary origin, the same for every thread and process of
  * one machine). */
 double fb_clock_now_s(void);
@@ -24,5 +27,9 @@ double fb_clock_parse_schedstat(const char *text);
 
 /* Sleeps `s` seconds (nothing for s <= 0), sleeping on after a signal interrupts it. */
 void fb_clock_sleep_s(double s);
+
+/* Locks `mu` if it comes free within `s` seconds (tried every 10 ms): true when locked. For a
+ * thread that must not wait on a holder that may be stuck (the watchdog's stop hooks). */
+bool fb_clock_lock_within(pthread_mutex_t *mu, double s);
 
 #endif

@@ -97,6 +97,13 @@ static const char *heat_files(enum heat h)
                             : "";
 }
 
+/* A node named from the job's view at a timeout after phase 1 (locate_run.c's name_working):
+ * "hang" (a rank still working) or "silent" (a rank that sent nothing). */
+static bool stop_suspect(const struct loc_suspect *s)
+{
+    return strcmp(s->metric, "hang") == 0 || strcmp(s->metric, "silent") == 0;
+}
+
 /* Node i's drain reason: what named it, every kind once, in the suspects' order ("slow pairs"
  * for the tournament, "h2d alone" for a case of phase 1), without figures, so nodes named for
  * the same things share one line (their figures are in suspects.csv); "" when none did. Only the
@@ -323,8 +330,7 @@ static void node_checks(const struct loc *l, int i, struct node_check c[CHECKS])
                 if (strcmp(s->metric, loc_node_cases[m]) == 0)
                     k = m;
             /* hung in the phase the job stopped in: that phase's check */
-            if ((strcmp(s->metric, "hang") == 0 || strcmp(s->metric, "silent") == 0) &&
-                l->stage == LOC_STAGE_STRAGGLERS)
+            if (stop_suspect(s) && l->stage == LOC_STAGE_STRAGGLERS)
                 k = C_ARRIVE;
         } else if (strcmp(s->kind, "link") == 0 && (s->node == i || s->peer == i)) {
             k = C_LINKS;
@@ -627,7 +633,7 @@ static fb_status write_md(const struct loc *l, enum heat heat)
                 "not arrive.\n\n", l->stopped, loc_stage_name(l->stage),
                 l->stage == LOC_STAGE_STRAGGLERS ? " and the tournament" : "");
     for (size_t i = 0; l->stopped[0] && i < l->nsus; i++)
-        if (strcmp(l->sus[i].metric, "hang") == 0 || strcmp(l->sus[i].metric, "silent") == 0) {
+        if (stop_suspect(&l->sus[i])) {
             fprintf(af.f, "At the timeout every rank's watchdog told rank 0 where it was: the "
                     "node(s) below had a rank still working while the others waited (`hang` "
                     "suspects) or, when none was, a rank that told nothing (`silent`: dead, "

@@ -1055,18 +1055,14 @@ static void name_working(struct loc *l)
 void loc_write_stopped(void *arg, const char *state, const char *detail)
 {
     struct loc *l = arg;
-    double until = fb_clock_now_s() + 0.5;
 
     (void)detail;
     /* the main thread may be changing the table (a signal while rank 0 judges): half a
      * second, as for results.csv (run_record.c), then the table is left unwritten */
-    while (pthread_mutex_trylock(&table_mu) != 0) {
-        if (fb_clock_now_s() > until) {
-            fb_warn("locate: the node table of the stopped job was not written (rank 0 was "
-                    "changing it)");
-            return;
-        }
-        fb_clock_sleep_s(0.01);
+    if (!fb_clock_lock_within(&table_mu, 0.5)) {
+        fb_warn("locate: the node table of the stopped job was not written (rank 0 was "
+                "changing it)");
+        return;
     }
     if (!l->stopped[0] && l->stage > LOC_STAGE_NODES && l->stage < LOC_STAGE_DONE) {
         snprintf(l->stopped, sizeof l->stopped, "%s", state);

@@ -43,21 +43,20 @@ static void mark_env(cJSON *env, const char *state, const char *detail)
     }
 }
 
-/* Whether env.json on disk no longer says "running": another rank marked the run first
- * (locate's deputy, while this rank was frozen), and its end state stands. */
-static bool marked_by_another(const char *path)
+/* env.json at `path` (*env, NULL when missing) and whether it still says "running": the run not
+ * yet marked by any rank. FB_ERR_USAGE with err set when it cannot be read. */
+static fb_status env_on_disk(const char *path, cJSON **env, bool *running, char *err,
+                             size_t errlen)
 {
-    cJSON *env = NULL;
     const cJSON *status;
-    char err[512];
-    bool other;
+    fb_status st = fb_json_file_read(path, true, env, err, errlen);
 
-    if (fb_json_file_read(path, true, &env, err, sizeof err) != FB_OK || !env)
-        return false;
-    status = cJSON_GetObjectItemCaseSensitive(env, "run_status");
-    other = cJSON_IsString(status) && strcmp(status->valuestring, "running") != 0;
-    cJSON_Delete(env);
-    return other;
+    *running = false;
+    if (st != FB_OK || !*env)
+        return st;
+    status = cJSON_GetObjectItemCaseSensitive(*env, "run_status");
+    *running = cJSON_IsString(status) && strcmp(status->valuestring, "running") == 0;
+    return FB_OK;
 }
 
 fb_status fb_run_record_mark(const char *state, const char *detail)
@@ -66,11 +65,17 @@ fb_status fb_run_record_mark(const char *state, const char *detail)
 
     pthread_mutex_lock(&rec.mu);
     if (rec.env && !rec.marked) {
+        cJSON *disk = NULL;
+        bool running = false;
+        char err[512];
         rec.marked = true;
-        if (!marked_by_another(rec.env_path)) {
+        /* another rank (locate's deputy) marked it first, while this one was frozen: it stands */
+        if (env_on_disk(rec.env_path, &disk, &running, err, sizeof err) != FB_OK || !disk ||
+            running) {
             mark_env(rec.env, state, detail);
             st = fb_json_file_write(rec.env_path, rec.env);
         }
+        cJSON_Delete(disk);
     }
     pthread_mutex_unlock(&rec.mu);
     return st;
@@ -80,19 +85,17 @@ fb_status fb_run_record_mark_file(const char *env_path, const char *state, const
                                   bool *marked)
 {
     cJSON *env = NULL;
-    const cJSON *status;
     char err[512];
+    bool running;
     fb_status st;
 
     *marked = false;
-    if ((st = fb_json_file_read(env_path, true, &env, err, sizeof err)) != FB_OK) {
+    if ((st = env_on_disk(env_path, &env, &running, err, sizeof err)) != FB_OK) {
         fb_error("%s", err);
         return st;
     }
-    if (!env) /* not there: the run folder is not shared with rank 0's host */
-        return FB_OK;
-    status = cJSON_GetObjectItemCaseSensitive(env, "run_status");
-    if (cJSON_IsString(status) && strcmp(status->valuestring, "running") == 0) {
+    /* missing: the run folder is not shared with rank 0's host */
+    if (running) {
         mark_env(env, state, detail);
         if ((st = fb_json_file_write(env_path, env)) == FB_OK)
             *marked = true;
@@ -109,17 +112,12 @@ void fb_run_record_unlock(void) { pthread_mutex_unlock(&rec.results_mu); }
  * then the last whole one). */
 static void save_results(struct fb_results *res)
 {
-    double until = fb_clock_now_s() + 0.5;
-
     if (!res)
         return;
-    while (pthread_mutex_trylock(&rec.results_mu) != 0) {
-        if (fb_clock_now_s() > until) {
-            fb_warn("results.csv: not rewritten (the run was changing it); it holds the points "
-                    "up to its last rewrite");
-            return;
-        }
-        fb_clock_sleep_s(0.01);
+    if (!fb_clock_lock_within(&rec.results_mu, 0.5)) {
+        fb_warn("results.csv: not rewritten (the run was changing it); it holds the points up "
+                "to its last rewrite");
+        return;
     }
     (void)fb_results_flush(res);
     pthread_mutex_unlock(&rec.results_mu);
