@@ -67,6 +67,7 @@ grep -Eq "not determined: .*(GPU names and NVLinks: no NVML|GPU 0000:1a:00.0: no
 # with a facts file in NVML's place: NV2 between every pair of V100s
 FB_NVML_FACTS=$machines/c4140-m/nvml.txt FB_SYSFS_ROOT=$machines/c4140-m mpi 2 "$bin" expect --backend host >n.txt 2>&1 ||
     fail "expect with FB_NVML_FACTS exited $?: $(tail -n 3 n.txt)"
+doc_example docs/expected.md expect-c4140-m n.txt
 [ "$(grep -c '^    0000:1[acde]:00.0 <-> 0000:1[cde]:00.0: 47.9, bound NVLink2 x2$' n.txt)" = 6 ] ||
     fail "expect's NVLink pairs: $(grep '<->' n.txt)"
 grep -q "^    Tesla V100-SXM2-32GB, NVLink2: 2 to 0000:1c:00.0 2 to 0000:1d:00.0 2 to 0000:1e:00.0$" n.txt ||

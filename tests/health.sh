@@ -33,6 +33,7 @@ rc=$?
 [ "$out" = "health n1: OK: 1 NVIDIA GPU(s), 1 of 1 InfiniBand port(s) ACTIVE (slowest 100 Gb/s), 2 PCIe link(s) at their maximum" ] ||
     fail "a healthy node: '$out'"
 [ ! -e scontrol.calls ] || fail "a healthy node called scontrol"
+echo "$out" >doc.txt
 
 echo "56 Gb/sec (4X FDR)" >sys/class/infiniband/mlx5_0/ports/1/rate
 out=$("$bin" health --node n1 --gpus 2 --ib-rate 100 --drain)
@@ -68,6 +69,9 @@ printf '[profile]\nname = t\n[node]\ngpus = 4\n[infiniband]\nports = 1\nrate_gbp
 out=$("$bin" health --node n1 --profile "$work/p.ini")
 [ "$out" = "health n1: FAIL: 1 NVIDIA GPU(s) on the PCI bus, expected 4; InfiniBand mlx5_0/1 at 56 Gb/s, expected at least 100" ] ||
     fail "--profile: '$out'"
+# docs/slurm.md quotes the healthy line and this one
+echo "$out" >>doc.txt
+doc_example docs/slurm.md health-lines doc.txt
 out=$("$bin" health --node n1 --profile "$work/p.ini" --gpus 1 --ib-rate 50)
 [ $? = 0 ] && [ "${out#health n1: OK: }" != "$out" ] || fail "--profile overridden: '$out'"
 # SLURMD_NODENAME names the node when --node is not given

@@ -50,3 +50,73 @@ expect_error() {
     grep -qF -- "$text" err.txt || fail "'$*': error lacks '$text': $(tail -c 300 err.txt)"
     [ ! -s out.txt ] || fail "'$*' printed on stdout: $(head -c 300 out.txt)"
 }
+# doc_example PAGE NAME OUT [SELECT]: the block that follows `<!-- example: NAME -->` in PAGE (a
+# path under the repository) is what the tool printed into OUT. Its lines (those matching the
+# extended regex SELECT when given: a block can show lines of several runs) must be lines of OUT,
+# consecutive and in order, where a line `...` (indented or not) stands for any number of lines and a line
+# starting `$ ` (the command, with its lines continued by a backslash) is not output. A marker `<!-- example: NAME figures -->` quotes a
+# run measured when the page was written: each number in the page's line (digits, a decimal
+# point and digits) stands for any number. docs_examples.sh checks that every figure-quoting block of the docs is marked, and that
+# every marked one is checked by a test.
+# (the repository: the first folder above the test script with docs/README.md, found when this
+# file is sourced, before a test changes folder)
+_fb_repo=$(cd "$(dirname "$0")" 2>/dev/null && pwd)
+while [ -n "$_fb_repo" ] && [ "$_fb_repo" != / ] && [ ! -f "$_fb_repo/docs/README.md" ]; do
+    _fb_repo=$(dirname "$_fb_repo")
+done
+[ "$_fb_repo" != / ] || _fb_repo=
+doc_example() {
+    _page=$_fb_repo/$1
+    [ -n "$_fb_repo" ] || { fail "doc_example: the repository was not found above $0"; return; }
+    _why=$(awk -v name="$2" -v sel="${4:-}" -v page="$1" '
+        function rx(s, figs,   out, c, i) {
+            out = ""
+            for (i = 1; i <= length(s); i++) {
+                c = substr(s, i, 1)
+                if (figs && c ~ /[0-9]/) {
+                    while (substr(s, i + 1, 1) ~ /[0-9]/) i++
+                    if (substr(s, i + 1, 2) ~ /^\.[0-9]$/) { i++; while (substr(s, i + 1, 1) ~ /[0-9]/) i++ }
+                    out = out "[0-9]+(\\.[0-9]+)?"; continue
+                }
+                if (c ~ /[][\\^$.|?*+(){}]/) out = out "\\" c; else out = out c
+            }
+            return "^" out "$"
+        }
+        FNR == NR {
+            if (!inb && $0 ~ "^<!-- example: " name "( figures)? -->$") { want = 1; figs = ($0 ~ / figures -->$/); next }
+            if (want && /^```/) { inb = 1; want = 0; next }
+            if (inb && /^```/) { inb = 0; done = 1; next }
+            if (inb && !done) {
+                if (cont || $0 ~ /^\$ /) { cont = ($0 ~ /\\$/); next }
+                gap = ($0 ~ /^[ \t]*\.\.\.$/)
+                if (sel != "" && !gap && $0 !~ sel) next
+                n++; doc[n] = gap ? "..." : $0; pat[n] = gap ? "" : rx($0, figs)
+            }
+            next
+        }
+        { out[++m] = $0 }
+        END {
+            if (!done) { print page ": no block marked <!-- example: " name " -->"; exit }
+            if (n == 0) { print page ": example " name " has no line to check"; exit }
+            # greedy: each stretch between `...` lines at the first place it fits after the last
+            i = 1; pos = 1
+            while (i <= n) {
+                if (doc[i] == "...") { i++; continue }
+                j = i; while (j <= n && doc[j] != "...") j++
+                found = 0
+                for (s = pos; s + (j - i) - 1 <= m; s++) {
+                    ok = 1
+                    for (k = i; k < j; k++) if (out[s + k - i] !~ pat[k]) { ok = 0; break }
+                    if (ok) { found = 1; pos = s + (j - i); break }
+                }
+                if (!found) {
+                    # name the first line of the stretch the output lacks
+                    for (k = i; k < j; k++) { hit = 0; for (s = 1; s <= m; s++) if (out[s] ~ pat[k]) hit = 1
+                        if (!hit) { print page " example " name ": the tool printed no line like: " doc[k]; exit } }
+                    print page " example " name ": these lines are not printed together, in this order: " doc[i] " ... " doc[j - 1]; exit
+                }
+                i = j
+            }
+        }' "$_page" "$3")
+    [ -z "$_why" ] || fail "$_why"
+}

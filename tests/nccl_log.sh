@@ -79,4 +79,9 @@ bad "unknown option '--bogus'" --bogus "$data/shm_single.log"
 bad "missing.log'" "$data/shm_single.log" "$work/missing.log"
 # an empty file among logs with NCCL lines is merely empty
 run 0 "$work/empty.log" "$data/shm_single.log"
+# docs/nccl-log.md's two examples are these logs' output
+run 0 "$data/ib_gdr_2node.log"
+doc_example docs/nccl-log.md ib-gdr-2node "$work/out"
+run 1 --brief "$data/failover_229.log"
+doc_example docs/nccl-log.md failover "$work/out"
 finish

@@ -80,6 +80,11 @@ if [ "$have_nccl" = ON ]; then
             fail "run --coll mpi failed: $(cat err.txt)"
         tr -d ' \t\n' <"$out/env.json" | grep -Eq "\"nccl\":\{\"version_code\":2[0-9]{4},\"version\":\"2\.[0-9]+\.[0-9]+\",\"library\":\"$nccl_lib\"\}" ||
             fail "env.json does not record NCCL loaded from $nccl_lib: $(grep -A4 '"nccl"' "$out/env.json")"
+        # docs/nccl-versions.md quotes the object on one line, loaded from /opt/nccl-2.28.9
+        sed -n '/^[[:space:]]*"nccl":/,/}/p' "$out/env.json" | tr -s ' \t\n' '   ' |
+            sed -e 's/^ //' -e 's/ *$//' -e 's/},$/}/' -e 's/{ */{ /' -e "s|$nccl_lib|/opt/nccl-2.28.9/lib/libnccl.so.2|" >nccl.json
+        echo >>nccl.json
+        doc_example docs/nccl-versions.md env-nccl nccl.json
         rm -rf "$out"
     fi
 fi

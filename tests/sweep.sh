@@ -32,6 +32,8 @@ planned=$(grep -E '^\[ *[0-9]+/[0-9]+\]' plain.err | tail -n 1 | sed 's/^\[ *[0-
 # 3 sizes x 4 variants x (2 ranks alone + all at once)
 [ "$(wc -l <plain.points)" = 36 ] || fail "plain run has $(wc -l <plain.points) points, expected 36"
 [ "$planned" = 36 ] || fail "plain run planned '$planned' points, expected 36"
+grep -E '^\[ *[0-9]+/[0-9]+\]' plain.err >plain.progress
+doc_example docs/sweep.md progress-line plain.progress '34/36'
 
 # --- the sweep: 2 bindings x 2 values = 4 launches
 t0=$(date +%s)
@@ -86,6 +88,13 @@ for b in socket none; do
         awk -v w="$w" 'BEGIN { exit !(w > 0.1 && w < 300) }' || fail "$name: wall_s $w"
     done
 done
+# docs/sweep.md quotes the variants in launch order and the last launch's launch.txt
+csv_awk '{ print v("variant") }' "$csv" >variants.txt
+doc_example docs/sweep.md variants variants.txt
+sed -e "s|$bin|/opt/fb/fabricbench|g" -e 's| sweep/| RUN/|g' sweep/bind-none_NCCL_P2P_DISABLE-1/launch.txt >launch4.txt
+# (as root the commands set Open MPI's root variables, as the page's do; not as root, the rest)
+if [ "$(id -u)" = 0 ]; then doc_example docs/sweep.md launch-txt launch4.txt
+else doc_example docs/sweep.md launch-txt launch4.txt '^(#|doctor_exit|status|exit|wall)'; fi
 # the runs' wall seconds fit in the sweep's own time
 awk -v t="$total_wall" -v s="$((t1 - t0 + 1))" 'BEGIN { exit !(t <= s) }' || fail "wall_s add up to $total_wall s, the sweep took $((t1 - t0)) s"
 # one progress line per launch, 1..4

@@ -109,6 +109,9 @@ grep -q "^  telemetry h2d: 2 GPUs, [0-9]* samples: GPU utilization mean .*peak m
     fail "no telemetry line for h2d: $(grep 'telemetry' "$work/out1")"
 [ "$(tail -n 1 "$work/out1" | cut -c1-16)" = "  telemetry h2d:" ] || fail "the run does not end with the telemetry line"
 ! grep -q "WARN.*GPU utilization" "$work/err1" || fail "a utilization WARN on the host backend"
+# docs/telemetry.md quotes these two lines, the run folder named /tmp/tel
+sed "s|$run/|/tmp/tel/|" "$work/out1" >"$work/out1.doc"
+doc_example docs/telemetry.md telemetry-lines "$work/out1.doc"
 
 # ---- 2. a fake without nvmlDeviceGetPowerUsage, two benchmarks, every 1 ms ------------------
 # At 1 ms a benchmark of more than about a second fills the 1024 samples of a rank and is
@@ -164,6 +167,10 @@ rc=$?
 [ "$rc" = 0 ] || { cat "$work/err3" >&2; fail "run without NVML exited $rc"; }
 notes=$(grep -c "telemetry: NVML not found (/nonexistent/libnvidia-ml.so.1): no GPU telemetry" "$work/err3")
 [ "$notes" = 1 ] || fail "the NVML note printed $notes times, expected once"
+# docs/telemetry.md quotes the note with the library's default name, where this run named a path,
+# and its host as node1
+grep "telemetry: NVML not found" "$work/err3" | sed -e 's|(/nonexistent/|(|' -e "s|^\[0 $(hostname)\]|[0 node1]|" >"$work/note.doc"
+doc_example docs/telemetry.md no-nvml "$work/note.doc"
 [ ! -e "$run/telemetry.csv" ] || fail "telemetry.csv written without NVML"
 ! grep -q ",telemetry," "$run/results.csv" || fail "telemetry rows without NVML"
 ! grep -q "^  telemetry" "$work/out3" || fail "a telemetry line without samples"

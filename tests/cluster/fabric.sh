@@ -141,6 +141,7 @@ bandwidth)
     grep "^expected\.p2p\.sweep_uni\.0>1 *FAIL" -A1 "$w/accept4.txt" | grep -q "allows.*eth 3.2 Gb/s $CL_IF_A\|eth 3.2 Gb/s $CL_IF_A allows" ||
         fail "accept's FAIL does not name the veth at 3.2 Gb/s: $(grep -A1 'sweep_uni' "$w/accept4.txt" | head -n 4)"
     grep -A1 "^expected\.p2p\.sweep_uni\.0>1" "$w/accept4.txt"
+    doc_example docs/expected.md shaped-fail "$w/accept4.txt"
     # ... and summary.md lists that pair under its own expectation, with the bound
     "$bin" report --no-plots "$w/bw4" >"$w/report4.txt" 2>&1 || fail "report exited $?: $(cat "$w/report4.txt")"
     short=$(sed -n '/^## Short of the hardware$/,/^## /p' "$w/bw4/summary.md")

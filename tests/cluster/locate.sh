@@ -119,6 +119,8 @@ culprit_case() {
         show "run$attempt"
         if judge "run$attempt" "$@" >"$w/judge.txt"; then
             [ "$attempt" = 1 ] || echo "(attempt 1 was wrong: $(cat "$w/judge1.txt"))"
+            # docs/locate.md quotes a line of each kind, figures aside
+            doc_example docs/locate.md suspects "$w/run$attempt.txt" "^SUSPECT $1 "
             return 0
         fi
         cp "$w/judge.txt" "$w/judge$attempt.txt"

@@ -115,6 +115,11 @@ hang)
     named=$(sed -n "s/^\[0 $host\] error: timeout: .*did not end within --timeout 5 s; \(.*\); rank 0 on $host is .*/\1/p" "$work/err")
     case "$named" in *"rank 0 on"*) fail "rank 0, which waited, is named as not arrived: $named" ;; esac
     grep -q "marked 'timeout' in env.json" "$work/err" || fail "no word of the run's mark"
+    # docs/timeouts.md quotes this run: each rank's lines, its host named vm
+    for r in 0 1; do
+        grep "^\[$r $host\]" "$work/err" | sed "s/^\[$r $host\]/[$r vm]/; s/ on $host / on vm /g" >"$work/err$r"
+        doc_example docs/timeouts.md hang "$work/err$r" "^[[]$r "
+    done
     check_state timeout
     grep -q '"detail":.*rank 1 on .* did not arrive at' "$run/env.json" || fail "env.json run_stop lacks the culprit"
     [ ! -e "$run/.lock" ] || fail "the run lock is left after the timeout: $(cat "$run/.lock")"

@@ -23,6 +23,7 @@ grep -Eq '"thread_level":[[:space:]]*"single"' "$work/s/env.json" ||
 ! grep -q "MPI ran at thread level" "$work/stdout" || fail "a run at single says it ran above it"
 grep -q "# p2p over mpi: 32 of 56 one-way pairs measured (a sample" "$work/stdout" ||
     fail "the sample is not stated: $(grep 'pairs measured' "$work/stdout")"
+doc_example docs/scale.md sampled-line "$work/stdout"
 
 csv_awk '
 v("bench") == "p2p" {
