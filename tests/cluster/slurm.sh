@@ -60,7 +60,9 @@ rc=$?
 [ "$rc" = 0 ] || fail "srun locate exited $rc: $(tail -n 5 "$w/locate.txt")"
 grep -q '^locate: no suspect among 2 node(s)' "$w/locate.txt" || fail "locate under srun: $(grep '^locate:' "$w/locate.txt" | head -n 1)"
 [ -f "$w/locate/suspects.csv" ] || fail "locate under srun wrote no suspects.csv"
-# A node that hangs under srun (FB_TEST_HANG, test only; --timeout 4). In its first trial of
+# A node that hangs under srun (FB_TEST_HANG, test only; --timeout 8: the timeout bounds MPI's
+# start too, and srun's PMIx start of two hosts once took over 4 s beside the whole suite, so
+# rank 0 stopped before MPI_Init returned). In its first trial of
 # phase 1: rank 1 (host B): rank 0 names host B for no answer in the node table and drain.txt
 # before it stops the job; srun ends the step and reports rank 0's exit code 3. Rank 0 (host A):
 # rank 0 cannot write, so the deputy (rank 1, host B) names host A in the same files of rank 0's
@@ -72,7 +74,7 @@ for hang in 1:locate_node 0:locate_node 1:locate_pairs; do
     hr=${hang%%:*} bench=${hang#*:}
     if [ "$hr" = 1 ]; then hung=$CL_HOST_B; else hung=$CL_HOST_A; fi
     FB_TEST_HANG="$hr:$bench:trial 1" slurm_in srun -N2 -n2 --mpi=pmix "$bin" locate --bytes 64K \
-        --trials 3 --timeout 4 --quiet --out "$w/hung$hr$bench" >"$w/hung$hr$bench.txt" 2>&1
+        --trials 3 --timeout 8 --quiet --out "$w/hung$hr$bench" >"$w/hung$hr$bench.txt" 2>&1
     rc=$?
     [ "$rc" = 3 ] || fail "srun locate with rank $hr's node hung in $bench exited $rc, expected 3: $(tail -n 5 "$w/hung$hr$bench.txt")"
     got=$(csv_awk 'v("verdict") == "FAIL" { print v("node") ":" v("check") }' "$w/hung$hr$bench/nodes.csv" 2>/dev/null | sort | tr '\n' ' ')
