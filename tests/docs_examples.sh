@@ -8,7 +8,7 @@
 # output is the same on every machine (accept on a recorded run folder) are run and compared.
 #   docs_examples.sh REPO BIN
 . "$(dirname "$0")/lib.sh"
-top=$1 bin=$2
+top=$1 bin=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$top" || exit 1
@@ -21,7 +21,8 @@ awk 'FNR == 1 { inb = 0; prev = "" }
          if (!inb) { lang = substr($0, 4); start = FNR; mark = prev; body = "" }
          else if (lang !~ /^(sh|bash|yaml|gnuplot)$/ && body ~ /[0-9]/ &&
                   mark !~ /^<!-- (example: [a-z0-9-]+( figures)?|not output: .+) -->$/)
-             print FILENAME ":" start ": a block with figures and no marker (<!-- example: NAME --> or <!-- not output: WHY -->) on the line above"
+             print FILENAME ":" start ": a block with figures and no marker on the line above " \
+                   "(<!-- example: NAME --> or <!-- not output: WHY -->)"
          inb = !inb; prev = $0; next }
      inb { body = body "\n" $0 }
      { prev = $0 }' $pages >"$work/unmarked"
@@ -34,7 +35,7 @@ grep -rhoE 'doc_example +[A-Za-z0-9_./-]+\.md +[a-z0-9-]+' tests --include='*.sh
     awk '{ print $2, $3 }' | sort -u >"$work/called"
 [ -s "$work/marked" ] || fail "no example is marked in the docs"
 comm -23 "$work/marked" "$work/called" | while read -r page name; do
-    echo "FAIL: $page: example $name is checked by no test (tests/*.sh: doc_example $page $name OUT)" >&2
+    echo "FAIL: $page: example $name is checked by no test (doc_example $page $name OUT)" >&2
     echo x >>"$work/unchecked"
 done
 [ ! -s "$work/unchecked" ] || fails=$((fails + $(wc -l <"$work/unchecked")))
@@ -49,7 +50,8 @@ echo "$(wc -l <"$work/marked") marked examples, $(wc -l <"$work/called") checked
 # copied to /tmp/r as the page says; here to a folder of our own, its name put back
 mkdir "$work/r"
 cp tests/data/report/run/results.csv tests/data/report/run/env.json "$work/r/"
-"$bin" accept --profile profiles/host-ci.ini --junit "$work/r/accept.xml" "$work/r" >"$work/accept.raw" 2>&1
+"$bin" accept --profile profiles/host-ci.ini --junit "$work/r/accept.xml" "$work/r" \
+    >"$work/accept.raw" 2>&1
 rc=$?
 [ "$rc" = 0 ] || fail "accept on tests/data/report/run: exit $rc: $(cat "$work/accept.raw")"
 sed "s|$work/r|/tmp/r|g" "$work/accept.raw" >"$work/accept.txt"
@@ -57,7 +59,8 @@ doc_example docs/accept.md accept-host-ci "$work/accept.txt"
 # ... and a malformed profile (tests/data/docs/site.ini: line 12 names no key of [compute])
 cp tests/data/docs/site.ini "$work/"
 (cd "$work" && "$bin" accept --profile site.ini "$work/r" >bad.txt 2>&1; echo "rc $?" >>bad.txt)
-[ "$(tail -n 1 "$work/bad.txt")" = "rc 2" ] || fail "accept with tests/data/docs/site.ini: $(cat "$work/bad.txt")"
+[ "$(tail -n 1 "$work/bad.txt")" = "rc 2" ] ||
+    fail "accept with tests/data/docs/site.ini: $(cat "$work/bad.txt")"
 sed -e "s|$work/r|/tmp/r|g" -e 's/^rc \(.*\)/\1/' "$work/bad.txt" >"$work/bad.out"
 doc_example docs/accept.md accept-bad-profile "$work/bad.out"
 finish

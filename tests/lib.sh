@@ -52,12 +52,14 @@ expect_error() {
 }
 # doc_example PAGE NAME OUT [SELECT]: the block that follows `<!-- example: NAME -->` in PAGE (a
 # path under the repository) is what the tool printed into OUT. Its lines (those matching the
-# extended regex SELECT when given: a block can show lines of several runs) must be lines of OUT,
-# consecutive and in order, where a line `...` (indented or not) stands for any number of lines and a line
-# starting `$ ` (the command, with its lines continued by a backslash) is not output. A marker `<!-- example: NAME figures -->` quotes a
-# run measured when the page was written: each number in the page's line (digits, a decimal
-# point and digits) stands for any number. docs_examples.sh checks that every figure-quoting block of the docs is marked, and that
-# every marked one is checked by a test.
+# extended regex SELECT when given, for a block that shows lines of several runs; awk reads its
+# backslashes as escapes, so write `[[]` for a bracket) must be lines of OUT, consecutive and in
+# order, where a line `...` (indented or not) stands for any number of lines and a line starting
+# `$ ` (the command, with the lines it continues by a backslash) is not output. A marker
+# `<!-- example: NAME figures -->` quotes a run measured when the page was written: each number
+# in the page's lines (digits, or digits, a point and digits) stands for any number.
+# docs_examples.sh checks that every block of the docs that quotes figures is marked, and that
+# every marked example is checked by a test.
 # (the repository: the first folder above the test script with docs/README.md, found when this
 # file is sourced, before a test changes folder)
 _fb_repo=$(cd "$(dirname "$0")" 2>/dev/null && pwd)
@@ -68,6 +70,7 @@ done
 doc_example() {
     _page=$_fb_repo/$1
     [ -n "$_fb_repo" ] || { fail "doc_example: the repository was not found above $0"; return; }
+    [ -r "$3" ] || { fail "doc_example $1 $2: no output to compare ($3 cannot be read)"; return; }
     _why=$(awk -v name="$2" -v sel="${4:-}" -v page="$1" '
         function rx(s, figs,   out, c, i) {
             out = ""
@@ -75,7 +78,10 @@ doc_example() {
                 c = substr(s, i, 1)
                 if (figs && c ~ /[0-9]/) {
                     while (substr(s, i + 1, 1) ~ /[0-9]/) i++
-                    if (substr(s, i + 1, 2) ~ /^\.[0-9]$/) { i++; while (substr(s, i + 1, 1) ~ /[0-9]/) i++ }
+                    if (substr(s, i + 1, 2) ~ /^\.[0-9]$/) {
+                        i++
+                        while (substr(s, i + 1, 1) ~ /[0-9]/) i++
+                    }
                     out = out "[0-9]+(\\.[0-9]+)?"; continue
                 }
                 if (c ~ /[][\\^$.|?*+(){}]/) out = out "\\" c; else out = out c
@@ -83,7 +89,9 @@ doc_example() {
             return "^" out "$"
         }
         FNR == NR {
-            if (!inb && $0 ~ "^<!-- example: " name "( figures)? -->$") { want = 1; figs = ($0 ~ / figures -->$/); next }
+            if (!inb && $0 ~ "^<!-- example: " name "( figures)? -->$") {
+                want = 1; figs = ($0 ~ / figures -->$/); next
+            }
             if (want && /^```/) { inb = 1; want = 0; next }
             if (inb && /^```/) { inb = 0; done = 1; next }
             if (inb && !done) {
@@ -111,9 +119,17 @@ doc_example() {
                 }
                 if (!found) {
                     # name the first line of the stretch the output lacks
-                    for (k = i; k < j; k++) { hit = 0; for (s = 1; s <= m; s++) if (out[s] ~ pat[k]) hit = 1
-                        if (!hit) { print page " example " name ": the tool printed no line like: " doc[k]; exit } }
-                    print page " example " name ": these lines are not printed together, in this order: " doc[i] " ... " doc[j - 1]; exit
+                    for (k = i; k < j; k++) {
+                        hit = 0
+                        for (s = 1; s <= m; s++) if (out[s] ~ pat[k]) hit = 1
+                        if (!hit) {
+                            print page " example " name ": the tool printed no line like: " doc[k]
+                            exit
+                        }
+                    }
+                    print page " example " name ": these lines are not printed together, in this " \
+                        "order: " doc[i] " ... " doc[j - 1]
+                    exit
                 }
                 i = j
             }
