@@ -57,7 +57,8 @@ expect_error() {
 # order, where a line `...` (indented or not) stands for any number of lines and a line starting
 # `$ ` (the command, with the lines it continues by a backslash) is not output. A marker
 # `<!-- example: NAME figures -->` quotes a run measured when the page was written: each number
-# in the page's lines (digits, or digits, a point and digits) stands for any number.
+# in the page's lines (digits, or digits, a point and digits; with a size's K, M or G) stands for
+# any number (or size), and each run of spaces for any (columns align to the figures' widths).
 # docs_examples.sh checks that every block of the docs that quotes figures is marked, and that
 # every marked example is checked by a test.
 # (the repository: the first folder above the test script with docs/README.md, found when this
@@ -82,7 +83,17 @@ doc_example() {
                         i++
                         while (substr(s, i + 1, 1) ~ /[0-9]/) i++
                     }
-                    out = out "[0-9]+(\\.[0-9]+)?"; continue
+                    out = out "[0-9]+(\\.[0-9]+)?"
+                    # the suffix of a size (4M, 1G) likewise: the sizes follow the machine
+                    if (substr(s, i + 1, 1) ~ /[KMG]/ && substr(s, i + 2, 1) !~ /[A-Za-z]/) {
+                        i++; out = out "[KMG]?"
+                    }
+                    continue
+                }
+                # and the alignment of columns, which follows the widths of the figures
+                if (figs && c == " ") {
+                    while (substr(s, i + 1, 1) == " ") i++
+                    out = out " +"; continue
                 }
                 if (c ~ /[][\\^$.|?*+(){}]/) out = out "\\" c; else out = out c
             }

@@ -89,6 +89,8 @@ if [ -n "$llc" ] && [ "$(printf '%.0f' "$llc")" -gt 0 ]; then
     # share of its expected figure
     [ "$(grep -Ec '^  h2d .* all +[0-9]+[KMG] bandwidth_total +[0-9.]+ GB/s: [0-9]+% of [0-9.]+ GB/s \(memcpy calibration [0-9]+ MiB best of 5\)$' "$work/headline")" = 4 ] ||
         fail "the headline's h2d rows past the cache do not show their share of the expected figure"
+    # README's quick start quotes these rows
+    doc_example README.md quick-headline "$work/headline"
 else
     echo "hwloc sees no cache here: the size past it and the marks are not checked"
 fi
