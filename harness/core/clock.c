@@ -22,14 +22,26 @@ double fb_clock_now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+struct timespec fb_clock_timespec(double s)
+{
+    struct timespec ts;
+
+    ts.tv_sec = (time_t)s;
+    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
 void fb_clock_sleep_s(double s)
 {
     struct timespec ts;
 
     if (s <= 0.0)
         return;
-    ts.tv_sec = (time_t)s;
-    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    ts = fb_clock_timespec(s);
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
 }

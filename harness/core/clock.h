@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <time.h>
 
 /* Seconds on the monotonic clock (an arbitrary origin, the same for every thread and process of
  * one machine). */
@@ -24,6 +25,11 @@ double fb_clock_cpu_wait_ns(void);
 /* The wait field of a schedstat text ("RUN_NS WAIT_NS TIMESLICES"); -1 when the text is not
  * three numbers. */
 double fb_clock_parse_schedstat(const char *text);
+
+/* A time of this clock (fb_clock_now_s's seconds) as a timespec: the deadline
+ * pthread_cond_timedwait takes for a condition that waits on CLOCK_MONOTONIC
+ * (pthread_condattr_setclock). Also a duration in seconds as a timespec. */
+struct timespec fb_clock_timespec(double s);
 
 /* Sleeps `s` seconds (nothing for s <= 0), sleeping on after a signal interrupts it. */
 void fb_clock_sleep_s(double s);

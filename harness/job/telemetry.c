@@ -17,18 +17,6 @@
 #include "telemetry_impl.h"
 #include "telemetry_nvml.h"
 
-static struct timespec to_timespec(double s)
-{
-    struct timespec ts;
-    ts.tv_sec = (time_t)s;
-    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    return ts;
-}
-
 /* The sampler: wakes on a fixed grid t0 + k * interval (a late wake-up skips the ticks it
  * missed rather than bunching samples), and while a benchmark runs reads the GPU on every
  * stride-th tick. NVML is read outside the lock so that a benchmark's end never waits on it. */
@@ -39,7 +27,7 @@ static void *sampler(void *arg)
 
     pthread_mutex_lock(&t->mu);
     while (!t->stop) {
-        struct timespec due = to_timespec(t->t0 + (double)k * t->interval_s);
+        struct timespec due = fb_clock_timespec(t->t0 + (double)k * t->interval_s);
         /* 0 is a signal (stop) or a spurious wake-up: wait on; anything else is the due time */
         while (!t->stop && pthread_cond_timedwait(&t->cv, &t->mu, &due) == 0)
             ;

@@ -312,12 +312,7 @@ static void *watch(void *arg)
         bool stop, late;
         int sig;
 
-        clock_gettime(CLOCK_MONOTONIC, &due);
-        due.tv_nsec += 50 * 1000 * 1000;
-        if (due.tv_nsec >= 1000000000L) {
-            due.tv_sec++;
-            due.tv_nsec -= 1000000000L;
-        }
+        due = fb_clock_timespec(fb_clock_now_s() + 0.05);
         pthread_mutex_lock(&fb_watchdog_self.mu);
         if (!wd.stop)
             pthread_cond_timedwait(&wd.cv, &fb_watchdog_self.mu, &due);

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "clock.h"
 #include "log.h"
@@ -130,8 +129,6 @@ struct exchange {
     bool finished, abandoned; /* under view_mu */
 };
 
-static pthread_cond_t view_cv = PTHREAD_COND_INITIALIZER;
-
 static void exchange_free(struct exchange *x)
 {
     free(x->st);
@@ -158,7 +155,6 @@ static void *exchange_run(void *arg)
         x->st = NULL;
         x->got = NULL;
     }
-    pthread_cond_broadcast(&view_cv);
     pthread_mutex_unlock(&view_mu);
     if (abandoned)
         exchange_free(x);
@@ -168,7 +164,6 @@ static void *exchange_run(void *arg)
 void fb_watchdog_view_exchange(const struct pub *mine)
 {
     struct exchange *x;
-    struct timespec due;
     double until;
     pthread_t t;
     MPI_Comm comm;
@@ -206,14 +201,8 @@ void fb_watchdog_view_exchange(const struct pub *mine)
     until = fb_clock_now_s() + VIEW_WAIT_S + 1.5;
     pthread_mutex_lock(&view_mu);
     while (!x->finished && fb_clock_now_s() < until) {
-        clock_gettime(CLOCK_REALTIME, &due);
-        due.tv_nsec += 50 * 1000 * 1000;
-        if (due.tv_nsec >= 1000000000L) {
-            due.tv_sec++;
-            due.tv_nsec -= 1000000000L;
-        }
-        (void)pthread_cond_timedwait(&view_cv, &view_mu, &due);
         pthread_mutex_unlock(&view_mu);
+        fb_clock_sleep_s(0.05);
         fb_watchdog_heartbeat();
         pthread_mutex_lock(&view_mu);
     }

@@ -27,6 +27,14 @@ int main(void)
     CHECK(fb_clock_parse_schedstat("") < 0);
     CHECK(fb_clock_parse_schedstat("1 99999999999999999999999 3") < 0); /* out of range */
 
+    /* seconds as a timespec: split, and kept under a whole second of nanoseconds */
+    struct timespec ts = fb_clock_timespec(2.5);
+    CHECK(ts.tv_sec == 2 && ts.tv_nsec == 500000000L);
+    ts = fb_clock_timespec(3.9999999999);
+    CHECK(ts.tv_sec >= 3 && ts.tv_sec <= 4 && ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000L);
+    ts = fb_clock_timespec(1e6 + 0.05);
+    CHECK(ts.tv_sec == 1000000 && ts.tv_nsec > 49000000L && ts.tv_nsec < 51000000L);
+
     double w0 = fb_clock_cpu_wait_ns();
     if (w0 < 0) {
         fprintf(stderr, "SKIP: this kernel does not report /proc/thread-self/schedstat\n");
