@@ -77,6 +77,12 @@ grep -q "^    Tesla V100-SXM2-32GB, NVLink2: 2 to 0000:1c:00.0 2 to 0000:1d:00.0
 grep -q "^  NCCL collectives over its 4 GPUs: busbw 123.3 GB/s, bound NVLink2 x6 (GPU 0000:1a:00.0)$" n.txt ||
     fail "expect's NVLink ring: $(grep NCCL n.txt)"
 grep -q "no NVML" n.txt && fail "expect asked NVML though a facts file was given"
+# the job's own ring: two ranks on GPUs 1a and 1d (FB_TEST_GPU_BUSES), two NVLinks between them
+FB_TEST_GPU_BUSES=0000:1a:00.0,0000:1d:00.0 FB_NVML_FACTS=$machines/c4140-m/nvml.txt FB_SYSFS_ROOT=$machines/c4140-m \
+    mpi 2 "$bin" expect --backend host >g.txt 2>&1 || fail "expect on described GPUs exited $?: $(tail -n 3 g.txt)"
+grep -q "^NCCL collectives over all 2 ranks: busbw 41.1 GB/s, bound NVLink2 x2 (GPU 0000:1a:00.0) (the ring's slowest hop, each node's GPUs and NICs)$" g.txt ||
+    fail "expect's ring over the job's ranks: $(grep 'NCCL collectives over all' g.txt)"
+grep -q "NCCL collectives over all" n.txt && fail "expect gave the job's ring to ranks with no GPU"
 # a bad facts file: one line naming file:line, exit 2, for expect and run (no run folder)
 printf 'gpu 0000:1a:00.0 V100\nnvlink 0000:1a:00.0 0000:1c:00.0 40\n' >bad.nvml
 FB_NVML_FACTS=$PWD/bad.nvml mpi 2 "$bin" expect --backend host >bn.txt 2>bn.err

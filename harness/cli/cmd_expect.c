@@ -298,6 +298,16 @@ static void print_model(const struct fb_expect_job *j)
                    j->ranks[r].host, j->copies[r].alone.gbps, j->copies[r].all.gbps, j->size,
                    j->copies[r].alone.bound);
     }
+    /* the job's own ring, every rank on its GPU, however many a node (NCCL's busbw rows) */
+    bool gpus = true;
+    for (int r = 0; r < j->size; r++)
+        gpus = gpus && j->ranks[r].gpu.bus[0];
+    if (j->size >= 2 && gpus && j->nccl.gbps > 0)
+        fb_out("NCCL collectives over all %d ranks: busbw %.4g GB/s, bound %s (the ring's slowest "
+               "hop, each node's GPUs and NICs)\n", j->size, j->nccl.gbps, j->nccl.bound);
+    else if (j->size >= 2 && gpus)
+        fb_out("NCCL collectives over all %d ranks: not determined (a node's ring or NICs have no "
+               "figure)\n", j->size);
     /* what the model does not cover yet: those rows keep an empty `expected` (docs/expected.md) */
     fb_out("not modelled (their rows have no expected figure): GPU copies across NUMA nodes "
            "(the inter-socket link's rate is not in sysfs), both directions at once between "

@@ -180,25 +180,33 @@ void fb_expect_min(const struct fb_expect_fig *a, const struct fb_expect_fig *b,
         *out = *m;
 }
 
-void fb_expect_ring_busbw(int nodes, int per_node, const struct fb_expect_fig *intra,
-                          const struct fb_expect_fig *inter, struct fb_expect_fig *out)
+void fb_expect_ring_nodes(const struct fb_expect_ring_node *nodes, int n, struct fb_expect_fig *f)
 {
-    struct fb_expect_fig none = {NAN, ""};
+    struct fb_expect_fig hop;
+    bool known = true;
+    int ranks = 0;
 
-    if (nodes < 1 || per_node < 1 || nodes * per_node < 2) {
-        *out = none;
+    f->gbps = NAN;
+    f->bound[0] = '\0';
+    for (int i = 0; i < n; i++)
+        ranks += nodes[i].ngpus;
+    if (n < 1 || ranks < 2)
         return;
+    for (int i = 0; i < n && known; i++) {
+        if (nodes[i].ngpus >= 2) {
+            fb_expect_node_ring(nodes[i].gpu, nodes[i].ngpus, &hop);
+            known = !isnan(hop.gbps);
+            fb_expect_min(f, &hop, f);
+        }
+        if (n >= 2) {
+            known = known && !isnan(nodes[i].rails.gbps);
+            fb_expect_min(f, &nodes[i].rails, f);
+        }
     }
-    if (nodes == 1) {
-        *out = *intra;
-        return;
+    if (!known) {
+        f->gbps = NAN;
+        f->bound[0] = '\0';
     }
-    if (per_node == 1 || isnan(intra->gbps)) {
-        /* between nodes alone; with several ranks a node and no intra figure, nothing honest */
-        *out = per_node == 1 ? *inter : none;
-        return;
-    }
-    fb_expect_min(intra, inter, out);
 }
 
 void fb_expect_node_rails(const struct fb_expect_node *n, const char *only, int ranks,

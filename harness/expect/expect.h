@@ -214,11 +214,20 @@ void fb_expect_memcpy_calibrate(void *dst, const void *src, size_t bytes, int re
 void fb_expect_min(const struct fb_expect_fig *a, const struct fb_expect_fig *b,
                    struct fb_expect_fig *out);
 
-/* Ring all-reduce bus bandwidth (nccl-tests' busbw) over `nodes` nodes of `per_node` ranks each:
- * a ring's every hop carries the same bytes, so busbw is the slowest hop's rate: inside a node
- * `intra` (may be NAN when per_node is 1), between nodes `inter` (the NIC). */
-void fb_expect_ring_busbw(int nodes, int per_node, const struct fb_expect_fig *intra,
-                          const struct fb_expect_fig *inter, struct fb_expect_fig *out);
+/* One node of a ring collective: the GPUs of its ranks (one a rank) and the NICs its rings
+ * leave it by (fb_expect_node_rails for those ranks; NAN: none known). */
+struct fb_expect_ring_node {
+    const struct fb_expect_gpu *gpu[FB_EXPECT_GPUS];
+    int ngpus;
+    struct fb_expect_fig rails;
+};
+
+/* Ring all-reduce bus bandwidth (nccl-tests' busbw) over `n` nodes, which may hold different
+ * numbers of ranks: a ring's every hop carries the same bytes, so busbw is its slowest hop:
+ * each node's ring over its GPUs (fb_expect_node_ring; none for a node of one rank) and, over
+ * two nodes or more, each node's rails. NAN when any of those hops is unknown, or for fewer
+ * than 2 ranks in all. */
+void fb_expect_ring_nodes(const struct fb_expect_ring_node *nodes, int n, struct fb_expect_fig *f);
 
 /* The NICs a node's ranks spread their rings over (rails): the ports of the kind and rate of
  * fb_expect_node_nic's choice that are up (and named by `only`), at most `ranks` of them (NCCL

@@ -152,40 +152,33 @@ static void shared_h2d(const struct fb_expect_job *j, int r, int ranks, bool nod
     fb_expect_gpu_h2d_shared(&me->gpu, sharing + 1, f);
 }
 
-/* An NCCL collective over every rank, several ranks on a node: each node's ring over its ranks'
- * GPUs, and between nodes each node's rails; the slowest of them (NAN when a rank has no GPU). */
+/* An NCCL collective over every rank, each with a GPU: its ranks by host, as many on each host
+ * as it has, for the model's ring (fb_expect_ring_nodes); NAN when a rank has no GPU. */
 static void nccl_busbw(const struct fb_expect_job *j, struct fb_expect_fig *f)
 {
-    const struct fb_expect_gpu *g[FB_EXPECT_GPUS];
-    struct fb_expect_fig intra = {NAN, ""}, inter = {NAN, ""}, ring;
-    int per_node = 0;
+    struct fb_expect_ring_node *nodes = calloc((size_t)j->size, sizeof *nodes);
+    int *lead = calloc((size_t)j->size, sizeof *lead);
+    int n = 0;
+    bool gpus = nodes && lead;
 
-    for (int r = 0; r < j->size; r++)
-        if (!j->ranks[r].gpu.bus[0])
-            return;
-    for (int a = 0; a < j->size; a++) {
-        int n = 0;
-        bool first = true;
-        for (int b = 0; b < j->size; b++) {
-            bool same = strcmp(j->ranks[b].host, j->ranks[a].host) == 0;
-            first = first && !(same && b < a);
-            if (same && n < FB_EXPECT_GPUS)
-                g[n++] = &j->ranks[b].gpu;
+    f->gbps = NAN;
+    f->bound[0] = '\0';
+    for (int r = 0; r < j->size && gpus; r++) {
+        int k = 0;
+        gpus = j->ranks[r].gpu.bus[0] != '\0';
+        while (k < n && strcmp(j->ranks[lead[k]].host, j->ranks[r].host) != 0)
+            k++;
+        if (k == n) {
+            lead[n++] = r;
+            nodes[k].rails = j->ranks[r].rails; /* each rank of a host read the same */
         }
-        if (!first)
-            continue; /* the node was taken at its first rank */
-        if (per_node && n != per_node)
-            return; /* uneven nodes: the ring's shape is not one the model knows */
-        per_node = n;
-        fb_expect_node_ring(g, n, &ring);
-        if (isnan(ring.gbps))
-            return;
-        fb_expect_min(&intra, &ring, &intra);
-        fb_expect_min(&inter, &j->ranks[a].rails, &inter);
+        if (nodes[k].ngpus < FB_EXPECT_GPUS)
+            nodes[k].gpu[nodes[k].ngpus++] = &j->ranks[r].gpu;
     }
-    if (j->size / per_node >= 2 && isnan(inter.gbps))
-        return; /* between nodes with no NIC figure: nothing honest */
-    fb_expect_ring_busbw(j->size / per_node, per_node, &intra, &inter, f);
+    if (gpus)
+        fb_expect_ring_nodes(nodes, n, f);
+    free(lead);
+    free(nodes);
 }
 
 fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job *j)

@@ -88,8 +88,8 @@ size_t fb_expect_job_copy_from(unsigned long long llc_bytes);
  *  - on a CPU backend, after fb_expect_job_calibrate, h2d's bandwidth rows of the calibration's
  *    size and more: one rank alone, its memcpy alone; every rank at once, its memcpy at once;
  *  - an NCCL collective's busbw over every rank, each with a GPU: one node, the ring over its
- *    GPUs (fb_expect_node_ring); several nodes with several ranks each, the slower of the
- *    slowest node's ring and the slowest node's NICs (its rails);
+ *    GPUs (fb_expect_node_ring); several nodes, as many ranks on each as the job has, the
+ *    slowest of every node's ring and every node's NICs (its rails: fb_expect_ring_nodes);
  *  - h2d pinned bandwidth of one rank's GPU on `cuda`: alone, its PCIe link; all ranks at once,
  *    the smaller of that and its share of the uplink it shares with the ranks' GPUs behind the
  *    same root port of its host (a PCIe switch's: the C4140 K's four GPUs on one x16 link);

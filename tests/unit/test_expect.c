@@ -509,6 +509,73 @@ static void check_nvml_facts(void)
     CHECK(n.ngpus == 2 && strcmp(n.gpu[0].bus, "0000:1a:00.0") == 0 && n.gpu[1].peer[0].links == 3);
 }
 
+/* A ring collective over nodes, even or not: the slowest of each node's ring and, over two
+ * nodes or more, each node's rails; any hop unknown, nothing. DGX A100s (every GPU 12 NVLink3
+ * links through NVSwitches: a ring of 246.6 GB/s) with hand-given rails of 24 GB/s a NIC. */
+static void check_rings_over_nodes(const char *dir)
+{
+    char root[1024], facts[1100], err[512];
+    static struct fb_expect_node dgx, esc;
+    struct fb_expect_ring_node nodes[3];
+    struct fb_expect_fig f;
+    const double ring = 12 * 25 * 0.822;
+
+    snprintf(root, sizeof root, "%s/dgx-a100", dir);
+    fb_expect_node_read(root, "dgx", &dgx);
+    snprintf(facts, sizeof facts, "%s/nvml.txt", root);
+    CHECK(fb_expect_node_nvml(facts, &dgx, err, sizeof err) == FB_OK);
+    snprintf(root, sizeof root, "%s/esc8000a", dir);
+    fb_expect_node_read(root, "esc", &esc);
+    CHECK(dgx.ngpus == 8 && esc.ngpus == 8);
+    memset(nodes, 0, sizeof nodes);
+    for (int i = 0; i < 8; i++) {
+        nodes[0].gpu[i] = &dgx.gpu[i];
+        nodes[1].gpu[i] = &dgx.gpu[i];
+        nodes[2].gpu[i] = &esc.gpu[i];
+    }
+    nodes[0].ngpus = 8;
+    nodes[0].rails = (struct fb_expect_fig){8 * 24.0, "IB x8"};
+    nodes[1].ngpus = 2;
+    nodes[1].rails = (struct fb_expect_fig){2 * 24.0, "IB x2"};
+
+    fb_expect_ring_nodes(nodes, 1, &f); /* one node: its ring, no NIC on the way */
+    CHECK_NEAR(f.gbps, ring, 1e-9);
+    CHECK_STR(f.bound, "NVLink3 x12 (GPU 0000:07:00.0)");
+    fb_expect_ring_nodes(nodes, 2, &f); /* 8 + 2 ranks: the smaller node's two rails */
+    CHECK_NEAR(f.gbps, 48, 1e-9);
+    CHECK_STR(f.bound, "IB x2");
+    nodes[1].rails.gbps = 8 * 24.0; /* were it to have eight, the rails would still bound it */
+    fb_expect_ring_nodes(nodes, 2, &f);
+    CHECK_NEAR(f.gbps, 192, 1e-9);
+    nodes[1].rails.gbps = 300; /* and past the ring, the ring */
+    nodes[0].rails.gbps = 300;
+    fb_expect_ring_nodes(nodes, 2, &f);
+    CHECK_NEAR(f.gbps, ring, 1e-9);
+    nodes[0].rails.gbps = 192;
+    nodes[1].ngpus = 1; /* 8 + 1: a node of one rank has no ring, only its rails */
+    nodes[1].rails = (struct fb_expect_fig){24, "IB x1"};
+    fb_expect_ring_nodes(nodes, 2, &f);
+    CHECK_NEAR(f.gbps, 24, 1e-9);
+    CHECK_STR(f.bound, "IB x1");
+    nodes[0].ngpus = 1; /* 1 + 1: the NICs alone */
+    fb_expect_ring_nodes(nodes, 2, &f);
+    CHECK_NEAR(f.gbps, 24, 1e-9);
+    fb_expect_ring_nodes(nodes, 1, &f); /* one rank in all: nothing to ring */
+    CHECK(isnan(f.gbps));
+    nodes[0].ngpus = 8;
+    nodes[1].rails.gbps = NAN; /* a node with no NIC known: nothing honest, however fast the rest */
+    fb_expect_ring_nodes(nodes, 2, &f);
+    CHECK(isnan(f.gbps) && f.bound[0] == '\0');
+    nodes[1].rails.gbps = 24;
+    nodes[2].ngpus = 8; /* a node whose ring crosses its sockets (ESC8000A): nothing */
+    nodes[2].rails = (struct fb_expect_fig){192, "IB x8"};
+    fb_expect_ring_nodes(nodes, 3, &f);
+    CHECK(isnan(f.gbps));
+    nodes[2].ngpus = 4; /* its first socket's four: their PCIe Gen5 hop, above the 24 */
+    fb_expect_ring_nodes(nodes, 3, &f);
+    CHECK_NEAR(f.gbps, 24, 1e-9);
+}
+
 static void check_links(void)
 {
     struct fb_expect_fig a = {10, "a"}, b = {5, "b"}, none = {NAN, ""}, out;
@@ -523,14 +590,6 @@ static void check_links(void)
     CHECK_STR(out.bound, "b");
     fb_expect_min(&none, &a, &out);
     CHECK_STR(out.bound, "a");
-    fb_expect_ring_busbw(4, 1, &none, &b, &out); /* one rank a node: the NIC */
-    CHECK(out.gbps == 5);
-    fb_expect_ring_busbw(1, 4, &a, &none, &out); /* one node: the intra link */
-    CHECK(out.gbps == 10);
-    fb_expect_ring_busbw(2, 4, &none, &b, &out); /* several a node, no intra figure: nothing */
-    CHECK(isnan(out.gbps));
-    fb_expect_ring_busbw(2, 4, &a, &b, &out);
-    CHECK(out.gbps == 5);
     {
         struct fb_expect_nic slow = {"x", FB_NIC_ETH, 0.0005, 1500, true, -1, ""};
         char bound[FB_EXPECT_BOUND];
@@ -598,6 +657,7 @@ int main(int argc, char **argv)
     check_links();
     check_machines(argv[1]);
     check_gpu_pairs(argv[1]);
+    check_rings_over_nodes(argv[1]);
     check_site_file();
     check_nvml_facts();
     check_table(argv[2]);
