@@ -312,20 +312,29 @@ static fb_status barrier(MPI_Comm comm, bool quiet, bool everyone, int *flags)
      * Every rank uses the non-blocking form (everyone, a case all ranks take part in, once
      * took the blocking one): MPI never matches a blocking collective with a non-blocking one. */
     (void)everyone;
-    if (MPI_Iallreduce(&mine, flags, 1, MPI_INT, MPI_BOR, comm, &req) != MPI_SUCCESS)
-        return FB_ERR_MPI;
-    /* An active rank starts a timing: polled for 2 ms, so ranks in step (an OSU-style
-     * iteration between barriers) leave together; one that waits longer (a partner still
-     * filling or checking its buffers) sleeps, naps up to 200 us, and starts that late at
-     * most. */
-    if (!quiet)
-        return wait_napping(&req, 2000.0, 200);
-    /* Sleep between tests, with naps growing from 20 us to 2 ms, so a long wait wakes rarely.
-     * Measured on 2 cores, 4 ranks, 2 of them idle (np 2 with no idle ranks in brackets): a
-     * 1 KiB all-reduce 4.4 us sleeping against 12.6 us yielding (busy yielders take the core
-     * from the small-message ranks); 1 MiB 250-314 us sleeping against 207-216 us yielding
-     * (175-195). Small messages, where a disturbance weighs most, decide. */
-    return wait_napping(&req, 0.0, 2000);
+    /* An active rank starts a timing: polled for 2 ms, so ranks in step (an OSU-style iteration
+     * between barriers) leave together; one that waits longer (a partner still filling or
+     * checking its buffers) sleeps, naps up to 200 us, and learns of the end that late at most.
+     * Ranks that napped leave the first round up to a nap apart, and that changes what is
+     * measured: both ways at once between two hosts over Open MPI's TCP transport, the
+     * directions then took turns in every trial (0.051 GB/s each way on the 800 Mbit/s test
+     * link, against 0.096 in most runs released together; docs/methodology.md). So a second
+     * round: every rank comes to it within a nap of the others, and the active ones, polling,
+     * leave it together. Quiet ranks sleep between tests, with naps growing from 20 us to 2 ms,
+     * so a long wait wakes rarely. Measured on 2 cores, 4 ranks, 2 of them idle (np 2 with no
+     * idle ranks in brackets): a 1 KiB all-reduce 4.4 us sleeping against 12.6 us yielding (busy
+     * yielders take the core from the small-message ranks); 1 MiB 250-314 us sleeping against
+     * 207-216 us yielding (175-195). Small messages, where a disturbance weighs most, decide. */
+    for (int round = 0; round < 2; round++) {
+        int in = round == 0 ? mine : *flags;
+        fb_status st;
+        if (MPI_Iallreduce(&in, flags, 1, MPI_INT, MPI_BOR, comm, &req) != MPI_SUCCESS)
+            return FB_ERR_MPI;
+        st = quiet ? wait_napping(&req, 0.0, 2000) : wait_napping(&req, 2000.0, 200);
+        if (st != FB_OK)
+            return st;
+    }
+    return FB_OK;
 }
 
 int fb_world_count_nodes(const int *node_of, const int *flag, int nranks)
