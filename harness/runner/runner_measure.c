@@ -337,11 +337,18 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
     struct fb_event *ev[2] = {NULL, NULL};
     void *state = NULL;
     fb_status st = FB_OK;
+    /* the case's measuring ranks, for the second round of each trial's start barrier
+     * (fb_world_barrier_start): the world when every rank measures */
+    MPI_Comm timed = MPI_COMM_NULL;
 
     fb_watchdog_phase("setup");
+    if (everyone)
+        timed = w->comm;
+    else if (MPI_Comm_split(w->comm, active ? 0 : MPI_UNDEFINED, w->rank, &timed) != MPI_SUCCESS)
+        st = FB_ERR_MPI;
     /* host-strict: the stream and events made from here are this case's */
     fb_backend_scope_case(b->name, c->name);
-    if (active && ((st = be->stream_create(&stream)) != FB_OK ||
+    if (active && st == FB_OK && ((st = be->stream_create(&stream)) != FB_OK ||
                    (st = be->event_create(&ev[0])) != FB_OK ||
                    (st = be->event_create(&ev[1])) != FB_OK))
         fb_error("%s %s: no stream or events: %s", b->name, c->name, fb_status_str(st));
@@ -395,7 +402,7 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
         fb_watchdog_phase("trial %ld/%ld", t + 1, o->trials);
         /* interrupted or failed on any rank (every rank learns it here together): the other
          * trials are skipped by all */
-        fb_status met = fb_world_barrier_failed(w->comm, !active, everyone, st != FB_OK, &failed);
+        fb_status met = fb_world_barrier_start(w->comm, timed, !active, st != FB_OK, &failed);
         if (met != FB_OK && st == FB_OK)
             st = met; /* interrupted, or the barrier itself failed */
         if (failed || met == FB_ERR_INTERRUPTED)
@@ -440,7 +447,7 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
             st = be->event_create(&each_ev[i]);
         /* every rank has its events, or none times: agreed before the first collective call */
         if ((st = fb_world_agree(w, st)) == FB_OK) {
-            fb_world_barrier(w->comm, !active, everyone);
+            fb_world_barrier_start(w->comm, timed, !active, false, NULL);
             if (active)
                 st = time_each(r, b, state, stream, each_ev, m->neach, m->each);
             fb_world_barrier(w->comm, !active, everyone);
@@ -464,6 +471,8 @@ out:
     be->event_destroy(ev[0]);
     be->event_destroy(ev[1]);
     be->stream_destroy(stream);
+    if (timed != MPI_COMM_NULL && timed != w->comm)
+        MPI_Comm_free(&timed);
     fb_backend_scope_case(NULL, NULL);
     return st;
 }

@@ -277,7 +277,8 @@ const char *fb_world_host_of(const struct fb_world *w, int r)
     return w->hosts[r];
 }
 
-static fb_status barrier(MPI_Comm comm, bool quiet, bool everyone, int *flags);
+static fb_status barrier(MPI_Comm comm, bool quiet, int *flags);
+static fb_status release(MPI_Comm timed, int flags);
 
 enum { BARRIER_INTERRUPTED = 1, BARRIER_FAILED = 2 };
 
@@ -286,55 +287,75 @@ fb_status fb_world_barrier(MPI_Comm comm, bool quiet, bool everyone)
     return fb_world_barrier_failed(comm, quiet, everyone, false, NULL);
 }
 
-fb_status fb_world_barrier_failed(MPI_Comm comm, bool quiet, bool everyone, bool failed,
-                                  bool *any_failed)
+static fb_status flagged_barrier(MPI_Comm comm, MPI_Comm timed, bool quiet, bool failed,
+                                 bool *any_failed)
 {
     int flags = (fb_watchdog_interrupted() ? BARRIER_INTERRUPTED : 0) |
                 (failed ? BARRIER_FAILED : 0);
     fb_status st;
 
     fb_watchdog_wait_begin();
-    st = barrier(comm, quiet, everyone, &flags);
+    st = barrier(comm, quiet, &flags);
+    if (st == FB_OK && !quiet && timed != MPI_COMM_NULL)
+        st = release(timed, flags);
     fb_watchdog_wait_end();
     if (any_failed)
         *any_failed = st != FB_OK || (flags & BARRIER_FAILED);
     return st == FB_OK && (flags & BARRIER_INTERRUPTED) ? FB_ERR_INTERRUPTED : st;
 }
 
+fb_status fb_world_barrier_failed(MPI_Comm comm, bool quiet, bool everyone, bool failed,
+                                  bool *any_failed)
+{
+    (void)everyone; /* a case all ranks take part in once took the blocking MPI_Allreduce */
+    return flagged_barrier(comm, MPI_COMM_NULL, quiet, failed, any_failed);
+}
+
+fb_status fb_world_barrier_start(MPI_Comm comm, MPI_Comm timed, bool quiet, bool failed,
+                                 bool *any_failed)
+{
+    return flagged_barrier(comm, timed, quiet, failed, any_failed);
+}
+
 /* *flags in: this rank's; out: every rank's, or'ed. */
-static fb_status barrier(MPI_Comm comm, bool quiet, bool everyone, int *flags)
+static fb_status barrier(MPI_Comm comm, bool quiet, int *flags)
 {
     MPI_Request req;
     int mine = *flags;
 
     /* The barrier is a one-int all-reduce of the flags: no rank leaves before all have
      * arrived, as with MPI_Barrier, and all learn together that one was signalled or failed.
-     * Every rank uses the non-blocking form (everyone, a case all ranks take part in, once
-     * took the blocking one): MPI never matches a blocking collective with a non-blocking one. */
-    (void)everyone;
-    /* An active rank starts a timing: polled for 2 ms, so ranks in step (an OSU-style iteration
-     * between barriers) leave together; one that waits longer (a partner still filling or
-     * checking its buffers) sleeps, naps up to 200 us, and learns of the end that late at most.
-     * Ranks that napped leave the first round up to a nap apart, and that changes what is
-     * measured: both ways at once between two hosts over Open MPI's TCP transport, the
-     * directions then took turns in every trial (0.051 GB/s each way on the 800 Mbit/s test
-     * link, against 0.096 in most runs released together; docs/methodology.md). So a second
-     * round: every rank comes to it within a nap of the others, and the active ones, polling,
-     * leave it together. Quiet ranks sleep between tests, with naps growing from 20 us to 2 ms,
-     * so a long wait wakes rarely. Measured on 2 cores, 4 ranks, 2 of them idle (np 2 with no
-     * idle ranks in brackets): a 1 KiB all-reduce 4.4 us sleeping against 12.6 us yielding (busy
-     * yielders take the core from the small-message ranks); 1 MiB 250-314 us sleeping against
-     * 207-216 us yielding (175-195). Small messages, where a disturbance weighs most, decide. */
-    for (int round = 0; round < 2; round++) {
-        int in = round == 0 ? mine : *flags;
-        fb_status st;
-        if (MPI_Iallreduce(&in, flags, 1, MPI_INT, MPI_BOR, comm, &req) != MPI_SUCCESS)
-            return FB_ERR_MPI;
-        st = quiet ? wait_napping(&req, 0.0, 2000) : wait_napping(&req, 2000.0, 200);
-        if (st != FB_OK)
-            return st;
-    }
-    return FB_OK;
+     * Every rank uses the non-blocking form: MPI never matches a blocking collective with a
+     * non-blocking one. */
+    if (MPI_Iallreduce(&mine, flags, 1, MPI_INT, MPI_BOR, comm, &req) != MPI_SUCCESS)
+        return FB_ERR_MPI;
+    /* An active rank starts a timing: polled for 2 ms, so ranks in step (an OSU-style
+     * iteration between barriers) leave together; one that waits longer (a partner still
+     * filling or checking its buffers) sleeps, naps up to 200 us, and learns of the end that
+     * late at most (before a timing, release() then brings the measuring ranks together).
+     * Quiet ranks sleep between tests, with naps growing from 20 us to 2 ms, so a long wait
+     * wakes rarely. Measured on 2 cores, 4 ranks, 2 of them idle (np 2 with no idle ranks in
+     * brackets): a 1 KiB all-reduce 4.4 us sleeping against 12.6 us yielding (busy yielders
+     * take the core from the small-message ranks); 1 MiB 250-314 us sleeping against 207-216
+     * us yielding (175-195). Small messages, where a disturbance weighs most, decide. */
+    return quiet ? wait_napping(&req, 0.0, 2000) : wait_napping(&req, 2000.0, 200);
+}
+
+/* The measuring ranks' second round before a timing, over `timed` (their own communicator):
+ * ranks that napped in the barrier leave it up to a nap apart, and that changes what is
+ * measured: both ways at once between two hosts over Open MPI's TCP transport, the directions
+ * then took turns in every trial (0.051 GB/s each way on the 800 Mbit/s test link, against
+ * 0.096 where they overlap; docs/methodology.md). Every measuring rank comes here
+ * within a nap of the others and polls, so they leave together; the quiet ranks, whose naps
+ * (up to 2 ms) would hold a round over every rank, are not in it. */
+static fb_status release(MPI_Comm timed, int flags)
+{
+    MPI_Request req;
+    int all = 0;
+
+    if (MPI_Iallreduce(&flags, &all, 1, MPI_INT, MPI_BOR, timed, &req) != MPI_SUCCESS)
+        return FB_ERR_MPI;
+    return wait_napping(&req, 2000.0, 200);
 }
 
 int fb_world_count_nodes(const int *node_of, const int *flag, int nranks)

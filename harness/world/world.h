@@ -85,13 +85,12 @@ const char *fb_world_stop_reason(const struct fb_world *w, fb_status st, char *b
 /* Rank r's host name ("?" for a rank outside the job). */
 const char *fb_world_host_of(const struct fb_world *w, int r);
 
-/* Collective barrier over `comm`: a one-int all-reduce (MAX) of this rank's interrupt flag, so
- * it returns FB_ERR_INTERRUPTED on every rank when any was signalled (SIGINT/SIGTERM), and the
- * runner can stop between trials. When `everyone` measures (every rank passes true), it is the
- * blocking MPI_Allreduce. Otherwise every rank enters the non-blocking form (MPI never matches
- * it with a blocking one): a quiet rank tests it and sleeps in between (20 us growing to 2 ms),
- * so a rank that sits out a measurement takes no processor time from the ranks that measure;
- * the others wait on it. */
+/* Collective barrier over `comm`: a one-int all-reduce (bitwise or) of this rank's interrupt
+ * flag, so it returns FB_ERR_INTERRUPTED on every rank when any was signalled (SIGINT/SIGTERM),
+ * and the runner can stop between trials. Every rank enters the non-blocking form: a quiet rank
+ * tests it and sleeps in between (20 us growing to 2 ms), so a rank that sits out a measurement
+ * takes no processor time from the ranks that measure; the others poll it for 2 ms, then nap
+ * up to 200 us. `everyone` (every rank measures) is kept for the callers; it changes nothing. */
 fb_status fb_world_barrier(MPI_Comm comm, bool quiet, bool everyone);
 
 /* fb_world_barrier that also carries whether this rank has failed: *any_failed is true on every
@@ -101,6 +100,14 @@ fb_status fb_world_barrier(MPI_Comm comm, bool quiet, bool everyone);
  * (bitwise or of the interrupt and failure flags). */
 fb_status fb_world_barrier_failed(MPI_Comm comm, bool quiet, bool everyone, bool failed,
                                   bool *any_failed);
+
+/* fb_world_barrier_failed before a timing starts: then, on the measuring ranks (not quiet), a
+ * second round over `timed`, their own communicator (MPI_COMM_NULL: none), which each reaches
+ * within a nap of the others, so that they leave it together, polling, even when one of them
+ * napped waiting in the first (docs/methodology.md: both ways at once over Open MPI's TCP
+ * transport took turns when released a nap apart). */
+fb_status fb_world_barrier_start(MPI_Comm comm, MPI_Comm timed, bool quiet, bool failed,
+                                 bool *any_failed);
 
 /* Number of distinct nodes among the ranks whose flag is non-zero; node_of[r] is rank r's node. */
 int fb_world_count_nodes(const int *node_of, const int *flag, int nranks);

@@ -61,7 +61,7 @@ static double barrier_release_skew_us(const struct fb_world *w)
         fb_world_barrier(w->comm, false, true);
         if (w->rank == 1)
             usleep(5000);
-        CHECK(fb_world_barrier(w->comm, false, true) == FB_OK);
+        CHECK(fb_world_barrier_start(w->comm, w->comm, false, false, NULL) == FB_OK);
         mine = now_us();
         MPI_Gather(&mine, 1, MPI_DOUBLE, left, 1, MPI_DOUBLE, 0, w->comm);
         skew[i] = left[0] > left[1] ? left[0] - left[1] : left[1] - left[0];
