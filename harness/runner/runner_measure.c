@@ -32,8 +32,8 @@ bool fb_runner_is_active(const struct fb_case *c, int rank)
     return c->active == FB_ALL_RANKS || c->active == rank || (c->pair && c->peer == rank);
 }
 
-/* Whether every rank of the world takes part in case c: then nobody waits quietly and the
- * barriers can be MPI's blocking ones, which release all ranks closer together. */
+/* Whether every rank of the world takes part in case c: then nobody waits quietly, and the
+ * measuring ranks' own communicator (fb_world_barrier_start's second round) is the world's. */
 static bool all_take_part(const struct fb_case *c, int size)
 {
     return c->group == size && c->active == FB_ALL_RANKS && !c->partners;
@@ -161,7 +161,7 @@ static fb_status time_each(const struct fb_runner *r, const struct fb_bench *b, 
  * the case out enter the barriers quietly. An interruption (a signal) or a failure on any rank
  * reaches every rank at the same barrier, and all stop there. */
 static fb_status time_synced(const struct fb_runner *r, const struct fb_bench *b, void *state,
-                             struct fb_stream *stream, bool active, bool everyone, long iters,
+                             struct fb_stream *stream, bool active, long iters,
                              fb_status before, double *us, bool *interrupted)
 {
     const struct fb_world *w = &r->s->world;
@@ -174,7 +174,7 @@ static fb_status time_synced(const struct fb_runner *r, const struct fb_bench *b
     for (long i = 0; i < iters; i++) {
         double t0, took, call;
         bool failed = false;
-        fb_status met = fb_world_barrier_failed(w->comm, !active, everyone, st != FB_OK, &failed);
+        fb_status met = fb_world_barrier_failed(w->comm, !active, st != FB_OK, &failed);
         if (met == FB_ERR_INTERRUPTED) {
             /* told on every rank at this barrier, whatever else each saw: all stop */
             if (interrupted)
@@ -240,7 +240,6 @@ static fb_status calibrate(struct fb_runner *r, const struct fb_bench *b,
 {
     const struct fb_world *w = &r->s->world;
     double target_us = r->opt->trial_ms * 1e3, per_iter = 0.0, slowest;
-    bool everyone = all_take_part(c, w->size);
     fb_status st = FB_OK;
 
     /* The first batch is already the case's least count: a case whose work runs ahead of its
@@ -254,7 +253,7 @@ static fb_status calibrate(struct fb_runner *r, const struct fb_bench *b,
         fb_watchdog_phase("calibration (%ld iterations)", n);
         if (active && st == FB_OK)
             st = time_iters(r, b, state, stream, ev, n, &us);
-        fb_world_barrier(w->comm, !active, everyone);
+        fb_world_barrier(w->comm, !active);
         if ((st = fb_world_agree(w, st)) != FB_OK)
             return st;
         fb_watchdog_wait_begin();
@@ -282,14 +281,13 @@ static fb_status calibrate_synced(struct fb_runner *r, const struct fb_bench *b,
 {
     const struct fb_world *w = &r->s->world;
     double target_us = r->opt->trial_ms * 1e3, slowest = 0.0, per_iter;
-    bool everyone = all_take_part(c, w->size);
     long n = 1;
     fb_status st;
 
     for (;; n *= 4) {
         double us, wall = fb_clock_now_us();
         fb_watchdog_phase("synced calibration (%ld iterations)", n);
-        st = time_synced(r, b, state, stream, active, everyone, n, FB_OK, &us, NULL);
+        st = time_synced(r, b, state, stream, active, n, FB_OK, &us, NULL);
         wall = fb_clock_now_us() - wall;
         if ((st = fb_world_agree(w, st)) != FB_OK)
             return st;
@@ -386,7 +384,7 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
         st = iterate_n(r, b, state, o->warmup);
     if (active && st == FB_OK)
         st = be->stream_sync(stream);
-    fb_world_barrier(w->comm, !active, everyone);
+    fb_world_barrier(w->comm, !active);
     if ((st = fb_world_agree(w, st)) != FB_OK)
         goto out;
     if (o->iters > 0)
@@ -412,7 +410,7 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
         if (active && st == FB_OK && b->trial_values)
             st = trial_values(b, state, m, (size_t)t);
     }
-    fb_world_barrier(w->comm, !active, everyone);
+    fb_world_barrier(w->comm, !active);
     if ((st = fb_world_agree(w, st)) != FB_OK)
         goto out;
 
@@ -426,7 +424,7 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
         fb_status got;
         bool interrupted = false;
         fb_watchdog_phase("synced trial %ld/%ld", t + 1, o->trials);
-        got = time_synced(r, b, state, stream, active, everyone, m->synced_iters, st,
+        got = time_synced(r, b, state, stream, active, m->synced_iters, st,
                           &m->synced[t], &interrupted);
         st = st != FB_OK ? st : got;
         if (interrupted)
@@ -450,7 +448,7 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
             fb_world_barrier_start(w->comm, timed, !active, false, NULL);
             if (active)
                 st = time_each(r, b, state, stream, each_ev, m->neach, m->each);
-            fb_world_barrier(w->comm, !active, everyone);
+            fb_world_barrier(w->comm, !active);
             st = fb_world_agree(w, st);
         }
         for (long i = 0; i <= m->neach; i++)

@@ -282,9 +282,9 @@ static fb_status release(MPI_Comm timed, int flags);
 
 enum { BARRIER_INTERRUPTED = 1, BARRIER_FAILED = 2 };
 
-fb_status fb_world_barrier(MPI_Comm comm, bool quiet, bool everyone)
+fb_status fb_world_barrier(MPI_Comm comm, bool quiet)
 {
-    return fb_world_barrier_failed(comm, quiet, everyone, false, NULL);
+    return fb_world_barrier_failed(comm, quiet, false, NULL);
 }
 
 static fb_status flagged_barrier(MPI_Comm comm, MPI_Comm timed, bool quiet, bool failed,
@@ -304,10 +304,8 @@ static fb_status flagged_barrier(MPI_Comm comm, MPI_Comm timed, bool quiet, bool
     return st == FB_OK && (flags & BARRIER_INTERRUPTED) ? FB_ERR_INTERRUPTED : st;
 }
 
-fb_status fb_world_barrier_failed(MPI_Comm comm, bool quiet, bool everyone, bool failed,
-                                  bool *any_failed)
+fb_status fb_world_barrier_failed(MPI_Comm comm, bool quiet, bool failed, bool *any_failed)
 {
-    (void)everyone; /* a case all ranks take part in once took the blocking MPI_Allreduce */
     return flagged_barrier(comm, MPI_COMM_NULL, quiet, failed, any_failed);
 }
 

@@ -90,16 +90,15 @@ const char *fb_world_host_of(const struct fb_world *w, int r);
  * and the runner can stop between trials. Every rank enters the non-blocking form: a quiet rank
  * tests it and sleeps in between (20 us growing to 2 ms), so a rank that sits out a measurement
  * takes no processor time from the ranks that measure; the others poll it for 2 ms, then nap
- * up to 200 us. `everyone` (every rank measures) is kept for the callers; it changes nothing. */
-fb_status fb_world_barrier(MPI_Comm comm, bool quiet, bool everyone);
+ * up to 200 us. */
+fb_status fb_world_barrier(MPI_Comm comm, bool quiet);
 
 /* fb_world_barrier that also carries whether this rank has failed: *any_failed is true on every
  * rank when one passed failed = true, so all ranks leave a loop of collective calls at the same
  * barrier and none waits in a call that a failed rank will never make (the failure itself is
  * agreed after, with fb_world_agree, which names it and its rank). The same one-int all-reduce
  * (bitwise or of the interrupt and failure flags). */
-fb_status fb_world_barrier_failed(MPI_Comm comm, bool quiet, bool everyone, bool failed,
-                                  bool *any_failed);
+fb_status fb_world_barrier_failed(MPI_Comm comm, bool quiet, bool failed, bool *any_failed);
 
 /* fb_world_barrier_failed before a timing starts: then, on the measuring ranks (not quiet), a
  * second round over `timed`, their own communicator (MPI_COMM_NULL: none), which each reaches

@@ -3,7 +3,7 @@
  * it is not waived), the lowest rank among equals, the winner's rank is returned, the first
  * failure is kept with its rank and host (fb_world_culprit), the rank-to-host map holds
  * every rank's host, and fb_world_all agrees a yes/no with the first dissenter's reason. With
- * the argument `release` (the test barrier_release_np2, on quiet CPUs), only this: the
+ * the argument `release` (the test barrier_release_np2, run alone), only this: the
  * barrier before a timing releases both measuring ranks together even when one of them napped
  * waiting for the other (5 ms late): the lower quartile of their release's skew over 15 tries
  * under 50 us (a quartile, not the median: a neighbour test's process that preempts a polling
@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "test.h"
 #include "world.h"
 
@@ -35,14 +35,6 @@ static void agree(const struct fb_world *w, fb_status a, fb_status b, fb_status 
     CHECK(rank == want_rank);
 }
 
-
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -58,11 +50,11 @@ static double barrier_release_skew_us(const struct fb_world *w)
 
     for (int i = 0; i < TRIES; i++) {
         double left[2] = {0, 0}, mine;
-        fb_world_barrier(w->comm, false, true);
+        fb_world_barrier(w->comm, false);
         if (w->rank == 1)
             usleep(5000);
         CHECK(fb_world_barrier_start(w->comm, w->comm, false, false, NULL) == FB_OK);
-        mine = now_us();
+        mine = fb_clock_now_us();
         MPI_Gather(&mine, 1, MPI_DOUBLE, left, 1, MPI_DOUBLE, 0, w->comm);
         skew[i] = left[0] > left[1] ? left[0] - left[1] : left[1] - left[0];
     }
