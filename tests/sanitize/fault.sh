@@ -22,11 +22,15 @@
 # creations and 16 of its events, where a rank that stopped would leave the other in a
 # collective call (issue 30). `full` fails every N of
 # every kind of the first two sets and the collectives (about 570 runs).
-# Every run with a fault injected must end with rank 0 naming the injected error (out of memory
-# for an allocation, the backend's error for the rest) and, for a fault on one rank, that rank.
+# Every run with a fault injected must end with every rank exiting 1 and rank 0 naming the
+# injected error (out of memory for an allocation, the backend's error for the rest) and, for a
+# fault on one rank, that rank. Each rank runs under rank_status.sh, which records its exit
+# status and tells mpirun 0: mpirun aborts no job, so it signals no rank in its sanitizer's exit
+# checks and spends no second waiting between its signals, and a rank that does not stop on its
+# own is a hang.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
-bin=$1 mode=${2:-ci} part=${3:-all}
+bin=$1 mode=${2:-ci} part=${3:-all} here=$(dirname "$0")
 case $mode in ci | full) ;; *) echo "fault.sh: mode is ci or full, not '$mode'" >&2; exit 2 ;; esac
 case $part in all | p2p_alloc | p2p | quick | step | coll) ;;
     *) echo "fault.sh: part is all, p2p_alloc, p2p, quick, step or coll, not '$part'" >&2; exit 2 ;; esac
@@ -60,17 +64,28 @@ count() {
 }
 
 # launch WHAT PLAN NP ARGS...: fabricbench ARGS on NP ranks with FB_FAULT=PLAN, into $work/f;
-# sets rc and what (WHAT, for messages). Fails the test and returns 1 on a hang (no end within
-# 120 s) or a sanitizer report.
+# sets rc and what (WHAT, for messages). Each rank runs under rank_status.sh, so every rank ends
+# on its own (mpirun kills none) and rc is their common exit status, or "mixed (...)" naming
+# each rank's where they differ. Fails the test and returns 1 on a hang (no end within 120 s)
+# or a sanitizer report.
 launch() {
     what=$1 plan=$2 np=$3
     shift 3
     runs=$((runs + 1))
-    rm -rf "$work/f"
-    FB_FAULT=$plan timeout 120 "${MPIEXEC:-mpirun}" --oversubscribe -np "$np" "$bin" "$@" \
+    rm -rf "$work/f" "$work/status"
+    mkdir "$work/status"
+    FB_FAULT=$plan timeout 120 "${MPIEXEC:-mpirun}" --oversubscribe -np "$np" \
+        sh "$here/rank_status.sh" "$work/status" "$bin" "$@" \
         --out "$work/f" >"$work/f.out" 2>"$work/f.err"
     rc=$?
     if [ "$rc" = 124 ]; then fail "$what: no end within 120 s (a hang)"; return 1; fi
+    if [ "$rc" = 0 ]; then
+        rc=$(for r in $(seq 0 $((np - 1))); do
+                 printf '%s %s\n' "$r" "$(cat "$work/status/rank.$r" 2>/dev/null || echo none)"
+             done | awk '{ s[NR] = $2; all = all sep "rank " $1 ": " $2; sep = ", " }
+                         END { for (i = 2; i <= NR; i++) if (s[i] != s[1]) { print "mixed (" all ")"; exit }
+                               print s[1] }')
+    fi
     if [ -n "$(sanitizer_reports "$work/f.err")" ]; then
         fail "$what: exit $rc with sanitizer reports:"; sed -n '1,60p' "$work/f.err" >&2; return 1
     fi
@@ -95,9 +110,9 @@ fault() {
     [ "$rc" = 1 ] || fail "$what: exit $rc, expected 1 (a device error)"
     # fabricbench's own lines carry a "[rank host]" prefix; rank 0 ends with the error, the
     # injected one (not a timeout or a transport's), and on one rank alone names that rank.
-    # (A SIGTERM warning after it is mpirun's clean-up: the other rank exited 1 first, and
-    # mpirun stopped rank 0 while its sanitizer's exit checks still ran; CI saw it once.)
-    last=$(grep '^\[0 ' "$work/f.err" | grep -v 'warning: SIGTERM' | tail -n 1)
+    # (No rank is signalled: each ends on its own under rank_status.sh, so a SIGTERM warning
+    # is not mpirun's clean-up but a fault of ours, and counts.)
+    last=$(grep '^\[0 ' "$work/f.err" | tail -n 1)
     case $2 in alloc:*) named="out of memory" ;; *) named="device backend error" ;; esac
     case $2 in *@*) named="rank ${2#*@} on [^:]*: $named" ;; esac
     case $last in
@@ -215,7 +230,7 @@ for cmd in locate soak; do
     grep -q 'warning: fault injection: failing' "$work/f.err" || { fail "$what: nothing injected"; continue; }
     injected=$((injected + 1))
     [ "$rc" = 1 ] || fail "$what: exit $rc, expected 1"
-    last=$(grep '^\[0 ' "$work/f.err" | grep -v 'warning: SIGTERM' | tail -n 1)
+    last=$(grep '^\[0 ' "$work/f.err" | tail -n 1)
     printf '%s\n' "$last" | grep -q "] error: $cmd stopped.*: rank 1 on [^:]*: out of memory" ||
         { fail "$what: rank 0's last line does not name rank 1's fault: '$last'"; cat "$work/f.err" >&2; }
     grep -q '"detail":.*rank 1 on [^:]*: out of memory' "$work/f/env.json" ||
