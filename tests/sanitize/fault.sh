@@ -152,6 +152,19 @@ sweep() { # SET KIND MAX [POINTS]
     done
 }
 
+# docs/sanitizers.md quotes this test's counts (issue 32: a figure in a doc is one a test compares
+# with the tool's): doc_counts ROW A C S E [I] checks its table's row for ROW, and at the end
+# the share's number of jobs is checked against the sentence that lists them (CI mode).
+doc=$here/../../docs/sanitizers.md
+[ -r "$doc" ] || fail "cannot read $doc, whose counts this test checks"
+doc_counts() {
+    row=$1
+    shift
+    want="| \`$row\` | $(printf '%s' "$*" | sed 's/ / | /g') |"
+    grep -qF -- "$want" "$doc" ||
+        fail "docs/sanitizers.md: its table has no row '$want' (these are the counts of a run now)"
+}
+
 if share p2p; then
 # A malformed FB_FAULT is bad input: one error line (not one per rank), exit 2, nothing written.
 FB_FAULT=alloc:0 mpi 2 "$bin" run p2p $opts --out "$work/bad" >"$work/bad.out" 2>"$work/bad.err"
@@ -166,6 +179,7 @@ if share p2p || share p2p_alloc; then
 count p2p
 set -- $(cat "$work/counts")
 echo "p2p: $1 allocations, $2 copies, $3 streams, $4 events, $5 IPC opens (the most over the ranks)"
+doc_counts p2p "$@"
 [ "$5" -gt 0 ] || fail "p2p: no IPC open counted (its device-memory pairs map each other's buffers)"
 if share p2p_alloc; then sweep p2p alloc "$1"; fi
 if share p2p; then
@@ -183,6 +197,7 @@ quick="h2d allreduce pipeline memfit --dataset imagenet"
 count "$quick"
 set -- $(cat "$work/counts")
 echo "$quick: $1 allocations, $2 copies, $3 streams, $4 events"
+doc_counts "h2d allreduce pipeline memfit" "$1" "$2" "$3" "$4"
 sweep "$quick" alloc "$1" 8; sweep "$quick" copy "$2" 4; sweep "$quick" stream "$3" 4
 sweep "$quick" event "$4" 4
 
@@ -201,6 +216,7 @@ coll="all_gather alltoall reduce_scatter broadcast reduce --timing both --timeou
 count "$coll"
 set -- $(cat "$work/counts")
 echo "$coll: $1 allocations, $2 copies, $3 streams, $4 events"
+doc_counts "all_gather alltoall reduce_scatter broadcast reduce --timing both" "$1" "$2" "$3" "$4"
 # every allocation, copy and stream creation; the events (most of them the per-iteration
 # timing's) at 16 points spread over them, every one in `full`
 [ "$1" -gt 0 ] && [ "$4" -gt 0 ] || fail "coll: no allocation or event counted"
@@ -245,9 +261,21 @@ step="step --dataset imagenet"
 count "$step"
 set -- $(cat "$work/counts")
 echo "$step: $1 allocations, $2 copies, $3 streams, $4 events"
+doc_counts step "$1" "$2" "$3" "$4"
 sweep "$step" alloc "$1" 6; sweep "$step" copy "$2" 3; sweep "$step" stream "$3" 3
 sweep "$step" event "$4" 3
 fi
 echo "$part: $runs fault runs, $injected with a fault injected, each ending cleanly unless said above"
 [ "$injected" -gt 0 ] || fail "no fault was ever injected"
+# the sentence "That is N jobs, all with a fault injected (p2p_alloc N, p2p N, ...)": this
+# share's count, and N the sum of the five
+jobs=$(tr '\n' ' ' <"$doc" | sed -n 's/.*That is \([0-9]*\) jobs, all with a fault injected (\([^)]*\)).*/\1: \2/p')
+[ -n "$jobs" ] || fail "docs/sanitizers.md: no sentence 'That is N jobs, all with a fault injected (...)'"
+if [ "$mode" = ci ] && [ "$part" != all ]; then
+    printf '%s\n' "$jobs" | grep -Eq "[:,] $part $runs(,|$)" ||
+        fail "docs/sanitizers.md says '$jobs'; share $part made $runs jobs"
+fi
+printf '%s\n' "$jobs" | awk -F': ' '{ n = split($2, p, ", "); for (i = 1; i <= n; i++) { split(p[i], w, " "); t += w[2] }
+                                     if (t != $1 + 0) { print "the shares sum to " t; exit 1 } }' >"$work/sum" ||
+    fail "docs/sanitizers.md: 'That is N jobs' is not the sum of its shares: $(cat "$work/sum")"
 finish
