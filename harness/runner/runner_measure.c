@@ -342,8 +342,10 @@ fb_status fb_runner_measure(struct fb_runner *r, const struct fb_bench *b, const
     fb_watchdog_phase("setup");
     if (everyone)
         timed = w->comm;
-    else if (MPI_Comm_split(w->comm, active ? 0 : MPI_UNDEFINED, w->rank, &timed) != MPI_SUCCESS)
+    else if (MPI_Comm_split(w->comm, active ? 0 : MPI_UNDEFINED, w->rank, &timed) != MPI_SUCCESS) {
+        timed = MPI_COMM_NULL; /* unspecified after a failure: nothing to free */
         st = FB_ERR_MPI;
+    }
     /* host-strict: the stream and events made from here are this case's */
     fb_backend_scope_case(b->name, c->name);
     if (active && st == FB_OK && ((st = be->stream_create(&stream)) != FB_OK ||

@@ -278,16 +278,21 @@ const char *fb_world_host_of(const struct fb_world *w, int r)
 }
 
 static fb_status barrier(MPI_Comm comm, bool quiet, int *flags);
-static fb_status release(MPI_Comm timed, int flags);
+static fb_status release(MPI_Comm timed);
 
 enum { BARRIER_INTERRUPTED = 1, BARRIER_FAILED = 2 };
 
 fb_status fb_world_barrier(MPI_Comm comm, bool quiet)
 {
-    return fb_world_barrier_failed(comm, quiet, false, NULL);
+    return fb_world_barrier_start(comm, MPI_COMM_NULL, quiet, false, NULL);
 }
 
-static fb_status flagged_barrier(MPI_Comm comm, MPI_Comm timed, bool quiet, bool failed,
+fb_status fb_world_barrier_failed(MPI_Comm comm, bool quiet, bool failed, bool *any_failed)
+{
+    return fb_world_barrier_start(comm, MPI_COMM_NULL, quiet, failed, any_failed);
+}
+
+fb_status fb_world_barrier_start(MPI_Comm comm, MPI_Comm timed, bool quiet, bool failed,
                                  bool *any_failed)
 {
     int flags = (fb_watchdog_interrupted() ? BARRIER_INTERRUPTED : 0) |
@@ -297,22 +302,11 @@ static fb_status flagged_barrier(MPI_Comm comm, MPI_Comm timed, bool quiet, bool
     fb_watchdog_wait_begin();
     st = barrier(comm, quiet, &flags);
     if (st == FB_OK && !quiet && timed != MPI_COMM_NULL)
-        st = release(timed, flags);
+        st = release(timed);
     fb_watchdog_wait_end();
     if (any_failed)
         *any_failed = st != FB_OK || (flags & BARRIER_FAILED);
     return st == FB_OK && (flags & BARRIER_INTERRUPTED) ? FB_ERR_INTERRUPTED : st;
-}
-
-fb_status fb_world_barrier_failed(MPI_Comm comm, bool quiet, bool failed, bool *any_failed)
-{
-    return flagged_barrier(comm, MPI_COMM_NULL, quiet, failed, any_failed);
-}
-
-fb_status fb_world_barrier_start(MPI_Comm comm, MPI_Comm timed, bool quiet, bool failed,
-                                 bool *any_failed)
-{
-    return flagged_barrier(comm, timed, quiet, failed, any_failed);
 }
 
 /* *flags in: this rank's; out: every rank's, or'ed. */
@@ -346,12 +340,12 @@ static fb_status barrier(MPI_Comm comm, bool quiet, int *flags)
  * 0.096 where they overlap; docs/methodology.md). Every measuring rank comes here
  * within a nap of the others and polls, so they leave together; the quiet ranks, whose naps
  * (up to 2 ms) would hold a round over every rank, are not in it. */
-static fb_status release(MPI_Comm timed, int flags)
+static fb_status release(MPI_Comm timed)
 {
     MPI_Request req;
-    int all = 0;
 
-    if (MPI_Iallreduce(&flags, &all, 1, MPI_INT, MPI_BOR, timed, &req) != MPI_SUCCESS)
+    /* the flags are every rank's already (the first round): only the meeting matters */
+    if (MPI_Ibarrier(timed, &req) != MPI_SUCCESS)
         return FB_ERR_MPI;
     return wait_napping(&req, 2000.0, 200);
 }
