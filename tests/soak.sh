@@ -36,10 +36,10 @@ grep -q "^soak: healthy: 5 interval(s)" "$work/calm.out" || fail "no healthy ver
 for f in soak.csv health.csv results.csv env.json; do
     [ -s "$work/calm/$f" ] || fail "untouched soak wrote no $f"
 done
-[ "$(head -n 1 "$work/calm/soak.csv")" = "interval,start_s,rank,host,bench,case,bytes,iters,time_median_us,time_min_us,time_max_us,algbw_gbps,busbw_gbps,baseline_us,limit_us,verdict" ] ||
+[ "$(head -n 1 "$work/calm/soak.csv")" = "interval,start_s,rank,host,bench,case,ranks,bytes,iters,time_median_us,time_min_us,time_max_us,algbw_gbps,busbw_gbps,baseline_us,limit_us,verdict" ] ||
     fail "soak.csv header: $(head -n 1 "$work/calm/soak.csv")"
 # every interval: rank 0, rank 1 and the point's row, for each of allreduce's two cases
-n=$(csv_awk '$1 >= 1 && $1 <= 5 && $5 == "allreduce" && $7 == 65536 { n++ } END { print n + 0 }' "$work/calm/soak.csv")
+n=$(csv_awk '$1 >= 1 && $1 <= 5 && $5 == "allreduce" && v("ranks") == 2 && v("bytes") == 65536 { n++ } END { print n + 0 }' "$work/calm/soak.csv")
 [ "$n" = 30 ] || fail "soak.csv holds $n rows of intervals 1-5, expected 30 (5 x 2 cases x 3)"
 v=$(csv_awk 'v("rank") == "all" { printf "%s:%s ", v("interval"), v("verdict") }' "$work/calm/soak.csv")
 case $v in "1:baseline 1:baseline 2:baseline 2:baseline 3:baseline 3:baseline 4:ok 4:ok 5:ok 5:ok ") ;;
@@ -57,25 +57,33 @@ rows calm 'v("counter") == "rate_gbps" && v("value") != 100 { bad = 1 } END { ex
     fail "health.csv rate is not the tree's 100 Gb/s"
 
 # ---- 1b. one rank: a collective in place moves nothing; timed, never judged ----------------
-# (its tens of nanoseconds doubled by a hiccup once made a healthy 1-rank soak "degraded")
+# (its tens of nanoseconds doubled by a hiccup once made a healthy 1-rank soak "degraded"). Two
+# ranks with --ranks 1,2: the one-rank points of a larger job are those of a one-rank job (the
+# rule once read the job's size), and the two-rank points beside them are judged.
 rm -rf "$work/one.sys" && cp -a "$tree" "$work/one.sys"
-FB_SYSFS_ROOT="$work/one.sys" timeout 150 "${MPIEXEC:-mpirun}" --oversubscribe -np 1 "$bin" soak \
-    --duration 4 --interval 1 $fast --out "$work/one" >"$work/one.out" 2>"$work/one.err"
+FB_SYSFS_ROOT="$work/one.sys" timeout 150 "${MPIEXEC:-mpirun}" --oversubscribe -np 2 "$bin" soak \
+    --duration 4 --interval 1 --ranks 1,2 $fast --out "$work/one" >"$work/one.out" 2>"$work/one.err"
 rc=$?
-[ "$rc" = 0 ] || fail "1-rank soak exited $rc: $(tail -n 5 "$work/one.err" "$work/one.out")"
-v=$(csv_awk 'v("rank") == "all" { printf "%s:%s:%s:%s ", v("interval"), v("case"), v("verdict"),
-    v("limit_us") }' "$work/one/soak.csv")
+[ "$rc" = 0 ] || fail "--ranks 1,2 soak exited $rc: $(tail -n 5 "$work/one.err" "$work/one.out")"
+v=$(csv_awk 'v("rank") == "all" && v("ranks") == 1 { printf "%s:%s:%s:%s ", v("interval"), v("case"),
+    v("verdict"), v("limit_us") }' "$work/one/soak.csv")
 want=""
 for i in 1 2 3 4; do
     vo=baseline; [ "$i" = 4 ] && vo=ok
     want="$want$i:out_of_place:$vo:X $i:in_place:not_judged: "
 done
 got=$(echo "$v" | sed 's/:out_of_place:\(baseline\|ok\):[^ :]*/:out_of_place:\1:X/g')
-[ "$got" = "$want" ] || fail "1-rank soak.csv verdicts: '$v', expected '$want' (X: any limit)"
+[ "$got" = "$want" ] || fail "one-rank points' soak.csv verdicts: '$v', expected '$want' (X: any limit)"
+# the two-rank points: judged from interval 4, both cases
+n=$(csv_awk 'v("rank") == "all" && v("ranks") == 2 && v("interval") == 4 && v("limit_us") != "" &&
+    v("verdict") == "ok" { n++ } END { print n + 0 }' "$work/one/soak.csv")
+[ "$n" = 2 ] || fail "the two-rank points were not judged in interval 4: $(csv_awk 'v("ranks") == 2 && v("rank") == "all" { print v("interval"), v("case"), v("verdict") }' "$work/one/soak.csv")"
 # a collective on one rank crosses no fabric: no algbw or busbw, as the run's rows have none
-# (issue 29); its time is there
-bw=$(csv_awk 'v("algbw_gbps") != "" || v("busbw_gbps") != "" || v("time_median_us") == "" { n++ } END { print n + 0 }' "$work/one/soak.csv")
-[ "$bw" = 0 ] || fail "1-rank soak.csv: $bw rows with a bandwidth or without a time"
+# (issue 29); its time is there; the two-rank points have both
+bw=$(csv_awk '(v("ranks") == 1) == (v("algbw_gbps") != "" || v("busbw_gbps") != "") || v("time_median_us") == "" { n++ } END { print n + 0 }' "$work/one/soak.csv")
+[ "$bw" = 0 ] || fail "--ranks 1,2 soak.csv: $bw rows with a bandwidth on one rank, none on two, or no time"
+[ "$(csv_awk 'v("ranks") == 2 && v("rank") != "all" { n++ } END { print n + 0 }' "$work/one/soak.csv")" = 16 ] ||
+    fail "the two-rank points have no row for each rank and interval"
 
 # ---- 2. counters bumped mid-soak: InfiniBand symbol errors, NVML ECC and XID; a throttle
 # reason (software thermal, 0x20) comes on, then goes off: a mask, judged bit by bit ----------
@@ -176,7 +184,7 @@ kill -TERM "$soaker"
 wait "$soaker"
 rc=$?
 [ "$rc" != 0 ] || fail "a soak stopped with SIGTERM exited 0"
-n=$(csv_awk 'v("rank") == "all" && v("interval") <= 2 && NF == 16 { n++ } END { print n + 0 }' "$work/term/soak.csv")
+n=$(csv_awk 'v("rank") == "all" && v("interval") <= 2 && NF == 17 { n++ } END { print n + 0 }' "$work/term/soak.csv")
 [ "$n" = 4 ] || fail "a stopped soak's soak.csv holds $n whole point rows of intervals 1-2, expected 4"
 tail -c 1 "$work/term/health.csv" | od -c | grep -q '\\n' || fail "a stopped soak's health.csv ends mid-line"
 

@@ -23,6 +23,7 @@ struct fb_soak_point {
     size_t bytes;
     double bus_factor;
     bool collective;
+    int ranks;          /* the ranks it runs on (--ranks: fewer than the job's) */
     long iters, trials; /* the interval's trials (soak fits them to it: fit_point) */
     double it_us;       /* its slowest iteration, microseconds */
     double *all; /* [rank * trials + t] */

@@ -30,7 +30,7 @@
 #include "watchdog.h"
 
 static const char soak_header[] =
-    "interval,start_s,rank,host,bench,case,bytes,iters,time_median_us,time_min_us,"
+    "interval,start_s,rank,host,bench,case,ranks,bytes,iters,time_median_us,time_min_us,"
     "time_max_us,algbw_gbps,busbw_gbps,baseline_us,limit_us,verdict\n";
 
 /* Rank 0, the runner's point_done hook: the point's samples kept for the interval. */
@@ -57,6 +57,7 @@ static void point_done(void *arg, const struct fb_bench *b, const struct fb_case
     p->bytes = c->bytes;
     p->bus_factor = c->bus_factor;
     p->collective = c->report == FB_REPORT_COLLECTIVE;
+    p->ranks = c->group > 0 ? c->group : nranks;
     p->iters = iters;
     p->trials = trials;
     p->it_us = 0.0;
@@ -78,15 +79,16 @@ static void soak_row(struct fb_soak *k, int interval, double start, const char *
                      const char *host, const struct fb_soak_point *p, const struct fb_stats *st,
                      double base, double limit, const char *verdict)
 {
-    char iv[16], t0[32], bytes[32], iters[32], med[32], lo[32], hi[32], alg[32], bus[32],
-        b[32], l[32];
+    char iv[16], t0[32], nr[16], bytes[32], iters[32], med[32], lo[32], hi[32], alg[32],
+        bus[32], b[32], l[32];
     /* a collective on one rank crosses no fabric: its time, no bandwidth (as the run's rows) */
-    double algbw = p->collective && k->size == 1 ? NAN : fb_gbps((double)p->bytes, st->median);
-    const char *f[16] = {iv, t0, rank, host, p->bench, p->kase, bytes, iters, med, lo, hi,
-                         alg, bus, b, l, verdict};
+    double algbw = p->collective && p->ranks == 1 ? NAN : fb_gbps((double)p->bytes, st->median);
+    const char *f[17] = {iv, t0, rank, host, p->bench, p->kase, nr, bytes, iters, med, lo,
+                         hi, alg, bus, b, l, verdict};
 
     snprintf(iv, sizeof iv, "%d", interval);
     snprintf(t0, sizeof t0, "%.3f", start);
+    snprintf(nr, sizeof nr, "%d", p->ranks);
     snprintf(bytes, sizeof bytes, "%zu", p->bytes);
     snprintf(iters, sizeof iters, "%ld", p->iters);
     cell(med, sizeof med, st->median);
@@ -96,7 +98,7 @@ static void soak_row(struct fb_soak *k, int interval, double start, const char *
     cell(bus, sizeof bus, p->collective ? algbw * p->bus_factor : NAN);
     cell(b, sizeof b, base);
     cell(l, sizeof l, limit);
-    fb_csv_row(k->csv, f, 16);
+    fb_csv_row(k->csv, f, 17);
 }
 
 /* Rank 0, after interval i: each point's rows (every rank's own trials, then the point's:
@@ -118,7 +120,7 @@ static fb_status judge_interval(struct fb_soak *k, int interval, double start)
         int slowest = 0;
         double worst = -1.0;
         const char *verdict = "baseline";
-        bool idle = fb_soak_moves_nothing(p->collective, k->size, p->kase);
+        bool idle = fb_soak_moves_nothing(p->collective, p->ranks, p->kase);
 
         for (int r = 0; r < k->size; r++) {
             char rk[16];
@@ -160,12 +162,12 @@ static fb_status judge_interval(struct fb_soak *k, int interval, double start)
                  s->ready ? s->limit : NAN, verdict);
         if (strcmp(verdict, "degraded") == 0) {
             k->findings++;
-            FB_SOAK_FINDING("rank %d on %s, interval %d (from %.1f s): %s %s %zu bytes: median "
-                            "%.1f us per iteration, above the limit %.1f us (baseline %.1f us "
-                            "over intervals 1-%d); algbw %.4g GB/s", slowest, k->hosts[slowest],
-                            interval, start, p->bench, p->kase, p->bytes, stats.median,
-                            s->limit, s->median, k->rule.baseline,
-                            fb_gbps((double)p->bytes, stats.median));
+            FB_SOAK_FINDING("rank %d on %s, interval %d (from %.1f s): %s %s %zu bytes on %d "
+                            "rank(s): median %.1f us per iteration, above the limit %.1f us "
+                            "(baseline %.1f us over intervals 1-%d); algbw %.4g GB/s",
+                            slowest, k->hosts[slowest], interval, start, p->bench, p->kase,
+                            p->bytes, p->ranks, stats.median, s->limit, s->median,
+                            k->rule.baseline, fb_gbps((double)p->bytes, stats.median));
         }
     }
     if (fflush(k->csv) != 0 || fsync(fileno(k->csv)) != 0) {
