@@ -44,6 +44,16 @@ static void remember(struct ctx *c, size_t i)
 
 /* Judges every row that `w` selects against a floor `min` (unit `unit`): each row's median
  * must reach it, and the worst one is what the check shows. `what` describes the rows. */
+/* Decimals for a share in percent below a floor, so that it never rounds up to read as the floor
+ * itself ("80% ... (below 80%)"): none where that is enough, up to three. */
+static int below_decimals(double pct, double floor_pct)
+{
+    int d = 0;
+    for (double scale = 1.0; d < 3 && round(pct * scale) / scale >= floor_pct; d++)
+        scale *= 10.0;
+    return d;
+}
+
 static void floor_check(struct ctx *c, const char *name, const struct want *w, double min,
                         const char *unit, const char *what)
 {
@@ -327,9 +337,10 @@ void fb_accept_check_expected(struct ctx *c)
             k->verdict = FB_PASS;
         } else {
             k->verdict = FB_FAIL;
-            SET(k->why, "%.4g %s is %.0f%% of the %.4g %s that %s allows (below %.0f%%)",
-                w->st.median, w->unit, w->st.median / w->expected * 100, w->expected, w->unit,
-                w->bound[0] ? w->bound : "the model", share * 100);
+            double pct = w->st.median / w->expected * 100;
+            SET(k->why, "%.4g %s is %.*f%% of the %.4g %s that %s allows (below %.3g%%)",
+                w->st.median, w->unit, below_decimals(pct, share * 100), pct, w->expected,
+                w->unit, w->bound[0] ? w->bound : "the model", share * 100);
         }
     }
     free(idx);

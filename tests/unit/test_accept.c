@@ -15,6 +15,10 @@
 #define HEADER                                                                                 \
     "run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype,redop," \
     "iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong\n"
+/* the same with the expected-figure model's columns (cpu_wait added by the caller) */
+#define HEADER_EXPECTED                                                                        \
+    "run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype,redop," \
+    "iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong,expected,bound"
 /* an h2d row of rank 0 of 1, median MEDIAN GB/s */
 #define H2D(median)                                                                             \
     "r,h2d,pinned_h2d,host,memcpy,,1,1,0,,,1048576,,,,10,bandwidth,GB/s,5," median              \
@@ -237,6 +241,26 @@ static void run_folder(void)
         CHECK_STR(k->why, "not measured: results.csv has no h2d pinned_h2d per-rank bandwidth, "
                           "1 rank(s) at once, 4096 bytes");
     fb_accept_release(&a);
+    /* a figure just under its expected share reads as under it, not rounded up to the share
+     * ("80% ... (below 80%)"): 0.7996 of expected against 0.8, and 0.7 against 0.8 */
+    for (int i = 0; i < 2; i++) {
+        static const char *const median[] = {"0.07996", "0.07"}, *const pct[] = {"79.96", "70"};
+        char csv[1024], want[256];
+        snprintf(csv, sizeof csv,
+                 "%s,cpu_wait\nr,p2p,sweep_uni,host,mpi,network,2,2,0,1,,1048576,,,,10,"
+                 "bandwidth,GB/s,5,%s,0.07,0.08,0.07,0.08,0.075,0.001,0,0.1,eth 800 Mb/s v0,0\n",
+                 HEADER_EXPECTED, median[i]);
+        CHECK(judge("[expected]\nmin_share = 0.8\n", csv, ENV("\"complete\"", "1"), &a, err,
+                    sizeof err) == FB_OK);
+        CHECK_STR(err, "");
+        k = a.n ? &a.checks[a.n - 1] : NULL;
+        CHECK(k && k->verdict == FB_FAIL);
+        snprintf(want, sizeof want, "%s GB/s is %s%% of the 0.1 GB/s that eth 800 Mb/s v0 allows "
+                 "(below 80%%)", median[i], pct[i]);
+        if (k)
+            CHECK_STR(k->why, want);
+        fb_accept_release(&a);
+    }
 
     {
         char cmd[128];
