@@ -61,6 +61,10 @@ if [ "$have_nccl" = ON ]; then
         fail "list failed without NCCL: $(cat out.txt)"
     grep -q "nccl  built, not usable: cannot load NCCL '/nonexistent/libnccl.so.2': .*(set FB_NCCL_LIBRARY)" out.txt ||
         fail "list does not say NCCL is missing: $(cat out.txt)"
+    # doctor agrees with list: built, not loaded (it once said "not built")
+    FB_NCCL_LIBRARY=/nonexistent/libnccl.so.2 mpi 1 "$bin" doctor >out.txt 2>&1
+    grep -Eq '^CUDA +driver .*; NCCL not loaded; hwloc ' out.txt ||
+        fail "doctor does not say NCCL was built and not loaded: $(grep -E '^CUDA|NCCL' out.txt)"
     # asking for NCCL without it: one line naming the library, exit 2, nothing measured
     out=$(mktemp -u)
     FB_NCCL_LIBRARY=/nonexistent/libnccl.so.2 mpi 1 "$bin" run allreduce --backend host \
