@@ -38,6 +38,9 @@ if [ "${2:-}" = ranks ]; then
     n=$(csv_awk 'v("case") == "pinned_h2d" && v("metric") == "bandwidth" && v("run") == 1 { print v("src") }' \
         "$tmp/trend-ranks/trend.csv" | sort | tr '\n' ' ')
     case " $n" in *" 0 1 "*) ;; *) fail "pinned_h2d bandwidth at run 1: src cells '$n', expected 0 and 1 among them" ;; esac
+    # h2d is about no batch: its batch cells are empty, as in results.csv (they once read -1)
+    b=$(csv_awk 'v("batch") != "" { n++ } END { print n + 0 }' "$tmp/trend-ranks/trend.csv")
+    [ "$b" = 0 ] || fail "$b trend.csv rows of h2d have a batch: $(csv_awk 'v("batch") != "" { print v("batch"); exit }' "$tmp/trend-ranks/trend.csv")"
     finish
 fi
 # one rank: nothing to yield to; and the two parts' runs (one alone, one beside the others, whose
@@ -128,6 +131,9 @@ grep -q "^STEP h2d pinned" "$tmp/flat.out" && fail "a step in a flat pinned seri
 # Bad input: too few runs, an output folder inside a run, a bad threshold.
 "$bin" trend "$tmp/flat/run1" "$tmp/flat/run2" >/dev/null 2>"$tmp/err"; rc=$?
 [ "$rc" = 2 ] && grep -q "needs at least 4" "$tmp/err" || fail "2 runs: exit $rc: $(cat "$tmp/err")"
+# a folder that is not there is named, under trend's own name, before the count is judged
+(cd "$tmp" && expect_error "trend: cannot open run folder '$tmp/nope': No such file or directory" \
+    "$bin" trend "$tmp/flat/run1" "$tmp/nope")
 "$bin" trend --out "$tmp/flat/run1/trend" "$tmp/flat" >/dev/null 2>"$tmp/err"; rc=$?
 [ "$rc" = 2 ] && grep -q "inside a run folder" "$tmp/err" ||
     fail "--out in a run: exit $rc: $(cat "$tmp/err")"

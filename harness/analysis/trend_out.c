@@ -90,8 +90,14 @@ static int write_csv(const char *out, const struct fb_trend_run *runs, size_t nr
             fb_csv_field(af.f, s[k].key.transport);
             fputc(',', af.f);
             fb_csv_field(af.f, s[k].key.dtype);
-            fprintf(af.f, ",%lld,%ld,%d,%d,", s[k].key.bytes, s[k].key.batch, s[k].key.ranks,
-                    s[k].key.nodes);
+            /* bytes and batch empty when not about them, as in results.csv */
+            fputc(',', af.f);
+            if (s[k].key.bytes >= 0)
+                fprintf(af.f, "%lld", s[k].key.bytes);
+            fputc(',', af.f);
+            if (s[k].key.batch >= 0)
+                fprintf(af.f, "%ld", s[k].key.batch);
+            fprintf(af.f, ",%d,%d,", s[k].key.ranks, s[k].key.nodes);
             if (s[k].key.src >= 0)
                 fprintf(af.f, "%d", s[k].key.src);
             fputc(',', af.f);

@@ -102,7 +102,7 @@ int fb_cmd_report(int argc, char **argv)
             rc = 1;
             goto out;
         }
-        if ((rc = fb_report_run_load(one, top)) != 0)
+        if ((rc = fb_report_run_load(one, top, "report")) != 0)
             goto out;
     }
     if (!no_plots && fb_gnuplot_find(gnuplot_path, sizeof gnuplot_path))

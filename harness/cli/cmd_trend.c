@@ -183,24 +183,26 @@ int fb_cmd_trend(int argc, char **argv)
             goto out;
         }
     }
-    if (n < 2 * FB_TREND_MIN_SEGMENT) {
-        fb_error("trend: %zu run folder(s) found; a trend needs at least %d", n,
-                 2 * FB_TREND_MIN_SEGMENT);
-        goto out;
-    }
-    if (!(runs = calloc(n, sizeof *runs)) || !(tr = calloc(n, sizeof *tr)) ||
-        !(ord = calloc(n, sizeof *ord)) || !(hl = calloc(n, sizeof *hl)) ||
-        !(nhl = calloc(n, sizeof *nhl)))
+    if (!(runs = calloc(n + 1, sizeof *runs)) || !(tr = calloc(n + 1, sizeof *tr)) ||
+        !(ord = calloc(n + 1, sizeof *ord)) || !(hl = calloc(n + 1, sizeof *hl)) ||
+        !(nhl = calloc(n + 1, sizeof *nhl)))
         goto nomem;
-    /* Every run read and checked before anything is written. */
+    /* Every run read and checked before anything is written; a bad folder is named before
+     * the count is judged */
     bool timed = true;
     for (size_t i = 0; i < n; i++) {
-        if ((rc = fb_report_run_load(&runs[i], dirs[i])) != 0) {
+        if ((rc = fb_report_run_load(&runs[i], dirs[i], "trend")) != 0) {
             rc = rc == 1 ? 2 : rc;
             goto out;
         }
         ord[i] = (struct order){run_time(&runs[i], &tr[i]), i};
         timed &= !isnan(ord[i].t);
+    }
+    if (n < 2 * FB_TREND_MIN_SEGMENT) {
+        fb_error("trend: %zu run folder(s) found; a trend needs at least %d", n,
+                 2 * FB_TREND_MIN_SEGMENT);
+        rc = 2;
+        goto out;
     }
     rc = 2;
     if (timed)

@@ -43,8 +43,9 @@ struct fb_report_launch {
 /* Reads dir's results.csv, env.json, doctor.json (optional) and NCCL logs (optional), and
  * computes the plots' data into r (zeroed by the caller; release with fb_report_run_release,
  * also after a failure). Warns when env.json says the run is incomplete. 0, 1 (out of memory)
- * or 2 (bad input, one line printed). */
-int fb_report_run_load(struct fb_report_run *r, const char *dir);
+ * or 2 (bad input, one line printed). Its messages begin with `who` (the command: "report",
+ * "trend"). */
+int fb_report_run_load(struct fb_report_run *r, const char *dir, const char *who);
 
 /* Frees what fb_report_run_load allocated and zeroes r; accepts a zeroed run. */
 void fb_report_run_release(struct fb_report_run *r);

@@ -19,17 +19,17 @@
 #include "run_state.h"
 
 /* 0 read (or optional and absent), 1 out of memory, 2 bad input (one line printed). */
-static int read_json(const char *path, cJSON **out, bool optional)
+static int read_json(const char *who, const char *path, cJSON **out, bool optional)
 {
     char err[600];
     fb_status st = fb_json_file_read(path, optional, out, err, sizeof err);
 
     if (st != FB_OK)
-        fb_error("report: %s", err);
+        fb_error("%s: %s", who, err);
     return st == FB_OK ? 0 : st == FB_ERR_NOMEM ? 1 : 2;
 }
 
-int fb_report_run_load(struct fb_report_run *r, const char *dir)
+int fb_report_run_load(struct fb_report_run *r, const char *dir, const char *who)
 {
     char path[4200], err[700];
     struct stat sb;
@@ -37,37 +37,37 @@ int fb_report_run_load(struct fb_report_run *r, const char *dir)
     int rc;
 
     if (snprintf(r->dir, sizeof r->dir, "%s", dir) >= (int)sizeof r->dir) {
-        fb_error("report: path too long: '%.60s...'", dir);
+        fb_error("%s: path too long: '%.60s...'", who, dir);
         return 2;
     }
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        fb_error("report: cannot open run folder '%s': %s", dir,
-                 errno && !S_ISDIR(sb.st_mode) ? strerror(errno) : "not a folder");
+    if ((rc = stat(dir, &sb)) != 0 || !S_ISDIR(sb.st_mode)) {
+        fb_error("%s: cannot open run folder '%s': %s", who, dir,
+                 rc != 0 ? strerror(errno) : "not a folder");
         return 2;
     }
     snprintf(path, sizeof path, "%s/results.csv", dir);
     st = fb_results_read(path, &r->res, err, sizeof err);
     if (st != FB_OK) {
-        fb_error("report: %s", err);
+        fb_error("%s: %s", who, err);
         return st == FB_ERR_NOMEM ? 1 : 2;
     }
     snprintf(path, sizeof path, "%s/env.json", dir);
-    if ((rc = read_json(path, &r->env, false)) != 0)
+    if ((rc = read_json(who, path, &r->env, false)) != 0)
         return rc;
     {
         char why[1200], shown[1300];
         if (r->env && fb_run_state_incomplete(r->env, why, sizeof why))
-            fb_warn("report: run folder '%s' is incomplete (%s); the plots and summary.md show "
-                    "its finished points only", dir, fb_escape_str(why, 0, shown, sizeof shown));
+            fb_warn("%s: run folder '%s' is incomplete (%s); the plots and summary.md show "
+                    "its finished points only", who, dir, fb_escape_str(why, 0, shown, sizeof shown));
     }
     snprintf(path, sizeof path, "%s/doctor.json", dir);
-    if ((rc = read_json(path, &r->doctor, true)) != 0)
+    if ((rc = read_json(who, path, &r->doctor, true)) != 0)
         return rc;
     st = fb_nccl_report_dir(dir, &r->nccl, err, sizeof err);
     if (st == FB_OK)
         r->have_nccl = r->nccl.nccl_lines > 0;
     else if (st != FB_ERR_UNSUPPORTED) {
-        fb_error("report: %s", err);
+        fb_error("%s: %s", who, err);
         return st == FB_ERR_NOMEM ? 1 : 2;
     }
     if (r->res.nrows)
@@ -78,7 +78,7 @@ int fb_report_run_load(struct fb_report_run *r, const char *dir)
     }
     r->rows = calloc(r->res.nrows + 1, sizeof *r->rows);
     if (!r->rows) {
-        fb_error("report: out of memory");
+        fb_error("%s: out of memory", who);
         return 1;
     }
     for (size_t i = 0; i < r->res.nrows; i++)
@@ -87,7 +87,7 @@ int fb_report_run_load(struct fb_report_run *r, const char *dir)
     if (fb_headline_infer_detail(r->rows, r->nrows) != FB_OK ||
         fb_report_plots(r->rows, r->nrows, &r->plots) != FB_OK ||
         !(r->state = calloc(r->plots.n + 1, sizeof *r->state))) {
-        fb_error("report: out of memory");
+        fb_error("%s: out of memory", who);
         return 1;
     }
     r->present = true;
@@ -171,7 +171,7 @@ int fb_report_launches_load(const char *top, const char *path, struct fb_report_
         snprintf(csv, sizeof csv, "%s/results.csv", folder);
         if (stat(csv, &sb) != 0 && status && strcmp(status, "0") != 0)
             continue;
-        if ((rc = fb_report_run_load(&x->run, folder)) != 0) {
+        if ((rc = fb_report_run_load(&x->run, folder, "report")) != 0) {
             char shown[200];
             fb_error("report: (launch '%s' of %s:%zu)", fb_escape_str(variant, 60, shown,
                                                                       sizeof shown),

@@ -33,7 +33,7 @@ static double time_report(const char *dir)
         int rc;
 
         memset(&r, 0, sizeof r);
-        rc = fb_report_run_load(&r, dir);
+        rc = fb_report_run_load(&r, dir, "report");
         if (rc == 0)
             rc = fb_report_write_summary(&r, true, true);
         t[k] = fb_clock_now_s() - t0;

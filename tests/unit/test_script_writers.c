@@ -274,7 +274,7 @@ int main(int argc, char **argv)
     bool have_gnuplot = fb_gnuplot_find(gnuplot, sizeof gnuplot);
     int rounds = getenv("FB_FUZZ_ROUNDS") ? atoi(getenv("FB_FUZZ_ROUNDS")) : 15;
 
-    if (argc != 2 || fb_report_run_load(&r, argv[1]) != 0) {
+    if (argc != 2 || fb_report_run_load(&r, argv[1], "report") != 0) {
         fprintf(stderr, "usage: test_script_writers REPORT_FIXTURE_RUN\n");
         return 1;
     }
