@@ -23,6 +23,7 @@ struct fb_coll_comm {
     size_t stage_bytes;
     int *counts;       /* reduce-scatter's receive counts, one per rank (all equal) */
     int ncounts;
+    bool alone;        /* one rank: a collective is this rank's own work, not a wait for others */
 };
 
 bool fb_mpi_cuda_aware(char *why, size_t whylen)
@@ -73,6 +74,11 @@ static fb_status mpi_comm_create(MPI_Comm comm, const struct fb_backend *be,
         return FB_ERR_NOMEM;
     c->comm = comm;
     c->be = be;
+    {
+        int n = 0;
+        MPI_Comm_size(comm, &n);
+        c->alone = n == 1;
+    }
     /* Host-backend "device" memory is host memory: MPI can always read it. host-strict's
      * faults on a host access: MPI (never CUDA-aware about it) goes through host memory. */
     c->staged = !be->host_memory && (be->on_cpu || !fb_mpi_cuda_aware(why, sizeof why));
@@ -148,8 +154,10 @@ static fb_status mpi_allreduce(struct fb_coll_comm *c, const void *send, void *r
          * failed, so the other ranks are not left in the call (coll.h). */
         fb_status synced = c->be->stream_sync(s);
         int rc;
-        /* a collective wait: this rank has arrived (the watchdog names those that have not) */
-        fb_watchdog_wait_begin();
+        /* a collective wait: this rank has arrived (the watchdog names those that have not);
+         * on one rank the call is this rank's own work, which a timeout must not call a wait */
+        if (!c->alone)
+            fb_watchdog_wait_begin();
         fb_call_span_begin();
         rc = MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count, t, sum, c->comm);
         fb_call_span_end(rc == MPI_SUCCESS);
@@ -164,7 +172,8 @@ static fb_status mpi_allreduce(struct fb_coll_comm *c, const void *send, void *r
     fb_status staged = c->be->copy(c->stage, send, bytes, FB_COPY_D2H, s);
     fb_status synced = c->be->stream_sync(s);
     staged = staged != FB_OK ? staged : synced;
-    fb_watchdog_wait_begin();
+    if (!c->alone)
+        fb_watchdog_wait_begin();
     fb_call_span_partial(); /* the copies are part of a staged call: its span is not the call's */
     st = mpi_check(MPI_Allreduce(MPI_IN_PLACE, c->stage, (int)count, t, sum, c->comm),
                    "MPI_Allreduce");
@@ -258,11 +267,13 @@ struct mpi_call {
 static const char *const kind_names[] = {"MPI_Allgather", "MPI_Reduce_scatter",
                                          "MPI_Alltoall", "MPI_Bcast", "MPI_Reduce"};
 
-static fb_status mpi_call(MPI_Comm comm, const struct mpi_call *k)
+static fb_status mpi_call(const struct fb_coll_comm *c, const struct mpi_call *k)
 {
+    MPI_Comm comm = c->comm;
     int rc = MPI_ERR_OTHER;
 
-    fb_watchdog_wait_begin(); /* a collective wait, as allreduce's */
+    if (!c->alone)
+        fb_watchdog_wait_begin(); /* a collective wait, as allreduce's */
     fb_call_span_begin();
     switch (k->kind) {
     case K_ALLGATHER:
@@ -300,7 +311,7 @@ static fb_status mpi_run(struct fb_coll_comm *c, struct mpi_call k, const void *
         /* MPI reads backend memory itself: wait for the producer on the stream first (the call
          * is made even when that failed, as below) */
         before = c->be->stream_sync(s);
-        st = mpi_call(c->comm, &k);
+        st = mpi_call(c, &k);
         return before != FB_OK ? before : st;
     }
     /* without a staging buffer there is nothing to call MPI with (mpi_allreduce) */
@@ -315,7 +326,7 @@ static fb_status mpi_run(struct fb_coll_comm *c, struct mpi_call k, const void *
     k.send = stage;
     k.recv = k.kind == K_BCAST ? stage : stage + inb;
     fb_call_span_partial(); /* the copies are part of a staged call */
-    st = mpi_call(c->comm, &k);
+    st = mpi_call(c, &k);
     if (before != FB_OK || st != FB_OK || !outb)
         return before != FB_OK ? before : st;
     if ((st = c->be->copy(out, k.recv, outb, FB_COPY_H2D, s)) != FB_OK)
