@@ -20,6 +20,7 @@ void fb_log_set_file(FILE *f) { log_file = f; }
 
 void fb_log_set_quiet(int quiet) { log_quiet = quiet; }
 
+/* stream NULL: the log file only */
 static void log_emit(FILE *stream, const char *level, const char *fmt, va_list ap)
 {
     char msg[2048];
@@ -28,8 +29,10 @@ static void log_emit(FILE *stream, const char *level, const char *fmt, va_list a
     vsnprintf(msg, sizeof msg, fmt, ap);
     if (log_rank >= 0)
         snprintf(prefix, sizeof prefix, "[%d %s] ", log_rank, log_host);
-    fprintf(stream, "%s%s%s\n", prefix, level, msg);
-    fflush(stream);
+    if (stream) {
+        fprintf(stream, "%s%s%s\n", prefix, level, msg);
+        fflush(stream);
+    }
     if (log_file) {
         fprintf(log_file, "%s%s%s\n", prefix, level, msg);
         fflush(log_file);
@@ -60,10 +63,10 @@ void fb_warn(const char *fmt, ...)
 void fb_info(const char *fmt, ...)
 {
     va_list ap;
-    if (log_quiet)
+    if (log_quiet && !log_file)
         return;
     va_start(ap, fmt);
-    log_emit(stderr, "", fmt, ap);
+    log_emit(log_quiet ? NULL : stderr, "", fmt, ap); /* the run's log keeps what quiet hides */
     va_end(ap);
 }
 

@@ -18,7 +18,8 @@ void fb_log_set_identity(int rank, const char *host);
 /* Copies everything printed from now on into `f` (NULL stops copying). Not owned. */
 void fb_log_set_file(FILE *f);
 
-/* Quiet mode drops fb_info; warnings and errors are always printed. */
+/* Quiet mode drops fb_info from the terminal (the log file still gets it); warnings and errors
+ * are always printed. */
 void fb_log_set_quiet(int quiet);
 
 void fb_error(const char *fmt, ...) FB_PRINTF(1, 2);

@@ -197,4 +197,9 @@ if [ "$np" -eq 1 ]; then
         fail "the headline has a one-rank collective: $(sed -n '/headline/,$p' "$work/stdout")"
 fi
 [ -s "$run/fabricbench.log" ] || fail "the run log is empty"
+# --quiet keeps the terminal to the tables and warnings; the run's log keeps what it hid
+grep -q "backend: host (asked for with --backend)" "$work/stderr" "$work/stdout" &&
+    fail "--quiet printed the backend line on the terminal"
+grep -q "^\[0 [^]]*\] backend: host (asked for with --backend)" "$run/fabricbench.log" ||
+    fail "fabricbench.log of a --quiet run lacks the backend line: $(head -n 3 "$run/fabricbench.log")"
 finish
