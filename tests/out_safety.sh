@@ -100,4 +100,11 @@ rc=$?
 grep -q "plots' is a link, not a folder: no plot is written through it" err.txt ||
     fail "report through a plots link: $(cat err.txt)"
 [ -z "$(ls -A elsewhere)" ] || fail "report wrote through the plots link: $(ls -A elsewhere)"
+# a plots that is a file is named as one (it read "is not a folder, not a folder")
+rm -f a/b/run1/plots && : >a/b/run1/plots
+"$bin" report a/b/run1 >out.txt 2>err.txt
+rc=$?
+[ "$rc" != 0 ] || fail "report with a plots file exited 0"
+grep -q "plots' is a file, not a folder: no plot is written through it" err.txt ||
+    fail "report with a plots file: $(cat err.txt)"
 finish

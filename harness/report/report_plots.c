@@ -55,9 +55,15 @@ int fb_report_run_plots(struct fb_report_run *r, const char *gnuplot)
     }
     /* the run folder is untrusted: a `plots` that is a link would carry every file below
      * somewhere else */
-    if (lstat(plots, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        fb_error("report: '%s' is %s, not a folder: no plot is written through it", plots,
-                 S_ISLNK(sb.st_mode) ? "a link" : "not a folder");
+    if (lstat(plots, &sb) != 0) {
+        fb_error("report: cannot read '%s': %s", plots, strerror(errno));
+        return 1;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        const char *what = S_ISLNK(sb.st_mode)   ? "a link"
+                           : S_ISREG(sb.st_mode) ? "a file"
+                                                 : "a special file";
+        fb_error("report: '%s' is %s, not a folder: no plot is written through it", plots, what);
         return 1;
     }
     for (size_t i = 0; i < r->plots.n; i++) {
