@@ -50,6 +50,9 @@ if [ "$rc" = 1 ] && ! grep -E '^[a-z_0-9.]+ +FAIL' "$work/acc.out" | grep -Evq '
 fi
 cat "$work/acc.out"
 [ "$rc" = 0 ] || [ "$rc" = 1 ] || fail "accept --profile host-ci exited $rc"
+# one variant (nothing varies): named default (docs/sweep.md)
+grep -qx "# fabricbench sweep: launch 1 of 1, variant default" "$run/launch.txt" ||
+    fail "the quick run's launch.txt: $(head -n 1 "$run/launch.txt")"
 # the profile's 4 checks, and the 12 of h2d's series past the cache with an expected figure
 # (memcpy calibrated before the run: 4 cases x 2 ranks and their total, host-ci's share 0.25)
 grep -q "^summary: .* 0 SKIP of 16 checks" "$work/acc.out" || fail "accept's summary: $(grep summary "$work/acc.out")"
