@@ -6,8 +6,10 @@
 # exit codes of its own (one place for them); each
 # default of the run options table (its numbers, its `quoted` values, the choice it names) is
 # in the option's own --help text; the Files table names every bench/*.c and harness folder; and
-# every link of docs/README.md, the index by question, names a page and heading that exist.
-# One line per mismatch, naming the command or option.
+# every link of docs/README.md, the index by question, names a page and heading that exist; and
+# every message README.md and the docs pages quote in bold code (**`...`**; docs/testing.md, a
+# dated log, aside) is one the code prints, 200 quotes at least (10 on troubleshooting.md).
+# One line per mismatch, naming the command, option, or page and line.
 . "$(dirname "$0")/lib.sh"
 readme=$1 bin=$2
 [ -r "$readme" ] || { echo "usage: docs_match_help.sh README.md FABRICBENCH" >&2; exit 2; }
@@ -251,7 +253,7 @@ else:
         elif anchor and anchor not in anchors(path):
             bad.append(f"docs/README.md: the link {target}: no such heading")
 # The strings a C file prints: adjacent literals joined, each printf conversion as a gap (\0),
-# %% as %. docs/doctor.md and docs/troubleshooting.md quote them.
+# %% as %. docs/doctor.md and the bold-code quotes of the docs pages quote them.
 gap = "\x00"
 def c_strings(path):
     out = []
@@ -281,15 +283,20 @@ else:
                 bad.append(f"docs/doctor.md: {row[0]}: the fix '{fix}' is not what doctor.c prints")
     if quoted < 7:
         bad.append(f"docs/doctor.md: {quoted} fixes quoted, expected every check's (7 or more)")
-# docs/troubleshooting.md quotes messages in bold code (<...> for what varies): each quote's
-# fixed parts of 12 characters or more are, in order, in one string the code prints
-# (c_strings; <...> and "..." as gaps).
+# Every page (README.md, docs/*.md, docs/*/*.md; not docs/testing.md, a dated log of past
+# output) quotes what the tool prints in bold code, **`message`**, with <...> or "..." for what
+# varies: each quote's fixed parts of 12 characters or more are, in order, in one string the
+# code prints (c_strings of harness/ and bench/, headers included; <...>, "..." and runs of
+# digits, the figures, as gaps; a part is matched without the spaces and colons at its ends,
+# which the code may print beside a varying part, as in "<file>:<line>: ").
 printed = []
 for base in ("harness", "bench"):
     for root, _, names in os.walk(os.path.join(top, base)):
-        printed += [t for n in names if n.endswith(".c") for t in c_strings(os.path.join(root, n))]
+        printed += [re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), t)
+                    for n in names if n.endswith((".c", ".h"))
+                    for t in c_strings(os.path.join(root, n))]
 def said(quote):
-    parts = [p for p in re.split(r"<[^>]*>|\.\.\.", quote) if len(p) >= 12]
+    parts = [p.strip(" :") for p in re.split(r"<[^>]*>|\.\.\.|[0-9]+", quote) if len(p) >= 12]
     for text in printed:
         at = 0
         for p in parts:
@@ -300,16 +307,56 @@ def said(quote):
         else:
             return bool(parts)
     return False
-tsmd = os.path.join(top, "docs", "troubleshooting.md")
-if not os.path.exists(tsmd):
-    bad.append("docs/troubleshooting.md is missing")
-else:
-    quotes = re.findall(r"\*\*(`+)(.+?)\1\*\*", open(tsmd).read())
-    for _, q in quotes:
+def bold_quotes(path):
+    # (line, text) of each **`...`** outside fenced blocks: a code span (a run of backticks to
+    # the next run as long, inside one paragraph) with ** right before and after it; its line
+    # breaks read as spaces, and in a table row \| as |
+    lines = open(path).read().split("\n")
+    fenced = False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced, lines[i] = not fenced, ""
+        elif fenced:
+            lines[i] = ""
+    text, at, out = "\n".join(lines), 0, []
+    while True:
+        m = re.compile(r"`+").search(text, at)
+        if not m:
+            return out
+        end = re.compile(r"(?<!`)" + m.group(0) + r"(?!`)").search(text, m.end())
+        blank = re.compile(r"\n[ \t]*\n").search(text, m.end())
+        if not end or (blank and blank.start() < end.start()):
+            at = m.end()
+            continue
+        if text[m.start() - 2:m.start()] == "**" and text[end.end():end.end() + 2] == "**":
+            q = re.sub(r"\s*\n\s*", " ", text[m.end():end.start()])
+            if len(m.group(0)) > 1:
+                q = q.strip()
+            line = text.count("\n", 0, m.start()) + 1
+            if lines[line - 1].lstrip().startswith("|"):
+                q = q.replace("\\|", "|")
+            out.append((line, q))
+        at = end.end()
+pages = [os.path.join(top, "README.md")]
+for d in ("docs",) + tuple(os.path.join("docs", e) for e in sorted(os.listdir(os.path.join(top, "docs")))):
+    if os.path.isdir(os.path.join(top, d)):
+        pages += sorted(os.path.join(top, d, f) for f in os.listdir(os.path.join(top, d))
+                        if f.endswith(".md") and os.path.join(d, f) != os.path.join("docs", "testing.md"))
+counts = {}
+for path in pages:
+    page = os.path.relpath(path, top)
+    for line, q in bold_quotes(path):
+        counts[page] = counts.get(page, 0) + 1
         if not said(q):
-            bad.append(f"docs/troubleshooting.md: '{q}' is not a message the code prints")
-    if len(quotes) < 10:
-        bad.append(f"docs/troubleshooting.md: {len(quotes)} messages quoted, expected 10 or more")
+            bad.append(f"{page}:{line}: '{q}' is not a message the code prints")
+tsmd = os.path.join("docs", "troubleshooting.md")
+if not os.path.exists(os.path.join(top, tsmd)):
+    bad.append("docs/troubleshooting.md is missing")
+elif counts.get(tsmd, 0) < 10:
+    bad.append(f"docs/troubleshooting.md: {counts.get(tsmd, 0)} messages quoted, expected 10 or more")
+if sum(counts.values()) < 200:
+    bad.append(f"README.md and docs: {sum(counts.values())} messages quoted in bold code, expected "
+               "200 or more")
 print("\n".join(bad))
 PY
 while IFS= read -r line; do
