@@ -121,8 +121,9 @@ int fb_compare_write_csv(const char *path, const struct fb_comparison *c, bool m
 }
 
 /* Where both sides have an expected figure (results.csv's `expected`, docs/expected.md): how the
- * change compares with what the two machines' hardware says, "; expected -75.0%: as the
- * hardware says" (within 10% of the expected ratio), "... more than" or "... less than". */
+ * change compares with what the two machines' hardware says, "; expected -75.0% (BOUND vs
+ * BOUND): as the hardware says" (within 10% of the expected ratio), "worse than the hardware
+ * says" or "better than the hardware says". */
 static void expected_note(FILE *f, const struct fb_cmp_entry *e)
 {
     double want, got;

@@ -131,12 +131,14 @@ hang)
     grep -q "run_complete" "$work/acc.out" || fail "accept does not show run_complete"
     # a point on one rank slower than --timeout: its rank is named as working in it, not as
     # waiting at a collective that does not complete (a one-rank collective is its own work)
+    # (16 MiB copies, 100,000 a trial: minutes; the set-up, which a loaded machine once stretched
+    # past a 1 s --timeout, gets 3 s)
     timeout -k 5 60 "${MPIEXEC:-mpirun}" --oversubscribe -np 2 "$bin" run allreduce --backend host \
-        --sizes 64M --iters 2000 --trials 1 --warmup 0 --ranks 1 --timeout 1 --quiet \
+        --sizes 16M --iters 100000 --trials 1 --warmup 0 --ranks 1 --timeout 3 --quiet \
         --out "$work/one" >"$work/one.out" 2>"$work/one.err"
     rc=$?
     [ "$rc" = 3 ] || fail "a one-rank point past --timeout exited $rc, expected 3: $(tail -n 3 "$work/one.err")"
-    grep -q "error: timeout: allreduce out_of_place 67108864 bytes on 1 rank(s), phase 'trial 1/1', did not end within --timeout 1 s; rank 0 on $host did not arrive at 'trial 1/1' (working in 'trial 1/1'" "$work/one.err" ||
+    grep -q "error: timeout: allreduce out_of_place 16777216 bytes on 1 rank(s), phase 'trial 1/1', did not end within --timeout 3 s; rank 0 on $host did not arrive at 'trial 1/1' (working in 'trial 1/1'" "$work/one.err" ||
         fail "the one-rank point's timeout does not name rank 0 as working: $(grep 'error: timeout' "$work/one.err")"
     ;;
 kill)
