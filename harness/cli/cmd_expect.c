@@ -353,7 +353,7 @@ int fb_cmd_expect(int argc, char **argv)
     }
     if (st != FB_OK || (st = fb_expect_job_gather(&s, &j)) != FB_OK ||
         (st = fb_expect_job_gather_nodes(&s, &j)) != FB_OK ||
-        (st = fb_world_agree(&s.world, fb_expect_job_calibrate(&s, &j))) != FB_OK)
+        (st = fb_world_agree(&s.world, fb_expect_job_calibrate(&s, &j, false))) != FB_OK)
         code = fb_status_exit_code(st);
     else if (rank == 0)
         print_model(&j);

@@ -547,7 +547,7 @@ static int run_main(struct run *r)
                 fb_info("expected figures: no memcpy calibration (h2d copies %s at most; its "
                         "host rows are judged from %s, twice the last-level cache or more)",
                         most, judged);
-        } else if ((st = fb_world_agree(w, fb_expect_job_calibrate(&r->s, &r->expect))) !=
+        } else if ((st = fb_world_agree(w, fb_expect_job_calibrate(&r->s, &r->expect, true))) !=
                    FB_OK) {
             rc = fb_status_exit_code(st);
             goto out;

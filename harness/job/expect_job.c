@@ -481,6 +481,31 @@ static bool copy_buffers(size_t bytes, char **a, char **b)
     return true;
 }
 
+/* The kinds of h2d's pinned copies, where the backend's device memory is host memory any code
+ * may read (host); pinned both (host-strict, whose device memory no host code may touch). */
+static enum fb_mem copy_kind(const struct fb_backend *be, int which)
+{
+    return which == 1 && be->host_memory ? FB_MEM_DEVICE : FB_MEM_PINNED;
+}
+
+/* Two buffers from the backend's own allocator: the memory h2d's copies use. Its large
+ * mappings are kept when freed for the next allocation of their kind and size, so h2d's copies
+ * of that size then reuse them instead of making their own resident (docs/expected.md). */
+static bool backend_buffers(const struct fb_backend *be, size_t bytes, char **a, char **b)
+{
+    void *pa = NULL, *pb = NULL;
+
+    if (be->alloc(copy_kind(be, 0), bytes, &pa) != FB_OK ||
+        be->alloc(copy_kind(be, 1), bytes, &pb) != FB_OK) {
+        be->free(copy_kind(be, 0), pa);
+        *a = *b = NULL;
+        return false;
+    }
+    *a = pa;
+    *b = pb;
+    return true;
+}
+
 size_t fb_expect_job_copy_from(unsigned long long llc_bytes)
 {
     /* rows past twice the cache measure memory; none judged below the copies' own size */
@@ -489,7 +514,8 @@ size_t fb_expect_job_copy_from(unsigned long long llc_bytes)
     return past && past < COPY_BYTES ? COPY_BYTES : past;
 }
 
-fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_job *j)
+fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_job *j,
+                                  bool whole)
 {
     const struct fb_world *w = &s->world;
     struct fb_expect_copy mine = {{NAN, ""}, {NAN, ""}};
@@ -506,6 +532,8 @@ fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_j
                     "known): the host backend's copies get no expected figure");
         return FB_OK;
     }
+    if (whole)
+        bytes = judged; /* the rows' own size: memory, whatever the cache */
     if (MPI_Allreduce(&w->local_size, &most, 1, MPI_INT, MPI_MAX, w->comm) != MPI_SUCCESS)
         return FB_ERR_MPI;
     {
@@ -519,11 +547,16 @@ fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_j
             return FB_OK;
         }
     }
-    if (!copy_buffers(bytes, &a, &b))
+    if (!(whole ? backend_buffers(s->be, bytes, &a, &b) : copy_buffers(bytes, &a, &b)))
         st = FB_ERR_NOMEM;
     if ((st = fb_world_agree(w, st)) != FB_OK) {
-        free(a);
-        free(b);
+        if (whole) {
+            s->be->free(copy_kind(s->be, 0), a);
+            s->be->free(copy_kind(s->be, 1), b);
+        } else {
+            free(a);
+            free(b);
+        }
         if (w->rank == 0)
             fb_warn("expected figures: no memcpy calibration: two buffers of %zu MiB could not "
                     "be had on every rank", bytes >> 20);
@@ -544,8 +577,13 @@ fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_j
         st = FB_ERR_MPI;
     if (st == FB_OK)
         fb_expect_memcpy_calibrate(b, a, bytes, COPY_REPS, &mine.all);
-    free(a);
-    free(b);
+    if (whole) {
+        s->be->free(copy_kind(s->be, 0), a);
+        s->be->free(copy_kind(s->be, 1), b);
+    } else {
+        free(a);
+        free(b);
+    }
     if (st != FB_OK)
         return st;
     if (w->rank == 0 && !(j->copies = calloc((size_t)w->size, sizeof *j->copies)))
