@@ -506,6 +506,18 @@ static bool backend_buffers(const struct fb_backend *be, size_t bytes, char **a,
     return true;
 }
 
+/* Gives back what copy_buffers (whole false) or backend_buffers (whole true) had; NULL taken. */
+static void release_buffers(const struct fb_backend *be, bool whole, char *a, char *b)
+{
+    if (whole) {
+        be->free(copy_kind(be, 0), a);
+        be->free(copy_kind(be, 1), b);
+    } else {
+        free(a);
+        free(b);
+    }
+}
+
 size_t fb_expect_job_copy_from(unsigned long long llc_bytes)
 {
     /* rows past twice the cache measure memory; none judged below the copies' own size */
@@ -550,13 +562,7 @@ fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_j
     if (!(whole ? backend_buffers(s->be, bytes, &a, &b) : copy_buffers(bytes, &a, &b)))
         st = FB_ERR_NOMEM;
     if ((st = fb_world_agree(w, st)) != FB_OK) {
-        if (whole) {
-            s->be->free(copy_kind(s->be, 0), a);
-            s->be->free(copy_kind(s->be, 1), b);
-        } else {
-            free(a);
-            free(b);
-        }
+        release_buffers(s->be, whole, a, b);
         if (w->rank == 0)
             fb_warn("expected figures: no memcpy calibration: two buffers of %zu MiB could not "
                     "be had on every rank", bytes >> 20);
@@ -577,13 +583,7 @@ fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_j
         st = FB_ERR_MPI;
     if (st == FB_OK)
         fb_expect_memcpy_calibrate(b, a, bytes, COPY_REPS, &mine.all);
-    if (whole) {
-        s->be->free(copy_kind(s->be, 0), a);
-        s->be->free(copy_kind(s->be, 1), b);
-    } else {
-        free(a);
-        free(b);
-    }
+    release_buffers(s->be, whole, a, b);
     if (st != FB_OK)
         return st;
     if (w->rank == 0 && !(j->copies = calloc((size_t)w->size, sizeof *j->copies)))
