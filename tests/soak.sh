@@ -207,10 +207,12 @@ starts=$(csv_awk 'v("rank") == "all" && v("case") == "out_of_place" { printf "%s
 last=$(csv_awk 'v("rank") == "all" && v("interval") == 4 { print v("start_s"); exit }' "$work/fits/soak.csv")
 second=$(csv_awk 'v("rank") == "all" && v("interval") == 2 { print v("start_s"); exit }' "$work/fits/soak.csv")
 # on time: 3 s (the old fit, 7.9). The first interval holds the point's set-up, which took up to
-# 1.1 s more on a loaded machine (2026-12-07: interval 2 began at 2.13 s): it gets 2 s of slack,
-# and intervals 2 and 3, fitted to 80% of theirs, 0.45 s each (1 s on time, 2.6 s the old fit)
+# 1.3 s more on a loaded machine (2026-12-07, whole suites: interval 2 began at 2.13 and 2.27 s):
+# it gets 2 s of slack. Intervals 2 and 3, fitted to 80% of theirs, take 1 s each on time and
+# 2.6 s with the old fit; beside the suite's busiest minutes the two took 3.1 s (1.15 and 1.95):
+# they get 4.2 s, half way between that and the old fit's 5.2
 [ -n "$last" ] && [ -n "$second" ] &&
-    [ "$(awk -v l="$last" -v s="$second" 'BEGIN { print (s <= 3 && l - s <= 2.9) }')" = 1 ] ||
+    [ "$(awk -v l="$last" -v s="$second" 'BEGIN { print (s <= 3 && l - s <= 4.2) }')" = 1 ] ||
     fail "a slow point's soak ran late (interval:start_s, on time 1:0 2:1 3:2 4:3): $starts"
 n=$(csv_awk 'v("rank") == "all" { n++ } END { print n + 0 }' "$work/fits/soak.csv")
 [ "$n" = 8 ] || fail "the slow soak wrote $n point rows, expected 8 (2 points x 4 intervals)"
