@@ -42,8 +42,6 @@ static void remember(struct ctx *c, size_t i)
     c->used[c->nused++] = i;
 }
 
-/* Judges every row that `w` selects against a floor `min` (unit `unit`): each row's median
- * must reach it, and the worst one is what the check shows. `what` describes the rows. */
 /* Decimals for a share in percent below a floor, so that it never rounds up to read as the floor
  * itself ("80% ... (below 80%)"): none where that is enough, up to three. */
 static int below_decimals(double pct, double floor_pct)
@@ -53,6 +51,9 @@ static int below_decimals(double pct, double floor_pct)
         scale *= 10.0;
     return d;
 }
+
+/* Judges every row that `w` selects against a floor `min` (unit `unit`): each row's median
+ * must reach it, and the worst one is what the check shows. `what` describes the rows. */
 
 static void floor_check(struct ctx *c, const char *name, const struct want *w, double min,
                         const char *unit, const char *what)

@@ -63,6 +63,21 @@ static bool mpi_usable(const struct fb_backend *be, char *why, size_t whylen)
     return true;
 }
 
+static int mpi_size(const struct fb_coll_comm *c)
+{
+    int n = 0;
+    MPI_Comm_size(c->comm, &n);
+    return n;
+}
+
+/* A collective wait begins: this rank has arrived (the watchdog names those that have not). On
+ * one rank the call is this rank's own work, which a timeout must not call a wait. */
+static void arrived(const struct fb_coll_comm *c)
+{
+    if (!c->alone)
+        fb_watchdog_wait_begin();
+}
+
 static fb_status mpi_comm_create(MPI_Comm comm, const struct fb_backend *be,
                                  struct fb_coll_comm **out)
 {
@@ -74,11 +89,7 @@ static fb_status mpi_comm_create(MPI_Comm comm, const struct fb_backend *be,
         return FB_ERR_NOMEM;
     c->comm = comm;
     c->be = be;
-    {
-        int n = 0;
-        MPI_Comm_size(comm, &n);
-        c->alone = n == 1;
-    }
+    c->alone = mpi_size(c) == 1; /* asked once, not in every timed call */
     /* Host-backend "device" memory is host memory: MPI can always read it. host-strict's
      * faults on a host access: MPI (never CUDA-aware about it) goes through host memory. */
     c->staged = !be->host_memory && (be->on_cpu || !fb_mpi_cuda_aware(why, sizeof why));
@@ -154,10 +165,7 @@ static fb_status mpi_allreduce(struct fb_coll_comm *c, const void *send, void *r
          * failed, so the other ranks are not left in the call (coll.h). */
         fb_status synced = c->be->stream_sync(s);
         int rc;
-        /* a collective wait: this rank has arrived (the watchdog names those that have not);
-         * on one rank the call is this rank's own work, which a timeout must not call a wait */
-        if (!c->alone)
-            fb_watchdog_wait_begin();
+        arrived(c);
         fb_call_span_begin();
         rc = MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count, t, sum, c->comm);
         fb_call_span_end(rc == MPI_SUCCESS);
@@ -172,8 +180,7 @@ static fb_status mpi_allreduce(struct fb_coll_comm *c, const void *send, void *r
     fb_status staged = c->be->copy(c->stage, send, bytes, FB_COPY_D2H, s);
     fb_status synced = c->be->stream_sync(s);
     staged = staged != FB_OK ? staged : synced;
-    if (!c->alone)
-        fb_watchdog_wait_begin();
+    arrived(c);
     fb_call_span_partial(); /* the copies are part of a staged call: its span is not the call's */
     st = mpi_check(MPI_Allreduce(MPI_IN_PLACE, c->stage, (int)count, t, sum, c->comm),
                    "MPI_Allreduce");
@@ -244,13 +251,6 @@ received:
     return st;
 }
 
-static int mpi_size(const struct fb_coll_comm *c)
-{
-    int n = 0;
-    MPI_Comm_size(c->comm, &n);
-    return n;
-}
-
 /* The other collectives. One call of MPI with its arguments, over host-readable buffers. */
 enum mpi_kind { K_ALLGATHER, K_REDUCE_SCATTER, K_ALLTOALL, K_BCAST, K_REDUCE };
 
@@ -272,8 +272,7 @@ static fb_status mpi_call(const struct fb_coll_comm *c, const struct mpi_call *k
     MPI_Comm comm = c->comm;
     int rc = MPI_ERR_OTHER;
 
-    if (!c->alone)
-        fb_watchdog_wait_begin(); /* a collective wait, as allreduce's */
+    arrived(c);
     fb_call_span_begin();
     switch (k->kind) {
     case K_ALLGATHER:

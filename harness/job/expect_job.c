@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "health.h"
 #include "log.h"
@@ -462,25 +461,6 @@ void fb_expect_job_release(struct fb_expect_job *j)
  * memory at most */
 enum { COPY_REPS = 5, COPY_BYTES = 64 << 20, COPY_MEM_SHARE = 4 };
 
-/* Two buffers of `bytes` in the pages h2d's own buffers get: 4 KiB pages, no huge pages asked
- * for (the host backend keeps its buffers in them, docs/methodology.md). A plain memcpy of
- * 64 MiB between huge pages ran 15-40% faster than between 4 KiB pages on the project's CI VM
- * (best of 9, alternated: 14.1-14.9 against 12.2-13.0 GB/s; once 22.5 against 16.1), so a
- * calibration in them judged h2d's buffers against a faster kind of memory. NULL when either
- * cannot be had. */
-static bool copy_buffers(size_t bytes, char **a, char **b)
-{
-    *a = aligned_alloc(4096, bytes);
-    *b = aligned_alloc(4096, bytes);
-    if (!*a || !*b) {
-        free(*a);
-        free(*b);
-        *a = *b = NULL;
-        return false;
-    }
-    return true;
-}
-
 /* The kinds of h2d's pinned copies, where the backend's device memory is host memory any code
  * may read (host); pinned both (host-strict, whose device memory no host code may touch). */
 static enum fb_mem copy_kind(const struct fb_backend *be, int which)
@@ -488,9 +468,11 @@ static enum fb_mem copy_kind(const struct fb_backend *be, int which)
     return which == 1 && be->host_memory ? FB_MEM_DEVICE : FB_MEM_PINNED;
 }
 
-/* Two buffers from the backend's own allocator: the memory h2d's copies use. Its large
- * mappings are kept when freed for the next allocation of their kind and size, so h2d's copies
- * of that size then reuse them instead of making their own resident (docs/expected.md). */
+/* Two buffers from the backend's own allocator: the memory h2d's copies use, in 4 KiB pages (a
+ * plain memcpy of 64 MiB between huge pages ran 15-40% faster on the project's CI VM: best of 9,
+ * alternated, 14.1-14.9 against 12.2-13.0 GB/s; once 22.5 against 16.1). Its large mappings are
+ * kept when freed for the next allocation of their kind and size, so h2d's copies of that size
+ * then reuse them instead of making their own resident (docs/expected.md). */
 static bool backend_buffers(const struct fb_backend *be, size_t bytes, char **a, char **b)
 {
     void *pa = NULL, *pb = NULL;
@@ -506,16 +488,10 @@ static bool backend_buffers(const struct fb_backend *be, size_t bytes, char **a,
     return true;
 }
 
-/* Gives back what copy_buffers (whole false) or backend_buffers (whole true) had; NULL taken. */
-static void release_buffers(const struct fb_backend *be, bool whole, char *a, char *b)
+static void release_buffers(const struct fb_backend *be, char *a, char *b)
 {
-    if (whole) {
-        be->free(copy_kind(be, 0), a);
-        be->free(copy_kind(be, 1), b);
-    } else {
-        free(a);
-        free(b);
-    }
+    be->free(copy_kind(be, 0), a);
+    be->free(copy_kind(be, 1), b);
 }
 
 size_t fb_expect_job_copy_from(unsigned long long llc_bytes)
@@ -559,10 +535,10 @@ fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_j
             return FB_OK;
         }
     }
-    if (!(whole ? backend_buffers(s->be, bytes, &a, &b) : copy_buffers(bytes, &a, &b)))
+    if (!backend_buffers(s->be, bytes, &a, &b))
         st = FB_ERR_NOMEM;
     if ((st = fb_world_agree(w, st)) != FB_OK) {
-        release_buffers(s->be, whole, a, b);
+        release_buffers(s->be, a, b);
         if (w->rank == 0)
             fb_warn("expected figures: no memcpy calibration: two buffers of %zu MiB could not "
                     "be had on every rank", bytes >> 20);
@@ -583,7 +559,7 @@ fb_status fb_expect_job_calibrate(const struct fb_session *s, struct fb_expect_j
         st = FB_ERR_MPI;
     if (st == FB_OK)
         fb_expect_memcpy_calibrate(b, a, bytes, COPY_REPS, &mine.all);
-    release_buffers(s->be, whole, a, b);
+    release_buffers(s->be, a, b);
     if (st != FB_OK)
         return st;
     if (w->rank == 0 && !(j->copies = calloc((size_t)w->size, sizeof *j->copies)))

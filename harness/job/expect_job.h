@@ -65,9 +65,9 @@ fb_status fb_expect_job_gather_nodes(const struct fb_session *s, struct fb_expec
  * the model calibrates memcpy on this machine: each rank alone (ranks of one node in turn, nodes
  * at once), then every rank at once, 5 copies each of a size past the job's last-level cache.
  * `whole` (run, whose h2d copies that size): the size of the rows it judges (twice the cache,
- * rounded up to a power of two, 64 MiB at least), in buffers of the backend's own allocator,
- * which h2d's copies of that size then reuse. Otherwise (expect) 64 MiB in buffers of its own:
- * with a cache over 32 MiB, partly the cache's figures, which it says. A cache not known, or
+ * rounded up to a power of two, 64 MiB at least), which h2d's copies of that size then reuse.
+ * Otherwise (expect) 64 MiB: with a cache over 32 MiB, partly the cache's figures, which it
+ * says. Both in buffers of the backend's own allocator, h2d's kind of memory. A cache not known, or
  * buffers that would take over a quarter of a node's memory, run none and say why. rank 0 says
  * what it ran and gets every rank's figures; j->copy_bytes is the smallest row size judged.
  * FB_ERR_MPI, FB_ERR_NOMEM (buffers it could not have: none then, said). */

@@ -326,9 +326,10 @@ static void add_versions(struct jb *b, cJSON *root, const struct fb_rank_facts *
      * two NCCL versions say which was which; 0 and "not loaded" when none could be (or "not
      * built" without NCCL). */
     o = j_obj(b, root, "nccl");
-    j_num(b, o, "version_code", fb_nccl_version_code());
-    fb_versions_nccl_str(fb_nccl_version_code(), v, sizeof v);
-    if (fb_nccl_version_code() <= 0 && fb_coll_nccl.built)
+    int nccl = fb_nccl_version_code();
+    j_num(b, o, "version_code", nccl);
+    fb_versions_nccl_str(nccl, v, sizeof v);
+    if (nccl <= 0 && fb_coll_nccl.built)
         snprintf(v, sizeof v, "not loaded"); /* built with NCCL; `list` says why */
     j_str(b, o, "version", v);
     j_str(b, o, "library", fb_nccl_library_path());
