@@ -90,9 +90,11 @@ for i in 5 6 7 8; do run "$tmp/step/run$i" throttled; done
 # folders: trend reads a folder of runs).
 for i in 1 2 3 4; do cp -R "$tmp/step/run$i" "$tmp/flat/run$i"; done
 
-# --threshold 30: this machine's copies drift 10-30% between runs with nothing changed (a level
-# held for two runs is a step at 5%, rightly); the imposed change is a 75% drop.
-(cd "$tmp" && "$bin" trend --threshold 30 --out "$tmp/trend-step" step) >"$tmp/step.out" 2>&1
+# --threshold 60: this machine's copies drift 10-43% between runs with nothing changed (a level
+# held for two runs is a step at 5%, rightly; CI on 2026-12-07 saw the four runs before the change,
+# each alone, read 8.6, 8.6, 12.3, 12.3 GB/s, a step of 43% at run 3 that failed this test at its
+# old threshold of 30); the imposed change is a drop of 74-81% (x0.19-0.26), still 14 points past 60.
+(cd "$tmp" && "$bin" trend --threshold 60 --out "$tmp/trend-step" step) >"$tmp/step.out" 2>&1
 rc=$?
 cat "$tmp/step.out"
 [ "$rc" = 1 ] || fail "trend over the changed machine: exit $rc, expected 1"
@@ -121,7 +123,7 @@ if command -v gnuplot >/dev/null; then
         fail "no plot drawn: $(ls "$tmp/trend-step")"
 fi
 
-"$bin" trend --threshold 30 --out "$tmp/trend-flat" --no-plots "$tmp/flat" >"$tmp/flat.out" 2>&1
+"$bin" trend --threshold 60 --out "$tmp/trend-flat" --no-plots "$tmp/flat" >"$tmp/flat.out" 2>&1
 rc=$?
 cat "$tmp/flat.out"
 [ "$rc" = 0 ] || fail "trend over one machine: exit $rc, expected 0"
