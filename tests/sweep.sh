@@ -139,15 +139,24 @@ for c in 0 1 2 3; do
     mkdir -p "fsys/devices/system/cpu/cpu$c/topology"
     echo $((c / 2)) >"fsys/devices/system/cpu/cpu$c/topology/physical_package_id"
 done
-FB_SYSFS_ROOT=$work/fsys "$bin" sweep --np 3 --dry-run -- $runargs >uneven.out 2>uneven.err ||
+FB_SYSFS_ROOT=$work/fsys "$bin" sweep --np 3 --binding socket --dry-run -- $runargs >uneven.out 2>uneven.err ||
     fail "sweep --dry-run of 3 ranks on 2 sockets failed: $(cat uneven.err)"
 grep -q -- "mpirun -np 3 --bind-to none .*fabricbench doctor --self-bind " uneven.out &&
     grep -q -- "mpirun -np 3 --bind-to none .*fabricbench run --self-bind " uneven.out ||
     fail "3 ranks on 2 sockets are not left to bind themselves: $(grep mpirun uneven.out)"
 grep -q -- "--map-by socket" uneven.out && fail "3 ranks on 2 sockets are dealt round robin: $(grep mpirun uneven.out)"
-FB_SYSFS_ROOT=$work/fsys "$bin" sweep --np 4 --dry-run -- $runargs >even.out 2>&1 &&
+FB_SYSFS_ROOT=$work/fsys "$bin" sweep --np 4 --binding socket --dry-run -- $runargs >even.out 2>&1 &&
     grep -q -- "--map-by ppr:2:socket --bind-to socket .*fabricbench run --out" even.out ||
     fail "4 ranks on 2 sockets: $(grep mpirun even.out)"
+# With no --binding: a node with GPUs binds each rank to its GPU's socket, a node without one
+# each rank to a core of its own (socket-bound ranks would share the socket's cores: doctor WARNs)
+FB_SYSFS_ROOT=$work/fsys CUDA_VISIBLE_DEVICES=0,1 "$bin" sweep --dry-run -- $runargs >gpus.out 2>&1 &&
+    grep -q -- "mpirun -np 2 --map-by ppr:1:socket --bind-to socket .*fabricbench run --out" gpus.out ||
+    fail "the default binding with 2 GPUs on 2 sockets: $(grep mpirun gpus.out)"
+FB_SYSFS_ROOT=$work/fsys CUDA_VISIBLE_DEVICES= "$bin" sweep --dry-run -- $runargs >nogpu.out 2>&1 &&
+    grep -q -- "mpirun -np 2 --map-by core --bind-to core .*fabricbench run --out" nogpu.out ||
+    fail "the default binding without a GPU: $(grep mpirun nogpu.out)"
+grep -q -- "--bind-to socket" nogpu.out && fail "a node without GPUs is bound by socket by default: $(grep mpirun nogpu.out)"
 "$bin" run --self-bind --out selfbind $runargs >selfbind.out 2>selfbind.err ||
     fail "run --self-bind failed: $(tail -n 3 selfbind.err)"
 grep -q "warning: --self-bind" selfbind.err && fail "run --self-bind warned: $(grep warning selfbind.err)"

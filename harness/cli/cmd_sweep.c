@@ -57,6 +57,7 @@ struct sweep {
     const char *extra[MAX_EXTRA];
     const char *out;
     bool np_given;
+    bool binding_given;
 };
 
 static void usage(void)
@@ -70,11 +71,12 @@ static void usage(void)
            "                         /proc/driver/nvidia/gpus or nvidia-smi -L; else 2)\n"
            "  --launcher mpirun|srun|auto   auto: srun inside a Slurm job (SLURM_JOB_ID),\n"
            "                         else mpirun\n"
-           "  --binding socket|none|core|both   socket (default): each rank bound to its\n"
-           "                         GPU's socket (mpirun --map-by ppr:K:socket --bind-to\n"
-           "                         socket; srun --distribution=block:block\n"
-           "                         --cpu-bind=socket); none: unbound; core: each\n"
-           "                         rank on its own core (host backend); both: socket and none\n"
+           "  --binding socket|none|core|both   socket: each rank bound to its GPU's\n"
+           "                         socket (mpirun --map-by ppr:K:socket --bind-to socket;\n"
+           "                         srun --distribution=block:block --cpu-bind=socket);\n"
+           "                         none: unbound; core: each rank on its own core (the\n"
+           "                         host backend); both: socket and none. Default: socket\n"
+           "                         on a node with GPUs, core on one without\n"
            "  --vary NAME=V1,V2,...  one launch per value (repeatable; a comma inside a value\n"
            "                         is written \\,). NAME: an NCCL_*, UCX_* or OMPI_MCA_*\n"
            "                         setting, e.g. NCCL_P2P_DISABLE, NCCL_SHM_DISABLE,\n"
@@ -254,6 +256,7 @@ static fb_status parse(struct sweep *s, int argc, char **argv, int *help, char *
                              : strcmp(optarg, "core") == 0 ? FB_BIND_CORE
                                                            : FB_BIND_SOCKET;
             s->bindings[1] = FB_BIND_NONE;
+            s->binding_given = true;
             break;
         case OPT_VARY:
             if (s->run.nvars == FB_LAUNCH_MAX_VARS) {
@@ -338,6 +341,11 @@ static fb_status parse(struct sweep *s, int argc, char **argv, int *help, char *
     s->run.launch.sockets = count_sockets();
     if (!s->np_given)
         s->run.launch.np = s->run.launch.gpus > 0 ? s->run.launch.gpus : 2;
+    /* The default binding is the field's advice for this node: with GPUs, each rank on its GPU's
+     * socket; without one the CPU is the device, and each rank gets a core of its own (ranks
+     * bound to one whole socket would share its cores: doctor's binding WARN). */
+    if (!s->binding_given)
+        s->bindings[0] = s->run.launch.gpus > 0 ? FB_BIND_SOCKET : FB_BIND_CORE;
     s->run.launch.as_root = geteuid() == 0;
     if ((st = check_run_args(s, err, errlen)) != FB_OK)
         return st;
