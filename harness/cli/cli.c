@@ -175,7 +175,7 @@ void fb_cli_run_usage(void)
            "                            the MPI thread level asked for (auto, the default:\n"
            "                            serialized when step or replay run, whose all-reduces\n"
            "                            need a communication thread, else single; above single\n"
-           "                            Open MPI locks in every call, about 0.08 us a message)\n"
+           "                            Open MPI locks in every call, a cost in every message)\n"
            "  --allow-oversubscribe     measure even with more ranks than GPUs on a node\n"
            "  --self-bind               each rank binds itself to its GPU's socket (no GPU:\n"
            "                            its block of the node's sockets), whatever the launcher\n"

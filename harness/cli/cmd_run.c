@@ -92,8 +92,8 @@ static void print_headline(const struct fb_results *res, unsigned long long llc_
     }
     MPI_Query_thread(&level);
     if (over_mpi && level > MPI_THREAD_SINGLE)
-        fb_out("  mpi: MPI ran at thread level %s (%s): Open MPI locks in every call, about "
-               "0.08 us a small message; a run without step and replay runs at single\n",
+        fb_out("  mpi: MPI ran at thread level %s (%s): Open MPI locks in every call, a cost "
+               "in every small message's figure; a run without step and replay runs at single\n",
                fb_mpi_thread_name(level),
                level_forced ? "asked for with --mpi-thread" : "step and replay need it");
     free(idx);

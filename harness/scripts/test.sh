@@ -2,7 +2,8 @@
 # The README's second command: installs what is missing (setup-debian.sh --tests: the test tools
 # too), builds, and runs every test (CTest) in one parallel schedule, the sanitizer build's suite
 # included (docs/testing.md). .ci/run calls this.
-#   sh harness/scripts/test.sh            everything (8 minutes on the latest 2-core VM, 14-16 on earlier ones; builds included)
+#   sh harness/scripts/test.sh            everything, builds included (measured 2026-12-06/07 on 2-core VMs:
+#                                         470-506 s on the newer kind, 787-1,042 s on the older)
 #   sh harness/scripts/test.sh quick      the inner loop: ctest -L quick
 #   sh harness/scripts/test.sh ARGS...    ARGS go to ctest (e.g. -L unit, -R cluster_)
 # The sanitizer build (build-asan, or $FB_ASAN_BUILD_DIR; docs/sanitizers.md) is host only,
