@@ -21,14 +21,7 @@ b=$w/sysfs-$CL_HOST_B
 echo "56 Gb/sec (4X FDR)" >"$b/class/infiniband/mlx5_0/ports/1/rate"
 SL_HEALTH=$w/health.sh slurm_up "drain 1,idle 1"
 
-# wait_state NODE STATE: within 20 s (10 health checks)
-wait_state() {
-    for _ in $(seq 1 100); do
-        [ "$(state_of "$1")" = "$2" ] && return 0
-        sleep 0.2
-    done
-    return 1
-}
+# wait_state (slurm_lib.sh) waits up to 20 s: 10 health checks
 # two_more_checks VERDICT: within 10 s, host B's log gains two more lines of VERDICT (OK, FAIL)
 two_more_checks() {
     n=$(grep -c "^health $CL_HOST_B: $1" "$w/health-$CL_HOST_B.log")

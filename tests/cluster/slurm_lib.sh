@@ -20,6 +20,7 @@
 #   slurm_missing        why slurm_up would SKIP here (empty when it would not)
 #   slurm_in CMD...      CMD inside the first host (its namespace and host name), SLURM_CONF set
 #   reason_of, state_of  a node's drain reason (whole) and state, from sinfo
+#   wait_state NODE S    until the node's state is S (20 s at most; 1 when it never is)
 #   health_nodes TREE    each host's sysfs a copy of TREE, and node.ini, health's profile
 #   health_wrapper F L O the program slurmd runs: health with options O, logged to L-HOST.log
 #   slurm_down           stop the daemons (also run on exit)
@@ -67,6 +68,15 @@ slurm_in() { SLURM_CONF=$SL_DIR/etc-$SL_FIRST/slurm.conf sl_ns "$SL_FIRST" "$@";
 # reason_of NODE: the node's reason as sinfo -R prints it whole; state_of NODE: its state
 reason_of() { slurm_in sinfo -R -h -N -o '%N|%E' | awk -F'|' -v n="$1" '$1 == n { print $2 }'; }
 state_of() { slurm_in sinfo -h -N -n "$1" -o '%t'; }
+# wait_state NODE STATE: until sinfo says STATE, read every 0.2 s for up to 20 s (a node passes
+# through `comp` after a job ends, and a health check or prolog acts on its own clock)
+wait_state() {
+    for _ in $(seq 1 100); do
+        [ "$(state_of "$1")" = "$2" ] && return 0
+        sleep 0.2
+    done
+    return 1
+}
 # health_nodes TREE: each of the two hosts a sysfs of its own ($CL_DIR/sysfs-HOST, a copy of TREE,
 # for FB_SYSFS_ROOT) and $CL_DIR/node.ini, the profile health checks them against: 1 GPU and 1
 # ACTIVE InfiniBand port at 100 Gb/s (slurm_health.sh, slurm_prolog.sh)
