@@ -54,7 +54,6 @@ static int below_decimals(double pct, double floor_pct)
 
 /* Judges every row that `w` selects against a floor `min` (unit `unit`): each row's median
  * must reach it, and the worst one is what the check shows. `what` describes the rows. */
-
 static void floor_check(struct ctx *c, const char *name, const struct want *w, double min,
                         const char *unit, const char *what)
 {

@@ -468,6 +468,13 @@ static enum fb_mem copy_kind(const struct fb_backend *be, int which)
     return which == 1 && be->host_memory ? FB_MEM_DEVICE : FB_MEM_PINNED;
 }
 
+/* Gives back what backend_buffers took (NULL: nothing). */
+static void release_buffers(const struct fb_backend *be, char *a, char *b)
+{
+    be->free(copy_kind(be, 0), a);
+    be->free(copy_kind(be, 1), b);
+}
+
 /* Two buffers from the backend's own allocator: the memory h2d's copies use, in 4 KiB pages (a
  * plain memcpy of 64 MiB between huge pages ran 15-40% faster on the project's CI VM: best of 9,
  * alternated, 14.1-14.9 against 12.2-13.0 GB/s; once 22.5 against 16.1). Its large mappings are
@@ -479,19 +486,13 @@ static bool backend_buffers(const struct fb_backend *be, size_t bytes, char **a,
 
     if (be->alloc(copy_kind(be, 0), bytes, &pa) != FB_OK ||
         be->alloc(copy_kind(be, 1), bytes, &pb) != FB_OK) {
-        be->free(copy_kind(be, 0), pa);
+        release_buffers(be, pa, pb);
         *a = *b = NULL;
         return false;
     }
     *a = pa;
     *b = pb;
     return true;
-}
-
-static void release_buffers(const struct fb_backend *be, char *a, char *b)
-{
-    be->free(copy_kind(be, 0), a);
-    be->free(copy_kind(be, 1), b);
 }
 
 size_t fb_expect_job_copy_from(unsigned long long llc_bytes)
