@@ -11,6 +11,7 @@
 #include "headline.h"
 #include "plot_templates.h"
 #include "report_data.h"
+#include "report_data_impl.h"
 #include "test.h"
 
 static struct fb_row rows[256];
@@ -334,6 +335,29 @@ static void test_headline_strict(void)
     CHECK(n == 1 && idx[0] == 1);
 }
 
+/* a series' title names a fusion threshold in binary units spelled as such ("64 MiB", the size
+ * `--fusion 64M` gives), never "64MB", which is another size and which mix refuses */
+static void test_series_title(void)
+{
+    struct fb_row *r;
+    char buf[128];
+
+    nrows = 0;
+    r = add("step", "step", "images_per_s", 4, 64 << 20, 32, 300);
+    strcpy(r->dtype, "float16");
+    fb_report_series_title(r, K_RANKS | K_BATCH | K_BYTES, buf, sizeof buf);
+    CHECK(strcmp(buf, "4 GPUs, batch 32, fusion 64 MiB") == 0);
+    r->bytes = 1000;
+    fb_report_series_title(r, K_BYTES, buf, sizeof buf);
+    CHECK(strcmp(buf, "fusion 1000 B") == 0);
+    r->bytes = 2LL << 30;
+    fb_report_series_title(r, K_BYTES, buf, sizeof buf);
+    CHECK(strcmp(buf, "fusion 2 GiB") == 0);
+    r->bytes = -1;
+    fb_report_series_title(r, K_BYTES, buf, sizeof buf);
+    CHECK(strcmp(buf, "no fusion") == 0);
+}
+
 int main(void)
 {
     test_empty();
@@ -344,5 +368,6 @@ int main(void)
     test_in_cache();
     test_headline();
     test_headline_strict();
+    test_series_title();
     TEST_DONE();
 }
