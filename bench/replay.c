@@ -84,15 +84,16 @@ static size_t digits(long long v)
 /* The fewest bytes the two rows of op i (op_time, op_exposed) take in results.csv under case
  * `mode` ("overlap", "sequence"): their own text (the case, cut to 47 characters as the rows
  * cut it; the dtype; bytes and count) and every other field at its shortest (one character
- * for the run id, the backend, the transport and each number; 26 commas and a line end). */
+ * for the run id, the backend, the transport and each number; a comma between columns and a
+ * line end: one separator a column). */
 static size_t op_rows_floor(const char *mode, size_t i, const struct fb_replay_op *op)
 {
     char name[256];
     size_t kase = (size_t)snprintf(name, sizeof name, "%s:%zu:%s:%s", mode, i,
                                    fb_mix_coll_name(op->coll), op->name);
-    size_t each = 27 + strlen("replay") + 3 + 4 + strlen("us") + 7 + (kase < 47 ? kase : 47) +
-                  strlen(fb_mix_dtype_name(op->dtype)) + digits((long long)op->bytes) +
-                  digits((long long)op->count);
+    size_t each = fb_results_ncolumns + strlen("replay") + 3 + 4 + strlen("us") + 7 +
+                  (kase < 47 ? kase : 47) + strlen(fb_mix_dtype_name(op->dtype)) +
+                  digits((long long)op->bytes) + digits((long long)op->count);
 
     return 2 * each + strlen("op_time") + strlen("op_exposed");
 }
@@ -134,7 +135,7 @@ static fb_status replay_plan(const struct fb_ctx *ctx, struct fb_case **out, siz
     }
     noted = true;
     /* What the run writes, its readers must take: a plan whose rows alone, each at its
-     * shortest, pass results.csv's cap is refused before anything runs (a 38 MB mix with
+     * shortest, pass results.csv's cap is refused before anything runs (a large mix with
      * --overlap both once wrote a results.csv over the 1 GiB every reader refuses); a plan
      * under this floor that still passes the cap is stopped by the writer (fb_results_flush). */
     size_t least = (on ? floor[1] : 0) + (off ? floor[0] : 0);
