@@ -27,7 +27,7 @@ static void usage(void)
 {
     printf("usage: fabricbench health [--profile NAME|FILE] [--gpus N] [--ib-ports N]\n"
            "                          [--ib-rate GBPS] [--drain [--node NAME]]\n"
-           "Checks this node's hardware from sysfs, in well under a second: the NVIDIA GPUs on\n"
+           "Checks this node's hardware by reading sysfs, measuring nothing: the NVIDIA GPUs on\n"
            "its PCI bus, its InfiniBand ports that are ACTIVE and their rates, and every PCIe link\n"
            "of a GPU (width) or HCA (speed and width) at its maximum. One line: 'health NODE: OK:\n"
            "...' or 'health NODE: FAIL: ...' with every finding. For Slurm's HealthCheckProgram\n"

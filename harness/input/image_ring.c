@@ -8,7 +8,7 @@ enum { IMAGES = 8 };
 static const uint32_t IMAGE_SEED = 1000;
 
 /* Distinct encoded images, reused round-robin: enough that no image stays in a core's cache
- * between two decodes, few enough that start-up (encoding) stays well under a second. */
+ * between two decodes, few enough that start-up (encoding them) stays short. */
 static struct fb_imageset *cached_set;
 
 fb_status fb_image_set_get(const char *dataset, const struct fb_imageset **out)
