@@ -61,18 +61,21 @@ int main(void)
     unsigned char junk[64], out[16];
     struct fb_image_info got;
 
-    /* ChestX-ray14 PNGs keep roughly 40-60% of the raw bytes; so must ours, or the decode
-     * would be cheaper than the real one. Lossless: exact. */
+    /* ChestX-ray14's PNGs keep about 38% of their raw bytes (docs/benchmarks/pipeline.md has
+     * the source); ours must land near that, or the decode would be cheaper or dearer than the
+     * real one. Lossless: exact. */
     round_trip(FB_IMAGE_PNG, xray, 7, &ratio, &mae, &max_err);
     fprintf(stderr, "png 1024x1024 gray: %.1f%% of raw, max error %d\n", ratio * 100, max_err);
     CHECK(ratio > 0.35 && ratio < 0.65);
     CHECK(max_err == 0);
 
-    /* quality-90 JPEG: close but not exact, about 10-25% of raw bytes like real ImageNet files */
+    /* quality-90 JPEG: close but not exact, at 10-25% of raw bytes (the synthetic image read
+     * 14.9%, 2026-12-07: the bounds catch an encoder setting or an image that compresses far
+     * otherwise) */
     round_trip(FB_IMAGE_JPEG, imnet, 8, &ratio, &mae, &max_err);
     fprintf(stderr, "jpeg 500x375 rgb: %.1f%% of raw, mean error %.2f, max %d\n", ratio * 100,
             mae, max_err);
-    CHECK(ratio > 0.05 && ratio < 0.5);
+    CHECK(ratio > 0.10 && ratio < 0.25);
     CHECK(mae > 0.0 && mae < FB_JPEG_MAE_BOUND);
     CHECK(max_err < 64);
 
