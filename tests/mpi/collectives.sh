@@ -89,12 +89,14 @@ END {
 }' np="$np" "$csv" >"$work/bad" || fail "results.csv: $(head -n 5 "$work/bad")"
 
 # Sizes as nccl-tests: 64 B on N ranks is N blocks of 64/4/N floats (all_gather's 64 B at N = 4:
-# count 4); broadcast's 64 B is 16 floats.
+# count 4); broadcast's and reduce's 64 B are 16 floats, from root 0 (reduce's redop sum).
 want_ag=$((64 / 4 / np))
 grep -Eq "^out_of_place +$np +$((want_ag * 4 * np)) +$want_ag +float32 +- +-1 " "$work/stdout" ||
     fail "no all_gather line of $((want_ag * 4 * np)) B, count $want_ag, root -1"
 grep -Eq "^# case +ranks +size +count +type +redop +root +iters +time_us" "$work/stdout" ||
     fail "the table lacks nccl-tests' root column"
+grep -Eq "^out_of_place +$np +64 +16 +float32 +- +0 " "$work/stdout" ||
+    fail "no broadcast line of 64 B, count 16, no redop, root 0"
 grep -Eq "^out_of_place +$np +64 +16 +float32 +sum +0 " "$work/stdout" ||
     fail "no reduce line of 64 B, count 16, root 0"
 finish
