@@ -31,8 +31,9 @@ struct h2d_state {
 /* --beyond-llc: the size past the last-level cache (fb_size_past_cache), or 0 when the sweep
  * already reaches it or the cache is unknown (run says so). The same on every rank: the job's
  * largest cache (struct fb_session). Measured in the last mode only (all ranks at once, the
- * headline's; one rank: its only mode): a VM may report a whole socket's L3 (508 MiB on an
- * EPYC guest), and a 1 GiB copy in every mode would double the quick run. */
+ * headline's; one rank: its only mode): a VM may report a whole socket's L3 (508 MiB on the
+ * older 2-core EPYC VM kind, docs/testing.md round twelve), and a 1 GiB copy in every mode would
+ * make the quick run far longer. */
 static size_t beyond_llc(const struct fb_ctx *ctx, const size_t *sizes, size_t nsizes)
 {
     size_t big = ctx->opt->beyond_llc ? fb_size_past_cache(ctx->s->llc_bytes) : 0;

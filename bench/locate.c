@@ -18,8 +18,8 @@
 
 enum { DEFAULT_BYTES = 4u << 20, LOOP_OPS = 50000, LOOP_MIN_ITERS = 300 };
 /* the test-only slowdown's least sleep per transfer: more than the noise of this machine's
- * oversubscribed ranks, whose transfers of 256 KiB take 0.05 to 2 ms; per loop (0.35 ms alone,
- * judged as a trial's mean over 300 or more), 9 times the loop, 2 ms at least */
+ * oversubscribed ranks, whose transfers of 256 KiB vary widely; per loop (judged as a trial's
+ * mean over 300 or more), 9 times the loop, 2 ms at least */
 enum { SLOW_MIN_US = 5000, SLOW_MIN_LOOP_US = 2000 };
 enum { L_H2D, L_P2P, L_ALLREDUCE, L_COMPUTE, L_PAIRS, L_LOOP };
 
@@ -173,8 +173,8 @@ static fb_status arrive_plan(const struct fb_ctx *ctx, struct fb_case **out, siz
     *n = 0;
     add(&v, n, 1, "loop", "cpu", L_LOOP, 0);
     v->report = FB_REPORT_THROUGHPUT;
-    /* trials of 100 ms or more (300 loops of about 0.35 ms alone), so a CPU quota's period
-     * (100 ms) shows in every trial */
+    /* trials of 300 loops or more, long enough that a CPU quota's period (100 ms) shows in
+     * every trial */
     v->min_iters = LOOP_MIN_ITERS;
     *out = v;
     return FB_OK;
@@ -317,10 +317,10 @@ static fb_status loc_iterate(void *p)
         /* test only: 9 times the work, 5 ms (a loop 2 ms) at least, asleep; the compute stand-in
          * 49 times its work, busy. Pretend nodes share the CPUs and run phase 1 each at its own
          * pace: were the slowed node to sleep, the others would have the CPU meanwhile and its
-         * own step then run nearly alone (10 times its work read 2.4 times the others' on one
-         * shared core, and the others' figures spread 3x); busy, it takes its share of the CPU
-         * as a node of slow compute would, and 50 times reads 0.07 of the others. Counted in
-         * this process's CPU time, so waiting for the shared CPU is not multiplied too. */
+         * own step then run nearly alone (on one shared core it read far less slowed than its
+         * work was made, and the others' figures spread); busy, it takes its share of the CPU
+         * as a node of slow compute would. Counted in this process's CPU time, so waiting for
+         * the shared CPU is not multiplied too. */
         double us, end;
         struct timespec ts;
         if ((st = s->ctx->be->stream_sync(s->stream)) != FB_OK)

@@ -26,7 +26,7 @@ extern const struct fb_bench fb_bench_locate_arrive;
 /* Test only: FB_TEST_LOCATE_SLOW ("node:N", "compute:N", "link:A-B" with node indices, "rank:R")
  * makes node N's transfers between nodes, the transfers between nodes A and B, or rank R's loop
  * 10 times slower or more (one end sleeps 9 times what its work took, 5 ms at least: more than
- * this machine's noise with oversubscribed ranks, up to 4x between the pairs of one round), or
+ * this machine's noise with oversubscribed ranks, docs/locate.md), or
  * node N's compute stand-in take 50 times its CPU time (busy: bench/locate.c says why), so the
  * mpi tests see a culprit without a shaped network. Parses the variable into *kind ('n', 'l',
  * 'r', 0 when unset) and a, b; FB_ERR_USAGE with a message when it is malformed. */

@@ -32,7 +32,8 @@ static const uint32_t AUG_SEED = 42;
  * 17 GFLOP per image (docs/reference-figures.md "DenseNet-121"; the peaks under "GPUs"): a V100
  * at half its 15.7 TFLOP/s fp32 peak (460/s), at a quarter of its 125 TFLOP/s fp16 tensor peak
  * (1840/s), an H100 at a tenth of 989 TFLOP/s (5800/s).
- * host: around what one and two cores decode of the default data set (about 100 PNG/s each). */
+ * host: around what one and two cores decode of the default data set (about 100 PNG/s each on
+ * the 2-core VM, measured 2026-11-30). */
 static const double rates_cuda[] = {460, 1840, 5800};
 static const double rates_host[] = {50, 100, 200};
 
@@ -102,8 +103,9 @@ static void add_case(struct fb_case *c, const char *name, const char *transport,
     /* The workers run ahead of the iterations: a worker finishes the image it is on when the
      * gate closes between trials, and when that image ends its batch, the next trial takes the
      * batch without waiting. With one iteration per trial (a short --trial-ms, tiny batches) a
-     * trial could take nothing but such batches and be timed near zero (3000x the decode rate
-     * was seen); with GATED_MIN_ITERS the head start is at most about an eighth of a trial. */
+     * trial could take nothing but such batches and be timed near zero (what was seen:
+     * docs/benchmarks/pipeline.md); with GATED_MIN_ITERS the head start is at most about an
+     * eighth of a trial. */
     if (v == V_CPU || v == V_PIPELINE || v == V_CONSUME)
         c->min_iters = GATED_MIN_ITERS;
     c->per_rank = active == FB_ALL_RANKS;

@@ -52,16 +52,16 @@ __device__ __forceinline__ void put(OutT *out, size_t idx, float v, bool atomic)
  * elements (16 bytes), which makes the 8 rows of each WMMA 16-byte row fetch fall in distinct
  * banks. blockIdx.z splits K (wgrad only; then the output is fp32, zeroed, and added to).
  *
- * What to expect: on A100 a WMMA kernel of this shape reaches roughly 50-70% of cuBLAS; on
- * H100/H200 cuBLAS uses wgmma and TMA, which mma.sync (what WMMA compiles to) cannot match, and
- * the gathers' integer arithmetic competes with the tensor cores for issue slots, so 30-50% of
- * cuBLAS there is the realistic range for this design. The vector-gather variants are held to
- * 128 registers (2 blocks of 256 threads, or 4 of 128, per SM). ptxas (CUDA 13.0, -O2, -Xptxas
- * -v) reports no spills for them but three bf16 128x128 ones: forward on sm_80 36 bytes of
- * spill stores and 40 of loads, dgrad 4/4 on sm_80 and 16/20 on sm_90 (stack frames of 8 to 40
- * bytes, in L1). Left so until a GPU measures it against the alternative, one block per SM and
- * half the warps to hide the gathers' latency. The scalar ones (c = 3 stem, odd channel
- * counts) hold 16 gathers each in flight and are left free, since capping them spills. */
+ * What to expect (no GPU has measured it yet: docs/benchmarks/compute.md): on A100 a WMMA
+ * kernel of this shape falls short of cuBLAS; on H100/H200 cuBLAS uses wgmma and TMA, which
+ * mma.sync (what WMMA compiles to) cannot match, and the gathers' integer arithmetic competes
+ * with the tensor cores for issue slots, so the gap to cuBLAS there is wider. The vector-gather
+ * variants are held to 128 registers (2 blocks of 256 threads, or 4 of 128, per SM). ptxas (CUDA
+ * 13.0, -O2, -Xptxas -v) reports no spills for them but three bf16 128x128 ones: forward on sm_80
+ * 36 bytes of spill stores and 40 of loads, dgrad 4/4 on sm_80 and 16/20 on sm_90 (stack frames
+ * of 8 to 40 bytes, in L1). Left so until a GPU measures it against the alternative, one block
+ * per SM and half the warps to hide the gathers' latency. The scalar ones (c = 3 stem, odd
+ * channel counts) hold 16 gathers each in flight and are left free, since capping them spills. */
 template <typename T, class Pass, typename OutT, int BM, int BN, int WARPS_M, int WARPS_N, int V>
 __global__ void __launch_bounds__(WARPS_M *WARPS_N * 32, V > 1 ? (BM >= 128 ? 2 : 4) : 1)
     tc_conv_gemm(Geo g, const T *__restrict__ a, const T *__restrict__ b, OutT *__restrict__ out,
@@ -178,8 +178,9 @@ __global__ void __launch_bounds__(WARPS_M *WARPS_N * 32, V > 1 ? (BM >= 128 ? 2 
 /* CUDA-core implicit GEMM, the classic register-tiled SGEMM: 256 threads in a 16 x 16 grid,
  * each computing TM x TN = (BM/16) x (BN/16) outputs from float4 reads of k-major stages
  * (threads own columns tx*4 + 64*g so a warp's float4 reads are contiguous). Tiles are stored
- * to shared memory as fp32, transposed where the gather is K-major. Expect 60-80% of cuBLAS's
- * SGEMM at large M, N, less where the gathers dominate (c = 3). */
+ * to shared memory as fp32, transposed where the gather is K-major. Expect it below cuBLAS's
+ * SGEMM at large M, N, and further below where the gathers dominate (c = 3); no GPU has measured
+ * it yet (docs/benchmarks/compute.md). */
 template <typename T, class Pass, typename OutT, int BM, int V>
 __global__ void __launch_bounds__(256)
     simt_conv_gemm(Geo g, const T *__restrict__ a, const T *__restrict__ b, OutT *__restrict__ out,

@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 
 mem_kib=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
-over=$(( mem_kib / 1024 / 1024 + 2 ))G  # two GiB more than the machine has
+over=$(( mem_kib / 1024 / 1024 + 2 ))G  # the machine's whole GiB plus two: more than it has
 
 # check TEXT ARGS...: `run ARGS` exits 2 with one line holding TEXT and makes no run folder.
 check() {

@@ -3,21 +3,21 @@
 # drop injected into a copy of NEW is (exit 1, REGRESSION on exactly the rows whose trial bands
 # then separate, ratio 0.9), a malformed results.csv gives exit 2 naming file:line, outputs are
 # written, and --machines says better/worse and exits 0.
-# The same-configuration check runs twice: on memfit's rows (found, not timed: identical from
-# run to run) and on the pipeline's timed rows, three runs a side (1b), because on a small shared
-# CI machine host copy figures drift up to 2x between runs with 20-trial bands that sometimes do
-# not overlap (seen: every h2d row "improved" between two back-to-back runs); several runs a side
-# are also checked on exact figures and as folders of runs; the injected-drop check compares NEW with NEW x 0.9,
-# so which timed rows must be flagged is computed from NEW's own bands, and memfit's rows (one
-# sample) must always be flagged.
+# The same-configuration check runs twice: on memfit's rows (found, not timed: identical from run to
+# run) and on the pipeline's timed rows, three runs a side (1b), because on a small shared CI
+# machine host copy figures drift up to 2x between runs with 20-trial bands that sometimes do not
+# overlap (seen by 2026-12-04: every h2d row "improved" between two back-to-back runs); several runs
+# a side are also checked on exact figures and as folders of runs; the injected-drop check compares
+# NEW with NEW x 0.9, so which timed rows must be flagged is computed from NEW's own bands, and
+# memfit's rows (one sample) must always be flagged.
 . "$(dirname "$0")/lib.sh"
 bin=$1
 work=$(mktemp -d)
 trap '[ -n "$KEEP" ] || rm -rf "$work"' EXIT; echo "work: $work"
 cd "$work" || exit 1
 
-# (each run within 120 s: one once ran for half an hour, see runner_measure.c's calibrate);
-# memfit at 64x64, so that 256M holds a few images of the step's model (3 in fp32 with Adam)
+# (each run within 120 s: one once ran far longer, see runner_measure.c's calibrate);
+# memfit at 64x64, so that 256M holds a few images of the step's model (in fp32 with Adam)
 run() { out=$1; shift; timeout 120 "$bin" run --quiet --backend host --out "$out" --memory-budget 256M "$@" \
         >"$out.log" 2>&1 || { echo "run $out failed (exit $?): $(cat "$out.log")"; exit 1; }; }
 run base --resolution 64 memfit
@@ -69,14 +69,14 @@ mkdir -p na/r1 nb/r1 && cp base/results.csv base/env.json na/r1/ && cp new/resul
     fail "default folders of same-named runs and of folders of runs: $(ls -d compare-*)"
 
 # 1b. The same for timed figures, the way compare asks for them: six runs of the CPU side of the
-# ImageNet-like pipeline on one thread (decode, augmentation, copies, a consumer's stall; 10
-# trials of 20 ms), alternated A B A B A B and given as three runs a side. One run a side cannot
-# see how far a whole run moves (seen here: the copy rows 78, 72, 67 GB/s in three runs back to
-# back, each with tight bands, and another job once made every decode 22% slower), so the rule
-# is Welch's t on the runs' medians, and alternation leaves a drift in both sides' spread. At
-# the rule's 1% level about 1 case in 80 comes out flagged by chance (0.4% of the rows over ten
-# splits of six runs here), so up to 2 of the 6 cases may; a rule that takes the noise for a
-# change flags most of the cases beyond the threshold.
+# ImageNet-like pipeline on one thread (decode, augmentation, copies, a consumer's stall; 10 trials
+# of 20 ms), alternated A B A B A B and given as three runs a side. One run a side cannot see how
+# far a whole run moves (seen here by 2026-12-04: the copy rows 78, 72, 67 GB/s in three runs back
+# to back, each with tight bands, and another job once made every decode 22% slower), so the rule is
+# Welch's t on the runs' medians, and alternation leaves a drift in both sides' spread. At the
+# rule's 1% level about 1 case in 80 comes out flagged by chance (0.4% of the rows over ten splits
+# of six runs here), so up to 2 of the 6 cases may; a rule that takes the noise for a change flags
+# most of the cases beyond the threshold.
 prun() { run "$1" pipeline --dataset imagenet --threads 1 --batch 2 --trials 10 --trial-ms 20 \
     --rate 400; }
 for k in 1 2 3 4 5 6; do prun "p$k"; done

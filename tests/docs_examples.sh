@@ -1,11 +1,11 @@
 #!/bin/sh
 # The docs' example outputs are the tool's (issue 32): every fenced block of README.md and docs/
-# that is not a command block (```sh, ```bash, ```yaml) and holds a digit is marked on the line
-# above it, either `<!-- example: NAME -->` (`figures` after NAME: a measured run, digits stand
-# for any number) and checked by a test (tests/lib.sh doc_example, called with that page and
-# NAME), or `<!-- not output: WHY -->` (a synopsis, a diagram, an input file). A marked example
-# no test checks, or a test's call naming no marked block, fails here. Then the examples whose
-# output is the same on every machine (accept on a recorded run folder) are run and compared.
+# that is not a command block (```sh, ```bash, ```yaml, ```gnuplot) and holds a digit is marked on
+# the line above it, either `<!-- example: NAME -->` (`figures` after NAME: a measured run, digits
+# stand for any number) and checked by a test (tests/lib.sh doc_example, called with that page and
+# NAME), or `<!-- not output: WHY -->` (a synopsis, a diagram, an input file). A marked example no
+# test checks, or a test's call naming no marked block, fails here. Then the examples whose output
+# is the same on every machine (accept on a recorded run folder) are run and compared.
 #   docs_examples.sh REPO BIN
 . "$(dirname "$0")/lib.sh"
 top=$1 bin=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")

@@ -38,9 +38,9 @@ grep -q "^efficiencies: ib 0.96 pcie_copy 0.79 nvlink 0.958 nvlink_ring 0.822 (d
 grep -q "^not modelled (their rows have no expected figure): GPU copies across NUMA nodes " m.txt ||
     fail "expect does not say what it does not model: $(tail -n 2 m.txt)"
 
-# the host backend's copies: a memcpy calibration per rank, past the last-level cache (none,
-# said, where the cache is over 512 MiB or not known: a run's env.json below says whether hwloc
-# knew it)
+# the host backend's copies: a memcpy calibration per rank, past the last-level cache (none, said,
+# where the cache is not known or the buffers would take too much of the node's memory: a run's
+# env.json below says whether hwloc knew it)
 no_cal=$(sed -n 's/.*no memcpy calibration (\(.*\)): the host backend.*/\1/p' m.err)
 if [ -n "$no_cal" ]; then
     echo "this machine: no calibration, as said: $no_cal"

@@ -4,8 +4,8 @@
 # by `run --dry-run` (the floor of their plans on host-strict with that device memory), memfit for
 # real at 141G (its batch sizes the step), the rest by their typical time. The check passes
 # with every step inside its limit and the plans inside the 480 s budget; the pipeline at its
-# old settings (every one of 16 cores, 10 trials, three consumer rates: about 2 minutes of a
-# spinning GPU at least) passes its limit and fails the check, as do plans past the budget; a
+# old settings (every one of 16 cores, 10 trials, three consumer rates: over a minute of a
+# spinning GPU) passes its limit and fails the check, as do plans past the budget; a
 # malformed description is refused.
 #   gpu_check_dry_run.sh GPU_CHECK_SH FABRICBENCH
 . "$(dirname "$0")/lib.sh"

@@ -112,7 +112,8 @@ awk 'NR > 1 && ($4 == 10 || !($4 > 0) || !($5 > 0) || !($13 > 0)) { print }
 # 10000 at 4 KiB, 640 at 4 MiB (OSU -i N; fabricbench 10 trials of N / 10)
 # The stand-in records the arguments it was given, then runs fabricbench with 2 trials of 2
 # iterations in their place: what is checked is what the script asks for, and 10 x 1000
-# iterations at 4 KiB and 10 x 64 at 4 MiB of every collective, actually run, cost 20 CPU-s.
+# iterations at 4 KiB and 10 x 64 at 4 MiB of every collective, actually run, cost CPU that
+# checks nothing more.
 cat >"$work/fb" <<EOS
 #!/bin/sh
 [ "\${OMPI_COMM_WORLD_RANK:-0}" = 0 ] && echo "\$*" >>"$work/fbargs"

@@ -40,7 +40,8 @@ measure 1
 # The h2d series past the cache are judged at 0.25 x the memcpy calibration (best of 5, taken in
 # the run's first seconds) on the medians of copies that share this machine's 2 CPUs with the
 # suite's other tests: beside 2 busy loops they read 30-44% of it, beside 3 (more than this
-# test's neighbours are allowed, yet reached when several of them poll at once) 11-25%. When
+# test's neighbours are allowed, yet reached when several of them poll at once) 11-25%
+# (2026-12-06, docs/testing.md round sixteen). When
 # those are the only checks that failed, the run is measured once more, as a user on a busy node
 # would; the second run must pass them all (a copy path that is slow in itself fails both).
 if [ "$rc" = 1 ] && ! grep -E '^[a-z_0-9.]+ +FAIL' "$work/acc.out" | grep -Evq '^expected\.h2d\.'; then

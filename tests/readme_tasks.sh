@@ -21,7 +21,8 @@ ln -s "$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" "$work/clone/build/b
 # without what the suite's environment adds (FB_TEST_ENV): the block must bring what it needs,
 # root's Open MPI variables included. OMPI_MCA_mpi_yield_when_idle=1 stays: no task needs it or
 # is judged on a figure, and without it the waiting rank of every job spins a whole CPU that the
-# tests beside this one need (72 CPU-s in 69 s of wall time in a whole run; with it, about 30).
+# tests beside this one need (in a whole run on 2026-12-04: 72 CPU-s in 69 s of wall time; with
+# it, about 30).
 (cd "$work/clone" && unset OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
     OMPI_MCA_rmaps_base_oversubscribe && sh "$work/tasks.sh") \
     >"$work/out.txt" 2>&1

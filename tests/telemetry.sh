@@ -143,9 +143,9 @@ END {
         span = last[k] - first[k]
         if (c[k] > 1024) { print "FAIL: " c[k] " samples of " k ", more than the cap of 1024" > "/dev/stderr"; errors++ }
         if (span > 1.2 && c[k] < 512) { print "FAIL: " c[k] " samples of " k " over " span " s: thinned below 512" > "/dev/stderr"; errors++ }
-        # Thinning that kept one part of a benchmark leaves a hole of a good part of its span;
-        # a sampler the scheduler starved for a moment (CI: 2 cores, 2 ranks, their threads)
-        # leaves one of a tenth of a second or two, which is not what this checks.
+        # Thinning that kept one part of a benchmark leaves a hole of a good part of its span; a
+        # sampler the scheduler starved for a moment (CI, 2026-11-30: 2 cores, 2 ranks, their
+        # threads) leaves one of a tenth of a second or two, which is not what this checks.
         if (gap[k] > span / 4 + 0.25) { print "FAIL: a gap of " gap[k] " s between samples of " k " over " span " s: not spread evenly" > "/dev/stderr"; errors++ }
         printf "%s: %d samples over %.2f s, widest gap %.4f s\n", k, c[k], span, gap[k]
     }

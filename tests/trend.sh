@@ -11,7 +11,8 @@
 # makes the 4 runs before the change into DIR (the test trend_host_base, RUN_SERIAL: a neighbour
 # moves an unthrottled copy by 2x); `trend.sh BIN step DIR` makes the 4 throttled runs beside the
 # other tests (the quota holds them at a quarter of a core: 4.3-4.9 GB/s alone, 4.5-5.2 GB/s with
-# two memory-bound neighbours on both CPUs) and judges all 8 (trend_host). Without a part, both.
+# two memory-bound neighbours on both CPUs; both read on 2026-12-04, docs/testing.md) and judges
+# all 8 (trend_host). Without a part, both.
 . "$(dirname "$0")/lib.sh"
 bin=$1
 tmp=$(mktemp -d)
@@ -62,10 +63,10 @@ elif [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpu /sys/fs/cgroup/cgr
 fi
 [ -n "$cg" ] || { echo "skipped: no cgroup cpu controller to write here (needs root)"; exit 77; }
 
-# run OUT [throttled]: one h2d run at 64 MiB (above the last-level cache: a copy at 4 MiB
-# changes level by 30% between runs of one machine with its cache and page luck), one rank,
-# bound to a core; trials of 40 ms span
-# several of the quota's 10 ms periods, so a throttled trial cannot fit inside one.
+# run OUT [throttled]: one h2d run at 64 MiB (above the last-level cache: a copy at 4 MiB changes
+# level by 30% between runs of one machine with its cache and page luck, CI on 2026-12-01), one
+# rank, bound to a core; trials of 40 ms span several of the quota's 10 ms periods, so a throttled
+# trial cannot fit inside one.
 h2d="run h2d --sizes 64M --trial-ms 40 --trials 7"
 run() {
     if [ "${2:-}" = throttled ]; then
@@ -90,7 +91,7 @@ for i in 5 6 7 8; do run "$tmp/step/run$i" throttled; done
 # folders: trend reads a folder of runs).
 for i in 1 2 3 4; do cp -R "$tmp/step/run$i" "$tmp/flat/run$i"; done
 
-# --threshold 60: this machine's copies drift 10-49% between runs with nothing changed (a level
+# --threshold 60: this machine's copies drift up to 49% between runs with nothing changed (a level
 # held for two runs is a step at 5%, rightly; CI on 2026-12-07 saw the four runs before the change,
 # each alone, read 8.6, 8.6, 12.3, 12.3 GB/s, a step of 43% at run 3 that failed this test at its
 # old threshold of 30, and testing.md's round seven throttled runs rise 49%); the imposed change

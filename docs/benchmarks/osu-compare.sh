@@ -13,8 +13,8 @@
 # `$MPIRUN -np NP $BIND` (MPIRUN=mpirun, BIND="--bind-to core" unless set), and time the same
 # number of iterations, fixed rather than calibrated (a hiccup during calibration cannot shorten
 # the trials): per size, 2684354560 / size iterations within 500 to 10000 (10000 up to 256 KiB,
-# 640 at 4 MiB: about 0.1-0.4 s of collectives a run, so one scheduler hiccup weighs little in a
-# mean), OSU's `-i N -x 20` and fabricbench's `--trials 10 --iters N/10 --warmup 20`. OSU_ITERS
+# 640 at 4 MiB: enough collectives a run that one scheduler hiccup weighs little in a mean),
+# OSU's `-i N -x 20` and fabricbench's `--trials 10 --iters N/10 --warmup 20`. OSU_ITERS
 # (OSU's count) and FB_OPTS (fabricbench's options) replace them for every size. fabricbench
 # runs with `--timing both`: its collectives are timed OSU's way (a barrier before each
 # iteration, outside the time, and MPI's call between two clock reads; time_synced_avg and

@@ -91,9 +91,9 @@ struct fb_cmp_entry {
  * before the column), the other's is above it. A change the noise rule would flag is then
  * noise (rule "busy"): ranks that exchange messages amplify each other's waits (one waits for a
  * CPU while the other spins for its message), so no bound on the slowdown a wait explains
- * holds (measured: two to three times what 1 / (1 - wait) allows), and the row is no evidence
- * either way. Two runs that waited alike are compared like for like (a link shaped to a third
- * less under the same load is still flagged). */
+ * holds (measured beyond what 1 / (1 - wait) allows: docs/compare.md), and the row is no
+ * evidence either way. Two runs that waited alike are compared like for like (a link shaped to
+ * a third less under the same load is still flagged). */
 bool fb_compare_busy(const struct fb_row *base, const struct fb_row *cur);
 
 struct fb_comparison {

@@ -33,8 +33,8 @@ bool fb_locate_is_suspect(double value, double median, double mad, double tol_pc
  * (n >= 1): below their median by tol_pct and below it by FB_LOCATE_MAD_K scaled MADs of their
  * logarithms. Rates spread by factors, not by amounts: 4 healthy nodes at 0.0058, 0.0060, 0.0090
  * and 0.0100 TFLOP/s (two groups on one busy core) have a MAD of 0.0016, whose 3 scaled MADs
- * (0.0071) reach below zero from their median of 0.0075 and hide a node 15 times slower; the
- * MAD of their logarithms (0.22) puts the line at 0.0075 / 2.65. *median: their median (NaN for
+ * (0.0071) reach almost to zero from their median of 0.0075 and hide a node 15 times slower;
+ * the MAD of their logarithms (0.22) puts the line at 0.0075 / 2.65. *median: their median (NaN for
  * n == 0, which is no suspect). A value of 0 or NaN is suspect. FB_ERR_NOMEM. */
 fb_status fb_locate_rate_suspect(double value, const double *others, size_t n, double tol_pct,
                                  bool *suspect, double *median);
@@ -47,10 +47,10 @@ struct fb_locate_pair {
 };
 
 /* A pair's figure from each end's own bandwidth while both directions ran at once: their mean.
- * Two-way TCP through the same queues splits a healthy link unevenly (one direction read 0.5x
- * the other, always on the same host, on the shaped cluster), which the slower direction would
- * turn into a slow node; a link or node slow both ways is as slow in the mean. NaN when either
- * is NaN. */
+ * Two-way TCP through the same queues splits a healthy link unevenly (one direction read far
+ * below the other, always on the same host, on the shaped cluster: docs/locate.md, "Deciding"),
+ * which the slower direction would turn into a slow node; a link or node slow both ways is as
+ * slow in the mean. NaN when either is NaN. */
 double fb_locate_pair_figure(double a, double b);
 
 /* After the tournament: the typical pair (*median) is the median over the nodes of each node's

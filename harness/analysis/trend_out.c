@@ -16,7 +16,7 @@
 #include "log.h"
 #include "md_text.h"
 
-/* "h2d pinned_h2d 16M all bandwidth (GB/s)": the series' name, from its key. */
+/* "h2d pinned_h2d - 16M all bandwidth (GB/s)": the series' name, from its key. */
 static void series_name(const struct fb_trend_series *s, char *buf, size_t len)
 {
     char size[32], who[32];

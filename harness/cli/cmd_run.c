@@ -624,11 +624,12 @@ int fb_cmd_run_mode(int argc, char **argv, const struct fb_run_mode *mode)
      * without overlap and says so, and replay refuses to overlap (fb_overlap_possible reads the
      * level back).
      * Every other benchmark calls MPI from the main thread only, and above SINGLE Open MPI 4.1
-     * takes a lock in every call (about 0.08 us per small message, 10-20% of an 8-byte
-     * latency): auto asks for SINGLE unless step or replay run. One behaviour differs: at
-     * SINGLE, a TCP link that becomes unreachable mid-run makes ob1 end the job itself (its
-     * "FATAL" line, exit 255) before the watchdog's timeout; at SERIALIZED the send waits and
-     * the watchdog names the rank behind the link (cluster_fault_link_down runs both). */
+     * takes a lock in every call (measured 2026-12-01 on the 2-core CI VM: about 0.08 us per
+     * small message, 10-20% of an 8-byte latency): auto asks for SINGLE unless step or replay
+     * run. One behaviour differs: at SINGLE, a TCP link that becomes unreachable mid-run makes
+     * ob1 end the job itself (its "FATAL" line, exit 255) before the watchdog's timeout; at
+     * SERIALIZED the send waits and the watchdog names the rank behind the link
+     * (cluster_fault_link_down runs both). */
     threaded = wants(r, "step") || wants(r, "replay");
     if (strcmp(r->opt.mpi_thread, "single") == 0)
         level = MPI_THREAD_SINGLE;

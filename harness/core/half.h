@@ -18,8 +18,8 @@ uint16_t fb_half_from_float(float f);
 float fb_half_to_float(uint16_t h);
 
 /* n at once, each as the one-element form gives it, bit for bit: with the CPU's F16C
- * instructions where it has them (x86-64, checked at run time), 8 a cycle instead of one in
- * tens, else the functions above. Buffers need no alignment and must not overlap. */
+ * instructions where it has them (x86-64, checked at run time), 8 values an instruction, else
+ * the functions above. Buffers need no alignment and must not overlap. */
 void fb_half_from_float_n(uint16_t *dst, const float *src, size_t n);
 void fb_half_to_float_n(float *dst, const uint16_t *src, size_t n);
 

@@ -32,7 +32,7 @@ double fb_progress_eta(const struct fb_progress_group *g, size_t n);
 void fb_progress_hms(double seconds, char *buf, size_t len);
 
 /* Writes the whole line without a line end, e.g.
- * "[ 12/40] allreduce in_place 1M x2 ranks | 0:32 elapsed, ~1:10 left"; `label` is what the
+ * "[12/40] allreduce in_place 1M x2 ranks | 0:32 elapsed, ~1:10 left"; `label` is what the
  * point is, eta_s < 0 prints "~? left". The counter's width follows `total`. Pure. */
 void fb_progress_line(long index, long total, const char *label, double elapsed_s,
                       double eta_s, char *buf, size_t len);

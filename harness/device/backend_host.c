@@ -28,7 +28,8 @@ struct fb_event {
     double us;
 };
 
-/* Page alignment keeps host buffers comparable with cudaMalloc'ed ones (256 B or more). */
+/* Page alignment keeps host buffers comparable with cudaMalloc'ed ones (256 B or more: the CUDA
+ * C++ Programming Guide). */
 enum { HOST_ALIGN = 4096 };
 
 /* Built with AddressSanitizer (gcc's macro, clang's feature): device and pinned buffers come
@@ -108,12 +109,13 @@ static void host_close(void)
  * the next allocation of that kind and size. A benchmark's cases allocate and free the same large
  * buffers one after another (h2d's four cases past the last-level cache: 1 GiB a buffer on a VM
  * whose cache reads 508 MiB), and making a fresh mapping resident costs far more than the copies
- * it serves: 262,144 page faults a GiB, 2.5 s on a 2-core VM, where the kept one is memset in
- * 0.1 s. A kept buffer is the same memory, made resident the same way (touched page by page when
- * first mapped) and memset again when handed out, as a fresh one is; nothing timed sees the
- * difference. The kept one goes back to the system when a large allocation of its kind asks for
- * another size, when memory is counted or probed (mem_info, probe_alloc: memfit and the step
- * size their batch by it) and at close. Under AddressSanitizer nothing is kept (heap blocks). */
+ * it serves: 262,144 page faults a GiB (shm.h says what they cost on the project's VM), where the
+ * kept one is only memset again. A kept buffer is the same memory, made resident the same way
+ * (touched page by page when first mapped) and memset again when handed out, as a fresh one is;
+ * nothing timed sees the difference. The kept one goes back to the system when a large allocation
+ * of its kind asks for another size, when memory is counted or probed (mem_info, probe_alloc:
+ * memfit and the step size their batch by it) and at close. Under AddressSanitizer nothing is
+ * kept (heap blocks). */
 enum { KEEP_MIN = 64 << 20 };
 static struct {
     void *ptr;

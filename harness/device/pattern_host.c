@@ -6,7 +6,8 @@
  * (every pattern the benchmarks use), each run of indices that shares its high 32 bits is filled
  * in 32-bit lanes, and on x86-64 GCC builds an AVX2 copy that the loader picks where the CPU has
  * it. The values are the same as fb_pattern_expect's, element for element (test_pattern checks
- * both paths against it); 0.4-0.7 ns per value here against 1.7-2.4 for the one-at-a-time loop. */
+ * both paths against it); 0.4-0.7 ns per value against 1.7-2.4 for the one-at-a-time loop
+ * (measured 2026-12-04 on the project's 2-core VM, docs/testing.md round seven). */
 #include "backend.h"
 
 #include "half.h"

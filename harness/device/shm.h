@@ -41,7 +41,8 @@ void fb_map_free(void *ptr); /* accepts NULL; only for fb_map_alloc'ed pointers 
 size_t fb_map_size(const void *ptr);
 /* Makes the whole pages of [ptr, ptr + bytes) resident and writable now, in one call into the
  * kernel (MADV_POPULATE_WRITE, Linux 5.14) where it has one; the caller still writes the
- * buffer. A first write per page costs a fault each: on a VM here 10-15 us a page. Populated,
+ * buffer. A first write per page costs a fault each: on the project's 2-core VM (measured
+ * 2026-12-04, docs/testing.md rounds six and seven) 10-15 us a page. Populated,
  * 1 GiB took 0.14-0.20 s and its first write still 1.3-1.8 s there (the guest's shadow page
  * tables fault at the first user access), against 3.7 s for the first write alone; the second
  * write 0.04 s either way (the page size, and so every timed copy, is the same). Where

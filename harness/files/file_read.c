@@ -30,7 +30,7 @@ size_t fb_file_cap(enum fb_file_kind kind) { return kinds[kind].cap; }
 
 const char *fb_file_kind_name(enum fb_file_kind kind) { return kinds[kind].name; }
 
-/* "1 GiB", "64 MiB", "512 KiB" for a cap. */
+/* "1 GiB", "64 MiB", or "N bytes" for a cap. */
 static void cap_text(size_t cap, char *buf, size_t len)
 {
     if (cap >= ((size_t)1 << 30) && cap % ((size_t)1 << 30) == 0)

@@ -26,7 +26,7 @@ static inline size_t fb_file_bom(const char *buf, size_t len)
 
 /* What is read, each with its cap (docs/run-folder.md lists them). */
 enum fb_file_kind {
-    FB_FILE_RESULTS_CSV,  /* results.csv: 1 GiB (a 4096-rank run writes about 150 MB) */
+    FB_FILE_RESULTS_CSV,  /* results.csv: 1 GiB (what a 4096-rank run writes: docs/run-folder.md) */
     FB_FILE_JSON,         /* env.json, doctor.json: 64 MiB */
     FB_FILE_NCCL_LOG,     /* one nccl-rank*.log, or a log given to nccl-log: 256 MiB */
     FB_FILE_LAUNCHES_CSV, /* a sweep's launches.csv: 16 MiB */

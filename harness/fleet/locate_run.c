@@ -246,7 +246,7 @@ static void judge_nodes(struct loc *l, const int *node_of, const bool *answered,
          * logarithms): among a few nodes, a slow node's own figure would pull the median down
          * and widen the spread that judges it; and healthy nodes spread by factors (5 pretend
          * nodes on one core, the 4 healthy ones split in two groups: their linear MAD hid one
-         * at 7% of them in 2 runs of 6) */
+         * many times slower than them in some runs) */
         for (int i = 0; i < l->nodes; i++) {
             size_t at = (size_t)i * NODE_CASES + (size_t)c;
             double omed;

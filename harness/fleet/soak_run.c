@@ -245,9 +245,10 @@ static void fit_point(struct fb_soak *k, double plan[2])
 
 /* Test only (tests/cluster/soak.sh): FB_TEST_SOAK_GATE=K:FILE holds the soak after interval K
  * (its rows are in soak.csv) until FILE exists, 30 s at most, so a test changes the link between
- * two intervals and not inside a trial planned before the change (a trial of hundreds of
- * 0.2 ms iterations that each take 140 ms once tc acts runs for minutes: soak has no bound
- * inside a trial). Rank 0 waits; the others wait in the broadcast after it. */
+ * two intervals and not inside a trial planned before the change (a trial planned for short
+ * iterations runs for minutes once tc slows each of them, tests/cluster/soak.sh has the
+ * figures: soak has no bound inside a trial). Rank 0 waits; the others wait in the broadcast
+ * after it. */
 static void test_gate(int i)
 {
     const char *hook = getenv("FB_TEST_SOAK_GATE");

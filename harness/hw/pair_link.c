@@ -443,8 +443,7 @@ bool fb_pair_link_nvml_gpus(int count, const char *const busids[], struct fb_nvm
         dlclose(n.lib);
         return false;
     }
-    /* one NVML session for every GPU: starting NVML takes a good part of a second on a
-     * large node */
+    /* one NVML session for every GPU: starting NVML is slow on a large node */
     for (int i = 0; i < count; i++) {
         struct pci_addr pa;
         nvml_device dev;

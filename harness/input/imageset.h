@@ -64,8 +64,8 @@ bool fb_imageset_check(const struct fb_imageset *s, const struct fb_batch_spec *
                        const void *img, double *err);
 
 /* Mean absolute error that quality-90 JPEG stays under on these images, in uint8 levels: the
- * noise and the colour subsampling cost about 3 before the resize, a wrong crop or flip 15 or
- * more. */
+ * noise and the colour subsampling cost about 3 before the resize (test_image_codec prints it),
+ * a wrong crop or flip far more. */
 #define FB_JPEG_MAE_BOUND 5.0
 
 #endif

@@ -455,10 +455,10 @@ void fb_expect_job_release(struct fb_expect_job *j)
     j->copies = NULL;
 }
 
-/* The calibration copies 64 MiB whatever the cache: larger, touching the buffers costs seconds
- * on a VM (the project's 2-core CI VMs zero pages at about 0.6 GB/s: 256 MiB ran past a 5 s
- * --timeout beside other tests); the two buffers of all a node's ranks may take a quarter of its
- * memory at most */
+/* expect's calibration copies 64 MiB whatever the cache (run's: the size of the rows it judges):
+ * larger, touching the buffers costs seconds on a VM (the project's 2-core CI VMs zeroed pages
+ * at about 0.6 GB/s, 2026-12-06: 256 MiB ran past a 5 s --timeout beside other tests); the two
+ * buffers of all a node's ranks may take a quarter of its memory at most */
 enum { COPY_REPS = 5, COPY_BYTES = 64 << 20, COPY_MEM_SHARE = 4 };
 
 /* The kinds of h2d's pinned copies, where the backend's device memory is host memory any code
@@ -476,10 +476,11 @@ static void release_buffers(const struct fb_backend *be, char *a, char *b)
 }
 
 /* Two buffers from the backend's own allocator: the memory h2d's copies use, in 4 KiB pages (a
- * plain memcpy of 64 MiB between huge pages ran 15-40% faster on the project's CI VM: best of 9,
- * alternated, 14.1-14.9 against 12.2-13.0 GB/s; once 22.5 against 16.1). Its large mappings are
- * kept when freed for the next allocation of their kind and size, so h2d's copies of that size
- * then reuse them instead of making their own resident (docs/expected.md). */
+ * plain memcpy of 64 MiB between huge pages ran 15-40% faster on the project's CI VM, measured
+ * 2026-12-07: best of 9, alternated, 14.1-14.9 against 12.2-13.0 GB/s; once 22.5 against 16.1).
+ * Its large mappings are kept when freed for the next allocation of their kind and size, so
+ * h2d's copies of that size then reuse them instead of making their own resident
+ * (docs/expected.md). */
 static bool backend_buffers(const struct fb_backend *be, size_t bytes, char **a, char **b)
 {
     void *pa = NULL, *pb = NULL;

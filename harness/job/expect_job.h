@@ -57,7 +57,7 @@ fb_status fb_expect_job_site(bool say);
 fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job *j);
 
 /* Collective, after fb_expect_job_gather: every rank's node description to rank 0 (j->descs),
- * for `expect`'s listing (about 2 KB a rank: run does not gather them). FB_ERR_MPI,
+ * for `expect`'s listing (about 6 KB a rank: run does not gather them). FB_ERR_MPI,
  * FB_ERR_NOMEM. */
 fb_status fb_expect_job_gather_nodes(const struct fb_session *s, struct fb_expect_job *j);
 

@@ -6,8 +6,9 @@
  * gradients, fp32 master weights and the optimizer's state. That is about twice what PyTorch's
  * autograd keeps for the same network (it frees an output's gradient as soon as it is used and
  * keeps only the outputs backward reads), so a PyTorch job fits a larger batch than memfit
- * confirms for this step; docs/memfit.md gives both. Allocator rounding, the CUDA context and
- * library workspaces are not modelled: the confirmation on the device measures them. */
+ * confirms for this step; docs/benchmarks/memfit.md gives both. Allocator rounding, the CUDA
+ * context and library workspaces are not modelled: the confirmation on the device measures
+ * them. */
 #include "memfit.h"
 
 #include <stdbool.h>

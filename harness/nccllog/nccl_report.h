@@ -65,7 +65,7 @@ fb_status fb_nccl_report_path(const char *path, struct fb_nccl_report *r, char *
 fb_status fb_nccl_count_events_from(const char *path, long long *offset,
                                     size_t events[FB_NCCL_EVENTS], char *err, size_t errlen);
 
-/* One line summing the report up: "NCCL 2.19.3; 8 connections: intra-node P2P 4; inter-node
+/* One line summing the report up: "NCCL 2.19.3; 8 connections; intra-node P2P 4; inter-node
  * IB+GDR 4; NICs mlx5_0:1/IB". */
 void fb_nccl_report_summary(const struct fb_nccl_report *r, char *buf, size_t len);
 

@@ -200,7 +200,8 @@ static fb_status run_group(struct fb_runner *r, const struct fb_bench *b, struct
             r->point_begin(r->progress, b->name, c, ctx->ranks);
         fb_watchdog_point(b->name, "%s %zu bytes on %d rank(s)", c->name, c->bytes, ctx->ranks);
         /* the clock outside the two reads, so every wait counted lies within [t0, t1] (a
-         * preemption between a read and the clock once made a share of 1.36); the scheduler's
+         * preemption between a read and the clock made a share of 1.36 in CI's host_suite_np1,
+         * 2026-12-06); the scheduler's
          * clock is not CLOCK_MONOTONIC, so the share is held to 1 */
         double t0 = fb_clock_now_s(), wait0 = fb_clock_cpu_wait_ns();
         st = fb_runner_measure(r, b, ctx, c, m);

@@ -298,7 +298,7 @@ fb_status fb_runner_report(struct fb_runner *r, const struct fb_bench *b, const 
     switch (c->report) {
     case FB_REPORT_COLLECTIVE:
         /* On one rank a collective moves nothing across a fabric (an in-place all-reduce is a
-         * no-op timed in nanoseconds, "1,847,013 GB/s"): its time is its figure, no bandwidth
+         * no-op timed in nanoseconds, an absurd bandwidth): its time is its figure, no bandwidth
          * row, so no headline either. */
         if (nactive > 1 && (st = emit(r, &row, "algbw", "GB/s", bw, trials)) != FB_OK)
             goto out;

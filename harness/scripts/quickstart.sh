@@ -19,8 +19,9 @@ bin=${FB_BUILD_DIR:-$top/build}/bench/fabricbench
 # What the quick run measures. GPUs: the whole default suite. Host: cut down to a few sizes on
 # two ranks (the run prints its estimate of the time left as it goes): sizes up to 4 MiB and, for h2d, one past the
 # last-level cache (--beyond-llc: 4 MiB fits in it, a cache figure), 5 trials, three fusion
-# thresholds (1M, 4M, 25M: DenseNet-121's gradients in 27, 7 and 2 buckets, for the exchange
-# against the threshold and for `step`'s overlap), and `step` on GPU counts 1, 2 at batches 2, 4.
+# thresholds (1M, 4M, 25M: DenseNet-121's gradients in fewer buckets at each, 2 at 25M, for
+# the exchange against the threshold and for `step`'s overlap), and `step` on GPU counts 1, 2
+# at batches 2, 4.
 : "${FB_QUICK_GPU:=}"
 : "${FB_QUICK_HOST:=h2d p2p allreduce densenet_allreduce step --backend host --max-bytes 4M --beyond-llc --matrix-bytes 4M --fusion 1M,4M,25M --batch 2,4 --trials 5}"
 : "${FB_SWEEP_ARGS:=}"

@@ -64,7 +64,7 @@ void fb_watchdog_finalizing(void);
 void fb_watchdog_stop(void);
 
 /* Main thread: the benchmark and point now running ("" bench: none), kept until the next call.
- * printf-style point text, e.g. "out_of_place 1048576 bytes on 4 ranks". */
+ * printf-style point text, e.g. "out_of_place 1048576 bytes on 4 rank(s)". */
 void fb_watchdog_point(const char *bench, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -118,8 +118,8 @@ static void gather_states(MPI_Comm comm, int size, struct pub *st, bool *got)
 }
 
 /* One exchange, run by a thread of its own: should a call into MPI not return (a library lock
- * held by a main thread stuck inside MPI), the watchdog gives up on it after VIEW_WAIT_S and a
- * half, and stops the job all the same. */
+ * held by a main thread stuck inside MPI), the watchdog gives up on it after VIEW_WAIT_S
+ * and 1.5 s more, and stops the job all the same. */
 struct exchange {
     MPI_Comm comm;
     int size;

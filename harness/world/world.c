@@ -167,8 +167,8 @@ bool fb_world_all(const struct fb_world *w, bool mine, char *why, size_t len, in
  * for another leaves the CPU to it instead of polling (Open MPI's blocking calls spin, yielding
  * at best: sampled through a whole test run on 2 cores, perf found fabricbench's ranks in
  * sched_yield's user side in 3.4% of all samples, its system call beside that; gdb stacks of
- * one test's busy ranks put a third of them in agreement and barriers). A sleeping rank learns
- * of the completion up to a nap late. */
+ * one test's busy ranks put a third of them in agreement and barriers: docs/testing.md round
+ * nine). A sleeping rank learns of the completion up to a nap late. */
 static fb_status wait_napping(MPI_Request *req, double spin_us, long cap_us)
 {
     struct timespec nap = {0, 20 * 1000};
@@ -326,10 +326,11 @@ static fb_status barrier(MPI_Comm comm, bool quiet, int *flags)
      * filling or checking its buffers) sleeps, naps up to 200 us, and learns of the end that
      * late at most (before a timing, release() then brings the measuring ranks together).
      * Quiet ranks sleep between tests, with naps growing from 20 us to 2 ms, so a long wait
-     * wakes rarely. Measured on 2 cores, 4 ranks, 2 of them idle (np 2 with no idle ranks in
-     * brackets): a 1 KiB all-reduce 4.4 us sleeping against 12.6 us yielding (busy yielders
-     * take the core from the small-message ranks); 1 MiB 250-314 us sleeping against 207-216
-     * us yielding (175-195). Small messages, where a disturbance weighs most, decide. */
+     * wakes rarely. Measured 2026-11-30 on the 2-core CI machine (docs/methodology.md), 4
+     * ranks, 2 of them idle (np 2 with no idle ranks in brackets): a 1 KiB all-reduce 4.4 us
+     * sleeping against 12.6 us yielding (busy yielders take the core from the small-message
+     * ranks); 1 MiB 250-314 us sleeping against 207-216 us yielding (175-195). Small messages,
+     * where a disturbance weighs most, decide. */
     return quiet ? wait_napping(&req, 0.0, 2000) : wait_napping(&req, 2000.0, 200);
 }
 

@@ -33,7 +33,8 @@
 # one into the 5% window.
 mode=$1 bin=$2 ref=${3:-}
 # Latency: each host on its own CPUs. Two spinning ranks that the scheduler puts on one CPU
-# take turns by time slice, and a round trip then reads 10 ms instead of 13 us (seen here).
+# take turns by time slice, and a round trip then reads 10 ms instead of 13 us (seen here,
+# 2026-11-30: docs/cluster-tests.md).
 case $mode in latency | delay) CL_SPLIT_CPUS=1 ;; esac
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
@@ -69,10 +70,10 @@ bandwidth)
     expect=$(awk -v r=$rate_mbit -v m="$mtu" -v h=$hdr 'BEGIN { printf "%.6f", r * 1e6 / 8 * (m - h) / (m + 14) / 1e9 }')
     echo "imposed: tbf $rate_mbit Mbit/s, bucket 1 MiB, on both ends; MTU $mtu, TCP timestamps $ts: payload $((mtu - hdr)) of $((mtu + 14)) bytes per frame"
     echo "expected MPI payload rate: $rate_mbit/8 * 1e6 * $((mtu - hdr))/$((mtu + 14)) = $expect GB/s"
-    # A bucket of 1 MiB: on a busy machine the qdisc is serviced late and in bursts, and a
-    # small bucket then caps the rate below the one asked for (64 KiB read 40% low, 256 KiB 6%
-    # low at load 10-17 on 2 cores). Between timed messages the bucket refills only for the
-    # length of a barrier: under 1 MiB, 1.6% of a 64 MiB message.
+    # A bucket of 1 MiB: on a busy machine the qdisc is serviced late and in bursts, and a small
+    # bucket then caps the rate below the one asked for (64 KiB read 40% low, 256 KiB 6% low at load
+    # 10-17 on 2 cores, 2026-11-30: docs/cluster-tests.md). Between timed messages the bucket
+    # refills only for the length of a barrier: under 1 MiB, 1.6% of a 64 MiB message.
     cluster_shape ${rate_mbit}mbit 1mb || { fail "tc tbf could not be set"; finish; }
     # The expected-figure model (docs/expected.md) reads a sysfs tree that describes both veth
     # ends at the shaped rate (sys1) or at four times it (sys4).
@@ -153,9 +154,9 @@ bandwidth)
     echo "$short" | grep -E '^\| p2p|series under'
     ;;
 matrix)
-    # 100 Mbit/s with a 64 KiB bucket: a 1 MiB message between the hosts takes 87 ms, 20 times
+    # 100 Mbit/s with a 64 KiB bucket: a 1 MiB message between the hosts takes 87 ms, 7 times
     # what it takes inside a host even when this machine is busy (vader read 0.086 GB/s at
-    # worst at load 10).
+    # worst at load 10, 2026-11-30: docs/cluster-tests.md).
     cluster_shape 100mbit 64kb || { fail "tc tbf could not be set"; finish; }
     for attempt in 1 2; do
         out=$w/m$attempt fails_before=$fails start=$(date +%s)
@@ -193,9 +194,9 @@ latency)
         theirs=${1:-} theirs_low=${2:-}
         echo "attempt $attempt: one-way latency, median [5th percentile] of 51 trials: fabricbench $ours [$ours_low] us, reference ping-pong $theirs [$theirs_low] us"
         # Each side's floor is the lowest 5th percentile of its attempts so far, up to 5: the two
-        # programs run moments apart, and this virtual machine's floor moves between attempts,
-        # in two modes near 7 and 11 us (seen, the test alone: the reference's 12.4, 8.7 and
-        # 6.6 us in attempts 1-3, fabricbench's 8.5, 6.9 and 7.9; in another run fabricbench's
+        # programs run moments apart, and this virtual machine's floor moves between attempts, in
+        # two modes near 7 and 11 us (seen on 2026-12-03, the test alone: the reference's 12.4, 8.7
+        # and 6.6 us in attempts 1-3, fabricbench's 8.5, 6.9 and 7.9; in another run fabricbench's
         # 8.9, 11.1, 10.7 against the reference's 10.7, 6.8, 10.2), so one attempt's pair can
         # straddle a shift. A constant offset (a round trip reported as one way reads 2x) is in
         # every attempt and never comes within 15%.
@@ -209,11 +210,11 @@ latency)
         fail "attempt $attempt: p2p's inter-node latency (lowest 5th percentile so far) ${best_ours:-none} us against the reference's ${best_theirs:-none} us: ratio $ratio, outside 15%"
     done
     # After 5 attempts, the medians of each side's 5th percentiles, same 15%: one side's single
-    # visit to the VM's low mode sets its lowest, and the other may not visit it in 5 attempts
-    # (CI: the reference's 8.0 us in attempt 1, then 9.6-10.3; fabricbench 10.0-11.3 in all 5:
-    # lowest 1.25 apart, medians 10.17 and 9.79 us, 1.04). Both sides' floors move between the
-    # modes alike, so a constant offset still reads in the medians' ratio. Only with all 5
-    # attempts measured on both sides.
+    # visit to the VM's low mode sets its lowest, and the other may not visit it in 5 attempts (CI,
+    # 2026-12-06: the reference's 8.0 us in attempt 1, then 9.6-10.3; fabricbench 10.0-11.3 in all
+    # 5: lowest 1.25 apart, medians 10.17 and 9.79 us, 1.04). Both sides' floors move between the
+    # modes alike, so a constant offset still reads in the medians' ratio. Only with all 5 attempts
+    # measured on both sides.
     if [ "$passed" = 0 ] && [ "$broken" = 0 ] && ! printf '%s' "$floors_ours$floors_theirs" | grep -q none; then
         # shellcheck disable=SC2086 # word lists of numbers
         med_ours=$(median_of $floors_ours) med_theirs=$(median_of $floors_theirs)

@@ -96,10 +96,10 @@ EOF
 }
 
 # Both veth ends are up and host A's address is no longer tentative (DAD done). IPv6 duplicate
-# address detection holds the link-local address tentative for 1.3-2 s after the link comes up,
-# more on a busy machine: a wait of 2 s made cluster_nodes, _matrix and _latency skip ("the veth
-# does not carry traffic"); 10 s is the bound. (Turning DAD off instead broke the link-down
-# test's second launch: Open MPI then found no way back to mpirun.)
+# address detection holds the link-local address tentative for 1.3-2 s after the link comes up
+# (2026-12-03, docs/cluster-tests.md), more on a busy machine: a wait of 2 s made cluster_nodes,
+# _matrix and _latency skip ("the veth does not carry traffic"); 10 s is the bound. (Turning DAD off
+# instead broke the link-down test's second launch: Open MPI then found no way back to mpirun.)
 cl_wait_link() {
     for _ in $(seq 1 50); do
         ip -n "$CL_NS_A" -br addr show "$CL_IF_A" 2>/dev/null | grep -q "UP" &&

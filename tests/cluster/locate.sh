@@ -53,7 +53,8 @@ fi
 run_locate() {
     t0=$(date +%s.%N)
     # --compute off: the hosts share this machine's CPUs, so each one's compute stand-in reads
-    # its share of them (a healthy host read 46% of the median twice beside other tests);
+    # its share of them (a healthy host read 46% of the median twice beside other tests, CI,
+    # 2026-12-05);
     # tests/mpi/locate.sh judges the compute check, its ranks bound
     launch "$bin" locate --bytes $bytes --trials $trials --timeout 120 --compute off --quiet \
         --out "$w/$1" >"$w/$1.txt" 2>&1

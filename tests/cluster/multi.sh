@@ -35,8 +35,8 @@
 # made by cluster_up.
 . "$(dirname "$0")/lib.sh"
 
-# Names unique to this shell; interface names are at most 15 characters (fbm + 5-digit pid +
-# h/b + 2 digits = 11).
+# Names unique to this shell; interface names are at most 15 characters (fbm + a pid of at most
+# 7 digits + h/b + 2 digits = 13 at most).
 mc_id=${CLUSTER_ID:-$$}
 MC_PREFIX=fbm${mc_id}
 MC_NS_BR=${MC_PREFIX}br

@@ -60,16 +60,16 @@ rc=$?
 [ "$rc" = 0 ] || fail "srun locate exited $rc: $(tail -n 5 "$w/locate.txt")"
 grep -q '^locate: no suspect among 2 node(s)' "$w/locate.txt" || fail "locate under srun: $(grep '^locate:' "$w/locate.txt" | head -n 1)"
 [ -f "$w/locate/suspects.csv" ] || fail "locate under srun wrote no suspects.csv"
-# A node that hangs under srun (FB_TEST_HANG, test only; --timeout 8: the timeout bounds MPI's
-# start too, and srun's PMIx start of two hosts once took over 4 s beside the whole suite, so
-# rank 0 stopped before MPI_Init returned). In its first trial of
-# phase 1: rank 1 (host B): rank 0 names host B for no answer in the node table and drain.txt
+# A node that hangs under srun (FB_TEST_HANG, test only; --timeout 8: the timeout bounds MPI's start
+# too, and srun's PMIx start of two hosts once took over 4 s beside the whole suite, so rank 0
+# stopped before MPI_Init returned: 2026-12-06, docs/testing.md round seventeen). In its first trial
+# of phase 1: rank 1 (host B): rank 0 names host B for no answer in the node table and drain.txt
 # before it stops the job; srun ends the step and reports rank 0's exit code 3. Rank 0 (host A):
-# rank 0 cannot write, so the deputy (rank 1, host B) names host A in the same files of rank 0's
-# run folder, says so in locate.md and stops the step (exit code 3). In the tournament (phase
-# 2): rank 1 (host B) hangs while rank 0, its partner, waits on it; rank 1's watchdog tells
-# rank 0 over MPI (locate runs at MPI_THREAD_MULTIPLE) that it was still working, and rank 0
-# names host B as hung (its pairs check) and drains it.
+# rank 0 cannot write, so the deputy (rank 1, host B) names host A in the same files of rank 0's run
+# folder, says so in locate.md and stops the step (exit code 3). In the tournament (phase 2): rank 1
+# (host B) hangs while rank 0, its partner, waits on it; rank 1's watchdog tells rank 0 over MPI
+# (locate runs at MPI_THREAD_MULTIPLE) that it was still working, and rank 0 names host B as hung
+# (its pairs check) and drains it.
 for hang in 1:locate_node 0:locate_node 1:locate_pairs; do
     hr=${hang%%:*} bench=${hang#*:}
     if [ "$hr" = 1 ]; then hung=$CL_HOST_B; else hung=$CL_HOST_A; fi
@@ -94,8 +94,8 @@ for hang in 1:locate_node 0:locate_node 1:locate_pairs; do
     deputy=$(grep -c "^Written by the deputy, rank 1 on $CL_HOST_B:" "$w/hung$hr$bench/locate.md" 2>/dev/null)
     [ "$deputy" = "$((1 - hr))" ] || fail "rank $hr's node hung: locate.md names the deputy $deputy time(s), expected $((1 - hr))"
 done
-# The soak runs on a loaded 2-core machine beside the rest of the suite, where one interval
-# at 4x its baseline is weather, not a fault: a 10000 % tolerance keeps the verdict on
+# The soak runs on a loaded 2-core machine beside the rest of the suite, where one interval at 4x
+# its baseline (CI, 2026-12-05) is weather, not a fault: a 10000 % tolerance keeps the verdict on
 # what this test is about (soak runs through srun and writes every interval).
 slurm_in srun -N2 -n2 --mpi=pmix "$bin" soak --duration 4 --interval 1 --sizes 64K --trials 2 \
     --warmup 0 --tolerance 10000 --quiet --out "$w/soak" >"$w/soak.txt" 2>&1
@@ -117,7 +117,8 @@ ln -s "$bin" "$w/submit/build/bench/fabricbench"
 (cd "$w/submit" && { ulimit -c unlimited 2>/dev/null; slurm_in sbatch --wait --output=job.out "$w/job.sbatch" allreduce $small; }) \
     >"$w/sbatch.txt" 2>&1 || {
     fail "sbatch --wait of docs/slurm.md's script exited $?: $(tail -n 3 "$w/sbatch.txt") $(tail -n 8 "$w/submit/job.out")"
-    # Open MPI's "system call failed" notice names the call and the file (seen: errno 2)
+    # Open MPI's "system call failed" notice names the call and the file (seen: errno 2,
+    # docs/testing.md round eleven)
     grep -B 8 -A 2 'errno' "$w/submit/job.out" | head -n 40 >&2
     for c in "$w"/submit/core*; do
         [ -f "$c" ] && command -v gdb >/dev/null 2>&1 &&

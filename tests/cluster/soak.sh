@@ -1,14 +1,15 @@
 #!/bin/sh
 # soak on the two-host cluster (lib.sh), 1 rank per host: the veth's rate is lowered halfway
 # through, and the soak says degraded, naming the interval where it happened.
-#   A soak of 8 intervals of 1 s (allreduce of 256 KiB, 3 trials, no warm-up, --tolerance 300)
-#   runs in the background; once soak.csv holds interval 4, tbf 16 Mbit/s goes on both veth ends
+#   A soak of 8 intervals of 1 s (allreduce of 256 KiB, 3 trials, no warm-up, --tolerance 300) runs
+#   in the background; once soak.csv holds interval 4, tbf 16 Mbit/s goes on both veth ends
 #   (cluster_shape). A 256 KiB all-reduce over 2 ranks sends 256 KiB each way: about 140 ms per
-#   iteration at 16 Mbit/s (read: 138-174 ms), against 0.15-0.2 ms unshaped, so the baseline's
-#   limit (4 x its median, or 5 MADs: 0.6-0.9 ms) is passed 150 times over. The test runs
-#   alone (RUN_SERIAL): beside other tests an unshaped iteration was seen to take up to 150 ms
-#   when a rank waited for a CPU. At 4 Mbit/s (until issue 31) each shaped interval took 11 s
-#   and the test 52 s; at 16 Mbit/s, 2.5 s and 20 s.
+#   iteration at 16 Mbit/s (read: 138-174 ms), against 0.15-0.2 ms unshaped, so the baseline's limit
+#   (4 x its median, or 5 MADs: 0.6-0.9 ms) is passed 150 times over (2026-12-03, docs/testing.md,
+#   issue 31's round two). The test runs alone (RUN_SERIAL): beside other tests an unshaped
+#   iteration was seen to take up to 150 ms when a rank waited for a CPU (2026-12-01). At 4 Mbit/s
+#   (until issue 31) each shaped interval took 11 s and the test 52 s; at 16 Mbit/s, 2.5 s and 20 s
+#   (docs/testing.md, the same round).
 #   Expected: exit 1; every interval up to the last one soak.csv held before the shaping (K, 4:
 #   the soak is held there until the shaping is done, FB_TEST_SOAK_GATE) is "baseline" or "ok";
 #   the first "degraded" interval is K + 1; every later one is degraded; the `soak: degraded:`
@@ -23,7 +24,8 @@ out=$w/soak
 
 # The soak holds after interval 4 until the gate file exists (FB_TEST_SOAK_GATE, rank 0): tc acts
 # between two intervals, never inside a trial planned unshaped (hundreds of 0.2 ms iterations
-# that then take 140 ms each: once such a trial ran 160 s, once 188 s, past the test's limit).
+# that then take 140 ms each: in CI once such a trial ran 160 s, once 188 s, past the test's
+# limit, 2026-12-05).
 gate=$w/gate
 cluster_mpi 1 2 --mca mpi_yield_when_idle 1 -x FB_TEST_SOAK_GATE="4:$gate" "$bin" soak --duration 8 --interval 1 --tolerance 300 \
     --sizes 256K --trials 3 --warmup 0 --quiet --out "$out" >"$w/soak.out" 2>"$w/soak.err" &
@@ -55,12 +57,12 @@ late=$(csv_awk 'v("rank") == "all" && v("interval") > f && v("verdict") != "degr
 grep -q "^soak: degraded: rank [01] on fbhost[0-9]*[ab], interval $first (from " "$w/soak.out" ||
     fail "no degraded line names interval $first: $(grep degraded "$w/soak.out" | head -n 3)"
 grep -q "^soak: DEGRADED: " "$w/soak.out" || fail "no DEGRADED verdict"
-# The shaped intervals fit the soak's length (issue 28): soak sizes each interval's trials to
-# its points' iterations (0.28 s a round of the two points, shaped), one trial at least, and
-# says that even one passes 80% of the interval; each shaped interval after the first degraded
-# one then takes about 1.1 s (at most 1.6 here), against 2.5 s with 3 trials before. (A trial
-# running when tc acts keeps the iterations it was planned with: the gate above keeps the test
-# clear of that; soak itself still has no bound inside a trial.)
+# The shaped intervals fit the soak's length (issue 28): soak sizes each interval's trials to its
+# points' iterations (0.28 s a round of the two points, shaped), one trial at least, and says that
+# even one passes 80% of the interval; each shaped interval after the first degraded one then takes
+# about 1.1 s (at most 1.6 here; 2026-12-04), against 2.5 s with 3 trials before. (A trial running
+# when tc acts keeps the iterations it was planned with: the gate above keeps the test clear of
+# that; soak itself still has no bound inside a trial.)
 starts=$(csv_awk 'v("rank") == "all" && v("case") == "out_of_place" { printf "%s:%s ", v("interval"), v("start_s") }' "$out/soak.csv")
 echo "interval starts (s): $starts"
 slow=$(csv_awk 'v("rank") == "all" && v("case") == "out_of_place" { st[v("interval")] = v("start_s") }

@@ -6,20 +6,20 @@
 # two forked processes copying through one shared buffer with spinning flags) within 25%. The
 # staged check is the one that catches a harness cost in the staged path (a sleeping wait, a
 # fresh buffer's page faults): the reference has none of it.
-# A 2-core shared machine is noisy; each side is the median of several trials, the set is
-# measured up to 7 times, and each figure compares each side's best so far (the highest
-# bandwidth, the lowest time): the two sides run moments apart, and in one run of the test alone
-# the second set read the copy 26% under the reference and the staged transfer 34% over it, after
-# a first set where both were within 7%. A run's 16 MiB send/recv median moves from one launch to
-# the next, on both sides alike (2.2 to 4.2 ms in 6 launches of each, alone): with 3 sets,
-# fabricbench's three launches once all read 3.2-3.7 ms against the reference's best of 2.4 (CI
-# and here, alone). A cost in fabricbench's path is in every set. After 7 sets (5 until CI,
+# A 2-core shared machine is noisy; each side is the median of several trials, the set is measured
+# up to 7 times, and each figure compares each side's best so far (the highest bandwidth, the lowest
+# time): the two sides run moments apart, and in one run of the test alone (a clean-clone run,
+# 2026-12-03) the second set read the copy 26% under the reference and the staged transfer 34% over
+# it, after a first set where both were within 7%. A run's 16 MiB send/recv median moves from one
+# launch to the next, on both sides alike (2026-12-05: 2.2 to 4.2 ms in 6 launches of each, alone):
+# with 3 sets, fabricbench's three launches once all read 3.2-3.7 ms against the reference's best of
+# 2.4 (CI and here, alone). A cost in fabricbench's path is in every set. After 7 sets (5 until CI,
 # 2026-12-07, on a slow run: the reference's send/recv read 2.4-4.6 ms in all 5 of its launches,
 # fabricbench's 1.8-3.1, best ratio 0.749, medians 0.719), a figure whose best is still out is
-# judged on the median of each side's 7 sets: one lucky set moves a best
-# (CI, 2026-12-06: fabricbench's copy 10.9-18.5 GB/s over its sets against the loop's 11.2-12.5,
-# best ratio 1.49, medians 13.0 and 11.6; its all-reduce 6.8 ms once, otherwise 9.9-11.1, against
-# 9.6-11.3), not a cost that is in every set.
+# judged on the median of each side's 7 sets: one lucky set moves a best (CI, 2026-12-06:
+# fabricbench's copy 10.9-18.5 GB/s over its sets against the loop's 11.2-12.5, best ratio 1.49,
+# medians 13.0 and 11.6; its all-reduce 6.8 ms once, otherwise 9.9-11.1, against 9.6-11.3), not a
+# cost that is in every set.
 . "$(dirname "$0")/../lib.sh"
 bin=$1 ref_memcpy=$2 ref_allreduce=$3 ref_sendrecv=$4 ref_staged=$5
 work=$(mktemp -d)

@@ -112,8 +112,9 @@ END {
     # the two are taken at different moments on a shared, oversubscribed machine where a rank
     # can lose a 4 ms time slice. Below 1 us the clock read of one-by-one timing itself
     # dominates. A unit slip (a factor 1000) moves every point of a benchmark out of range; a
-    # burst of load from other tests moves one or two (seen: a 1 KiB all-reduce with trials of
-    # 3 ms against one-by-one iterations of 2 us, taken moments apart while other tests ran).
+    # burst of load from other tests moves one or two (seen on 2026-12-03, docs/testing.md: a
+    # 1 KiB all-reduce with trials of 3 ms against one-by-one iterations of 2 us, taken moments
+    # apart while other tests ran).
     # So a benchmark fails when more than a quarter of its points are out of range (a slip of
     # densenet_allreduce time_iter by 1000, injected, put 7 of 8 out); each one out is printed.
     for (key in tkey) {

@@ -4,14 +4,14 @@
 # clock pair, as osu_latency does), run alternately 5 times. Each side's figure is its 5th
 # percentile over trials. A pair counts when it was quiet: both figures within 2x of their side's
 # best of the 5 (on a loaded 2-core machine a run's whole 5th percentile can be the scheduler's:
-# 5-10 us against 0.15). The median ratio fabricbench / reference over the quiet pairs must be at
-# most 1.10; with fewer than 3 quiet pairs the machine is too busy to judge (exit 77).
-# p2p runs at MPI_THREAD_SINGLE (--mpi-thread auto): at serialized Open MPI's per-call lock
-# read about 1.15-1.2 here. This VM has two speeds: at ~0.44 us the ratio reads 0.99-1.03, at
-# ~0.13 us 1.05-1.09 (about 10 ns of dispatch per leg: the benchmark's and the collectives'
-# table calls and the watchdog's two stores, docs/methodology.md); the limit admits both.
-# Sub-microsecond latency on a shared 2-core VM is the scheduler's (both sides read 0.8-2 us
-# under a load of 15), so the test runs only where FB_QUIET_MACHINE=1 says the machine is idle.
+# 5-10 us against 0.15 on 2026-12-01). The median ratio fabricbench / reference over the quiet pairs
+# must be at most 1.10; with fewer than 3 quiet pairs the machine is too busy to judge (exit 77).
+# p2p runs at MPI_THREAD_SINGLE (--mpi-thread auto): at serialized Open MPI's per-call lock read
+# about 1.15-1.2 here (2026-12-02). This VM has two speeds: at ~0.44 us the ratio reads 0.99-1.03,
+# at ~0.13 us 1.05-1.09 (about 10 ns of dispatch per leg: the benchmark's and the collectives' table
+# calls and the watchdog's two stores, docs/methodology.md); the limit admits both.
+# Sub-microsecond latency on a shared 2-core VM is the scheduler's (both sides read 0.8-2 us under a
+# load of 15, 2026-12-01), so the test runs only where FB_QUIET_MACHINE=1 says the machine is idle.
 . "$(dirname "$0")/../lib.sh"
 bin=$1 ref=$2
 [ "${FB_QUIET_MACHINE:-0}" = 1 ] ||

@@ -47,8 +47,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 header='kind,node,peer,bench,metric,measured,typical,ratio,evidence'
 # small and quick: 256 KiB messages, 3 trials. --tolerance 75: pretend nodes are processes of one
-# machine shared with other work; a pair's best trial moved up to 4x between rounds there (the
-# test-only slowdown is 10x or more), and polling ranks yield the processor when idle
+# machine shared with other work; a pair's best trial moved up to 4x between rounds there
+# (2026-12-01; the test-only slowdown is 10x or more), and polling ranks yield the processor when
+# idle
 args="--backend host --bytes 256K --trials 3 --tolerance 75 --quiet"
 
 # locate NODES [VAR=VALUE]: runs locate on NODES pretend nodes into $work/out, with $bind's
@@ -186,7 +187,8 @@ compute)
     # its spin multiplied its waits for the core too, the others spread 3x, and their MAD hid
     # it.) Unbound (each rank's BLAS a thread per CPU of the machine) they spread 1.8x. Each node
     # at its own pace, the 4 healthy ones at times split in two groups (0.0058 and 0.0095
-    # TFLOP/s) whose MAD hides node 4: named in 4 runs of 6 here, so tried three times.
+    # TFLOP/s) whose MAD hides node 4: named in 4 runs of 6 here, so tried three times (these
+    # figures: 2026-12-05).
     bind="--cpu-set 0 --bind-to core:overload-allowed"
     for attempt in 1 2 3; do
         rm -rf "$work/out"
@@ -326,16 +328,16 @@ hang | dead | hang0 | frozen0)
     # hang0: rank 0 itself hangs there: no rank 0 to write the table. Rank 0's watchdog fires at
     # --timeout and holds the job twice --timeout; the deputy (rank 1) gives rank 0 --timeout
     # after its own node's pass, then writes the table naming node 0 and stops the job 5 s later.
-    # (--timeout 20: rank 0 measures its own node first, which beside the suite's other tests
-    # took over 10 s, and in CI a healthy node's phase 1 once ended more than 10 s after rank
-    # 0's, both named for no answer; the hung rank's watchdog leaves rank 0 twice --timeout to
+    # (--timeout 20: rank 0 measures its own node first, which beside the suite's other tests took
+    # over 10 s, and in CI (2026-12-05) a healthy node's phase 1 once ended more than 10 s after
+    # rank 0's, both named for no answer; the hung rank's watchdog leaves rank 0 twice --timeout to
     # stop the job)
     limit=20 hr=3 grace=
     # dead: Open MPI's mpirun sends the survivors SIGTERM 1 s after a rank dies and SIGKILL 1 s
-    # after that (odls_base_sigkill_timeout): rank 0 writes the table on the SIGTERM, 10 ms
-    # later on an idle machine (5 of 5 here), yet beside the suite's other tests it once had
-    # not written it within the second; the test gives mpirun 5 s, the claim being that rank 0
-    # writes it, not how fast a loaded machine lets it
+    # after that (odls_base_sigkill_timeout): rank 0 writes the table on the SIGTERM, 10 ms later on
+    # an idle machine (5 of 5 here, 2026-12-06), yet beside the suite's other tests it once had not
+    # written it within the second; the test gives mpirun 5 s, the claim being that rank 0 writes
+    # it, not how fast a loaded machine lets it
     [ "$what" = dead ] && limit=60 grace="--mca odls_base_sigkill_timeout 5"
     case $what in hang0 | frozen0) hr=0 ;; esac
     t0=$(date +%s)
@@ -415,10 +417,10 @@ hang | dead | hang0 | frozen0)
             fail "the deputy does not say it marked env.json"
     fi
     if [ "$what" = hang0 ] || [ "$what" = frozen0 ]; then
-        # the deputy stopped the job, not rank 0's hold: rank 0's watchdog fires --timeout into
-        # the phase and then holds the job twice --timeout, so that path takes 3 x --timeout (60
-        # s) and more; the deputy's, its own node's pass + --timeout + 5 s (about 35 s alone, 48
-        # and 54 s in a slow CI sitting that failed the old bound of 2 x --timeout + 5)
+        # the deputy stopped the job, not rank 0's hold: rank 0's watchdog fires --timeout into the
+        # phase and then holds the job twice --timeout, so that path takes 3 x --timeout (60 s) and
+        # more; the deputy's, its own node's pass + --timeout + 5 s (about 35 s alone, 48 and 54 s
+        # in a slow CI sitting on 2026-12-07 that failed the old bound of 2 x --timeout + 5)
         [ "$took" -lt $((3 * limit)) ] || fail "the job took $took s: the deputy did not stop it"
         grep -q "no answer from $host/n0; the others are judged in nodes.csv, written by the deputy, rank 1 on $host" "$work/stderr" ||
             fail "no watchdog line from the deputy: $(grep -i timeout "$work/stderr")"

@@ -5,8 +5,8 @@
 # With a device memory on host-strict (--device-memory, issue 29), memfit and the step meet one
 # capacity through one memory model: at 240M (32x32, fp32) the step runs at memfit's batch_max
 # and is out of memory at one image more, naming the capacity; at a 32 GiB V100's (the c4140-m
-# profile's gpu_memory, 224x224) memfit's batch is about 125 fp32 images and twice it fails as
-# out of memory naming 32G, before any compute (the step at 125 images would need 32 GiB of this
+# profile's gpu_memory, 224x224) memfit's batch is 100-150 fp32 images and twice it fails as
+# out of memory naming 32G, before any compute (the step at that batch would need 32 GiB of this
 # machine's memory: test_densenet_step allocates it whole on host-strict instead).
 . "$(dirname "$0")/../lib.sh"
 bin=$1

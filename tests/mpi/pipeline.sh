@@ -76,9 +76,9 @@ fi
 [ "$part" != content ] || finish
 
 # Prefetch: a consumer far slower than the workers must find every batch ready. One worker
-# builds a batch of 2 PNGs in 15-40 ms; a consumer at 20 images/s computes 100 ms on each. With
-# the ring's slot held through the compute (the bug this catches) the worker could not start
-# the next batch until the compute ended, and the stall would be 0.12 to 0.3.
+# builds a batch of 2 PNGs in a fraction of the 100 ms a consumer at 20 images/s computes on
+# each. With the ring's slot held through the compute (the bug this catches) the worker could
+# not start the next batch until the compute ended, and the consumer would wait for each build.
 "$bin" run pipeline --backend host --out "$work/slow" --threads 1 --batch 2 --rate 20 \
     --trials 3 --warmup 1 --trial-ms 1 --quiet >"$work/slow.txt" 2>&1 || fail "slow consumer run failed"
 stall=$(csv_awk 'v("case") == "consume_20" && v("metric") == "stall_fraction" && v("src") == 0 { print v("median") }' "$work/slow/results.csv")

@@ -3,8 +3,8 @@
 # In the sanitizer build (-DFB_SANITIZE=ON): every test runs with the sanitizers halting on their
 # first report, and LeakSanitizer tracking all but what Open MPI allocates for itself in MPI_Init,
 # MPI_Finalize and its threads (mpi_untracked.c, linked into every program of this build), so
-# that a block it finds leaked is ours. The fast unwinder (about 5 times less CPU than the full
-# one at every allocation) is enough: no suppression needs Open MPI's frames.
+# that a block it finds leaked is ours. The fast unwinder (far less CPU than the full one at
+# every allocation) is enough: no suppression needs Open MPI's frames.
 # In the other builds: valgrind memcheck on a short run, when valgrind is installed.
 set(_fb_san_dir ${CMAKE_CURRENT_LIST_DIR})
 # The sanitizer suite in the main tree's schedule (harness/scripts/test.sh, docs/testing.md): this
@@ -15,7 +15,7 @@ set(_fb_san_dir ${CMAKE_CURRENT_LIST_DIR})
 # Left out here: schema_documents_columns is a longer run of every benchmark than
 # sanitize_host_suite_np2 (calibrated trials) that checks documentation, not memory; compare_host
 # asks two timed runs of one configuration to agree within their noise, which ASan's allocator
-# makes 20% wider (test_compare and the results fuzzer cover compare's code under the
+# widens (docs/sanitizers.md; test_compare and the results fuzzer cover compare's code under the
 # sanitizers); packaging checks the .deb's Depends against the libraries the binary links, which
 # under the sanitizers include libasan. The main tree runs all three.
 function(fb_sanitizer_suite_for_main_tree)
@@ -58,7 +58,7 @@ if(FB_SANITIZE)
   add_test(NAME leak_check_alive COMMAND sh ${_fb_san_dir}/leak_check.sh $<TARGET_FILE:leak_check_alive>)
   set_tests_properties(leak_check_alive PROPERTIES LABELS sanitize
                        ENVIRONMENT "${FB_TEST_ENV};${FB_SANITIZER_ENV}" PROCESSORS 2)
-  # fault injection in five shares that run side by side: the five together kept 1.9 CPUs busy
+  # fault injection in five shares that run side by side: together they keep the CPUs busy
   # (their runs' ranks end on their own, rank_status.sh, with no second of mpirun's clean-up)
   foreach(part IN ITEMS p2p_alloc p2p quick step coll)
     add_test(NAME fault_injection_${part} COMMAND sh ${_fb_san_dir}/fault.sh $<TARGET_FILE:fabricbench> ci ${part})

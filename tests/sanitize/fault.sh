@@ -11,17 +11,16 @@
 # p2p_alloc (p2p at every N of its allocations), p2p (its copies, streams and events, the faults
 # on one rank, and the malformed FB_FAULT), quick (the quick benchmarks, densenet_allreduce and
 # compute), step or coll (the five collectives). Each share must inject at least one fault.
-# Counts come first (FB_FAULT=count). In CI: p2p, the benchmark with the most calls of every
-# kind (IPC shared memory, three transports, matrices), is failed at every N of its allocations
-# and at 6 points spread over its copies, streams and events and 4 over its IPC opens (a pair
-# that cannot map is waived: exit 0, warned, nothing leaked), plus three faults on one rank
-# alone; the quick benchmarks together (h2d allreduce pipeline memfit) at 8 points over their
-# allocations and 4 over each other kind; densenet_allreduce and compute, long runs, at their
-# first calls; the five collectives timed both ways (batched trials, iterations one by one,
-# synced trials) with one rank alone failing at each of its allocations, copies and stream
-# creations and 16 of its events, where a rank that stopped would leave the other in a
-# collective call (issue 30). `full` fails every N of
-# every kind of the first two sets and the collectives (about 570 runs).
+# Counts come first (FB_FAULT=count). In CI: p2p, the benchmark with the most calls of every kind
+# (IPC shared memory, three transports, matrices), is failed at every N of its allocations and at 6
+# points spread over its copies, streams and events and 4 over its IPC opens (a pair that cannot map
+# is waived: exit 0, warned, nothing leaked), plus three faults on one rank alone; the quick
+# benchmarks together (h2d allreduce pipeline memfit) at 8 points over their allocations and 4 over
+# each other kind; densenet_allreduce and compute, long runs, at their first calls; the five
+# collectives timed both ways (batched trials, iterations one by one, synced trials) with one rank
+# alone failing at each of its allocations, copies and stream creations and 16 of its events, where
+# a rank that stopped would leave the other in a collective call (issue 30). `full` fails every N of
+# every kind of the first two sets and the collectives.
 # Every run with a fault injected must end with every rank exiting 1 and rank 0 naming the
 # injected error (out of memory for an allocation, the backend's error for the rest) and, for a
 # fault on one rank, that rank. Each rank runs under rank_status.sh, which records its exit
@@ -190,8 +189,8 @@ fi
 fi
 
 # The quick set and step decode the imagenet set (500x375 JPEG): the calls failed are the same
-# kinds, and a run costs a quarter of the CPU of 1024x1024 PNG under the sanitizers (pipeline:
-# 1.6 CPU-s against 6.0). The PNG decode runs under them in sanitize_host_suite_np2.
+# kinds, and a run costs much less CPU than 1024x1024 PNG under the sanitizers. The PNG decode runs
+# under them in sanitize_host_suite_np2.
 if share quick; then
 quick="h2d allreduce pipeline memfit --dataset imagenet"
 count "$quick"

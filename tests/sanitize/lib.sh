@@ -6,8 +6,8 @@
 sanitizer_reports() {
     grep -E 'ERROR: [A-Za-z]+Sanitizer|runtime error:|SUMMARY: [A-Za-z]+Sanitizer|ERROR SUMMARY: [1-9]|exited on signal|Segmentation fault|Aborted|MPI_ABORT' "$1"
 }
-# The benchmark options that keep a run of every benchmark short under the sanitizers (about a
-# minute of CPU on 2 ranks): tiny sweeps, 2 iterations of 2 trials without calibration, the
+# The benchmark options that keep a run of every benchmark on 2 ranks short under the
+# sanitizers: tiny sweeps, 2 iterations of 2 trials without calibration, the
 # whole job only (--ranks), small images, a small memfit budget.
 FB_SHORT_OPTIONS="--backend host --min-bytes 8 --max-bytes 64K --matrix-bytes 64K --latency-bytes 8
  --fusion off,4M --ranks 2 --iters 2 --trials 2 --warmup 1 --threads 2 --batch 2 --rate 100

@@ -10,9 +10,9 @@
  * ompi_mpi_init, ompi_mpi_finalize and event_base_loop suppressions had, and it costs nothing at
  * exit: LeakSanitizer symbolizes the stacks of the blocks it finds leaked (to match them to the
  * suppressions), which in a process with any leaked block means reading libasan's debug
- * information, a quarter of a CPU-second for every rank of every job; a rank of ours that leaks
- * nothing now has no block to look at. Programs without MPI link it too: the PMPI_ calls are weak
- * and never made there. */
+ * information, a quarter of a CPU-second for every rank of every job (docs/testing.md, round
+ * four); a rank of ours that leaks nothing now has no block to look at. Programs without MPI
+ * link it too: the PMPI_ calls are weak and never made there. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>

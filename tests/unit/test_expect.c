@@ -296,7 +296,8 @@ static void check_machines(const char *dir)
     fb_expect_node_net(&n, "mlx5_1", &f); /* named, but DOWN */
     CHECK(isnan(f.gbps));
 
-    /* 10 GbE: eno2 has no speed (said in the note), lo is left out, no GPU */
+    /* 10 GbE: eno2, down and without a speed file, is left out with nothing said, as is lo; no
+     * GPU */
     snprintf(root, sizeof root, "%s/eth-10g", dir);
     fb_expect_node_read(root, "box", &n);
     CHECK(n.ngpus == 0 && n.nnics == 1 && strcmp(n.nic[0].name, "eno1") == 0);

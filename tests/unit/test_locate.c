@@ -251,7 +251,7 @@ static void check_decisions(void)
         double med4, mad4;
         bool sus;
         CHECK(fb_locate_typical(healthy, 4, &med4, &mad4) == FB_OK);
-        /* their linear MAD hides it: 3 scaled MADs below the median is 0.00038 */
+        /* their linear MAD hides it: 3 scaled MADs below the median is 0.00036 */
         CHECK(!fb_locate_is_suspect(0.000480, med4, mad4, 25.0, true));
         CHECK(fb_locate_rate_suspect(0.000480, healthy, 4, 25.0, &sus, &med) == FB_OK && sus);
         CHECK_NEAR(med, 0.0075, 1e-12);
