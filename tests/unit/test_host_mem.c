@@ -148,7 +148,8 @@ static void check_kind(enum fb_mem kind, const char *name, bool heap)
         if (in_heap(p))
             fprintf(stderr, "%s: %p is in the heap\n", name, p);
         CHECK(!in_heap(p));
-        /* not right after the buffer, 16 bytes past its last page */
+        /* not in the page right after the buffer (a heap block there sits 16 bytes past the
+         * buffer's last page: 4K aliasing) */
         CHECK(!((uintptr_t)next >= (uintptr_t)p + 16384 && (uintptr_t)next < (uintptr_t)p + 20480));
     }
     free(next);
