@@ -65,10 +65,13 @@ if [ -e /usr/bin/orterun ]; then mount --bind /dev/null /usr/bin/orterun; fi
 if "$build/bench/fabricbench" --version >/dev/null 2>&1; then echo "HIDING FAILED"; exit 9; fi
 set +e
 # The soak's figure is a CPU's copy shared with the other tests: one run's interval read degraded
-# against a baseline taken under other load. This test is about the bundle running every step,
-# so the soak's limit is 4x its baseline (as in cluster_soak_rate), not the 10% a GPU gets, and
-# it lasts 4 s (intervals of 1 s), not 20: the step is run and judged the same way.
-FB_CHECK_SOAK_S=4 FB_CHECK_SOAK_TOLERANCE=300 FB_BACKEND=host OUT="$work/out" TMPDIR="$work/tmp" sh "$work/bundle/gpu-check.sh" \
+# against a baseline taken under other load, and at a limit of 4x its baseline a clean-copy run
+# still read one degraded (2026-12-07: this test runs early, beside the two builds). This test is
+# about the bundle running every step, not about the soak's rule (soak_health and
+# cluster_soak_rate judge that), so its tolerance is 10000% (as in cluster_slurm's soak), not
+# the 10% a GPU gets, and the soak lasts 4 s (intervals of 1 s), not 20: the step is run and
+# judged the same way.
+FB_CHECK_SOAK_S=4 FB_CHECK_SOAK_TOLERANCE=10000 FB_BACKEND=host OUT="$work/out" TMPDIR="$work/tmp" sh "$work/bundle/gpu-check.sh" \
     >"$work/check.txt" 2>"$work/check.err"
 echo "check exit \$?"
 EOF
@@ -86,7 +89,9 @@ for s in versions doctor run p2p pipeline train-fp16 train-bf16 memfit fit; do
             "$(tail -n 5 "$work/out/$s.txt" 2>/dev/null)"
 done
 if [ "$have_cuda" = ON ]; then
-    [ "$rc" = 0 ] || fail "the check exited $rc, expected 0: $(cat "$work/check.err")"
+    [ "$rc" = 0 ] || fail "the check exited $rc, expected 0: $(cat "$work/check.err")" \
+        "$(awk -F'\t' '$4 != "ok" && $2 != 77 { print $1 }' "$steps" | while read -r s; do
+               echo "--- $s.txt:"; tail -n 5 "$work/out/$s.txt" 2>/dev/null; done)"
 else
     [ "$rc" = 1 ] || fail "the check exited $rc without the GPU tests, expected 1"
     for t in test_conv_gemm test_pool_kernels; do
