@@ -208,7 +208,8 @@ fb_status fb_real_parse(const char *text, double min, double max, double *value,
     return FB_OK;
 }
 
-void fb_size_format(size_t bytes, char *buf, size_t len)
+/* Both forms: the option's spelling ("64M") or the unit's name ("64 MiB"). */
+static void size_format(size_t bytes, bool named, char *buf, size_t len)
 {
     static const char suffix[] = {'G', 'M', 'K'};
     static const unsigned shift[] = {30, 20, 10};
@@ -216,9 +217,16 @@ void fb_size_format(size_t bytes, char *buf, size_t len)
     for (int i = 0; i < 3; i++) {
         size_t unit = (size_t)1 << shift[i];
         if (bytes >= unit && bytes % unit == 0) {
-            snprintf(buf, len, "%zu%c", bytes / unit, suffix[i]);
+            snprintf(buf, len, named ? "%zu %ciB" : "%zu%c", bytes / unit, suffix[i]);
             return;
         }
     }
-    snprintf(buf, len, "%zu", bytes);
+    snprintf(buf, len, named ? "%zu B" : "%zu", bytes);
+}
+
+void fb_size_format(size_t bytes, char *buf, size_t len) { size_format(bytes, false, buf, len); }
+
+void fb_size_format_named(size_t bytes, char *buf, size_t len)
+{
+    size_format(bytes, true, buf, len);
 }

@@ -50,4 +50,8 @@ size_t fb_size_past_cache(unsigned long long cache_bytes);
 /* Formats bytes with a binary suffix when exact ("64K", "256M", "1G"), else plain digits. */
 void fb_size_format(size_t bytes, char *buf, size_t len);
 
+/* The same size with its unit named, for text a reader sees: "64 KiB", "256 MiB", "1 GiB",
+ * "27872824 B" (never "64MB", which is another size). */
+void fb_size_format_named(size_t bytes, char *buf, size_t len);
+
 #endif

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "escape.h"
+#include "units.h"
 
 static const struct {
     const char *name;
@@ -30,23 +31,12 @@ size_t fb_file_cap(enum fb_file_kind kind) { return kinds[kind].cap; }
 
 const char *fb_file_kind_name(enum fb_file_kind kind) { return kinds[kind].name; }
 
-/* "1 GiB", "64 MiB", or "N bytes" for a cap. */
-static void cap_text(size_t cap, char *buf, size_t len)
-{
-    if (cap >= ((size_t)1 << 30) && cap % ((size_t)1 << 30) == 0)
-        snprintf(buf, len, "%zu GiB", cap >> 30);
-    else if (cap >= ((size_t)1 << 20) && cap % ((size_t)1 << 20) == 0)
-        snprintf(buf, len, "%zu MiB", cap >> 20);
-    else
-        snprintf(buf, len, "%zu bytes", cap);
-}
-
 static void too_large(const char *shown, enum fb_file_kind kind, const char *size, char *err,
                       size_t errlen)
 {
     char cap[32];
 
-    cap_text(kinds[kind].cap, cap, sizeof cap);
+    fb_size_format_named(kinds[kind].cap, cap, sizeof cap);
     snprintf(err, errlen, "%s: %s bytes, more than the %s a %s may hold", shown, size, cap,
              kinds[kind].name);
 }
@@ -159,7 +149,7 @@ fb_status fb_file_read(const char *path, enum fb_file_kind kind, bool optional, 
         n += (size_t)got;
         if (n > kinds[kind].cap) {
             char capt[32];
-            cap_text(kinds[kind].cap, capt, sizeof capt);
+            fb_size_format_named(kinds[kind].cap, capt, sizeof capt);
             snprintf(err, errlen, "%s: grew past the %s a %s may hold while it was read", shown,
                      capt, kinds[kind].name);
             st = FB_ERR_USAGE;

@@ -228,16 +228,8 @@ void fb_report_series_title(const struct fb_row *r, unsigned show, char *buf, si
         ADD("%s", r->dtype[0] ? dtype_short(r->dtype) : "-");
     if (show & K_BYTES) {
         if (r->bytes >= 0) {
-            /* "64 MiB", not "64MB": a binary unit spelled as one (mix refuses "MB") */
-            fb_size_format((size_t)r->bytes, size, sizeof size);
-            size_t n = strlen(size);
-            char unit = n > 0 ? size[n - 1] : '\0';
-            if (unit == 'K' || unit == 'M' || unit == 'G') {
-                size[n - 1] = '\0';
-                ADD("fusion %s %ciB", size, unit);
-            } else {
-                ADD("fusion %s B", size);
-            }
+            fb_size_format_named((size_t)r->bytes, size, sizeof size);
+            ADD("fusion %s", size);
         } else {
             ADD("no fusion");
         }

@@ -144,6 +144,13 @@ int main(void)
     CHECK(strcmp(buf, "27872824") == 0);
     fb_size_format(8, buf, sizeof buf);
     CHECK(strcmp(buf, "8") == 0);
+    /* the named form, for text a reader sees */
+    fb_size_format_named(65536, buf, sizeof buf);
+    CHECK(strcmp(buf, "64 KiB") == 0);
+    fb_size_format_named(1u << 30, buf, sizeof buf);
+    CHECK(strcmp(buf, "1 GiB") == 0);
+    fb_size_format_named(27872824, buf, sizeof buf);
+    CHECK(strcmp(buf, "27872824 B") == 0);
 
     /* checked size arithmetic: overflow is reported, never wrapped */
     {
