@@ -113,7 +113,8 @@ mkdir -p "$w/submit/build/bench"
 ln -s "$bin" "$w/submit/build/bench/fabricbench"
 # A rank that crashes leaves its core in the job's folder (the limit travels with the job:
 # PropagateResourceLimits), and its stack is printed here: a segmentation fault of one doctor
-# rank was seen in two whole-suite runs and never alone (docs/cluster-tests.md).
+# rank was seen in two whole-suite runs and never alone (docs/cluster-tests.md), likely the
+# MPI_Init race that slurm_lib.sh's PMIxCollFence=ring now keeps away (docs/slurm.md).
 (cd "$w/submit" && { ulimit -c unlimited 2>/dev/null; slurm_in sbatch --wait --output=job.out "$w/job.sbatch" allreduce $small; }) \
     >"$w/sbatch.txt" 2>&1 || {
     fail "sbatch --wait of docs/slurm.md's script exited $?: $(tail -n 3 "$w/sbatch.txt") $(tail -n 8 "$w/submit/job.out")"

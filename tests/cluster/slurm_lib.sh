@@ -29,7 +29,11 @@
 # --net, not `ip netns exec`, which remounts /sys and hides the cgroup tree slurmd reads; PMIx's
 # client folder is per node (two slurmd would make the same spmix_appdir_* under one base), and
 # mpi.conf's PMIxCliTmpDirBase does not expand %n, so each slurmd has a configuration folder of
-# its own (the same slurm.conf, its own mpi.conf and gres.conf).
+# its own (the same slurm.conf, its own mpi.conf and gres.conf). mpi.conf also sets
+# PMIxCollFence=ring: with this Slurm's default (mixed: a ring for the modex, a tree for Open
+# MPI's barrier at the end of MPI_Init) a rank was still waiting for the modex to release it
+# when a peer, already through the barrier, sent its first message, and it died of a
+# segmentation fault in MPI_Init (docs/slurm.md, "A rank killed in MPI_Init under srun").
 SL_DIR=
 SL_NODES= # "namespace host address" lines, the controller's first
 SL_BASE=  # the hosts' private folder
@@ -180,7 +184,7 @@ EOC
     for h in $(echo "$SL_NODES" | awk 'NF == 3 { print $2 }'); do
         mkdir -p "$SL_DIR/spool/$h" "$SL_DIR/etc-$h" "$SL_DIR/pmix-$h" "$SL_DIR/dev-$h"
         cp "$SL_DIR/slurm.conf" "$SL_DIR/etc-$h/slurm.conf"
-        echo "PMIxCliTmpDirBase=$SL_DIR/pmix-$h" >"$SL_DIR/etc-$h/mpi.conf"
+        printf 'PMIxCliTmpDirBase=%s\nPMIxCollFence=ring\n' "$SL_DIR/pmix-$h" >"$SL_DIR/etc-$h/mpi.conf"
         # four "GPUs" per node for --gpus-per-node: files standing in for the device nodes
         touch "$SL_DIR/dev-$h/gpu0" "$SL_DIR/dev-$h/gpu1" "$SL_DIR/dev-$h/gpu2" "$SL_DIR/dev-$h/gpu3"
         echo "Name=gpu File=$SL_DIR/dev-$h/gpu[0-3]" >"$SL_DIR/etc-$h/gres.conf"
