@@ -195,6 +195,9 @@ EOC
         sl_ns "$h" slurmd -f "$SL_DIR/etc-$h/slurm.conf" -N "$h" 2>"$SL_DIR/slurmd-$h.err" ||
             sl_fail "slurmd on $h does not start: $(tail -n 3 "$SL_DIR/slurmd-$h.err")"
     done
+    # the fences as rings (above), as Slurm read them
+    slurm_in scontrol show config 2>&1 | grep -Eq '^PMIxCollFence += ring$' ||
+        sl_fail "Slurm does not run its PMIx fences as rings: $(slurm_in scontrol show config 2>&1 | grep -E '^PMIxCollFence|error' | head -n 2)"
     for _ in $(seq 1 100); do
         [ "$(slurm_in sinfo -h -o '%t %D' 2>/dev/null | sort | paste -sd, -)" = "${1:-idle $SL_COUNT}" ] && return 0
         sleep 0.2
