@@ -6,7 +6,8 @@
 # on exit (or a signal) before the hosts go; a test killed with SIGKILL leaves them in its
 # namespaces, which the next cluster test reaps (lib.sh, multi.sh).
 #
-#   slurm_up [STATES]    start munge and the daemons; wait until sinfo's node states are STATES
+#   slurm_up [STATES]    start munge and the daemons; wait until sinfo's node states are STATES;
+#                        stop unless scontrol shows the PMIx fences as rings (below)
 #                        (default "idle N": every node idle; sorted "%t %D" lines joined by
 #                        commas, as "drain 1,idle 1") (SKIP, 77, when a tool is missing; a
 #                        failure when a daemon does not start)
