@@ -134,23 +134,23 @@ int main(void)
     CHECK(strstr(why, "'11' is out of range [0, 10]") != NULL);
     decimal();
 
-    fb_size_format(65536, buf, sizeof buf);
-    CHECK(strcmp(buf, "64K") == 0);
-    fb_size_format(268435456, buf, sizeof buf);
-    CHECK(strcmp(buf, "256M") == 0);
-    fb_size_format(1u << 30, buf, sizeof buf);
-    CHECK(strcmp(buf, "1G") == 0);
-    fb_size_format(27872824, buf, sizeof buf);
-    CHECK(strcmp(buf, "27872824") == 0);
-    fb_size_format(8, buf, sizeof buf);
-    CHECK(strcmp(buf, "8") == 0);
-    /* the named form, for text a reader sees */
-    fb_size_format_named(65536, buf, sizeof buf);
-    CHECK(strcmp(buf, "64 KiB") == 0);
-    fb_size_format_named(1u << 30, buf, sizeof buf);
-    CHECK(strcmp(buf, "1 GiB") == 0);
-    fb_size_format_named(27872824, buf, sizeof buf);
-    CHECK(strcmp(buf, "27872824 B") == 0);
+    /* each size in the option's spelling and with its unit named (text a reader sees) */
+    {
+        static const struct {
+            size_t bytes;
+            const char *spelled, *named;
+        } sizes[] = {
+            {65536, "64K", "64 KiB"},           {268435456, "256M", "256 MiB"},
+            {(size_t)1 << 30, "1G", "1 GiB"},   {27872824, "27872824", "27872824 B"},
+            {8, "8", "8 B"},
+        };
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            fb_size_format(sizes[i].bytes, buf, sizeof buf);
+            CHECK(strcmp(buf, sizes[i].spelled) == 0);
+            fb_size_format_named(sizes[i].bytes, buf, sizeof buf);
+            CHECK(strcmp(buf, sizes[i].named) == 0);
+        }
+    }
 
     /* checked size arithmetic: overflow is reported, never wrapped */
     {
