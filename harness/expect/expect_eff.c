@@ -88,8 +88,13 @@ fb_status fb_expect_eff_load(const char *path, char *err, size_t errlen)
         memcpy(key, p, klen);
         key[klen] = '\0';
         if ((k = eff_index(key)) < 0) {
-            snprintf(err, errlen, "%s:%d: unknown efficiency '%.40s' (known: ib, pcie_copy, nvlink)",
-                     path, lineno, key);
+            int n = snprintf(err, errlen, "%s:%d: unknown efficiency '%.40s' (known:", path,
+                             lineno, key);
+            for (size_t i = 0; i < fb_expect_neff && n >= 0 && (size_t)n < errlen; i++)
+                n += snprintf(err + n, errlen - (size_t)n, "%s %s", i ? "," : "",
+                              fb_expect_efficiencies[i].key);
+            if (n >= 0 && (size_t)n < errlen)
+                snprintf(err + n, errlen - (size_t)n, ")");
             fclose(f);
             return FB_ERR_USAGE;
         }

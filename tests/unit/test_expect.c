@@ -628,6 +628,18 @@ static void check_site_file(void)
     CHECK(fb_expect_eff_load(write_tmp("bad1", "ib = 0.5\nnvlnk = 0.9\n"), err, sizeof err) ==
           FB_ERR_USAGE);
     CHECK(strstr(err, "bad1:2:") && strstr(err, "unknown efficiency 'nvlnk'"));
+    /* the message names every key the table holds, in the table's order */
+    {
+        const char *at = strstr(err, "(known: ");
+        CHECK(at != NULL);
+        for (size_t i = 0; at && i < fb_expect_neff; i++) {
+            char want[80];
+            snprintf(want, sizeof want, "%s%s%s", i ? ", " : "(known: ", fb_expect_efficiencies[i].key,
+                     i + 1 == fb_expect_neff ? ")" : "");
+            CHECK(strncmp(at, want, strlen(want)) == 0);
+            at += strlen(want);
+        }
+    }
     CHECK_NEAR(fb_expect_eff("ib"), 0.9, 1e-12);
     CHECK(fb_expect_eff_load(write_tmp("bad2", "ib = 1.5\n"), err, sizeof err) == FB_ERR_USAGE);
     CHECK(strstr(err, "bad2:1:") && strstr(err, "at most 1"));
