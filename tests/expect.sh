@@ -7,12 +7,14 @@
 #    their switch when they copy at once;
 #  - a site file (FB_EXPECT_EFFICIENCY) changes the figures; a bad one is one line naming
 #    file:line and exit 2, for expect and for run, and run then creates no run folder;
+#  - a node whose NIC has no rate leaves the path to it and the ring unknown;
 #  - a run whose ranks share one host gets no expected figure between its "nodes"
 #    (FB_TEST_RANKS_PER_NODE=1 pretends two nodes on one host), and accept without a profile
 #    then says, in a SKIP, that nothing had one;
 #  - compare between two machines says whether a change is what their hardware says;
 #  - GPU pairs and the NCCL ring: PCIe by socket without NVML, NVLink from a facts file
-#    (FB_NVML_FACTS) in its place, a bad facts file refused; a run's IPC rows get their pair's
+#    (FB_NVML_FACTS) in its place, a bad facts file refused (one too large beside the node's own
+#    GPUs too); a run's IPC rows get their pair's
 #    figure (FB_TEST_GPU_BUSES stands ranks on described GPUs);
 #  - bad options exit 2 with one line.
 # (Figures between real hosts: tests/cluster/fabric.sh bandwidth.)
@@ -90,6 +92,24 @@ rc=$?
 [ "$rc" = 2 ] && [ "$(grep -c 'error: ' bn.err)" = 1 ] && [ ! -s bn.txt ] &&
     grep -q "FB_NVML_FACTS: $PWD/bad.nvml:2: a link count from 1 to 18 is needed" bn.err ||
     fail "expect with a bad facts file: exit $rc, $(cat bn.err)"
+# a facts file whose GPUs fit alone but not beside the node's own (sysfs's four GPUs of the K
+# and 13 more): refused before anything runs, not dropped when the run loads it
+for i in $(seq 32 44); do printf 'gpu 0000:%02x:00.0 Tesla V100-SXM2-32GB\n' "$i"; done >many.nvml
+printf 'gpu 0000:03:00.0 Tesla V100-SXM2-32GB\nnvlink 0000:03:00.0 0000:04:00.0 2\n' >>many.nvml
+FB_NVML_FACTS=$PWD/many.nvml FB_SYSFS_ROOT=$machines/c4140-k mpi 2 "$bin" expect --backend host >mn.txt 2>mn.err
+rc=$?
+[ "$rc" = 2 ] && [ "$(grep -c 'error: ' mn.err)" = 1 ] &&
+    grep -q "FB_NVML_FACTS: $PWD/many.nvml:13: more GPUs than the model holds (16)" mn.err ||
+    fail "expect with a facts file too large beside sysfs's GPUs: exit $rc, $(cat mn.err)"
+# one node's NIC without a rate: the path between the two nodes and the ring over them are not
+# determined (a path is as fast as its slowest hop), not the other node's figure
+cp -R "$machines/eth-10g" norate && echo -1 >norate/class/net/eno1/speed
+FB_TEST_RANKS_PER_NODE=1 "${MPIEXEC:-mpirun}" --oversubscribe -np 1 -x FB_SYSFS_ROOT="$machines/eth-10g" \
+    "$bin" expect --backend host : -np 1 -x FB_SYSFS_ROOT="$PWD/norate" "$bin" expect --backend host \
+    >nr.txt 2>&1 || fail "expect over a node without a NIC rate exited $?: $(tail -n 3 nr.txt)"
+grep -q "<-> .*: not determined (no NIC with a rate on one side)$" nr.txt &&
+    grep -q "^all-reduce busbw, one rank a node: not determined (a node's NIC has no rate)$" nr.txt ||
+    fail "a node without a NIC rate still gave a figure between the nodes: $(grep -e '<->' -e 'one rank a node' nr.txt)"
 FB_NVML_FACTS=$PWD/bad.nvml mpi 2 "$bin" run h2d --backend host --sizes 1M --trials 3 --quiet --out run_badnv >r.txt 2>r.err
 rc=$?
 [ "$rc" = 2 ] && [ ! -e run_badnv ] && grep -q "bad.nvml:2: a link count" r.err ||

@@ -265,7 +265,7 @@ static void print_model(const struct fb_expect_job *j)
                 struct fb_expect_fig f;
                 if (lead[b] < 0)
                     continue;
-                fb_expect_min(&j->ranks[lead[a]].net, &j->ranks[lead[b]].net, &f);
+                fb_expect_path_min(&j->ranks[lead[a]].net, &j->ranks[lead[b]].net, &f);
                 if (f.gbps > 0)
                     fb_out("  %s <-> %s: %.4g, bound %s\n", j->ranks[lead[a]].host,
                            j->ranks[lead[b]].host, f.gbps, f.bound);
@@ -274,17 +274,31 @@ static void print_model(const struct fb_expect_job *j)
                            j->ranks[lead[a]].host, j->ranks[lead[b]].host);
             }
         }
-        for (int n = 0; n < j->nodes; n++)
-            if (lead[n] >= 0)
-                fb_expect_min(&ring, &j->ranks[lead[n]].net, &ring);
+        /* every node's NIC is a hop of the ring: one unknown leaves the ring unknown */
+        for (int n = 0, first = 1; n < j->nodes; n++)
+            if (lead[n] >= 0) {
+                if (first)
+                    ring = j->ranks[lead[n]].net;
+                else
+                    fb_expect_path_min(&ring, &j->ranks[lead[n]].net, &ring);
+                first = 0;
+            }
         if (ring.gbps > 0)
             fb_out("all-reduce busbw, one rank a node: %.4g GB/s, bound %s (the ring's slowest "
                    "hop)\n", ring.gbps, ring.bound);
+        else
+            fb_out("all-reduce busbw, one rank a node: not determined (a node's NIC has no "
+                   "rate)\n");
         ring.gbps = NAN;
         ring.bound[0] = '\0';
-        for (int n = 0; n < j->nodes; n++)
-            if (lead[n] >= 0 && last[n] > lead[n])
-                fb_expect_min(&ring, &j->ranks[lead[n]].rails, &ring);
+        for (int n = 0, first = 1; n < j->nodes; n++)
+            if (lead[n] >= 0 && last[n] > lead[n]) {
+                if (first)
+                    ring = j->ranks[lead[n]].rails;
+                else
+                    fb_expect_path_min(&ring, &j->ranks[lead[n]].rails, &ring);
+                first = 0;
+            }
         if (ring.gbps > 0)
             fb_out("between nodes with several ranks a node (NCCL): the rails carry %.4g GB/s, "
                    "bound %s; a collective's busbw is the slower of that and each node's ring\n",

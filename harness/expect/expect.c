@@ -180,6 +180,17 @@ void fb_expect_min(const struct fb_expect_fig *a, const struct fb_expect_fig *b,
         *out = *m;
 }
 
+void fb_expect_path_min(const struct fb_expect_fig *a, const struct fb_expect_fig *b,
+                        struct fb_expect_fig *out)
+{
+    if (isnan(a->gbps) || isnan(b->gbps)) {
+        out->gbps = NAN;
+        out->bound[0] = '\0';
+        return;
+    }
+    fb_expect_min(a, b, out);
+}
+
 void fb_expect_ring_nodes(const struct fb_expect_ring_node *nodes, int n, struct fb_expect_fig *f)
 {
     struct fb_expect_fig hop;

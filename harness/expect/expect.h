@@ -209,10 +209,15 @@ void fb_expect_node_ring(const struct fb_expect_gpu *const *g, int n, struct fb_
 void fb_expect_memcpy_calibrate(void *dst, const void *src, size_t bytes, int reps,
                                 struct fb_expect_fig *f);
 
-/* The slower of two figures (a path is as fast as its slowest hop); a NAN one is ignored only
- * when both are NAN (then NAN). */
+/* The slower of two figures; a NAN one is ignored (NAN only when both are): for a hop that may
+ * not be on the path at all (a host buffer's PCIe link). */
 void fb_expect_min(const struct fb_expect_fig *a, const struct fb_expect_fig *b,
                    struct fb_expect_fig *out);
+
+/* A path through two hops that are both on it: the slower, or NAN (bound "") when either is
+ * unknown: a path is as fast as its slowest hop, and an unknown hop may be that one. */
+void fb_expect_path_min(const struct fb_expect_fig *a, const struct fb_expect_fig *b,
+                        struct fb_expect_fig *out);
 
 /* One node of a ring collective: the GPUs of its ranks (one a rank) and the NICs its rings
  * leave it by (fb_expect_node_rails for those ranks; NAN: none known). */

@@ -1,7 +1,7 @@
 /* The expected-figure model's efficiencies: what well-configured hardware reaches of a link's
  * payload rate, each with its source (docs/reference-figures.md lists the same rows; a test
- * holds them together). A site file overrides them (fb_expect_eff_load, `expect --efficiency`,
- * FB_EXPECT_EFFICIENCY). */
+ * holds them together). A site file overrides them (fb_expect_eff_load, FB_EXPECT_EFFICIENCY).
+ */
 #include "expect.h"
 
 #include <errno.h>
@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "escape.h"
 
 struct fb_expect_eff fb_expect_efficiencies[] = {
     {"ib", 0.96,
@@ -46,12 +48,14 @@ static int eff_index(const char *key)
 fb_status fb_expect_eff_load(const char *path, char *err, size_t errlen)
 {
     double value[sizeof fb_expect_efficiencies / sizeof fb_expect_efficiencies[0]];
-    char line[512];
+    char line[512], shown[256], val[64];
     int lineno = 0;
     FILE *f = fopen(path, "r");
 
+    fb_escape_str(path, 160, shown, sizeof shown); /* a message stays one line */
+
     if (!f) {
-        snprintf(err, errlen, "efficiency file '%s': %s", path, strerror(errno));
+        snprintf(err, errlen, "efficiency file '%s': %s", shown, strerror(errno));
         return FB_ERR_IO;
     }
     for (size_t i = 0; i < fb_expect_neff; i++)
@@ -64,8 +68,12 @@ fb_status fb_expect_eff_load(const char *path, char *err, size_t errlen)
 
         lineno++;
         if (!strchr(line, '\n') && !feof(f)) {
-            snprintf(err, errlen, "%s:%d: line longer than %zu bytes", path, lineno,
-                     sizeof line - 2);
+            /* fgets stops early only at a NUL byte, which strlen then finds before the end */
+            if (strlen(line) < sizeof line - 1)
+                snprintf(err, errlen, "%s:%d: a NUL byte in the line", shown, lineno);
+            else
+                snprintf(err, errlen, "%s:%d: line longer than %zu bytes", shown, lineno,
+                         sizeof line - 2);
             fclose(f);
             return FB_ERR_USAGE;
         }
@@ -73,7 +81,7 @@ fb_status fb_expect_eff_load(const char *path, char *err, size_t errlen)
         if (*p == '#' || *p == ';' || *p == '\n' || *p == '\r' || *p == '\0')
             continue;
         if (!(eq = strchr(p, '='))) {
-            snprintf(err, errlen, "%s:%d: expected 'key = value'", path, lineno);
+            snprintf(err, errlen, "%s:%d: expected 'key = value'", shown, lineno);
             fclose(f);
             return FB_ERR_USAGE;
         }
@@ -81,15 +89,15 @@ fb_status fb_expect_eff_load(const char *path, char *err, size_t errlen)
         while (klen && (p[klen - 1] == ' ' || p[klen - 1] == '\t'))
             klen--;
         if (klen == 0 || klen >= sizeof key) {
-            snprintf(err, errlen, "%s:%d: expected 'key = value'", path, lineno);
+            snprintf(err, errlen, "%s:%d: expected 'key = value'", shown, lineno);
             fclose(f);
             return FB_ERR_USAGE;
         }
         memcpy(key, p, klen);
         key[klen] = '\0';
         if ((k = eff_index(key)) < 0) {
-            int n = snprintf(err, errlen, "%s:%d: unknown efficiency '%.40s' (known:", path,
-                             lineno, key);
+            int n = snprintf(err, errlen, "%s:%d: unknown efficiency '%s' (known:", shown,
+                             lineno, fb_escape_str(key, 40, val, sizeof val));
             for (size_t i = 0; i < fb_expect_neff && n >= 0 && (size_t)n < errlen; i++)
                 n += snprintf(err + n, errlen - (size_t)n, "%s %s", i ? "," : "",
                               fb_expect_efficiencies[i].key);
@@ -102,16 +110,17 @@ fb_status fb_expect_eff_load(const char *path, char *err, size_t errlen)
         v = strtod(eq + 1, &end);
         end += strspn(end, " \t\r\n");
         if (errno || end == eq + 1 || *end || !(v > 0 && v <= 1)) {
-            snprintf(err, errlen, "%s:%d: %s: a share above 0 and at most 1, not '%.40s'", path,
-                     lineno, key, eq + 1 + strspn(eq + 1, " \t"));
-            err[strcspn(err, "\r\n")] = '\0';
+            const char *from = eq + 1 + strspn(eq + 1, " \t");
+            fb_escape(from, strcspn(from, "\r\n"), 40, val, sizeof val);
+            snprintf(err, errlen, "%s:%d: %s: a share above 0 and at most 1, not '%s'", shown,
+                     lineno, key, val);
             fclose(f);
             return FB_ERR_USAGE;
         }
         value[k] = v;
     }
     if (ferror(f)) {
-        snprintf(err, errlen, "efficiency file '%s': read error", path);
+        snprintf(err, errlen, "efficiency file '%s': read error", shown);
         fclose(f);
         return FB_ERR_IO;
     }

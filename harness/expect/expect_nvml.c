@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "pair_link.h"
 
 int fb_expect_gpu_nvlink_gen(const char *model)
@@ -103,9 +104,20 @@ static bool add_peer(struct fb_expect_gpu *g, const char *peer, int links)
     return true;
 }
 
+/* The NVLinks g has to peer already; 0 when none. */
+static int links_between(const struct fb_expect_gpu *g, const char *peer)
+{
+    for (int i = 0; i < g->npeers; i++)
+        if (strcmp(g->peer[i].bus, peer) == 0)
+            return g->peer[i].links;
+    return 0;
+}
+
 static fb_status bad(char *err, size_t errlen, const char *path, int line, const char *what)
 {
-    snprintf(err, errlen, "%s:%d: %s", path, line, what);
+    char shown[256];
+
+    snprintf(err, errlen, "%s:%d: %s", fb_escape_str(path, 160, shown, sizeof shown), line, what);
     return FB_ERR_USAGE;
 }
 
@@ -118,7 +130,10 @@ fb_status fb_expect_nvml_load(const char *path, struct fb_expect_node *n, char *
     fb_status st = FB_OK;
 
     if (!f || !work) {
-        snprintf(err, errlen, "NVML facts file '%s': %s", path, f ? "out of memory" : strerror(errno));
+        char shown[256];
+        snprintf(err, errlen, "NVML facts file '%s': %s",
+                 fb_escape_str(path, 160, shown, sizeof shown),
+                 f ? "out of memory" : strerror(errno));
         if (f)
             fclose(f);
         free(work);
@@ -127,12 +142,15 @@ fb_status fb_expect_nvml_load(const char *path, struct fb_expect_node *n, char *
     *work = *n;
     while (st == FB_OK && fgets(line, sizeof line, f)) {
         char word[16], a[40], b[40], ca[16], cb[16], *p = line;
-        int links, used = 0;
+        int used = 0;
         struct fb_expect_gpu *ga, *gb;
 
         lineno++;
         if (!strchr(line, '\n') && !feof(f)) {
-            st = bad(err, errlen, path, lineno, "line longer than 510 characters");
+            /* fgets stops early only at a NUL byte, which strlen then finds before the end */
+            st = bad(err, errlen, path, lineno,
+                     strlen(line) < sizeof line - 1 ? "a NUL byte in the line"
+                                                    : "line longer than 510 characters");
             break;
         }
         line[strcspn(line, "\r\n")] = '\0';
@@ -140,40 +158,62 @@ fb_status fb_expect_nvml_load(const char *path, struct fb_expect_node *n, char *
             p++;
         if (*p == '\0' || *p == '#')
             continue;
-        if (sscanf(p, "%15s %39s %n", word, a, &used) < 2) {
+        /* the keyword first, then its bus id: each a whole word (one longer than its field
+         * is not cut into two) */
+        if (sscanf(p, "%15s%n", word, &used) != 1 ||
+            (p[used] && !isspace((unsigned char)p[used])) ||
+            (strcmp(word, "gpu") != 0 && strcmp(word, "nvlink") != 0)) {
+            st = bad(err, errlen, path, lineno, "unknown line (expected 'gpu' or 'nvlink')");
+            break;
+        }
+        p += used;
+        if (sscanf(p, " %39s%n", a, &used) != 1 || (p[used] && !isspace((unsigned char)p[used]))) {
             st = bad(err, errlen, path, lineno, "expected 'gpu BUS NAME' or 'nvlink BUS PEER LINKS'");
         } else if (!canonical_bus(a, ca, sizeof ca)) {
             st = bad(err, errlen, path, lineno, "not a PCI bus id (expected like 0000:3b:00.0)");
         } else if (strcmp(word, "gpu") == 0) {
             const char *name = p + used;
+            while (isspace((unsigned char)*name))
+                name++;
             if (!*name || strlen(name) >= sizeof work->gpu[0].model)
                 st = bad(err, errlen, path, lineno, "a GPU name of 1 to 47 characters is needed");
             else if (!(ga = gpu_at(work, ca)))
                 st = bad(err, errlen, path, lineno, "more GPUs than the model holds (16)");
+            else if (ga->model[0])
+                st = bad(err, errlen, path, lineno, "this GPU's name was given already");
             else
                 snprintf(ga->model, sizeof ga->model, "%s", name);
-        } else if (strcmp(word, "nvlink") == 0) {
-            char tail[2];
-            if (sscanf(p + used, "%39s %d %1s", b, &links, tail) != 2)
+        } else {
+            char num[24], tail[2], *end;
+            long v = 0;
+            if (sscanf(p + used, "%39s %23s %1s", b, num, tail) != 2)
                 st = bad(err, errlen, path, lineno, "expected 'nvlink BUS PEER_BUS|switch LINKS'");
-            else if (links < 1 || links > 18)
+            else if ((errno = 0, v = strtol(num, &end, 10), errno || *end || v < 1 || v > 18))
                 st = bad(err, errlen, path, lineno, "a link count from 1 to 18 is needed");
             else if (!(ga = gpu_at(work, ca)))
                 st = bad(err, errlen, path, lineno, "more GPUs than the model holds (16)");
-            else if (strcmp(b, "switch") == 0)
-                ga->nvl_switch += links;
-            else if (!canonical_bus(b, cb, sizeof cb) || strcmp(ca, cb) == 0)
+            else if (strcmp(b, "switch") == 0) {
+                if (ga->nvl_switch > 0)
+                    st = bad(err, errlen, path, lineno,
+                             "this GPU's NVLinks to NVSwitches were given already");
+                else
+                    ga->nvl_switch = (int)v;
+            } else if (!canonical_bus(b, cb, sizeof cb) || strcmp(ca, cb) == 0)
                 st = bad(err, errlen, path, lineno, "the peer is not another GPU's PCI bus id");
             else if (!(gb = gpu_at(work, cb)) || !(ga = gpu_at(work, ca)))
                 st = bad(err, errlen, path, lineno, "more GPUs than the model holds (16)");
-            else if (!add_peer(ga, cb, links) || !add_peer(gb, ca, links))
+            else if (links_between(ga, cb) > 0)
+                /* one line a pair: both directions of nvidia-smi's matrix are the same links */
+                st = bad(err, errlen, path, lineno,
+                         "the NVLinks between these two GPUs were given already");
+            else if (!add_peer(ga, cb, (int)v) || !add_peer(gb, ca, (int)v))
                 st = bad(err, errlen, path, lineno, "more NVLink peers than the model holds (8)");
-        } else {
-            st = bad(err, errlen, path, lineno, "unknown line (expected 'gpu' or 'nvlink')");
         }
     }
     if (st == FB_OK && ferror(f)) {
-        snprintf(err, errlen, "NVML facts file '%s': read error", path);
+        char shown[256];
+        snprintf(err, errlen, "NVML facts file '%s': read error",
+                 fb_escape_str(path, 160, shown, sizeof shown));
         st = FB_ERR_IO;
     }
     fclose(f);

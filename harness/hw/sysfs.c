@@ -32,7 +32,7 @@ double fb_sysfs_number(const char *path, int base)
         return end == buf ? NAN : (double)x;
     }
     v = strtod(buf, &end);
-    return end == buf ? NAN : v;
+    return end == buf || !isfinite(v) ? NAN : v; /* "inf", "nan", 1e400: no reading */
 }
 
 bool fb_sysfs_nvidia_gpu(const char *dir)

@@ -12,7 +12,8 @@
 bool fb_sysfs_line(const char *path, char *buf, size_t len);
 
 /* The number a sysfs file starts with ("100 Gb/sec (4X EDR)", "4: ACTIVE", "16.0 GT/s PCIe",
- * "0x10de" with base 16); NAN when it is absent or does not start with one ("Unknown"). */
+ * "0x10de" with base 16); NAN when it is absent, does not start with one ("Unknown") or is not
+ * finite ("inf", "nan", 1e400). */
 double fb_sysfs_number(const char *path, int base);
 
 /* Whether the PCI device in `dir` (a bus/pci/devices entry) is an NVIDIA GPU: vendor 0x10de,

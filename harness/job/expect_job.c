@@ -127,6 +127,9 @@ fb_status fb_expect_job_site(bool say)
         return FB_OK;
     if (!(scratch = calloc(1, sizeof *scratch)))
         return FB_ERR_NOMEM;
+    /* checked on this node's GPUs as the run will load it (fb_expect_job_gather), so that a
+     * file whose GPUs fit alone but not beside sysfs's is refused here, not dropped there */
+    fb_expect_node_read(fb_health_sysfs_root(), NULL, scratch);
     st = fb_expect_nvml_load(facts, scratch, err, sizeof err);
     free(scratch);
     if (st != FB_OK && say)
@@ -195,9 +198,14 @@ fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job 
     fb_expect_node_read(fb_health_sysfs_root(), w->host, &j->me);
     {
         char err[256];
-        /* a bad facts file was refused by fb_expect_job_site before anything started */
-        if (fb_expect_node_nvml(getenv("FB_NVML_FACTS"), &j->me, err, sizeof err) != FB_OK)
-            fb_expect_node_nvml(NULL, &j->me, err, sizeof err);
+        /* a bad facts file was refused by fb_expect_job_site before anything started, on the
+         * same node's GPUs; one that fails here all the same (changed since) says so */
+        const char *facts = getenv("FB_NVML_FACTS");
+        if (fb_expect_node_nvml(facts, &j->me, err, sizeof err) != FB_OK) {
+            size_t len = strlen(j->me.note);
+            snprintf(j->me.note + len, sizeof j->me.note - len, "%s%s%s", len ? "; " : "",
+                     facts && *facts ? "FB_NVML_FACTS: " : "", err);
+        }
     }
     transport_ports(j);
 
@@ -277,7 +285,7 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
         /* one way only: both ways at once over MPI's TCP transport read half a direction each
          * on the shaped test link (docs/expected.md), so the model says nothing there yet */
         if (strstr(row->kase, "_uni")) {
-            fb_expect_min(&j->ranks[row->src].net, &j->ranks[row->dst].net, &f);
+            fb_expect_path_min(&j->ranks[row->src].net, &j->ranks[row->dst].net, &f);
             /* GPU memory at either end: its PCIe link is on the path too (GPUDirect RDMA or
              * staged through host memory) */
             if (f.gbps > 0) {
@@ -290,8 +298,9 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
                row->bytes >= FB_EXPECT_MIN_BYTES) {
         /* one rank a node, every rank in it: each ring hop is a NIC (and, from GPU memory, the
          * GPU's PCIe link) */
-        for (int r = 0; r < j->size; r++)
-            fb_expect_min(&f, &j->ranks[r].net, &f);
+        f = j->ranks[0].net;
+        for (int r = 1; r < j->size; r++)
+            fb_expect_path_min(&f, &j->ranks[r].net, &f);
         for (int r = 0; r < j->size && f.gbps > 0; r++)
             fb_expect_min(&f, &j->ranks[r].h2d, &f);
     } else if (strcmp(row->bench, "p2p") == 0 && strcmp(row->transport, "ipc") == 0 &&

@@ -47,7 +47,8 @@ struct fb_expect_job {
 enum { FB_EXPECT_MIN_BYTES = 1 << 20 };
 
 /* The site's efficiencies: the file $FB_EXPECT_EFFICIENCY names, when set (fb_expect_eff_load),
- * and the NVML facts file $FB_NVML_FACTS names, when set, checked (fb_expect_nvml_load).
+ * and the NVML facts file $FB_NVML_FACTS names, when set, checked (fb_expect_nvml_load) on
+ * this node's GPUs as sysfs lists them (what fb_expect_job_gather loads it onto).
  * Not collective: every rank reads them before anything is created, and one that cannot is
  * FB_ERR_USAGE (the line said when `say`). */
 fb_status fb_expect_job_site(bool say);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "expect.h"
@@ -488,6 +489,15 @@ static void check_nvml_facts(void)
         {"f4", "nvlink 0000:1a:00.0 0000:1a:00.0 2\n", "f4:1: the peer is not another GPU"},
         {"f5", "nvlink 0000:1a:00.0 switch 12 extra\n", "f5:1: expected 'nvlink BUS"},
         {"f6", "# ok\n\ngpu 0000:1a:00.0\n", "f6:3: a GPU name of 1 to 47"},
+        /* nvidia-smi's matrix gives each pair twice: given twice, the links are not doubled */
+        {"f7", "nvlink 0000:03:00.0 0000:04:00.0 2\nnvlink 0000:04:00.0 0000:03:00.0 2\n",
+         "f7:2: the NVLinks between these two GPUs were given already"},
+        {"f8", "nvlink 0000:03:00.0 switch 18\nnvlink 0000:03:00.0 switch 18\n",
+         "f8:2: this GPU's NVLinks to NVSwitches were given already"},
+        {"f9", "gpu 0000:03:00.0 V100\ngpu 0000:03:00.0 A100\n", "f9:2: this GPU's name was given"},
+        {"f10", "nvlink 0000:03:00.0 0000:04:00.0 4294967298\n", "f10:1: a link count from 1"},
+        {"f11", "bogus line here\n", "f11:1: unknown line"},
+        {"f12", "gpu 0000000000000000000000000000000:01:00.0Tesla V100\n", "f12:1: expected 'gpu"},
     };
 
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -501,6 +511,21 @@ static void check_nvml_facts(void)
         }
         CHECK(n.ngpus == 0); /* nothing taken from a bad file */
     }
+    /* a NUL byte is said as one, not as a line too long */
+    {
+        static const char nul[] = "gpu 0000:03:00.0 V100\0x\ngpu 0000:04:00.0 V100\n";
+        FILE *f = fopen(write_tmp("f13", ""), "w");
+        if (f) {
+            fwrite(nul, 1, sizeof nul - 1, f);
+            fclose(f);
+        }
+        memset(&n, 0, sizeof n);
+        CHECK(fb_expect_nvml_load(write_tmp("f13", NULL), &n, err, sizeof err) == FB_ERR_USAGE);
+        CHECK(strstr(err, "f13:1: a NUL byte in the line") != NULL);
+    }
+    /* a path with a line break stays one line in the message */
+    CHECK(fb_expect_nvml_load(write_tmp("f\n14", "bogus\n"), &n, err, sizeof err) == FB_ERR_USAGE);
+    CHECK(strchr(err, '\n') == NULL && strstr(err, "f\\x0a14:1: unknown line") != NULL);
     CHECK(fb_expect_nvml_load("/nonexistent/nvml.txt", &n, err, sizeof err) == FB_ERR_IO);
     CHECK(strstr(err, "/nonexistent/nvml.txt") != NULL);
     /* any spelling of a bus id is NVML's or sysfs's; counted both ways */
@@ -601,18 +626,162 @@ static void check_links(void)
     }
 }
 
+/* The path tmp/NAME, with text written there (NULL: left as it is). */
 static const char *write_tmp(const char *name, const char *text)
 {
     static char path[128];
     FILE *f;
 
     snprintf(path, sizeof path, "%s/%s", tmp, name);
-    f = fopen(path, "w");
-    if (f) {
+    if (text && (f = fopen(path, "w"))) {
         fputs(text, f);
         fclose(f);
     }
     return path;
+}
+
+/* Writes text into tmp/REL, making its folders. */
+static void put(const char *rel, const char *text)
+{
+    char path[1024];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s", tmp, rel);
+    for (char *s = path + strlen(tmp) + 1; (s = strchr(s, '/')); s++) {
+        *s = '\0';
+        mkdir(path, 0755);
+        *s = '/';
+    }
+    if ((f = fopen(path, "w"))) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* An NVIDIA GPU's sysfs folder at tmp/DIR: vendor, class and its link files (NULL: absent). */
+static void put_gpu(const char *dir, const char *cur, const char *max)
+{
+    char rel[512];
+
+    snprintf(rel, sizeof rel, "%s/vendor", dir);
+    put(rel, "0x10de\n");
+    snprintf(rel, sizeof rel, "%s/class", dir);
+    put(rel, "0x030200\n");
+    if (cur) {
+        snprintf(rel, sizeof rel, "%s/current_link_speed", dir);
+        put(rel, cur);
+        snprintf(rel, sizeof rel, "%s/current_link_width", dir);
+        put(rel, "16\n");
+    }
+    if (max) {
+        snprintf(rel, sizeof rel, "%s/max_link_speed", dir);
+        put(rel, max);
+        snprintf(rel, sizeof rel, "%s/max_link_width", dir);
+        put(rel, "16\n");
+    }
+}
+
+/* An Ethernet port in the tree ROOT (under tmp). */
+static void put_eth(const char *root, const char *name, const char *speed, const char *mtu)
+{
+    char rel[512];
+
+    snprintf(rel, sizeof rel, "%s/class/net/%s/speed", root, name);
+    put(rel, speed);
+    snprintf(rel, sizeof rel, "%s/class/net/%s/mtu", root, name);
+    put(rel, mtu);
+    snprintf(rel, sizeof rel, "%s/class/net/%s/operstate", root, name);
+    put(rel, "up\n");
+    snprintf(rel, sizeof rel, "%s/class/net/%s/type", root, name);
+    put(rel, "1\n");
+}
+
+/* Trees a real machine can give that the reader must not misread: more ports and GPUs than
+ * the model holds, readings that are no number, a max link the kernel cannot name, a root
+ * port without a link, and a tree kept under folders named like PCI devices. */
+static void check_odd_trees(void)
+{
+    char root[1024], rel[512], target[512], link[1024];
+    struct fb_expect_node n;
+    struct fb_expect_fig f, g;
+
+    /* 40 container veths at 10 Gb/s and the one 100 GbE port: kept, and the rest counted */
+    for (int i = 0; i < 40; i++) {
+        snprintf(rel, sizeof rel, "veth%07d", i);
+        put_eth("many", rel, "10000\n", "1500\n");
+    }
+    put_eth("many", "ens1f0", "100000\n", "1500\n");
+    /* 20 GPUs: the first 16 in bus order kept, whatever order readdir gives */
+    for (int i = 0; i < 20; i++) {
+        snprintf(rel, sizeof rel, "many/bus/pci/devices/0000:%02x:00.0", 0x23 - i);
+        put_gpu(rel, "8.0 GT/s PCIe\n", NULL);
+    }
+    snprintf(root, sizeof root, "%s/many", tmp);
+    fb_expect_node_read(root, "many", &n);
+    CHECK(n.nnics == FB_EXPECT_NICS);
+    fb_expect_node_net(&n, NULL, &f);
+    CHECK_STR(f.bound, "eth 100 Gb/s ens1f0");
+    CHECK(strstr(n.note, "25 more ports than the model holds (16)") != NULL);
+    CHECK(n.ngpus == FB_EXPECT_GPUS && strcmp(n.gpu[0].bus, "0000:10:00.0") == 0 &&
+          strcmp(n.gpu[15].bus, "0000:1f:00.0") == 0);
+    CHECK(strstr(n.note, "4 more GPUs than the model holds (16)") != NULL);
+
+    /* readings that are no number: not a rate, not an MTU, not a max link */
+    put_eth("odd", "eno1", "10000\n", "1500\n");
+    put_eth("odd", "eno2", "inf\n", "1500\n");
+    put_eth("odd", "eno3", "100000\n", "52\n");
+    put_gpu("odd/bus/pci/devices/0000:07:00.0", "2.5 GT/s PCIe\n", "Unknown\n");
+    snprintf(root, sizeof root, "%s/odd", tmp);
+    fb_expect_node_read(root, "odd", &n);
+    fb_expect_node_net(&n, NULL, &f);
+    CHECK_STR(f.bound, "eth 10 Gb/s eno1");
+    CHECK(n.nnics == 1);
+    CHECK(strstr(n.note, "eno2: no link speed in sysfs") != NULL);
+    CHECK(strstr(n.note, "eno3: no usable MTU in sysfs") != NULL);
+    /* an idle GPU's 2.5 GT/s is not what it should reach: no figure, said */
+    CHECK(n.ngpus == 1);
+    fb_expect_gpu_h2d(&n.gpu[0], &f);
+    CHECK(isnan(f.gbps));
+    CHECK(strstr(n.note, "GPU 0000:07:00.0: no PCIe link speed and width in sysfs") != NULL);
+
+    /* a tree kept under folders named like a root bus and a root port: the GPUs' root ports
+     * are the tree's own; one of them without a link is said, not silently dropped */
+    const char *t = "pci0000:00/0000:00:03.0/tree";
+    const char *port[2] = {"0000:00:01.0", "0000:00:02.0"};
+    snprintf(rel, sizeof rel, "%s/bus/pci/devices/.keep", t); /* the folder of the links */
+    put(rel, "");
+    for (int i = 0; i < 2; i++) {
+        snprintf(rel, sizeof rel, "%s/devices/pci0000:00/%s/0000:0%d:00.0", t, port[i], i + 1);
+        put_gpu(rel, "8.0 GT/s PCIe\n", "8.0 GT/s PCIe\n");
+        snprintf(target, sizeof target, "../../../devices/pci0000:00/%s/0000:0%d:00.0", port[i],
+                 i + 1);
+        snprintf(link, sizeof link, "%s/%s/bus/pci/devices/0000:0%d:00.0", tmp, t, i + 1);
+        CHECK(symlink(target, link) == 0);
+    }
+    snprintf(rel, sizeof rel, "%s/devices/pci0000:00/%s/current_link_speed", t, port[0]);
+    put(rel, "8.0 GT/s PCIe\n");
+    snprintf(rel, sizeof rel, "%s/devices/pci0000:00/%s/current_link_width", t, port[0]);
+    put(rel, "16\n");
+    snprintf(root, sizeof root, "%s/%s", tmp, t);
+    fb_expect_node_read(root, "t", &n);
+    CHECK(n.ngpus == 2);
+    CHECK_STR(n.gpu[0].up, "0000:00:01.0");
+    CHECK(n.gpu[0].up_gts == 8.0 && n.gpu[0].up_width == 16);
+    CHECK(n.gpu[1].up[0] == '\0');
+    CHECK(strstr(n.note, "root port 0000:00:02.0: no link speed and width in sysfs") != NULL);
+
+    /* a path is as fast as its slowest hop: one unknown hop leaves it unknown */
+    f.gbps = 12.0;
+    snprintf(f.bound, sizeof f.bound, "IB 100 Gb/s mlx5_0/1");
+    g.gbps = NAN;
+    g.bound[0] = '\0';
+    fb_expect_path_min(&f, &g, &g);
+    CHECK(isnan(g.gbps) && g.bound[0] == '\0');
+    g.gbps = 1.177;
+    snprintf(g.bound, sizeof g.bound, "eth 10 Gb/s eno1");
+    fb_expect_path_min(&f, &g, &f);
+    CHECK(f.gbps == 1.177);
+    CHECK_STR(f.bound, "eth 10 Gb/s eno1");
 }
 
 static void check_site_file(void)
@@ -634,8 +803,8 @@ static void check_site_file(void)
         CHECK(at != NULL);
         for (size_t i = 0; at && i < fb_expect_neff; i++) {
             char want[80];
-            snprintf(want, sizeof want, "%s%s%s", i ? ", " : "(known: ", fb_expect_efficiencies[i].key,
-                     i + 1 == fb_expect_neff ? ")" : "");
+            snprintf(want, sizeof want, "%s%s%s", i ? ", " : "(known: ",
+                     fb_expect_efficiencies[i].key, i + 1 == fb_expect_neff ? ")" : "");
             CHECK(strncmp(at, want, strlen(want)) == 0);
             at += strlen(want);
         }
@@ -643,6 +812,17 @@ static void check_site_file(void)
     CHECK_NEAR(fb_expect_eff("ib"), 0.9, 1e-12);
     CHECK(fb_expect_eff_load(write_tmp("bad2", "ib = 1.5\n"), err, sizeof err) == FB_ERR_USAGE);
     CHECK(strstr(err, "bad2:1:") && strstr(err, "at most 1"));
+    CHECK(strstr(err, "not '1.5'") != NULL); /* the value quoted whole, its line break left out */
+    {
+        static const char nul[] = "ib = 0.5\0x\n";
+        FILE *f = fopen(write_tmp("bad5", ""), "w");
+        if (f) {
+            fwrite(nul, 1, sizeof nul - 1, f);
+            fclose(f);
+        }
+        CHECK(fb_expect_eff_load(write_tmp("bad5", NULL), err, sizeof err) == FB_ERR_USAGE);
+        CHECK(strstr(err, "bad5:1: a NUL byte in the line") != NULL);
+    }
     CHECK(fb_expect_eff_load(write_tmp("bad3", "ib 0.9\n"), err, sizeof err) == FB_ERR_USAGE);
     CHECK(strstr(err, "bad3:1:") && strstr(err, "key = value"));
     CHECK(fb_expect_eff_load(write_tmp("bad4", "ib = 0.9x\n"), err, sizeof err) == FB_ERR_USAGE);
@@ -673,6 +853,7 @@ int main(int argc, char **argv)
     check_rings_over_nodes(argv[1]);
     check_site_file();
     check_nvml_facts();
+    check_odd_trees();
     check_table(argv[2]);
     {
         char cmd[128];
