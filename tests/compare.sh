@@ -275,4 +275,31 @@ expect_bad "at least one run on each side of '--'" -- new
 mkdir empty-folder
 expect_bad "'empty-folder' holds no results.csv and no run folder with one" empty-folder new
 expect_bad "bad/results.csv:3: column 'median'" base new -- p1 bad
+
+# Two benchmarks whose names make the same file name ("x.y" and "x_y") get a plot each, each
+# linked from compare.md, not one written over the other.
+if command -v gnuplot >/dev/null 2>&1; then
+    mkdir dots1 dots2 && cp new/env.json dots1/ && cp new/env.json dots2/
+    for d in dots1 dots2; do
+        m=$([ "$d" = dots1 ] && echo 2 || echo 3)
+        { head -n 1 new/results.csv | cut -d, -f1-27
+          for b in x.y x_y; do for bytes in 1024 2048; do
+              echo "r,$b,c,host,mpi,,1,2,,,,$bytes,,,,1,busbw,GB/s,3,$m,$m,$m,$m,$m,$m,0,0"
+          done; done; } >$d/results.csv
+    done
+    "$bin" compare --out dots dots1 dots2 >dots.out 2>dots.err || [ $? = 1 ] || fail "compare of x.y and x_y exited $?: $(cat dots.err)"
+    for f in compare-x_y-busbw compare-x_y-busbw-2; do
+        [ -s "dots/$f.png" ] && grep -q "($f.png)" dots/compare.md || fail "no plot $f, or not linked: $(ls dots)"
+    done
+    grep -q "x\.y" dots/compare-x_y-busbw.gp && grep -q "x_y" dots/compare-x_y-busbw-2.gp ||
+        fail "the two plots do not each hold their own benchmark"
+fi
+# A run folder's name with control bytes (an escape sequence, a line break) reaches the screen
+# as \xNN: one visible line, no colours from a folder's name.
+odd=$(printf 'r\033[31mRED\nx')
+cp -R base "$odd"
+"$bin" compare --out oddname "$odd" new >oddname.out 2>oddname.err || [ $? = 1 ] ||
+    fail "compare of a folder named with control bytes exited $?: $(cat oddname.err)"
+grep -q "$(printf '\033')" oddname.out && fail "a raw escape byte reached the screen"
+grep -qF 'r\x1b[31mRED\x0ax (base)' oddname.out || fail "the folder's name is not shown escaped: $(head -n 1 oddname.out)"
 finish

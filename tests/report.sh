@@ -197,4 +197,30 @@ echo "$short" | grep -Eq '^\| p2p \| sweep.uni \| mpi \| 2 \| 1.*0 \| 4M \| band
     fail "'Short of the hardware' does not list pair 1>0 at 4M, 50% of eth 800 Mb/s veth1: $short"
 echo "$short" | grep -qx '1 of 2 series under 80% of their expected figure.' ||
     fail "'Short of the hardware' does not count 1 of 2 series: $short"
+
+# Matrix rows the heat maps must survive: a rank as large as results.csv allows (src + 1 wrapped
+# once: a heap overflow) draws no map; two transports whose names make the same file name
+# ("a.b", "a_b") get a map each, not one written over the other.
+mkdir "$work/odd"
+cp "$data/run/env.json" "$work/odd/"
+{
+    head -n 1 "$data/run/results.csv"
+    id=20250612-101500-vm
+    echo "$id,p2p,matrix_uni,host,big,,1,2,2147483647,0,,1048576,,,,1,bandwidth,GB/s,3,1,1,1,1,1,1,0,0"
+    for t in a.b a_b; do
+        for pair in 0,1 1,0; do
+            echo "$id,p2p,matrix_uni,host,$t,,1,2,$pair,,1048576,,,,1,bandwidth,GB/s,3,2,2,2,2,2,2,0,0"
+        done
+    done
+} >"$work/odd/results.csv"
+"$bin" report "$work/odd" >"$work/out" 2>"$work/err" || fail "report of odd matrix rows exited $?: $(cat "$work/err")"
+[ ! -e "$work/odd/plots/p2p_matrix_big.png" ] || fail "a matrix of rank 2147483647 was drawn"
+for f in p2p_matrix_a_b p2p_matrix_a_b_2; do
+    [ -s "$work/odd/plots/$f.png" ] && [ -s "$work/odd/plots/$f.gp" ] || fail "no $f plot: $(ls "$work/odd/plots")"
+    # each script reads its own data file
+    grep -qx "name = '$f'" "$work/odd/plots/$f.gp" || fail "$f.gp reads another plot's data: $(grep '^name' "$work/odd/plots/$f.gp")"
+done
+[ "$(grep -lF 'over a.b at' "$work/odd/plots/"p2p_matrix_a_b*.dat | wc -l)" = 1 ] &&
+    [ "$(grep -lF 'over a.b at' "$work/odd/plots/"p2p_matrix_a_b*.dat | wc -l)" = 1 ] ||
+    fail "the two transports' maps do not each hold their own data: $(head -n 1 "$work/odd/plots/"p2p_matrix_a_b*.dat)"
 finish

@@ -65,6 +65,12 @@ bool fb_compare_screen(const struct fb_row *base, const struct fb_row *cur, doub
         return true;
     }
     *ratio = c / b;
+    if (!isfinite(*ratio)) {
+        /* two finite medians whose ratio no double holds (1e308 against 1e-320): no ratio */
+        *ratio = NAN;
+        *v = FB_CMP_NA;
+        return true;
+    }
     /* A fraction of time (a stall of 0.02 against 0.03) changes by points, not by ratio: a
      * consumer that waits 1% of its time more is not 50% worse. */
     if (!(fb_compare_is_fraction(base->metric) ? fabs(c - b) > threshold

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "fp_volatile.h"
 #include "headline.h"
 #include "log.h"
@@ -105,7 +106,10 @@ void fb_compare_print_glance(const struct fb_comparison *c, bool machines, const
                              size_t nd, const char *fp_note)
 {
     size_t reg = c->count[FB_CMP_REGRESSION], shown = 0, other = 0;
-    fb_out("compare: %s (%s) vs %s (%s): %s\n", bid, machines ? "first" : "base", nid,
+    char eb[2048], en[2048]; /* run folders' names, their control bytes shown as \xNN */
+    fb_escape_str(bid, 0, eb, sizeof eb);
+    fb_escape_str(nid, 0, en, sizeof en);
+    fb_out("compare: %s (%s) vs %s (%s): %s\n", eb, machines ? "first" : "base", en,
            machines ? "second" : "new",
            reg ? (machines ? "DIFFERENT (worse rows)" : "REGRESSION") : "no regression");
     fb_out("  %zu rows: %zu %s, %zu %s, %zu noise, %zu same, %zu changed (no better way), %zu "
@@ -160,8 +164,12 @@ void fb_compare_print_glance(const struct fb_comparison *c, bool machines, const
             other += !fb_fp_volatile(d[i].path);
             continue;
         }
-        if (shown++ < FB_GLANCE_MAX_FINGERPRINT)
-            fb_out("  %-40s %s  ->  %s\n", d[i].path, d[i].base, d[i].cur);
+        if (shown++ < FB_GLANCE_MAX_FINGERPRINT) {
+            char ep[256], e1[512], e2[512];
+            fb_out("  %-40s %s  ->  %s\n", fb_escape_str(d[i].path, 0, ep, sizeof ep),
+                   fb_escape_str(d[i].base, 0, e1, sizeof e1),
+                   fb_escape_str(d[i].cur, 0, e2, sizeof e2));
+        }
     }
     if (!fp_note && !shown)
         fb_out("  none\n");

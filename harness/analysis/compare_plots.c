@@ -47,7 +47,8 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
                            const char *bname, const char *nname, FILE *md, bool *gnuplot_missing)
 {
     const struct fb_cmp_entry **pts = malloc((c->n + 1) * sizeof *pts);
-    size_t np = 0, i = 0, made = 0;
+    char (*used)[96] = NULL; /* the plots' names so far */
+    size_t np = 0, i = 0, made = 0, nused = 0;
     int rc = 0;
 
     char gnuplot[4096], gperr[4400];
@@ -77,6 +78,24 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
         safe_name(bench, sizeof bench, g->bench);
         safe_name(metric, sizeof metric, g->metric);
         snprintf(name, sizeof name, "compare-%s-%s", bench, metric);
+        /* made safe for a file name, two groups can come out the same ("a.b" and "a_b"): the
+         * later one gets -2, -3, ..., never the earlier one's files */
+        for (int k = 2, taken = 1; taken; k++) {
+            taken = 0;
+            for (size_t u = 0; u < nused && !taken; u++)
+                taken = strcmp(used[u], name) == 0;
+            if (taken)
+                snprintf(name, sizeof name, "compare-%s-%s-%d", bench, metric, k);
+        }
+        {
+            char(*grown)[96] = realloc(used, (nused + 1) * sizeof *used);
+            if (!grown) {
+                rc = 1;
+                break;
+            }
+            used = grown;
+            snprintf(used[nused++], sizeof used[0], "%s", name);
+        }
         if (snprintf(gp, sizeof gp, "%s/%s.gp", out, name) >= (int)sizeof gp ||
             snprintf(png, sizeof png, "%s/%s.png", out, name) >= (int)sizeof png ||
             snprintf(tmp, sizeof tmp, "%s.tmp", png) >= (int)sizeof tmp) {
@@ -219,6 +238,7 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
     if (!made)
         fprintf(md, "\nNo plots (no series with more than one size%s).\n",
                 *gnuplot_missing ? ", or no gnuplot" : "");
+    free(used);
     free(pts);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include "atomic_file.h"
 #include "compare.h"
 #include "csv.h"
+#include "escape.h"
 #include "fp_volatile.h"
 #include "gnuplot.h"
 #include "gp_text.h"
@@ -197,9 +198,15 @@ int fb_trend_write(const char *out, const struct fb_trend_run *runs, size_t nrun
             const struct fb_trend_step *t = &s[k].steps[j];
             step_label(&runs[t->at - 1], &runs[t->at], label, sizeof label);
             nsteps++;
-            fb_out("STEP %s: %.4g -> %.4g (x%.3f, %s) at run %zu (%s); changed: %s\n", name,
-                   t->before, t->after, t->ratio, t->worse ? "worse" : "better or neutral",
-                   t->at + 1, runs[t->at].dir, label);
+            {
+                /* the run folder's and the fingerprint's text: one visible line */
+                char en[512], ed[1024], el[2048];
+                fb_out("STEP %s: %.4g -> %.4g (x%.3f, %s) at run %zu (%s); changed: %s\n",
+                       fb_escape_str(name, 0, en, sizeof en), t->before, t->after, t->ratio,
+                       t->worse ? "worse" : "better or neutral", t->at + 1,
+                       fb_escape_str(runs[t->at].dir, 0, ed, sizeof ed),
+                       fb_escape_str(label, 0, el, sizeof el));
+            }
             fprintf(af.f, "- step at run %zu (", t->at + 1);
             fb_md_put_code(af.f, runs[t->at].dir, false);
             fprintf(af.f, "): %.4g -> %.4g ", t->before, t->after);
@@ -230,8 +237,12 @@ int fb_trend_write(const char *out, const struct fb_trend_run *runs, size_t nrun
     fprintf(af.f, ") sits past a worse step in %zu series.\n", degraded);
     if (fb_atomic_commit(&af) != FB_OK || write_csv(out, runs, nruns, s, ns))
         return 1;
-    fb_out("trend: %zu step(s); latest run %s: %s\n", nsteps, runs[nruns - 1].dir,
-           degraded ? "DEGRADED (past a worse step)" : "no worse step");
+    {
+        char ed[1024];
+        fb_out("trend: %zu step(s); latest run %s: %s\n", nsteps,
+               fb_escape_str(runs[nruns - 1].dir, 0, ed, sizeof ed),
+               degraded ? "DEGRADED (past a worse step)" : "no worse step");
+    }
     fb_out("trend: %s/trend.md, %s/trend.csv\n", out, out);
     return 0;
 }

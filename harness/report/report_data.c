@@ -140,8 +140,12 @@ static void p2p_matrices(struct build *b)
             const struct fb_row *o = &b->rows[k];
             if (is(o->bench, "p2p") && is(o->kase, "matrix_uni") && is(o->metric, "bandwidth") &&
                 is(o->transport, r->transport) && o->src >= 0 && o->dst >= 0) {
-                nr = o->src + 1 > nr ? o->src + 1 : nr;
-                nr = o->dst + 1 > nr ? o->dst + 1 : nr;
+                /* (a rank past the map's limit ends the count there: src + 1 of a rank near
+                 * INT_MAX would wrap) */
+                int top = o->src > o->dst ? o->src : o->dst;
+                nr = top >= 256 ? 257 : top + 1 > nr ? top + 1 : nr;
+                if (nr > 256)
+                    break;
             }
         }
         /* A heat map of more ranks is unreadable and its data grows as nr^2 (a sampled
@@ -171,7 +175,7 @@ static void p2p_matrices(struct build *b)
             free(cell);
             return;
         }
-        fb_report_sb_printf(&dat, "# %s: ", name);
+        fb_report_sb_printf(&dat, "# %s: ", p->name);
         fb_report_sb_comment(&dat, caption);
         fb_report_sb_printf(&dat, "\n# written by `fabricbench report`: src dst "
                                   "bandwidth_gbps (NaN: not measured, the diagonal)\n");
@@ -186,7 +190,7 @@ static void p2p_matrices(struct build *b)
             }
         }
         free(cell);
-        fb_report_vars_start(&vars, name);
+        fb_report_vars_start(&vars, p->name);
         fb_report_sb_printf(&vars, "nranks = %d\ntransport = ", nr);
         fb_report_sb_quote(&vars, r->transport);
         fb_report_sb_printf(&vars, "\nmatrix_bytes = %lld\n", r->bytes);

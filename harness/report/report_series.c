@@ -255,6 +255,15 @@ struct fb_plot *fb_report_plot_new(struct build *b, const char *name, const char
     p = &grown[b->set->n++];
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", name);
+    /* names are made safe for a file name, so two series can come out the same ("a.b" and
+     * "a_b"): the later one gets _2, _3, ..., never the earlier one's files */
+    for (int k = 2, taken = 1; taken; k++) {
+        taken = 0;
+        for (size_t i = 0; i + 1 < b->set->n && !taken; i++)
+            taken = strcmp(grown[i].name, p->name) == 0;
+        if (taken)
+            snprintf(p->name, sizeof p->name, "%.*s_%d", (int)sizeof p->name - 12, name, k);
+    }
     snprintf(p->template, sizeof p->template, "%s", tmpl);
     snprintf(p->caption, sizeof p->caption, "%s", caption);
     return p;
@@ -452,13 +461,13 @@ void fb_report_series_plot(struct build *b, const char *name, const char *tmpl,
     }
     fb_report_sb_printf(&dat, "# %s: %s\n# written by `fabricbench report`; one block per "
                               "series (gnuplot: index i-1 is series[i])\n\n",
-                        name, caption);
+                        p->name, caption);
     if ((present = calloc(s.n + 1, sizeof *present)))
         titles = write_series(&dat, &s, always | fb_report_varying(&s, mask), scale, columns,
                               extra, &ns, present);
     if (!titles)
         dat.ok = false;
-    fb_report_vars_start(&vars, name);
+    fb_report_vars_start(&vars, p->name);
     if (titles)
         vars_titles(&vars, "series", titles, ns);
     if (titles && extra)
