@@ -183,39 +183,84 @@ fb_status fb_trend_steps(const struct fb_trend_point *pt, size_t n, enum fb_cmp_
     return FB_OK;
 }
 
+/* A row of one run, for grouping the rows of every run by key. */
+struct trend_ref {
+    const struct fb_row *w;
+    size_t r, i;
+};
+
+static int ref_by_key(const void *x, const void *y)
+{
+    const struct trend_ref *a = x, *b = y;
+    int d = fb_compare_key_cmp(a->w, b->w);
+    if (d)
+        return d;
+    return a->r != b->r ? (a->r > b->r) - (a->r < b->r) : (a->i > b->i) - (a->i < b->i);
+}
+
+/* Groups (first and count in the sorted refs) in the order their key first appears. */
+struct trend_group {
+    size_t first, count;
+};
+
+static const struct trend_ref *sorting_refs; /* qsort's comparator has no argument of its own */
+
+/* Groups by where their first row is: run, then place in it. */
+static int group_cmp(const void *x, const void *y)
+{
+    const struct trend_ref *a = &sorting_refs[((const struct trend_group *)x)->first];
+    const struct trend_ref *b = &sorting_refs[((const struct trend_group *)y)->first];
+    return a->r != b->r ? (a->r > b->r) - (a->r < b->r) : (a->i > b->i) - (a->i < b->i);
+}
+
 fb_status fb_trend_build(const struct fb_row *const *rows, const size_t *nrows, size_t nruns,
                          double threshold, struct fb_trend_series **series, size_t *nseries)
 {
     struct fb_trend_series *s = NULL;
-    size_t n = 0, cap = 0;
+    struct trend_ref *refs = NULL;
+    struct trend_group *g = NULL;
+    size_t n = 0, total = 0, ng = 0;
     fb_status st = FB_OK;
+
+    /* Every row by key (then by run and place), so that finding a row's series is a sort,
+     * not a scan of the series so far: tens of thousands of series stay seconds, not
+     * minutes. Series come in the order their key first appears, as a scan would give. */
     for (size_t r = 0; r < nruns; r++)
-        for (size_t i = 0; i < nrows[r]; i++) {
-            const struct fb_row *w = &rows[r][i];
-            size_t k = 0;
-            while (k < n && fb_compare_key_cmp(&s[k].key, w) != 0)
-                k++;
-            if (k == n) {
-                if (n == cap) {
-                    size_t c = cap ? 2 * cap : 16;
-                    struct fb_trend_series *t = realloc(s, c * sizeof *t);
-                    if (!t)
-                        goto nomem;
-                    s = t;
-                    cap = c;
-                }
-                memset(&s[n], 0, sizeof s[n]);
-                s[n].key = *w;
-                s[n].dir = fb_compare_direction(w->metric);
-                if (!(s[n].pt = calloc(nruns, sizeof *s[n].pt)))
-                    goto nomem;
-                n++;
-            }
-            if (s[k].pt[r].present)
+        total += nrows[r];
+    if (!(refs = malloc((total + 1) * sizeof *refs)) || !(g = malloc((total + 1) * sizeof *g)))
+        goto nomem;
+    for (size_t r = 0, t = 0; r < nruns; r++)
+        for (size_t i = 0; i < nrows[r]; i++)
+            refs[t++] = (struct trend_ref){&rows[r][i], r, i};
+    qsort(refs, total, sizeof *refs, ref_by_key);
+    for (size_t t = 0; t < total; t++) {
+        if (t == 0 || fb_compare_key_cmp(refs[t - 1].w, refs[t].w) != 0)
+            g[ng++] = (struct trend_group){t, 0};
+        g[ng - 1].count++;
+    }
+    sorting_refs = refs;
+    qsort(g, ng, sizeof *g, group_cmp);
+    sorting_refs = NULL;
+    if (ng && !(s = calloc(ng, sizeof *s)))
+        goto nomem;
+    for (size_t k = 0; k < ng; k++, n++) {
+        const struct trend_ref *first = &refs[g[k].first];
+        s[k].key = *first->w;
+        s[k].dir = fb_compare_direction(first->w->metric);
+        if (!(s[k].pt = calloc(nruns, sizeof *s[k].pt)))
+            goto nomem;
+        for (size_t t = g[k].first; t < g[k].first + g[k].count; t++) {
+            const struct fb_row *w = refs[t].w;
+            if (s[k].pt[refs[t].r].present)
                 continue; /* a run's first row of a key stands for it */
-            s[k].pt[r] = (struct fb_trend_point){true, w->st.median, w->st.p05, w->st.p95,
-                                                 w->st.samples};
+            s[k].pt[refs[t].r] = (struct fb_trend_point){true, w->st.median, w->st.p05,
+                                                         w->st.p95, w->st.samples};
         }
+    }
+    free(refs);
+    free(g);
+    refs = NULL;
+    g = NULL;
     for (size_t k = 0; k < n; k++)
         if ((st = fb_trend_steps(s[k].pt, nruns, s[k].dir, threshold, &s[k].steps,
                                  &s[k].nsteps)) != FB_OK)
@@ -226,6 +271,8 @@ fb_status fb_trend_build(const struct fb_row *const *rows, const size_t *nrows, 
 nomem:
     st = FB_ERR_NOMEM;
 fail:
+    free(refs);
+    free(g);
     fb_trend_release(s, n);
     *series = NULL;
     *nseries = 0;
