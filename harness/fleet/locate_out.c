@@ -733,10 +733,11 @@ static fb_status write_heat(const struct loc *l, enum heat *heat)
     fprintf(af.f, "width = %zu\nheight = %zu\nlabels = \"", 360 + 60 * (n < 40 ? n : 40),
             300 + 60 * (n < 40 ? n : 40));
     for (size_t i = 0; i < n && n <= 64; i++) {
-        /* each label a gnuplot string inside the tics list, itself inside a string */
+        /* each label a gnuplot string inside the tics list, itself inside a double-quoted
+         * string, where gnuplot would also run a command between backquotes */
         fb_gp_string(q, sizeof q, l->name[i]);
         for (char *c = q; *c; c++)
-            if (*c == '"' || *c == '\\')
+            if (*c == '"' || *c == '\\' || *c == '`')
                 *c = '_';
         fprintf(af.f, "%s%s %zu", i ? ", " : "", q, i);
     }
