@@ -101,6 +101,16 @@ rc=$?
 [ "$rc" = 2 ] && [ "$(grep -c 'error: ' mn.err)" = 1 ] &&
     grep -q "FB_NVML_FACTS: $PWD/many.nvml:13: more GPUs than the model holds (16)" mn.err ||
     fail "expect with a facts file too large beside sysfs's GPUs: exit $rc, $(cat mn.err)"
+# a description named but not there: one line and exit 2, for expect and run (no run folder),
+# not a machine with nothing in it
+FB_SYSFS_ROOT=$PWD/nosuch mpi 2 "$bin" expect --backend host >ns.txt 2>ns.err
+rc=$?
+[ "$rc" = 2 ] && [ "$(grep -c 'error: ' ns.err)" = 1 ] &&
+    grep -q "FB_SYSFS_ROOT: cannot open '$PWD/nosuch'" ns.err || fail "expect with no sysfs tree: exit $rc, $(cat ns.err)"
+FB_SYSFS_ROOT=$PWD/nosuch mpi 2 "$bin" run h2d --backend host --sizes 1M --trials 3 --quiet --out run_nosys >ns.txt 2>ns.err
+rc=$?
+[ "$rc" = 2 ] && [ ! -e run_nosys ] && [ "$(grep -c 'error: ' ns.err)" = 1 ] ||
+    fail "run with no sysfs tree: exit $rc, $(cat ns.err)"
 # one node's NIC without a rate: the path between the two nodes and the ring over them are not
 # determined (a path is as fast as its slowest hop), not the other node's figure
 cp -R "$machines/eth-10g" norate && echo -1 >norate/class/net/eno1/speed

@@ -4,6 +4,7 @@
 #include "expect_job.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <ifaddrs.h>
 #include <math.h>
 #include <mpi.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "health.h"
 #include "log.h"
 #include "units.h"
@@ -114,9 +116,22 @@ static int by_host(const void *a, const void *b)
 fb_status fb_expect_job_site(bool say)
 {
     const char *site = getenv("FB_EXPECT_EFFICIENCY"), *facts = getenv("FB_NVML_FACTS");
+    const char *root = getenv("FB_SYSFS_ROOT");
     char err[512] = "";
     struct fb_expect_node *scratch;
     fb_status st;
+    DIR *d;
+
+    /* a description named but not there would read as a machine with nothing in it */
+    if (root && *root) {
+        if (!(d = opendir(root))) {
+            if (say)
+                fb_error("FB_SYSFS_ROOT: cannot open '%s' (a sysfs tree: docs/expected.md)",
+                         fb_escape_str(root, 200, err, sizeof err));
+            return FB_ERR_USAGE;
+        }
+        closedir(d);
+    }
 
     if (site && *site && fb_expect_eff_load(site, err, sizeof err) != FB_OK) {
         if (say)
