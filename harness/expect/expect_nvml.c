@@ -104,6 +104,11 @@ static bool add_peer(struct fb_expect_gpu *g, const char *peer, int links)
     return true;
 }
 
+static int gpu_by_bus(const void *a, const void *b)
+{
+    return strcmp(((const struct fb_expect_gpu *)a)->bus, ((const struct fb_expect_gpu *)b)->bus);
+}
+
 /* The NVLinks g has to peer already; 0 when none. */
 static int links_between(const struct fb_expect_gpu *g, const char *peer)
 {
@@ -217,8 +222,11 @@ fb_status fb_expect_nvml_load(const char *path, struct fb_expect_node *n, char *
         st = FB_ERR_IO;
     }
     fclose(f);
-    if (st == FB_OK)
+    if (st == FB_OK) {
+        /* GPUs the file adds come in bus order with sysfs's, not after them */
+        qsort(work->gpu, (size_t)work->ngpus, sizeof work->gpu[0], gpu_by_bus);
         *n = *work;
+    }
     free(work);
     return st;
 }

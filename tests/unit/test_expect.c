@@ -533,6 +533,12 @@ static void check_nvml_facts(void)
     CHECK(fb_expect_nvml_load(write_tmp("good", "nvlink 00000000:1A:00.0 0000:1c:00.0 3\n"), &n,
                               err, sizeof err) == FB_OK);
     CHECK(n.ngpus == 2 && strcmp(n.gpu[0].bus, "0000:1a:00.0") == 0 && n.gpu[1].peer[0].links == 3);
+    /* the GPUs a file adds come in bus order, not in the file's */
+    memset(&n, 0, sizeof n);
+    CHECK(fb_expect_nvml_load(write_tmp("order", "gpu 0000:1c:00.0 B\ngpu 0000:1a:00.0 A\n"), &n,
+                              err, sizeof err) == FB_OK);
+    CHECK(n.ngpus == 2 && strcmp(n.gpu[0].bus, "0000:1a:00.0") == 0 &&
+          strcmp(n.gpu[0].model, "A") == 0);
 }
 
 /* A ring collective over nodes, even or not: the slowest of each node's ring and, over two
