@@ -291,7 +291,8 @@ if command -v gnuplot >/dev/null 2>&1; then
     for f in compare-x_y-busbw compare-x_y-busbw-2; do
         [ -s "dots/$f.png" ] && grep -q "($f.png)" dots/compare.md || fail "no plot $f, or not linked: $(ls dots)"
     done
-    grep -q "x\.y" dots/compare-x_y-busbw.gp && grep -q "x_y" dots/compare-x_y-busbw-2.gp ||
+    grep -q "^set title 'x\.y busbw" dots/compare-x_y-busbw.gp &&
+        grep -q "^set title 'x_y busbw" dots/compare-x_y-busbw-2.gp ||
         fail "the two plots do not each hold their own benchmark"
 fi
 # A run folder's name with control bytes (an escape sequence, a line break) reaches the screen

@@ -111,6 +111,14 @@ FB_SYSFS_ROOT=$PWD/nosuch mpi 2 "$bin" run h2d --backend host --sizes 1M --trial
 rc=$?
 [ "$rc" = 2 ] && [ ! -e run_nosys ] && [ "$(grep -c 'error: ' ns.err)" = 1 ] ||
     fail "run with no sysfs tree: exit $rc, $(cat ns.err)"
+# the tree missing on one node alone (rank 1's): every rank stops, rank 0 says rank 1's line
+# once, naming it (not rank 1 gone and rank 0 waiting for it)
+timeout 60 "${MPIEXEC:-mpirun}" --oversubscribe -np 1 -x FB_SYSFS_ROOT="$machines/eth-10g" "$bin" expect \
+    --backend host : -np 1 -x FB_SYSFS_ROOT="$PWD/nosuch" "$bin" expect --backend host >ns.txt 2>ns.err
+rc=$?
+[ "$rc" = 2 ] && [ "$(grep -c 'error: ' ns.err)" = 1 ] &&
+    grep -q "error: rank 1 on [^:]*: FB_SYSFS_ROOT: cannot open '$PWD/nosuch'" ns.err ||
+    fail "expect with no sysfs tree on rank 1 alone: exit $rc, $(cat ns.err)"
 # one node's NIC without a rate: the path between the two nodes and the ring over them are not
 # determined (a path is as fast as its slowest hop), not the other node's figure
 cp -R "$machines/eth-10g" norate && echo -1 >norate/class/net/eno1/speed

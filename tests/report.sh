@@ -221,6 +221,6 @@ for f in p2p_matrix_a_b p2p_matrix_a_b_2; do
     grep -qx "name = '$f'" "$work/odd/plots/$f.gp" || fail "$f.gp reads another plot's data: $(grep '^name' "$work/odd/plots/$f.gp")"
 done
 [ "$(grep -lF 'over a.b at' "$work/odd/plots/"p2p_matrix_a_b*.dat | wc -l)" = 1 ] &&
-    [ "$(grep -lF 'over a.b at' "$work/odd/plots/"p2p_matrix_a_b*.dat | wc -l)" = 1 ] ||
+    [ "$(grep -lF 'over a_b at' "$work/odd/plots/"p2p_matrix_a_b*.dat | wc -l)" = 1 ] ||
     fail "the two transports' maps do not each hold their own data: $(head -n 1 "$work/odd/plots/"p2p_matrix_a_b*.dat)"
 finish

@@ -65,8 +65,9 @@ bool fb_compare_screen(const struct fb_row *base, const struct fb_row *cur, doub
         return true;
     }
     *ratio = c / b;
-    if (!isfinite(*ratio)) {
-        /* two finite medians whose ratio no double holds (1e308 against 1e-320): no ratio */
+    if (!isfinite(*ratio) || (*ratio == 0 && c > 0)) {
+        /* two finite medians whose ratio no double holds (1e308 against 1e-320, or the
+         * other way round, where it comes out 0): no ratio */
         *ratio = NAN;
         *v = FB_CMP_NA;
         return true;

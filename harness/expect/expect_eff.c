@@ -60,20 +60,23 @@ fb_status fb_expect_eff_load(const char *path, char *err, size_t errlen)
     }
     for (size_t i = 0; i < fb_expect_neff; i++)
         value[i] = fb_expect_efficiencies[i].value;
-    while (fgets(line, sizeof line, f)) {
+    for (long at = ftell(f); fgets(line, sizeof line, f); at = ftell(f)) {
         char key[64], *p = line, *eq, *end;
         size_t klen;
         int k;
         double v;
+        long now = ftell(f);
 
         lineno++;
+        /* strlen stops at a NUL byte, the file position does not */
+        if (at >= 0 && now >= 0 && strlen(line) != (size_t)(now - at)) {
+            snprintf(err, errlen, "%s:%d: a NUL byte in the line", shown, lineno);
+            fclose(f);
+            return FB_ERR_USAGE;
+        }
         if (!strchr(line, '\n') && !feof(f)) {
-            /* fgets stops early only at a NUL byte, which strlen then finds before the end */
-            if (strlen(line) < sizeof line - 1)
-                snprintf(err, errlen, "%s:%d: a NUL byte in the line", shown, lineno);
-            else
-                snprintf(err, errlen, "%s:%d: line longer than %zu bytes", shown, lineno,
-                         sizeof line - 2);
+            snprintf(err, errlen, "%s:%d: line longer than %zu bytes", shown, lineno,
+                     sizeof line - 2);
             fclose(f);
             return FB_ERR_USAGE;
         }

@@ -145,17 +145,20 @@ fb_status fb_expect_nvml_load(const char *path, struct fb_expect_node *n, char *
         return f ? FB_ERR_NOMEM : FB_ERR_IO;
     }
     *work = *n;
-    while (st == FB_OK && fgets(line, sizeof line, f)) {
+    for (long at = ftell(f); st == FB_OK && fgets(line, sizeof line, f); at = ftell(f)) {
         char word[16], a[40], b[40], ca[16], cb[16], *p = line;
         int used = 0;
         struct fb_expect_gpu *ga, *gb;
+        long now = ftell(f);
 
         lineno++;
+        /* strlen stops at a NUL byte, the file position does not */
+        if (at >= 0 && now >= 0 && strlen(line) != (size_t)(now - at)) {
+            st = bad(err, errlen, path, lineno, "a NUL byte in the line");
+            break;
+        }
         if (!strchr(line, '\n') && !feof(f)) {
-            /* fgets stops early only at a NUL byte, which strlen then finds before the end */
-            st = bad(err, errlen, path, lineno,
-                     strlen(line) < sizeof line - 1 ? "a NUL byte in the line"
-                                                    : "line longer than 510 characters");
+            st = bad(err, errlen, path, lineno, "line longer than 510 characters");
             break;
         }
         line[strcspn(line, "\r\n")] = '\0';

@@ -29,8 +29,15 @@ static void note(struct fb_expect_node *n, const char *fmt, const char *what)
     size_t len = strlen(n->note);
 
     snprintf(item, sizeof item, fmt, what);
-    if (len + 3 >= sizeof n->note || strstr(n->note, item))
+    if (len + 3 >= sizeof n->note)
         return;
+    for (const char *at = strstr(n->note, item); at; at = strstr(at + 1, item)) {
+        /* a whole item: at the start or after "; ", and up to the next "; " or the end */
+        size_t ilen = strlen(item);
+        if ((at == n->note || (at - n->note >= 2 && at[-2] == ';' && at[-1] == ' ')) &&
+            (at[ilen] == '\0' || at[ilen] == ';'))
+            return;
+    }
     if (len) {
         memcpy(n->note + len, "; ", 3);
         len += 2;
@@ -94,10 +101,14 @@ static void read_nic_place(const char *device, const char *base, struct fb_expec
 }
 
 /* Whether NIC a is the better to keep when a node has more than the model holds: up before
- * down, then the faster. */
+ * down, then the faster, then the first by name. */
 static bool nic_better(const struct fb_expect_nic *a, const struct fb_expect_nic *b)
 {
-    return a->up != b->up ? a->up : a->gbps > b->gbps;
+    if (a->up != b->up)
+        return a->up;
+    if (a->gbps != b->gbps)
+        return a->gbps > b->gbps;
+    return strcmp(a->name, b->name) < 0; /* a tie kept by name, not by readdir's order */
 }
 
 /* Keeps c (read into n->nic[n->nnics] when there is room, else into *spare): appended while
@@ -330,14 +341,16 @@ static void read_gpus(const char *root, const char *base, struct fb_expect_node 
         read_link(path, g);
         snprintf(path, sizeof path, "%s/%s/numa_node", dir, e->d_name);
         g->numa = whole(fb_sysfs_number(path, 10), 0, 1 << 16, -1);
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        read_uplink(path, base, g, n);
     }
     closedir(d);
-    /* noted once the kept ones are known (one left out later would have been noted too) */
-    for (int i = 0; i < n->ngpus; i++)
+    /* the kept ones' root ports, and what could not be read, once they are known (a GPU left
+     * out later would have been noted too) */
+    for (int i = 0; i < n->ngpus; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, n->gpu[i].bus);
+        read_uplink(path, base, &n->gpu[i], n);
         if (isnan(fb_expect_pcie_raw(n->gpu[i].gts, n->gpu[i].width, NULL)))
             note(n, "GPU %s: no PCIe link speed and width in sysfs", n->gpu[i].bus);
+    }
 }
 
 /* Sorted by name, so a description reads the same on every read (readdir's order is not). */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "escape.h"
 #include "health.h"
@@ -113,7 +114,8 @@ static int by_host(const void *a, const void *b)
     return strcmp((const char *)a, (const char *)b);
 }
 
-fb_status fb_expect_job_site(bool say)
+/* This rank's check of the site files (fb_expect_job_site): the line to say in why. */
+static fb_status site_check(char *why, size_t len)
 {
     const char *site = getenv("FB_EXPECT_EFFICIENCY"), *facts = getenv("FB_NVML_FACTS");
     const char *root = getenv("FB_SYSFS_ROOT");
@@ -125,31 +127,68 @@ fb_status fb_expect_job_site(bool say)
     /* a description named but not there would read as a machine with nothing in it */
     if (root && *root) {
         if (!(d = opendir(root))) {
-            if (say)
-                fb_error("FB_SYSFS_ROOT: cannot open '%s' (a sysfs tree: docs/expected.md)",
-                         fb_escape_str(root, 200, err, sizeof err));
+            snprintf(why, len, "FB_SYSFS_ROOT: cannot open '%s' (a sysfs tree: docs/expected.md)",
+                     fb_escape_str(root, 200, err, sizeof err));
             return FB_ERR_USAGE;
         }
         closedir(d);
     }
-
     if (site && *site && fb_expect_eff_load(site, err, sizeof err) != FB_OK) {
-        if (say)
-            fb_error("FB_EXPECT_EFFICIENCY: %s", err);
+        snprintf(why, len, "FB_EXPECT_EFFICIENCY: %s", err);
         return FB_ERR_USAGE;
     }
     if (!facts || !*facts)
         return FB_OK;
-    if (!(scratch = calloc(1, sizeof *scratch)))
+    if (!(scratch = calloc(1, sizeof *scratch))) {
+        snprintf(why, len, "out of memory checking FB_NVML_FACTS");
         return FB_ERR_NOMEM;
+    }
     /* checked on this node's GPUs as the run will load it (fb_expect_job_gather), so that a
      * file whose GPUs fit alone but not beside sysfs's is refused here, not dropped there */
     fb_expect_node_read(fb_health_sysfs_root(), NULL, scratch);
     st = fb_expect_nvml_load(facts, scratch, err, sizeof err);
     free(scratch);
-    if (st != FB_OK && say)
-        fb_error("FB_NVML_FACTS: %s", err);
+    if (st != FB_OK)
+        snprintf(why, len, "FB_NVML_FACTS: %s", err);
     return st == FB_OK ? FB_OK : FB_ERR_USAGE;
+}
+
+fb_status fb_expect_job_site(bool say)
+{
+    /* what the lowest failing rank says, with its host: one buffer, broadcast whole */
+    struct {
+        char host[64];
+        char why[640];
+    } msg;
+    int rank = 0, size = 1, me, low;
+    fb_status st;
+
+    memset(&msg, 0, sizeof msg);
+    st = site_check(msg.why, sizeof msg.why);
+    if (st != FB_OK && gethostname(msg.host, sizeof msg.host - 1) != 0)
+        snprintf(msg.host, sizeof msg.host, "?");
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* the ranks agree, so that a file missing on one node alone stops every rank, said once,
+     * instead of leaving the others waiting for it in the session's first collective */
+    me = st == FB_OK ? size : rank;
+    if (MPI_Allreduce(&me, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
+        low = me;
+    else if (low < size && MPI_Bcast(&msg, (int)sizeof msg, MPI_CHAR, low, MPI_COMM_WORLD) !=
+                               MPI_SUCCESS && low != rank)
+        snprintf(msg.why, sizeof msg.why, "a site file could not be read");
+    msg.host[sizeof msg.host - 1] = msg.why[sizeof msg.why - 1] = '\0';
+    if (low >= size)
+        return FB_OK;
+    if (say) {
+        char host[160];
+        if (low == rank)
+            fb_error("%s", msg.why);
+        else
+            fb_error("rank %d on %s: %s", low, fb_escape_str(msg.host, 60, host, sizeof host),
+                     msg.why);
+    }
+    return st != FB_OK ? st : FB_ERR_USAGE;
 }
 
 /* Rank r's host-device copies while the point's first `ranks` ranks copy at once: the GPUs of
@@ -212,7 +251,7 @@ fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job 
     j->nodes = w->nodes;
     fb_expect_node_read(fb_health_sysfs_root(), w->host, &j->me);
     {
-        char err[256];
+        char err[256] = "";
         /* a bad facts file was refused by fb_expect_job_site before anything started, on the
          * same node's GPUs; one that fails here all the same (changed since) says so */
         const char *facts = getenv("FB_NVML_FACTS");
@@ -284,6 +323,17 @@ static bool valid_rank(const struct fb_expect_job *j, int r)
     return r >= 0 && r < j->size;
 }
 
+/* A rank's GPU link as a hop of a path from its memory: the path is unknown when the rank
+ * drives a GPU whose link is not known, and the hop is none when its buffers are host memory
+ * (no GPU: its h2d has no figure, and none is needed). */
+static void gpu_hop(const struct fb_expect_rank *k, struct fb_expect_fig *f)
+{
+    if (k->gpu.bus[0])
+        fb_expect_path_min(f, &k->h2d, f);
+    else
+        fb_expect_min(f, &k->h2d, f);
+}
+
 void fb_expect_job_annotate(void *ctx, struct fb_row *row)
 {
     const struct fb_expect_job *j = ctx;
@@ -304,8 +354,8 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
             /* GPU memory at either end: its PCIe link is on the path too (GPUDirect RDMA or
              * staged through host memory) */
             if (f.gbps > 0) {
-                fb_expect_min(&f, &j->ranks[row->src].h2d, &f);
-                fb_expect_min(&f, &j->ranks[row->dst].h2d, &f);
+                gpu_hop(&j->ranks[row->src], &f);
+                gpu_hop(&j->ranks[row->dst], &f);
             }
         }
     } else if (strcmp(row->metric, "busbw") == 0 && row->nodes >= 2 &&
@@ -317,7 +367,7 @@ void fb_expect_job_annotate(void *ctx, struct fb_row *row)
         for (int r = 1; r < j->size; r++)
             fb_expect_path_min(&f, &j->ranks[r].net, &f);
         for (int r = 0; r < j->size && f.gbps > 0; r++)
-            fb_expect_min(&f, &j->ranks[r].h2d, &f);
+            gpu_hop(&j->ranks[r], &f);
     } else if (strcmp(row->bench, "p2p") == 0 && strcmp(row->transport, "ipc") == 0 &&
                (strstr(row->kase, "_uni") || strstr(row->kase, "_bidir")) &&
                strncmp(row->metric, "bandwidth", 9) == 0 &&

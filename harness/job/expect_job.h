@@ -49,8 +49,10 @@ enum { FB_EXPECT_MIN_BYTES = 1 << 20 };
 /* The site's efficiencies: the file $FB_EXPECT_EFFICIENCY names, when set (fb_expect_eff_load),
  * and the NVML facts file $FB_NVML_FACTS names, when set, checked (fb_expect_nvml_load) on
  * this node's GPUs as sysfs lists them (what fb_expect_job_gather loads it onto).
- * Not collective: every rank reads them before anything is created, and one that cannot is
- * FB_ERR_USAGE (the line said when `say`). */
+ * Collective over MPI_COMM_WORLD, before anything is created: every rank reads them on its own
+ * node and the ranks agree, so that a file one node lacks stops every rank; then every rank
+ * returns FB_ERR_USAGE (FB_ERR_NOMEM where its own check ran out) and, with `say` (rank 0),
+ * says the lowest failing rank's line, named by rank and host when it is not this one. */
 fb_status fb_expect_job_site(bool say);
 
 /* Collective over the session's world. Reads this rank's node and gathers every rank's figures

@@ -139,6 +139,8 @@ int main(void)
     /* finite medians whose ratio no double holds: no ratio, not inf in compare.csv */
     CHECK(judge(row("busbw", 1e-320, 0, 10), row("busbw", 1e308, 0, 10), 0.05, &r) == FB_CMP_NA);
     CHECK(isnan(r));
+    CHECK(judge(row("busbw", 1e308, 0, 10), row("busbw", 1e-320, 0, 10), 0.05, &r) == FB_CMP_NA);
+    CHECK(isnan(r));
     CHECK_STR(fb_compare_verdict_str(FB_CMP_REGRESSION, false), "REGRESSION");
     CHECK_STR(fb_compare_verdict_str(FB_CMP_REGRESSION, true), "worse");
 

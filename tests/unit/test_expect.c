@@ -717,6 +717,7 @@ static void check_odd_trees(void)
         put_eth("many", rel, "10000\n", "1500\n");
     }
     put_eth("many", "ens1f0", "100000\n", "1500\n");
+    put_eth("many", "eno1", "10000\n", "1500\n"); /* ties with the veths: kept by its name */
     /* 20 GPUs: the first 16 in bus order kept, whatever order readdir gives */
     for (int i = 0; i < 20; i++) {
         snprintf(rel, sizeof rel, "many/bus/pci/devices/0000:%02x:00.0", 0x23 - i);
@@ -727,7 +728,13 @@ static void check_odd_trees(void)
     CHECK(n.nnics == FB_EXPECT_NICS);
     fb_expect_node_net(&n, NULL, &f);
     CHECK_STR(f.bound, "eth 100 Gb/s ens1f0");
-    CHECK(strstr(n.note, "25 more ports than the model holds (16)") != NULL);
+    CHECK(strstr(n.note, "26 more ports than the model holds (16)") != NULL);
+    {
+        bool eno1 = false;
+        for (int i = 0; i < n.nnics; i++)
+            eno1 = eno1 || strcmp(n.nic[i].name, "eno1") == 0;
+        CHECK(eno1);
+    }
     CHECK(n.ngpus == FB_EXPECT_GPUS && strcmp(n.gpu[0].bus, "0000:10:00.0") == 0 &&
           strcmp(n.gpu[15].bus, "0000:1f:00.0") == 0);
     CHECK(strstr(n.note, "4 more GPUs than the model holds (16)") != NULL);
@@ -736,6 +743,8 @@ static void check_odd_trees(void)
     put_eth("odd", "eno1", "10000\n", "1500\n");
     put_eth("odd", "eno2", "inf\n", "1500\n");
     put_eth("odd", "eno3", "100000\n", "52\n");
+    put_eth("odd", "veth1", "-1\n", "1500\n"); /* two notes, one the end of the other's */
+    put_eth("odd", "eth1", "-1\n", "1500\n");
     put_gpu("odd/bus/pci/devices/0000:07:00.0", "2.5 GT/s PCIe\n", "Unknown\n");
     snprintf(root, sizeof root, "%s/odd", tmp);
     fb_expect_node_read(root, "odd", &n);
@@ -744,6 +753,9 @@ static void check_odd_trees(void)
     CHECK(n.nnics == 1);
     CHECK(strstr(n.note, "eno2: no link speed in sysfs") != NULL);
     CHECK(strstr(n.note, "eno3: no usable MTU in sysfs") != NULL);
+    CHECK(strstr(n.note, "veth1: no link speed in sysfs") != NULL);
+    CHECK(strncmp(n.note, "eth1: no link speed in sysfs", 28) == 0 ||
+          strstr(n.note, "; eth1: no link speed in sysfs") != NULL);
     /* an idle GPU's 2.5 GT/s is not what it should reach: no figure, said */
     CHECK(n.ngpus == 1);
     fb_expect_gpu_h2d(&n.gpu[0], &f);
@@ -828,6 +840,13 @@ static void check_site_file(void)
         }
         CHECK(fb_expect_eff_load(write_tmp("bad5", NULL), err, sizeof err) == FB_ERR_USAGE);
         CHECK(strstr(err, "bad5:1: a NUL byte in the line") != NULL);
+        /* on the last line, with no line break after it, too */
+        if ((f = fopen(write_tmp("bad6", ""), "w"))) {
+            fwrite(nul, 1, sizeof nul - 2, f);
+            fclose(f);
+        }
+        CHECK(fb_expect_eff_load(write_tmp("bad6", NULL), err, sizeof err) == FB_ERR_USAGE);
+        CHECK(strstr(err, "bad6:1: a NUL byte in the line") != NULL);
     }
     CHECK(fb_expect_eff_load(write_tmp("bad3", "ib 0.9\n"), err, sizeof err) == FB_ERR_USAGE);
     CHECK(strstr(err, "bad3:1:") && strstr(err, "key = value"));
