@@ -21,7 +21,8 @@ h=run_id,bench,case,backend,src,batch,metric,median
 case " $* " in
     *" memfit "*) mkdir -p "$out" && printf '%s\nr,memfit,fp32_momentum_r64,host,,,batch_max,7\n' \
         "$h" >"$out/results.csv" ;;
-    *" step "*) mkdir -p "$out" && printf '%s\nr,step,step,host,,7,images_per_s,3.5\n' \
+    *" step "*) [ -n "${FB_STUB_NO_STEP-}" ] && exit 0
+        mkdir -p "$out" && printf '%s\nr,step,step,host,,7,images_per_s,3.5\n' \
         "$h" >"$out/results.csv" ;;
 esac
 exit 0
@@ -85,6 +86,34 @@ grep -qF "$want a step at batch 7 fits: 3.5 images/s |" "$work/out1/summary.md" 
     fail "memfit's batch is not confirmed in summary.md"
 grep -q '^p2p	-	0	not run: two processes need mpirun$' "$work/out1/steps.tsv" ||
     fail "p2p without mpirun is not said"
+
+# A second check into the same OUT reads nothing of the first: a step that now writes no rows
+# fails it, as it fails a check into a new folder (it used to read the first check's rows).
+FB_STUB_NO_STEP=1 FB_STUB_LOG=$work/log-again OUT=$work/out1 sh "$script" >/dev/null 2>"$work/again.err"
+rc=$?
+[ "$rc" = 1 ] && grep -q "the step at memfit's batch 7 measured nothing" "$work/again.err" ||
+    fail "a second check into the same OUT passed on the first one's rows: exit $rc, $(cat "$work/again.err")"
+grep -qF "a step at batch 7 fits: 3.5 images/s" "$work/out1/summary.md" &&
+    fail "the second check's summary.md shows the first check's step"
+# a relative OUT named like an awk assignment is read as a folder
+(cd "$work" && FB_STUB_LOG=$work/log-eq OUT=node=gpu01 sh "$script" </dev/null >/dev/null 2>&1)
+grep -qF "$want a step at batch 7 fits: 3.5 images/s |" "$work/node=gpu01/summary.md" ||
+    fail "OUT=node=gpu01: memfit's batch is not confirmed: $(cat "$work/node=gpu01/summary.md" 2>&1 | head -n 5)"
+# the check takes no arguments: --help prints its usage, anything else is refused before any step
+(cd "$work" && sh "$script" --help >help.out 2>&1)
+rc=$?
+[ "$rc" = 0 ] && grep -q '^usage: ' "$work/help.out" && [ ! -e "$work/gpu-check" ] ||
+    fail "gpu-check --help: exit $rc, $(cat "$work/help.out"), ./gpu-check: $(ls "$work/gpu-check" 2>&1)"
+(cd "$work" && sh "$script" --bogus >bogus.out 2>&1)
+rc=$?
+[ "$rc" = 2 ] && [ "$(wc -l <"$work/bogus.out")" = 1 ] && grep -q "takes no arguments, not '--bogus'" "$work/bogus.out" &&
+    [ ! -e "$work/gpu-check" ] || fail "gpu-check --bogus: exit $rc, $(cat "$work/bogus.out")"
+for bad in "FB_CHECK_BUDGET_S=8m" "MPIRUN=$work/s p/mpirun"; do
+    env "$bad" OUT=$work/out-bad sh "$script" >/dev/null 2>"$work/bad.err"
+    rc=$?
+    [ "$rc" = 2 ] && [ "$(wc -l <"$work/bad.err")" = 1 ] && [ ! -e "$work/out-bad" ] ||
+        fail "$bad: exit $rc, $(cat "$work/bad.err"), out written: $(ls "$work/out-bad" 2>&1)"
+done
 
 # 2. A run that hangs: stopped at the budget (3 s), every later step not run, exit 1, quickly.
 start=$(date +%s)

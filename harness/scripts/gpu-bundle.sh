@@ -6,13 +6,14 @@
 # Usage: sh harness/scripts/gpu-bundle.sh DIR   (FB_BUILD: the build folder, default build/;
 # XZ_OPT: xz's options, default -6). Fails when DIR would pass 64 MiB.
 set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
+top=$(CDPATH='' cd -- "$(dirname -- "$0")/../.." && pwd)
 build=${FB_BUILD:-$top/build}
 limit_bytes=$((64 * 1024 * 1024))
 # Open MPI's runtime: programs, libraries, plugins (MCA components), help files.
 ompi_pkgs="libopenmpi3 openmpi-bin openmpi-common libpmix2"
 die() { echo "gpu-bundle: $*" >&2; exit "${rc:-1}"; }
 [ $# = 1 ] && [ -n "$1" ] || { rc=2 die "usage: sh harness/scripts/gpu-bundle.sh DIR"; }
+case $1 in -*) rc=2 die "usage: sh harness/scripts/gpu-bundle.sh DIR (a folder, not '$1'; ./$1 for one so named)" ;; esac
 dir=$1
 if [ -e "$dir" ] && [ -n "$(ls -A "$dir" 2>/dev/null)" ]; then
     rc=2 die "DIR '$dir' exists and is not empty: remove it or name another"
@@ -23,7 +24,8 @@ for tool in ldd ldconfig strip tar xz dpkg-query; do
     command -v $tool >/dev/null 2>&1 || die "'$tool' is needed to make the bundle"
 done
 stage=$(mktemp -d "${TMPDIR:-/tmp}/fb-bundle.XXXXXX")
-trap 'rm -rf "$stage"' EXIT INT TERM
+trap 'rm -rf "$stage"' EXIT
+trap 'exit 130' INT TERM
 root=$stage/fabricbench-bundle
 # hwloc-plugins/ stays empty: the bundle's hwloc loads no plugins (HWLOC_PLUGINS_PATH).
 mkdir -p "$root/build/bench" "$root/build/tests/gpu" "$root/lib" "$root/ompi/etc" \
@@ -78,7 +80,8 @@ done
 # out: the C library (the host's own), the NVIDIA driver and NCCL (the host's); any other
 # library ldd does not find fails the bundle.
 find "$root" -type f \( -name '*.so*' -o -perm -u+x \) -print | sort >"$stage/candidates"
-xargs ldd <"$stage/candidates" 2>/dev/null | awk -v root="$root/" '
+# (one path a line, passed whole: a TMPDIR with a space in it splits nothing)
+tr '\n' '\0' <"$stage/candidates" | xargs -0 ldd 2>/dev/null | awk -v root="$root/" '
     /^[^ \t].*:$/ { file = substr($0, 1, length($0) - 1)
                      if (index(file, root) == 1) file = substr(file, length(root) + 1); next }
     /not a dynamic executable/ { next }
@@ -92,6 +95,8 @@ grep '^missing ' "$stage/deps" | while read -r _ lib file; do
     echo "gpu-bundle: '$file' needs '$lib', which ldd does not find here" >&2
 done
 grep -q '^missing ' "$stage/deps" && die "libraries missing: nothing written to '$dir'"
+# ldd read nothing (its errors are hidden above): a bundle without its libraries would pass
+grep -q '^lib ' "$stage/deps" || die "ldd named no library of the binary's: nothing written to '$dir'"
 grep '^lib ' "$stage/deps" | while read -r _ soname path; do
     real=$(readlink -f "$path")
     # Already carried inside the Open MPI tree: loaded from there (LD_LIBRARY_PATH).

@@ -12,11 +12,23 @@
 # real, to size the step), the others count their typical time (docs/gpu-check.md); a step whose
 # plan passes its limit, or plans that add up past the budget, fail the check.
 # Exit: 0 when every step passed; 1 when a step failed, timed out or a test binary is missing.
+# Usage: OUT=DIR sh gpu-check.sh (no arguments: what it does is set by the variables above and
+# in docs/gpu-check.md).
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
+case $# in
+0) ;;
+*)
+    case $1 in -h | --help) echo "usage: [OUT=DIR] [FB_BACKEND=...] sh gpu-check.sh (no arguments; docs/gpu-check.md)"; exit 0 ;; esac
+    echo "gpu-check: takes no arguments, not '$1' (usage: [OUT=DIR] sh gpu-check.sh; docs/gpu-check.md)" >&2
+    exit 2 ;;
+esac
+here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
 out=${OUT:-$PWD/gpu-check}
+# absolute, so that no awk below reads a folder named like "node=gpu01" as an assignment
+case $out in /*) ;; *) out=$PWD/$out ;; esac
 backend=${FB_BACKEND:-auto}
 budget_s=${FB_CHECK_BUDGET_S:-480}
+case $budget_s in '' | *[!0-9]* | 0) echo "gpu-check: FB_CHECK_BUDGET_S must be a whole number of seconds above 0, not '$budget_s'" >&2; exit 2 ;; esac
 # the soak's --tolerance (percent; the soak's own default is 10)
 soak_tolerance=${FB_CHECK_SOAK_TOLERANCE:-10}
 case $soak_tolerance in '' | *[!0-9]*) echo "gpu-check: FB_CHECK_SOAK_TOLERANCE must be a whole number of percent, not '$soak_tolerance'" >&2; exit 2 ;; esac
@@ -62,10 +74,10 @@ if [ -f "$here/fabricbench-bundle.tar.xz" ]; then
 elif [ -x "$here/../../bin/fabricbench" ] && [ "${here##*/}" = fabricbench ]; then
     # Installed (cmake --install, the .deb): PREFIX/libexec/fabricbench holds this script, its
     # helpers and the GPU tests; the binary is PREFIX/bin/fabricbench.
-    top=$(cd "$here/../.." && pwd)
+    top=$(CDPATH='' cd -- "$here/../.." && pwd)
     installed=1
 else
-    top=$(cd "$here/../.." && pwd)
+    top=$(CDPATH='' cd -- "$here/../.." && pwd)
 fi
 if [ "${installed:-0}" = 1 ]; then
     bin=${FB_BIN:-$top/bin/fabricbench}
@@ -75,11 +87,27 @@ if [ "${installed:-0}" = 1 ]; then
 else
     mixes=$top/profiles/mixes
     bin=${FB_BIN:-$top/build/bench/fabricbench}
-    tests=$(cd "$(dirname "$bin")/.." 2>/dev/null && pwd)/tests
+    tests=$(CDPATH='' cd -- "$(dirname -- "$bin")/.." 2>/dev/null && pwd)/tests
     scripts=$top/harness/scripts
 fi
 mpirun=${MPIRUN:-mpirun}
+# the launcher and the host's library path are split into words where they are used below
+case $mpirun$host_ld in *[[:space:]]*)
+    echo "gpu-check: the launcher's path ('$mpirun') or LD_LIBRARY_PATH holds a space; set MPIRUN, or TMPDIR for the bundle's, to a path without one" >&2
+    exit 2 ;;
+esac
 mkdir -p "$out" || exit 2
+# a second check into the same folder reads nothing of the first: every file it reads is its own
+for s in versions doctor run p2p collectives replay soak test_conv_gemm test_pool_kernels \
+    test_conv_engine_cuda pipeline train-fp16 train-bf16 memfit fit torch-copy torch-fp16 torch-bf16; do
+    rm -f "$out/$s.txt" "$out/$s-results.csv"
+done
+rm -f "$out/host.txt" "$out/summary.md" "$out/doctor.json" "$out/env.json" "$out"/nccl-rank*.log \
+    "$out/soak.csv" "$out/health.csv"
+# and the run folders its steps write (a step that fails early leaves the earlier one's there)
+for s in run p2p coll replay soak pipeline train-fp16 train-bf16 memfit fit; do
+    rm -rf "${out:?}/$s"
+done
 : >"$out/steps.tsv"
 # NCCL is the host's: FB_NCCL_LIBRARY, or the libnccl.so.2 of a Python environment.
 if [ -z "${FB_NCCL_LIBRARY-}" ] && command -v python3 >/dev/null 2>&1; then
@@ -290,14 +318,14 @@ else
     sizes=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         $c["bench"] == "h2d" && $c["case"] == "pinned_h2d" && $c["ranks"] == 1 {
             print $c["bytes"] }' "$out/run-results.csv" 2>/dev/null | sort -nu | paste -sd, -)
-    step torch-copy 40 $host_python "$scripts/torch_copy.py" \
+    must torch-copy 40 $host_python "$scripts/torch_copy.py" \
         --bytes "${sizes:-67108864}"
     # The batch compute measured (its default: 32 on cuda).
     for prec in fp16 bf16; do
         batch=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
             $c["bench"] == "compute" && $c["case"] == "step_ours" { print $c["batch"]; exit }' \
             "$out/train-$prec-results.csv" 2>/dev/null)
-        step torch-$prec 60 $host_python "$scripts/torch_densenet_step.py" \
+        must torch-$prec 60 $host_python "$scripts/torch_densenet_step.py" \
             --batch "${batch:-32}" --resolution 224 --precision $prec
     done
 fi

@@ -8,6 +8,8 @@ set -u
 [ $# = 2 ] || { echo "usage: sh gpu-summary.sh OUT BACKEND" >&2; exit 2; }
 out=$1 backend=$2
 [ -d "$out" ] || { echo "gpu-summary: '$out' is not a folder" >&2; exit 2; }
+# absolute, so that awk reads no file operand named like "node=gpu01/..." as an assignment
+case $out in /*) ;; *) out=$PWD/$out ;; esac
 set --
 for f in steps.tsv run-results.csv torch-copy.txt train-fp16-results.csv \
     train-bf16-results.csv torch-fp16.txt torch-bf16.txt memfit-results.csv fit-results.csv; do
@@ -98,11 +100,12 @@ function h2d_rows(    ns, list, s, i, j, x, d, c, b, ours, peer, ptxt) {
         row("pinned H2D/D2H", why("run", "no h2d pinned rows in run-results.csv"), "-", "-")
     for (i = 1; i <= ns; i++) for (d = 1; d <= 2; d++) {
         c = d == 1 ? "pinned_h2d" : "pinned_d2h"; b = list[i]
-        ours = fb_bw[c, b]; peer = ((c, b) in peer_bw) ? peer_bw[c, b] : ""
+        ours = ((c, b) in fb_bw) ? fb_bw[c, b] : ""; peer = ((c, b) in peer_bw) ? peer_bw[c, b] : ""
         if (peer != "") ptxt = sprintf("%.2f GB/s (torch copy_)", peer)
         else if (copy_why != "") ptxt = copy_why
         else ptxt = why("torch-copy", "no PyTorch copy at this size")
-        row((d == 1 ? "pinned H2D " : "pinned D2H ") hsize(b), sprintf("%.2f GB/s", ours), ptxt,
+        row((d == 1 ? "pinned H2D " : "pinned D2H ") hsize(b),
+            ours != "" ? sprintf("%.2f GB/s", ours) : "not measured: no " c " row at this size", ptxt,
             ratio(ours, peer))
     }
 }

@@ -11,7 +11,7 @@
 # Arguments replace the quick run's `run` arguments (FB_QUICK_GPU / FB_QUICK_HOST below);
 # FB_SWEEP_ARGS adds `sweep` options (docs/sweep.md). Exit status: the sweep's.
 set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
+top=$(CDPATH='' cd -- "$(dirname -- "$0")/../.." && pwd)
 sh "$top/harness/scripts/setup-debian.sh"
 sh "$top/harness/scripts/build.sh"
 bin=${FB_BUILD_DIR:-$top/build}/bench/fabricbench

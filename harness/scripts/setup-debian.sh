@@ -39,6 +39,8 @@ if [ -n "$missing" ]; then
         printf '#!/bin/sh\n# fabricbench setup-debian.sh: no service starts while it installs\nexit 101\n' >"$policy"
         chmod 755 "$policy"
         trap 'rm -f "$policy"' EXIT
+        # (dash runs no EXIT trap when a signal ends it: exit on one, so the file goes too)
+        trap 'exit 130' INT TERM
     fi
     # shellcheck disable=SC2086
     apt-get install -y -qq --no-install-recommends $missing >/dev/null

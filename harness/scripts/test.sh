@@ -15,7 +15,7 @@
 # they keep what a test measures from being crowded).
 # The JUnit report is build/junit.xml; the ten slowest tests are printed at the end.
 set -eu
-top=$(cd "$(dirname "$0")/../.." && pwd)
+top=$(CDPATH='' cd -- "$(dirname -- "$0")/../.." && pwd)
 build=${FB_BUILD_DIR:-$top/build}
 asan=${FB_ASAN_BUILD_DIR:-$top/build-asan}
 [ "${1:-}" = quick ] && { shift; set -- -L quick "$@"; }
