@@ -347,16 +347,20 @@ static bool handle(struct parse *ps, const char *section, const char *name, cons
         return real(ps, name, value, &p->h2d_min_gbps);
     if (KEY("h2d", "bytes"))
         return integer(ps, name, value, 1, (long long)1 << 50, &p->h2d_bytes);
+    /* closed sets, as `run` writes them: a typo would match no row and drop the check */
+    static const char *const ar_case[] = {"out_of_place", "in_place"};
+    static const char *const ar_dtype[] = {"float32", "float64", "int32", "float16"};
+    static const char *const comp_case[] = {"step_ours", "step_ref", "step_convs"};
     if (KEY("allreduce", "case"))
-        return text(ps, name, value, p->allreduce_case, sizeof p->allreduce_case);
+        return word(ps, name, value, ar_case, 2, p->allreduce_case, sizeof p->allreduce_case);
     if (KEY("allreduce", "dtype"))
-        return text(ps, name, value, p->allreduce_dtype, sizeof p->allreduce_dtype);
+        return word(ps, name, value, ar_dtype, 4, p->allreduce_dtype, sizeof p->allreduce_dtype);
     if (strcmp(section, "allreduce") == 0 && strncmp(name, "busbw_gbps.", 11) == 0)
         return busbw_key(ps, name, value);
     if (KEY("compute", "min_tflops"))
         return real(ps, name, value, &p->compute_min_tflops);
     if (KEY("compute", "case"))
-        return text(ps, name, value, p->compute_case, sizeof p->compute_case);
+        return word(ps, name, value, comp_case, 3, p->compute_case, sizeof p->compute_case);
     if (KEY("transports", "intra"))
         return word(ps, name, value, intra, 3, p->intra, sizeof p->intra);
     if (KEY("transports", "inter"))

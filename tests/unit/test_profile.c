@@ -122,6 +122,13 @@ static void malformed(void)
     refused("[allreduce]\nbusbw_gbps.28M.4 = 3\n", "bad.ini:2:", "busbw_gbps.<bytes>.<ranks>");
     refused("[allreduce]\nbusbw_gbps.1024 = 3\n", "bad.ini:2:", "busbw_gbps.<bytes>.<ranks>");
     refused("[transports]\nintra = nvlink\n", "bad.ini:2:", "expected one of p2p, shm, any");
+    /* a typo in a case or dtype would match no row and drop its check: refused */
+    refused("[allreduce]\ndtype = flaot32\n", "bad.ini:2:",
+            "dtype = 'flaot32': expected one of float32, float64, int32, float16");
+    refused("[allreduce]\ncase = outofplace\n", "bad.ini:2:",
+            "expected one of out_of_place, in_place");
+    refused("[compute]\ncase = step_our\n", "bad.ini:2:",
+            "expected one of step_ours, step_ref, step_convs");
     refused("[transports]\ngdrdma = maybe\n", "bad.ini:2:", "optional, required, off");
     refused("[binding]\nrequired = sure\n", "bad.ini:2:", "expected yes or no");
     refused("[profile]\nname = only-a-name\n", "bad.ini", "asks for no check");
