@@ -368,6 +368,26 @@ int fb_cmd_doctor(int argc, char **argv)
             return 2;
     }
 
+    if (nccl_log) {
+        /* read once before the work too: a log that cannot be read or is malformed is bad input
+         * (exit 2) before any check is printed or --json written; rank 0 reads it, as below */
+        struct fb_nccl_report r;
+        char why[512] = "";
+        int bad = 0;
+        memset(&r, 0, sizeof r);
+        if (rank == 0) {
+            fb_status rs = fb_nccl_report_path(nccl_log, &r, why, sizeof why);
+            if (rs != FB_OK && rs != FB_ERR_UNSUPPORTED && rs != FB_ERR_NOMEM) {
+                fb_error("doctor: --nccl-log: %s", why);
+                bad = 1;
+            }
+            fb_nccl_report_release(&r);
+        }
+        MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (bad)
+            return 2;
+    }
+
     /* Oversubscription is allowed so that doctor can report it instead of refusing. */
     st = fb_session_open(&s, backend, coll, true);
     if (st != FB_OK) {

@@ -29,4 +29,10 @@ rc=$?
 [ "$rc" = 2 ] || fail "doctor on a malformed log exited $rc, expected 2"
 [ "$(grep -c 'error: doctor: --nccl-log: .*malformed.log:4: unknown transport' "$work/bad.txt")" = 1 ] ||
     fail "not one error line naming malformed.log:4: $(cat "$work/bad.txt")"
+# refused before the work, like a bad --json: no check printed, no --json written
+grep -Eq '^(PASS|WARN|FAIL|SKIP) ' "$work/bad.txt" && fail "a malformed log was refused only after the checks: $(cat "$work/bad.txt")"
+mpi 2 "$bin" doctor --json "$work/d.json" --nccl-log "$work/nosuch.log" >"$work/nosuch.txt" 2>&1
+rc=$?
+[ "$rc" = 2 ] && [ ! -e "$work/d.json" ] && ! grep -Eq '^(PASS|WARN|FAIL|SKIP) ' "$work/nosuch.txt" ||
+    fail "doctor with a missing --nccl-log: exit $rc, json: $(ls "$work/d.json" 2>&1), $(head -n 3 "$work/nosuch.txt")"
 finish
