@@ -232,4 +232,7 @@ expect_error "soak: unknown option '--bogus'" "$bin" soak --duration 10 --interv
 expect_error "soak: allreduce plans 34 points per interval, more than 16: name one size with --sizes" \
     "$bin" soak --duration 10 --interval 1 --backend host allreduce --min-bytes 4 --max-bytes 256K
 [ ! -e results ] || fail "a refused soak made a results folder"
+# a --timeout under a second is said as given (it read "--timeout 0 s", the value for none)
+expect_error "soak: --timeout 0.4 s is not longer than --interval 0.5 s" \
+    "$bin" soak --duration 2 --interval 0.5 --timeout 0.4 --backend host
 finish

@@ -561,7 +561,7 @@ static int run_main(struct run *r)
     if (w->rank == 0) {
         fb_run_record_set(r->env, r->env_path, &r->res);
         if (r->opt.timeout_s > 0)
-            fb_info("timeout: %.0f s per phase (--timeout)", r->opt.timeout_s);
+            fb_info("timeout: %g s per phase (--timeout)", r->opt.timeout_s);
     }
     /* GPU telemetry is advice: without it the run goes on (the reason is printed). */
     fb_watchdog_phase("telemetry start");

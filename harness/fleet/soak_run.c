@@ -469,7 +469,7 @@ fb_status fb_soak_prepare(void *arg, struct fb_options *o, char *err, size_t err
      * that default is taken as not given. */
     default_timeout = o->timeout_s == fb_options_timeout_default(o->trial_ms);
     if (!default_timeout && o->timeout_s > 0 && o->timeout_s <= k->interval) {
-        snprintf(err, errlen, "--timeout %.0f s is not longer than --interval %.0f s: the wait "
+        snprintf(err, errlen, "--timeout %g s is not longer than --interval %g s: the wait "
                  "between intervals would time out", o->timeout_s, k->interval);
         return FB_ERR_USAGE;
     }

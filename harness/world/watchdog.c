@@ -244,9 +244,9 @@ _Noreturn static void expire(const char *what, const struct pub *other)
         fb_watchdog_view_line(view, sizeof view);
         if (view[0])
             snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "; %s", view);
-        fb_error("timeout: %s did not end within --timeout %.0f s; %s; rank 0 on %s is %s",
+        fb_error("timeout: %s did not end within --timeout %g s; %s; rank 0 on %s is %s",
                  what, wd.timeout_s, detail, me.host, mine);
-        snprintf(rec, sizeof rec, "%s did not end within --timeout %.0f s; %s", what,
+        snprintf(rec, sizeof rec, "%s did not end within --timeout %g s; %s", what,
                  wd.timeout_s, detail);
         fb_watchdog_stop_hook("timeout", rec);
         pthread_mutex_lock(&fb_watchdog_self.mu);
@@ -264,7 +264,7 @@ _Noreturn static void expire(const char *what, const struct pub *other)
         /* Speak only when there is something to say: a culprit (not at a wait), or the first
          * rank of a host for its host; then leave rank 0 the time to mark the run. */
         if (!me.waiting || fb_watchdog_self.local_rank == 0)
-            fb_error("timeout: %s did not end within --timeout %.0f s; this rank is %s%s%s", what,
+            fb_error("timeout: %s did not end within --timeout %g s; this rank is %s%s%s", what,
                      wd.timeout_s, mine, fb_watchdog_self.local_rank == 0 ? "; on this host, " : "",
                      fb_watchdog_self.local_rank == 0 ? detail : "");
         pthread_mutex_lock(&fb_watchdog_self.mu);
