@@ -187,6 +187,7 @@ expect_bad "bad run argument after --: bad value for --max-bytes" --out x -- h2d
 expect_bad "unknown benchmark 'nosuch'" --out x -- nosuch
 expect_bad "--out after --" -- h2d --out y
 expect_bad "--ranks asks for 4 ranks, but --np is 2" --np 2 --out x -- allreduce --ranks 1,4
+expect_bad "--pairs 0:5 names a rank the launches do not have (--np 2: ranks 0..1)" --np 2 --out x -- p2p --pairs 0:5
 expect_bad "unexpected argument 'h2d'" --out x h2d
 cd .. || exit 1
 

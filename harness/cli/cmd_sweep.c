@@ -143,6 +143,15 @@ static fb_status check_run_args(struct sweep *s, char *err, size_t errlen)
                                       "but --np is %d", o->groups[i], s->run.launch.np);
                 st = FB_ERR_USAGE;
             }
+        /* as run would refuse it in every launch, before any */
+        for (size_t i = 0; i < o->npairs && st == FB_OK; i++)
+            if (o->pairs[i][0] >= s->run.launch.np || o->pairs[i][1] >= s->run.launch.np) {
+                snprintf(err, errlen, "bad run argument after --: --pairs %d:%d names a rank the "
+                                      "launches do not have (--np %d: ranks 0..%d)",
+                         o->pairs[i][0], o->pairs[i][1], s->run.launch.np,
+                         s->run.launch.np - 1);
+                st = FB_ERR_USAGE;
+            }
         snprintf(s->run.backend, sizeof s->run.backend, "%s", o->backend);
         snprintf(s->run.coll, sizeof s->run.coll, "%s", o->coll);
     }
