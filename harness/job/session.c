@@ -35,7 +35,9 @@ static fb_status pick_backend(struct fb_session *s, const char *name)
     if (s->be == &fb_backend_cuda && s->min_local_gpus == 0) {
         if (s->world.rank == 0)
             fb_error("backend 'cuda' asked for, but %s", s->visible_gpus ? "a rank sees no GPU" : s->no_gpu_why);
-        return FB_ERR_NO_DEVICE;
+        /* a build without CUDA can never run it: bad usage (exit 2), as --coll nccl without
+         * NCCL; a CUDA build that sees no GPU: a node without its GPU (exit 1) */
+        return fb_backend_cuda.built ? FB_ERR_NO_DEVICE : FB_ERR_USAGE;
     }
     snprintf(s->be_why, sizeof s->be_why, "asked for with --backend");
     return FB_OK;

@@ -30,4 +30,11 @@ rc=$?
 reports=$(sanitizer_reports "$work/soak.err")
 [ -z "$reports" ] || fail "soak replay: sanitizer reports: $(echo "$reports" | head -5)"
 [ "$rc" = 0 ] || fail "soak replay exited $rc: $(tail -n 5 "$work/soak.err")"
+# This tree is built without CUDA: --backend cuda is bad usage here (exit 2, one line), not a
+# node without its GPU (exit 1)
+mpi 2 "$bin" run allreduce --backend cuda --out "$work/cuda" >"$work/cuda.out" 2>"$work/cuda.err"
+rc=$?
+[ "$rc" = 2 ] && [ "$(grep -c 'error: ' "$work/cuda.err")" = 1 ] &&
+    grep -q "backend 'cuda' asked for, but this fabricbench was built without CUDA" "$work/cuda.err" ||
+    fail "--backend cuda in a build without CUDA: exit $rc, $(head -n 3 "$work/cuda.err")"
 finish
