@@ -146,15 +146,25 @@ static char *read_line(char *str, int num, void *stream)
         str[0] = '\0'; /* an empty line to inih */
         return str;
     }
-    /* A section header is checked here: inih does not call the handler for an empty one. */
+    /* An indented line of text: inih would take it as a continuation of the key above and
+     * report that key as given twice; it is neither a [section] nor a key = value of its own. */
     const char *s = str + strspn(str, " \t");
+    if (s > str && *s && !strchr(";#\r\n", *s)) {
+        refuse(ps, "an indented line: not a [section] header nor 'key = value' (a key starts "
+                   "its line)");
+        str[0] = '\0'; /* an empty line to inih */
+        return str;
+    }
+    /* A section header is checked here: inih does not call the handler for an empty one. */
     if (*s == '[') {
         char name[64];
         size_t len = strcspn(s + 1, "]");
-        if (s[1 + len] == ']' && len < sizeof name) {
-            memcpy(name, s + 1, len);
-            name[len] = '\0';
-            if (!known(sections, sizeof sections / sizeof *sections, name))
+        if (s[1 + len] == ']') {
+            /* a name longer than any known one is unknown too, shown cut */
+            size_t keep = len < sizeof name ? len : sizeof name - 4;
+            memcpy(name, s + 1, keep);
+            strcpy(name + keep, len < sizeof name ? "" : "...");
+            if (len >= sizeof name || !known(sections, sizeof sections / sizeof *sections, name))
                 refuse(ps, "unknown section [%s] (known: profile, node, p2p, h2d, allreduce, "
                        "compute, transports, infiniband, binding, noise, expected)", name);
         }

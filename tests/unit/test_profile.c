@@ -113,6 +113,12 @@ static void malformed(void)
             "unknown section [gpu]");
     refused("[compute]\nmin_tflops = 1\n[empty_unknown]\n", "bad.ini:3:",
             "unknown section [empty_unknown]");
+    /* an indented line is no continuation of the key above (it read as that key given twice) */
+    refused("[node]\ngpus = 4\n  8\n", "bad.ini:3:", "an indented line");
+    /* a name past any known one's length is unknown, not skipped: refused at its own line */
+    refused("[aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\n"
+            "[allreduce]\nbusbw_gbps.4194304.2 = 0.01\n",
+            "bad.ini:1:", "unknown section [" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" "...]");
     refused("[compute]\nmin_tflops = 1\nmin_tflops = 2\n", "bad.ini:3:",
             "'min_tflops' given twice");
     refused("[compute]\nmin_tflops = 1\nthis is not ini\n", "bad.ini:3:", "not a [section]");
