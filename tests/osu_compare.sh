@@ -180,6 +180,11 @@ cd "$work" || exit 1
 expect_error "not an executable" sh "$script" "$work/none" "$bin"
 expect_error "REPS 'x' is not a positive count" sh "$script" "$osu" "$bin" 2 4096 x
 expect_error "is not a list of byte counts" sh "$script" "$osu" "$bin" 2 4K
+# sizes that would divide by zero or print nothing, and a rank count read as octal by $(( ))
+for bad in , 0 4096,0 4096,,8192 010; do
+    expect_error "SIZES '$bad' is not a list of byte counts above 0" sh "$script" "$osu" "$bin" 2 "$bad"
+done
+expect_error "NP '010' is not a rank count" sh "$script" "$osu" "$bin" 010
 expect_error "REPS '1001' is above 1000" sh "$script" "$osu" "$bin" 2 4096 1001
 expect_error "AA 'fb' is neither osu nor fabricbench" env AA=fb sh "$script" "$osu" "$bin"
 finish

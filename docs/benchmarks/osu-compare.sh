@@ -63,13 +63,16 @@ for t in osu_allgather osu_reduce_scatter osu_alltoall osu_bcast; do
     [ -x "$osu/$t" ] || die "$osu/$t: not an executable (give OSU's collective folder)"
 done
 command -v "$fb" >/dev/null 2>&1 || die "$fb: fabricbench not found"
-case "$np" in '' | *[!0-9]* | 0) die "NP '$np' is not a rank count" ;; esac
+case "$np" in '' | *[!0-9]* | 0*) die "NP '$np' is not a rank count (digits, no leading 0)" ;; esac
 case "$reps" in '' | *[!0-9]* | 0) die "REPS '$reps' is not a positive count" ;; esac
 [ "${#reps}" -le 4 ] && [ "$reps" -le 1000 ] || die "REPS '$reps' is above 1000"
 aa=${AA:-}
 case "$aa" in '' | osu | fabricbench) ;; *) die "AA '$aa' is neither osu nor fabricbench" ;; esac
-case "$sizes" in '' | *[!0-9,]*) die "SIZES '$sizes' is not a list of byte counts" ;; esac
-work=$(mktemp -d)
+case "$sizes" in '' | *[!0-9,]* | ,* | *, | *,,* | 0 | 0,* | *,0 | *,0,* | 0[0-9]* | *,0[0-9]*)
+    die "SIZES '$sizes' is not a list of byte counts above 0" ;;
+esac
+# (a folder of its own, or nothing: an empty $work would write and remove under /)
+work=$(mktemp -d) && [ -n "$work" ] && [ -d "$work" ] || die "cannot make a temporary folder"
 trap 'rm -rf "$work"' EXIT
 
 # median of the numbers on stdin
