@@ -149,7 +149,7 @@ static char *read_line(char *str, int num, void *stream)
     /* An indented line of text: inih would take it as a continuation of the key above and
      * report that key as given twice; it is neither a [section] nor a key = value of its own. */
     const char *s = str + strspn(str, " \t");
-    if (s > str && *s && !strchr(";#\r\n", *s)) {
+    if (s > str && *s && !strchr(";#[\r\n", *s)) {
         refuse(ps, "an indented line: not a [section] header nor 'key = value' (a key starts "
                    "its line)");
         str[0] = '\0'; /* an empty line to inih */
