@@ -155,6 +155,12 @@ static char *read_line(char *str, int num, void *stream)
         str[0] = '\0'; /* an empty line to inih */
         return str;
     }
+    /* inih splits a key from its value at ':' too; a profile's is '=' alone (docs/accept.md) */
+    if (*s && !strchr(";#[\r\n", *s) && strcspn(s, ":") < strcspn(s, "=")) {
+        refuse(ps, "expected 'key = value' (':' does not separate a key from its value here)");
+        str[0] = '\0'; /* an empty line to inih */
+        return str;
+    }
     /* A section header is checked here: inih does not call the handler for an empty one. */
     if (*s == '[') {
         char name[64];

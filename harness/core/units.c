@@ -121,7 +121,9 @@ fb_status fb_count_parse(const char *text, long min, long max, long *value, char
         return bad(why, whylen, "empty number%s", "");
     errno = 0;
     v = strtol(text, &end, 10);
-    if (*end || end == text || isspace((unsigned char)*text))
+    /* digits only (a minus where min allows one), as the profiles and the decimal options read
+     * them: "+3" is not taken here and refused there */
+    if (*end || end == text || isspace((unsigned char)*text) || *text == '+')
         return bad(why, whylen, "'%s' is not a whole number", text);
     if (errno == ERANGE || v < min || v > max) {
         snprintf(why, whylen, "'%s' is out of range [%ld, %ld]", text, min, max);

@@ -13,7 +13,8 @@
  * writes a one-line reason (without the option name) into why. */
 fb_status fb_size_parse(const char *text, size_t *bytes, char *why, size_t whylen);
 
-/* Parses a decimal integer in [min, max]. Same error convention as fb_size_parse. */
+/* Parses a decimal integer in [min, max]: digits, a minus where min allows one, no plus sign.
+ * Same error convention as fb_size_parse. */
 fb_status fb_count_parse(const char *text, long min, long max, long *value, char *why, size_t whylen);
 
 /* The one strict parser of a number read from a file or the command line: the `len` bytes at

@@ -48,6 +48,7 @@ static int eff_index(const char *key)
 fb_status fb_expect_eff_load(const char *path, char *err, size_t errlen)
 {
     double value[sizeof fb_expect_efficiencies / sizeof fb_expect_efficiencies[0]];
+    int seen[sizeof fb_expect_efficiencies / sizeof fb_expect_efficiencies[0]] = {0};
     char line[512], shown[256], val[64];
     int lineno = 0;
     FILE *f = fopen(path, "r");
@@ -120,6 +121,13 @@ fb_status fb_expect_eff_load(const char *path, char *err, size_t errlen)
             fclose(f);
             return FB_ERR_USAGE;
         }
+        if (seen[k]) {
+            snprintf(err, errlen, "%s:%d: '%s' given twice (first at line %d)", shown, lineno,
+                     key, seen[k]);
+            fclose(f);
+            return FB_ERR_USAGE;
+        }
+        seen[k] = lineno;
         value[k] = v;
     }
     if (ferror(f)) {

@@ -831,6 +831,9 @@ static void check_site_file(void)
     CHECK(fb_expect_eff_load(write_tmp("bad2", "ib = 1.5\n"), err, sizeof err) == FB_ERR_USAGE);
     CHECK(strstr(err, "bad2:1:") && strstr(err, "at most 1"));
     CHECK(strstr(err, "not '1.5'") != NULL); /* the value quoted whole, its line break left out */
+    CHECK(fb_expect_eff_load(write_tmp("twice", "ib = 0.9\n\nib = 0.8\n"), err, sizeof err) ==
+          FB_ERR_USAGE);
+    CHECK(strstr(err, "twice:3: 'ib' given twice (first at line 1)") != NULL);
     {
         static const char nul[] = "ib = 0.5\0x\n";
         FILE *f = fopen(write_tmp("bad5", ""), "w");

@@ -115,6 +115,8 @@ static void malformed(void)
             "unknown section [empty_unknown]");
     /* an indented line is no continuation of the key above (it read as that key given twice) */
     refused("[node]\ngpus = 4\n  8\n", "bad.ini:3:", "an indented line");
+    refused("[allreduce]\nbusbw_gbps.4194304.2 : 0.01\n", "bad.ini:2:",
+            "':' does not separate a key from its value here");
     /* (an indented [section] header is still one: inih reads it so) */
     refused("  [gpu]\ncount = 4\n", "bad.ini:1:", "unknown section [gpu]");
     /* a name past any known one's length is unknown, not skipped: refused at its own line */

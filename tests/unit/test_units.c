@@ -126,6 +126,9 @@ int main(void)
     CHECK(strstr(why, "out of range") != NULL);
     CHECK(fb_count_parse("5x", 1, 100, &n, why, sizeof why) == FB_ERR_USAGE);
     CHECK(fb_count_parse(" 5", 1, 100, &n, why, sizeof why) == FB_ERR_USAGE);
+    /* digits only, as the decimal options and the profiles take them */
+    CHECK(fb_count_parse("+3", 1, 100, &n, why, sizeof why) == FB_ERR_USAGE);
+    CHECK(strstr(why, "'+3' is not a whole number") != NULL);
     CHECK(fb_real_parse("2.5", 0, 10, &d, why, sizeof why) == FB_OK && d == 2.5);
     CHECK(fb_real_parse("nan", 0, 10, &d, why, sizeof why) == FB_ERR_USAGE);
     CHECK(strstr(why, "'nan' is not a number") != NULL);
