@@ -160,29 +160,26 @@ fb_status fb_expect_job_site(bool say)
         char host[64];
         char why[640];
     } msg;
-    int rank = 0, size = 1, me, low;
+    /* before the session's world exists: fb_world_all needs only the communicator and this
+     * rank's place in it */
+    struct fb_world w = {.comm = MPI_COMM_WORLD};
+    int low = -1;
     fb_status st;
 
     memset(&msg, 0, sizeof msg);
     st = site_check(msg.why, sizeof msg.why);
     if (st != FB_OK && gethostname(msg.host, sizeof msg.host - 1) != 0)
         snprintf(msg.host, sizeof msg.host, "?");
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &w.size);
     /* the ranks agree, so that a file missing on one node alone stops every rank, said once,
      * instead of leaving the others waiting for it in the session's first collective */
-    me = st == FB_OK ? size : rank;
-    if (MPI_Allreduce(&me, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
-        low = me;
-    else if (low < size && MPI_Bcast(&msg, (int)sizeof msg, MPI_CHAR, low, MPI_COMM_WORLD) !=
-                               MPI_SUCCESS && low != rank)
-        snprintf(msg.why, sizeof msg.why, "a site file could not be read");
-    msg.host[sizeof msg.host - 1] = msg.why[sizeof msg.why - 1] = '\0';
-    if (low >= size)
+    if (fb_world_all(&w, st == FB_OK, (char *)&msg, sizeof msg, &low))
         return FB_OK;
+    msg.host[sizeof msg.host - 1] = '\0';
     if (say) {
         char host[160];
-        if (low == rank)
+        if (low == w.rank)
             fb_error("%s", msg.why);
         else
             fb_error("rank %d on %s: %s", low, fb_escape_str(msg.host, 60, host, sizeof host),
