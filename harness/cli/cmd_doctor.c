@@ -219,36 +219,33 @@ static void print_checks(const struct fb_check *checks, size_t n)
     }
 }
 
-/* Rank 0: the verdicts on NCCL's log at path, printed as checks. Returns the exit code they
- * call for: 2 when the log cannot be read or is malformed, 1 when a verdict FAILs or memory
- * runs out. A folder
- * without logs is a SKIP: a run with MPI collectives keeps none. */
-static int nccl_log_checks(const char *path)
+/* Rank 0: the verdicts on NCCL's log, read before the work (fb_cmd_doctor: a log that cannot be
+ * read or is malformed was refused there, exit 2) into r with its status st and message err,
+ * printed as checks. Returns the exit code they call for: 1 when a verdict FAILs or memory ran
+ * out reading it. A folder without logs is a SKIP: a run with MPI collectives keeps none. */
+static int nccl_log_checks(const struct fb_nccl_report *r, fb_status st, const char *err)
 {
-    struct fb_nccl_report r;
     struct fb_nccl_verdict v[FB_NCCL_VERDICTS];
-    char err[512], summary[512];
-    fb_status st = fb_nccl_report_path(path, &r, err, sizeof err);
+    char summary[512];
     int code = 0;
 
     if (st == FB_ERR_UNSUPPORTED) {
         fb_out("%s  %-16s  %s\n", fb_verdict_str(FB_SKIP), "nccl_log", err);
         return 0;
     }
-    if (st != FB_OK) {
+    if (st != FB_OK) { /* out of memory: a log cut short is never taken as read */
         fb_error("doctor: --nccl-log: %s", err);
-        return st == FB_ERR_NOMEM ? 1 : 2; /* never a log cut short taken as read */
+        return 1;
     }
-    fb_nccl_report_summary(&r, summary, sizeof summary);
-    fb_out("%s  %-16s  %s\n", fb_verdict_str(r.nccl_lines ? FB_PASS : FB_SKIP), "nccl_log",
-           r.nccl_lines ? summary : "no NCCL line in the log (was NCCL_DEBUG=INFO set?)");
-    if (r.nccl_lines) {
-        if (fb_nccl_verdicts(&r, v) == FB_FAIL)
+    fb_nccl_report_summary(r, summary, sizeof summary);
+    fb_out("%s  %-16s  %s\n", fb_verdict_str(r->nccl_lines ? FB_PASS : FB_SKIP), "nccl_log",
+           r->nccl_lines ? summary : "no NCCL line in the log (was NCCL_DEBUG=INFO set?)");
+    if (r->nccl_lines) {
+        if (fb_nccl_verdicts(r, v) == FB_FAIL)
             code = 1;
         for (int i = 0; i < FB_NCCL_VERDICTS; i++)
             fb_out("%s  %-16s  %s\n", fb_verdict_str(v[i].verdict), v[i].check, v[i].text);
     }
-    fb_nccl_report_release(&r);
     return code;
 }
 
@@ -340,8 +337,11 @@ int fb_cmd_doctor(int argc, char **argv)
     struct fb_check checks[FB_DOCTOR_MAX_CHECKS], ib;
     size_t nchecks = 0;
     cJSON *fp = NULL;
-    fb_status st;
+    fb_status st, log_st = FB_OK;
+    struct fb_nccl_report log;
+    char log_err[512] = "";
 
+    memset(&log, 0, sizeof log);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     /* Every rank parses the same argv, so all agree without talking. */
     if (!parse(argc, argv, &backend, &coll, &json_path, &nccl_log, &self_bind, &help, err,
@@ -369,23 +369,22 @@ int fb_cmd_doctor(int argc, char **argv)
     }
 
     if (nccl_log) {
-        /* read once before the work too: a log that cannot be read or is malformed is bad input
-         * (exit 2) before any check is printed or --json written; rank 0 reads it, as below */
-        struct fb_nccl_report r;
-        char why[512] = "";
+        /* read before the work, once: a log that cannot be read or is malformed is bad input
+         * (exit 2) before any check is printed or --json written; rank 0 reads it and judges
+         * it after the job's own checks */
         int bad = 0;
-        memset(&r, 0, sizeof r);
         if (rank == 0) {
-            fb_status rs = fb_nccl_report_path(nccl_log, &r, why, sizeof why);
-            if (rs != FB_OK && rs != FB_ERR_UNSUPPORTED && rs != FB_ERR_NOMEM) {
-                fb_error("doctor: --nccl-log: %s", why);
+            log_st = fb_nccl_report_path(nccl_log, &log, log_err, sizeof log_err);
+            if (log_st != FB_OK && log_st != FB_ERR_UNSUPPORTED && log_st != FB_ERR_NOMEM) {
+                fb_error("doctor: --nccl-log: %s", log_err);
                 bad = 1;
             }
-            fb_nccl_report_release(&r);
         }
         MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        if (bad)
+        if (bad) {
+            fb_nccl_report_release(&log);
             return 2;
+        }
     }
 
     /* Oversubscription is allowed so that doctor can report it instead of refusing. */
@@ -427,7 +426,7 @@ int fb_cmd_doctor(int argc, char **argv)
             if (fb_doctor_worst(checks, nchecks) == FB_FAIL)
                 code = 1;
             if (nccl_log) {
-                int ncode = nccl_log_checks(nccl_log);
+                int ncode = nccl_log_checks(&log, log_st, log_err);
                 code = ncode > code ? ncode : code;
             }
             if (json_path && !add_checks_json(fp, checks, nchecks))
@@ -441,6 +440,7 @@ int fb_cmd_doctor(int argc, char **argv)
     /* All ranks return rank 0's verdict, so a launcher sees one exit code. */
     MPI_Bcast(&code, 1, MPI_INT, 0, s.world.comm);
 out:
+    fb_nccl_report_release(&log);
     cJSON_Delete(fp);
     free(all);
     fb_topo_free(topo);
