@@ -4,7 +4,7 @@
 # error:", valgrind "== ... ERROR SUMMARY: N errors" with N > 0; a crash reaches mpirun as a
 # signal. Open MPI's notice about a nonzero exit code is not a report.
 sanitizer_reports() {
-    grep -E 'ERROR: [A-Za-z]+Sanitizer|runtime error:|SUMMARY: [A-Za-z]+Sanitizer|ERROR SUMMARY: [1-9]|exited on signal|Segmentation fault|Aborted|MPI_ABORT' "$1"
+    grep -E 'ERROR: [A-Za-z]+Sanitizer|[A-Za-z]+Sanitizer has encountered a fatal error|runtime error:|SUMMARY: [A-Za-z]+Sanitizer|ERROR SUMMARY: [1-9]|exited on signal|Segmentation fault|Aborted|MPI_ABORT' "$1"
 }
 # The benchmark options that keep a run of every benchmark on 2 ranks short under the
 # sanitizers: tiny sweeps, 2 iterations of 2 trials without calibration, the
