@@ -127,4 +127,21 @@ grep -q '^run	124	[0-9]*	timed out after [0-9]s$' "$work/out2/steps.tsv" ||
 grep -q '^train-fp16	-	0	not run: the 3s budget is spent$' "$work/out2/steps.tsv" ||
     fail "a step after the budget ran: $(cat "$work/out2/steps.tsv")"
 [ -s "$work/out2/summary.md" ] || fail "no summary.md after a timeout"
+# 3. The probes before the steps hang (a wedged driver's nvidia-smi, a python3 that never
+# returns): each is cut at what is left of the budget (3 s), and the check still ends quickly
+# with its steps not run. Without the probes' limits it waits the stubs' 60 s, each.
+mkdir -p "$work/hang"
+for p in nvidia-smi python3; do
+    printf '#!/bin/sh\nexec sleep 60\n' >"$work/hang/$p"
+    chmod +x "$work/hang/$p"
+done
+start=$(date +%s)
+env -u FB_NCCL_LIBRARY PATH="$work/hang:$PATH" FB_STUB_LOG="$work/log3" FB_CHECK_BUDGET_S=3 \
+    OUT="$work/out3" sh "$script" \
+    >"$work/out3.txt" 2>&1
+rc=$? took=$(($(date +%s) - start))
+[ "$rc" = 1 ] || fail "hung probes: exit $rc, expected 1 (the steps not run)"
+[ "$took" -lt 20 ] || fail "hung probes: the check took ${took}s with a 3 s budget"
+grep -q '^versions	-	0	not run: the 3s budget is spent$' "$work/out3/steps.tsv" ||
+    fail "hung probes: a step ran past the budget: $(cat "$work/out3/steps.tsv")"
 finish

@@ -109,9 +109,17 @@ for s in run p2p coll replay soak pipeline train-fp16 train-bf16 memfit fit; do
     rm -rf "${out:?}/$s"
 done
 : >"$out/steps.tsv"
+# The budget counts from here, the probes below (NCCL's library, the GPUs' line, torch) included.
+t0=$(date +%s)
+# probe_limit N: N seconds, or what is left of the budget where that is less; 1 once it is spent
+# (timeout's 0 would mean no limit at all).
+probe_limit() {
+    left=$((budget_s - ($(date +%s) - t0)))
+    if [ "$left" -lt "$1" ]; then echo $((left > 1 ? left : 1)); else echo "$1"; fi
+}
 # NCCL is the host's: FB_NCCL_LIBRARY, or the libnccl.so.2 of a Python environment.
 if [ -z "${FB_NCCL_LIBRARY-}" ] && command -v python3 >/dev/null 2>&1; then
-    FB_NCCL_LIBRARY=$(LD_LIBRARY_PATH=$host_ld python3 -c '
+    FB_NCCL_LIBRARY=$(LD_LIBRARY_PATH=$host_ld timeout -k 5 "$(probe_limit 30)" python3 -c '
 import glob, site, sys
 dirs = site.getsitepackages() + [site.getusersitepackages(), sys.prefix + "/lib"]
 for d in dirs:
@@ -124,7 +132,6 @@ if [ -n "${FB_NCCL_LIBRARY-}" ]; then
     export FB_NCCL_LIBRARY LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$nccl_dir
 fi
 
-t0=$(date +%s)
 failed=0
 # step NAME LIMIT_S CMD...: CMD under timeout, within what is left of the budget; output in
 # NAME.txt, the outcome in steps.tsv (name, exit code, seconds, note).
@@ -239,7 +246,7 @@ fi
 
 {
     echo "== $(date -u +%FT%TZ) $(hostname) backend $backend"
-    command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --format=csv \
+    command -v nvidia-smi >/dev/null 2>&1 && timeout -k 5 "$(probe_limit 30)" nvidia-smi --format=csv \
         --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current
     echo "NCCL: ${FB_NCCL_LIBRARY:-not found (set FB_NCCL_LIBRARY)}"
 } >"$out/host.txt" 2>&1
@@ -312,8 +319,8 @@ if [ -n "$dry" ]; then
     done
 elif [ "$backend" = host ]; then
     echo "not measured: host backend" >"$out/torch-copy.txt"
-elif ! $host_python -c "import torch, torchvision" >/dev/null 2>&1; then
-    echo "not measured: no python3 with torch and torchvision on this host" >"$out/torch-copy.txt"
+elif ! timeout -k 5 "$(probe_limit 60)" $host_python -c "import torch, torchvision" >/dev/null 2>&1; then
+    echo "not measured: no python3 with torch and torchvision on this host (or importing them took past 60 s or the budget)" >"$out/torch-copy.txt"
 else
     sizes=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         $c["bench"] == "h2d" && $c["case"] == "pinned_h2d" && $c["ranks"] == 1 {
