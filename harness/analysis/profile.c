@@ -121,6 +121,16 @@ static char *read_line(char *str, int num, void *stream)
     if (!r)
         return NULL;
     ps->line++;
+    /* A line as long as allowed, ended by CRLF: the buffer holds its CR, the LF is next. */
+    if (!strchr(str, '\n') && strlen(str) == (size_t)num - 1 && str[num - 2] == '\r') {
+        int c = ps->f ? getc(ps->f) : (unsigned char)*ps->text;
+        if (c == '\n') {
+            if (!ps->f)
+                ps->text++;
+            str[num - 2] = '\n'; /* the line as if it ended in LF */
+        } else if (ps->f && c != EOF)
+            ungetc(c, ps->f);
+    }
     if (!strchr(str, '\n') && strlen(str) == (size_t)num - 1) {
         int c;
         refuse(ps, "line longer than %d characters", num - 2);
@@ -144,6 +154,18 @@ static char *read_line(char *str, int num, void *stream)
         refuse(ps, "control character: %s after '%s'", culprit, before);
         ps->nul_line = 0; /* one error for the line */
         str[0] = '\0'; /* an empty line to inih */
+        return str;
+    }
+    /* Bytes that are not UTF-8 (a Latin-1 editor's 0xe9, a truncated sequence): a profile's text
+     * reaches the screen, summary.md and the JUnit file as it is. */
+    size_t bad = fb_utf8_invalid_at(str);
+    if (str[bad]) {
+        char culprit[16], before[120];
+        fb_escape(str + bad, 1, 0, culprit, sizeof culprit);
+        fb_escape(str, bad, 60, before, sizeof before);
+        refuse(ps, "not UTF-8: %s after '%s'", culprit, before);
+        ps->nul_line = 0;
+        str[0] = '\0';
         return str;
     }
     /* An indented line of text: inih would take it as a continuation of the key above and

@@ -55,3 +55,45 @@ size_t fb_escape_control_at(const char *s)
     }
     return i;
 }
+
+int fb_utf8_len(const char *s, unsigned *cp_out)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    unsigned cp;
+    int n;
+
+    if (p[0] < 0x80) {
+        cp = p[0];
+        n = 1;
+    } else {
+        if (p[0] >= 0xc2 && p[0] <= 0xdf)
+            n = 2, cp = p[0] & 0x1f;
+        else if (p[0] >= 0xe0 && p[0] <= 0xef)
+            n = 3, cp = p[0] & 0x0f;
+        else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+            n = 4, cp = p[0] & 0x07;
+        else
+            return 0;
+        for (int i = 1; i < n; i++) {
+            if ((p[i] & 0xc0) != 0x80) /* a NUL ends the string here too */
+                return 0;
+            cp = cp << 6 | (p[i] & 0x3f);
+        }
+        if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+            return 0;
+    }
+    if (cp_out)
+        *cp_out = cp;
+    return n;
+}
+
+size_t fb_utf8_invalid_at(const char *s)
+{
+    size_t i = 0;
+    int n;
+
+    while (s[i] && (n = fb_utf8_len(s + i, NULL)) > 0)
+        i += (size_t)n;
+    return i;
+}

@@ -31,4 +31,13 @@ static inline int fb_escape_ends_c1(unsigned char prev, unsigned char c)
  * a UTF-8 lead byte (where a terminal reads it as one); strlen(s) when it has none. */
 size_t fb_escape_control_at(const char *s);
 
+/* The length (1 to 4) of the well-formed UTF-8 sequence at s, RFC 3629's shortest forms only
+ * (no surrogates, nothing above U+10FFFF), and its code point in *cp (may be NULL); 0 when the
+ * bytes there are not UTF-8 (a NUL ends the string: a sequence cut by it is not). */
+int fb_utf8_len(const char *s, unsigned *cp);
+
+/* The offset in s of its first byte that does not start a well-formed UTF-8 sequence;
+ * strlen(s) when it is all UTF-8. */
+size_t fb_utf8_invalid_at(const char *s);
+
 #endif

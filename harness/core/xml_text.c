@@ -1,35 +1,18 @@
 /* XML element text and attribute values (xml_text.h). */
 #include "xml_text.h"
 
+#include "escape.h"
+
 #include <stdbool.h>
 
 /* The length of the well-formed UTF-8 sequence at p that is an XML character (1 to 4), or 0:
- * RFC 3629's shortest forms only (no surrogates, nothing above U+10FFFF), without U+FFFE and
- * U+FFFF. Control characters are the caller's. */
+ * fb_utf8_len's, without U+FFFE and U+FFFF. Control characters are the caller's. */
 static int utf8_len(const unsigned char *p)
 {
     unsigned cp;
-    int n;
+    int n = fb_utf8_len((const char *)p, &cp);
 
-    if (p[0] < 0x80)
-        return 1;
-    if (p[0] >= 0xc2 && p[0] <= 0xdf)
-        n = 2, cp = p[0] & 0x1f;
-    else if (p[0] >= 0xe0 && p[0] <= 0xef)
-        n = 3, cp = p[0] & 0x0f;
-    else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-        n = 4, cp = p[0] & 0x07;
-    else
-        return 0;
-    for (int i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80) /* a NUL ends the string here too */
-            return 0;
-        cp = cp << 6 | (p[i] & 0x3f);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
-        return 0;
-    return n;
+    return n && cp != 0xfffe && cp != 0xffff ? n : 0;
 }
 
 static void put_xml(FILE *f, const char *s, bool attr)

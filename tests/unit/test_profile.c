@@ -173,6 +173,70 @@ static void malformed(void)
     }
 }
 
+/* Text that is not UTF-8 is refused, naming the byte; UTF-8 text is kept as it is. */
+static void utf8_text(void)
+{
+    struct fb_profile p;
+    char err[512] = "";
+
+    refused("[profile]\ndescription = caf\xe9\n", "bad.ini:2:",
+            "not UTF-8: \\xe9 after 'description = caf'");
+    refused("[profile]\ndescription = cut \xe2\x9c\n", "bad.ini:2:",
+            "not UTF-8: \\xe2 after 'description = cut '");
+    refused("; \xed\xa0\x80 a surrogate\n[compute]\nmin_tflops = 1\n", "bad.ini:1:",
+            "not UTF-8: \\xed after '; '");
+    CHECK(fb_profile_parse("[profile]\ndescription = caf\xc3\xa9 \xe2\x9c\x93\n[compute]\n"
+                           "min_tflops = 1\n", "good.ini", &p, err, sizeof err) == FB_OK);
+    CHECK_STR(p.description, "caf\xc3\xa9 \xe2\x9c\x93");
+}
+
+/* Writes len bytes to a temporary file and loads it as a profile into *p: its status, the
+ * message in err. */
+static fb_status load_bytes(const char *data, size_t len, struct fb_profile *p, char *err,
+                            size_t errlen)
+{
+    char path[] = "/tmp/fb_test_profile.XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    fb_status st = FB_ERR_IO;
+
+    if (f) {
+        CHECK(fwrite(data, 1, len, f) == len);
+        fclose(f);
+        st = fb_profile_load(path, p, err, errlen);
+    }
+    if (fd >= 0)
+        unlink(path);
+    return st;
+}
+
+/* A line as long as a profile allows (198 characters, inih's) loads with CRLF as with LF, from a file
+ * and from a string; one character more is refused either way. */
+static void crlf_at_the_limit(void)
+{
+    for (int len = 198; len <= 199; len++)
+        for (int crlf = 0; crlf <= 1; crlf++) {
+            char text[700], err[512] = "";
+            struct fb_profile p;
+            const char *eol = crlf ? "\r\n" : "\n";
+            int n = snprintf(text, sizeof text, "; %0*d%s[compute]%smin_tflops = 1%s", len - 2, 7,
+                             eol, eol, eol);
+            fb_status want = len == 198 ? FB_OK : FB_ERR_USAGE;
+
+            CHECK(fb_profile_parse(text, "t.ini", &p, err, sizeof err) == want);
+            if (want == FB_OK)
+                CHECK(p.compute_min_tflops == 1.0);
+            else
+                CHECK_HAS(err, "t.ini:1: line longer than 198 characters");
+            err[0] = '\0';
+            CHECK(load_bytes(text, (size_t)n, &p, err, sizeof err) == want);
+            if (want == FB_OK)
+                CHECK(p.compute_min_tflops == 1.0);
+            else
+                CHECK_HAS(err, ":1: line longer than 198 characters");
+        }
+}
+
 static void missing_file(void)
 {
     struct fb_profile p;
@@ -307,6 +371,8 @@ int main(int argc, char **argv)
     find_by_name();
     good_values();
     malformed();
+    utf8_text();
+    crlf_at_the_limit();
     missing_file();
     bad_files();
     if (argc > 1)

@@ -140,8 +140,27 @@ static void control_at(void)
     CHECK(fb_escape_control_at("\xc2\xa0") == 2);         /* no-break space: not a control */
 }
 
+/* fb_utf8_invalid_at: RFC 3629's shortest forms only. */
+static void utf8(void)
+{
+    unsigned cp = 0;
+
+    CHECK(fb_utf8_invalid_at("abc") == 3);
+    CHECK(fb_utf8_invalid_at("a\xc3\xa9" "b \xe2\x9c\x93 \xf0\x9f\x98\x80") == 13);
+    CHECK(fb_utf8_invalid_at("a\xc3") == 1);             /* cut by the end */
+    CHECK(fb_utf8_invalid_at("ab\xe9z") == 2);           /* Latin-1 */
+    CHECK(fb_utf8_invalid_at("\xc0\xaf") == 0);          /* overlong '/' */
+    CHECK(fb_utf8_invalid_at("\xe0\x80\x80") == 0);      /* overlong */
+    CHECK(fb_utf8_invalid_at("\xed\xa0\x80") == 0);      /* a surrogate */
+    CHECK(fb_utf8_invalid_at("\xf4\x90\x80\x80") == 0);  /* above U+10FFFF */
+    CHECK(fb_utf8_invalid_at("\x80") == 0);              /* a lone continuation byte */
+    CHECK(fb_utf8_len("\xef\xbf\xbe", &cp) == 3 && cp == 0xfffe);
+    CHECK(fb_utf8_len("\xf4\x8f\xbf\xbf", &cp) == 4 && cp == 0x10ffff);
+}
+
 int main(void)
 {
+    utf8();
     control_at();
     examples();
     fuzz();
