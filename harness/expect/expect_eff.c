@@ -6,11 +6,13 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "escape.h"
+#include "file_read.h"
 
 struct fb_expect_eff fb_expect_efficiencies[] = {
     {"ib", 0.96,
@@ -49,93 +51,88 @@ fb_status fb_expect_eff_load(const char *path, char *err, size_t errlen)
 {
     double value[sizeof fb_expect_efficiencies / sizeof fb_expect_efficiencies[0]];
     int seen[sizeof fb_expect_efficiencies / sizeof fb_expect_efficiencies[0]] = {0};
-    char line[512], shown[256], val[64];
-    int lineno = 0;
-    FILE *f = fopen(path, "r");
+    char line[512], shown[256], val[64], *text = NULL;
+    size_t len = 0, pos, lineno = 0, n;
+    const char *l;
+    bool nul;
+    fb_status st;
 
     fb_escape_str(path, 160, shown, sizeof shown); /* a message stays one line */
-
-    if (!f) {
-        snprintf(err, errlen, "efficiency file '%s': %s", shown, strerror(errno));
-        return FB_ERR_IO;
-    }
+    if ((st = fb_file_read(path, FB_FILE_SITE, false, &text, &len, err, errlen)) != FB_OK)
+        return st;
     for (size_t i = 0; i < fb_expect_neff; i++)
         value[i] = fb_expect_efficiencies[i].value;
-    for (long at = ftell(f); fgets(line, sizeof line, f); at = ftell(f)) {
-        char key[64], *p = line, *eq, *end;
+    pos = fb_file_bom(text, len);
+    /* each line: its content without line end, blanks and '#' comment (fb_file_line) */
+    while (st == FB_OK && fb_file_line(text, len, &pos, &lineno, &l, &n, &nul)) {
+        char key[64], *eq, *end;
         size_t klen;
         int k;
         double v;
-        long now = ftell(f);
 
-        lineno++;
-        /* strlen stops at a NUL byte, the file position does not */
-        if (at >= 0 && now >= 0 && strlen(line) != (size_t)(now - at)) {
-            snprintf(err, errlen, "%s:%d: a NUL byte in the line", shown, lineno);
-            fclose(f);
-            return FB_ERR_USAGE;
+        if (nul) {
+            snprintf(err, errlen, "%s:%zu: a NUL byte in the line", shown, lineno);
+            st = FB_ERR_USAGE;
+            break;
         }
-        if (!strchr(line, '\n') && !feof(f)) {
-            snprintf(err, errlen, "%s:%d: line longer than %zu bytes", shown, lineno,
-                     sizeof line - 2);
-            fclose(f);
-            return FB_ERR_USAGE;
-        }
-        p += strspn(p, " \t");
-        if (*p == '#' || *p == ';' || *p == '\n' || *p == '\r' || *p == '\0')
+        if (n == 0 || *l == ';') /* blank, or a comment of its own ('#' or ';') */
             continue;
-        if (!(eq = strchr(p, '='))) {
-            snprintf(err, errlen, "%s:%d: expected 'key = value'", shown, lineno);
-            fclose(f);
-            return FB_ERR_USAGE;
+        if (n >= sizeof line) {
+            snprintf(err, errlen, "%s:%zu: line longer than %zu characters", shown, lineno,
+                     sizeof line - 1);
+            st = FB_ERR_USAGE;
+            break;
         }
-        klen = (size_t)(eq - p);
-        while (klen && (p[klen - 1] == ' ' || p[klen - 1] == '\t'))
+        memcpy(line, l, n);
+        line[n] = '\0';
+        if (!(eq = strchr(line, '='))) {
+            snprintf(err, errlen, "%s:%zu: expected 'key = value'", shown, lineno);
+            st = FB_ERR_USAGE;
+            break;
+        }
+        klen = (size_t)(eq - line);
+        while (klen && (line[klen - 1] == ' ' || line[klen - 1] == '\t'))
             klen--;
         if (klen == 0 || klen >= sizeof key) {
-            snprintf(err, errlen, "%s:%d: expected 'key = value'", shown, lineno);
-            fclose(f);
-            return FB_ERR_USAGE;
+            snprintf(err, errlen, "%s:%zu: expected 'key = value'", shown, lineno);
+            st = FB_ERR_USAGE;
+            break;
         }
-        memcpy(key, p, klen);
+        memcpy(key, line, klen);
         key[klen] = '\0';
         if ((k = eff_index(key)) < 0) {
-            int n = snprintf(err, errlen, "%s:%d: unknown efficiency '%s' (known:", shown,
+            int m = snprintf(err, errlen, "%s:%zu: unknown efficiency '%s' (known:", shown,
                              lineno, fb_escape_str(key, 40, val, sizeof val));
-            for (size_t i = 0; i < fb_expect_neff && n >= 0 && (size_t)n < errlen; i++)
-                n += snprintf(err + n, errlen - (size_t)n, "%s %s", i ? "," : "",
+            for (size_t i = 0; i < fb_expect_neff && m >= 0 && (size_t)m < errlen; i++)
+                m += snprintf(err + m, errlen - (size_t)m, "%s %s", i ? "," : "",
                               fb_expect_efficiencies[i].key);
-            if (n >= 0 && (size_t)n < errlen)
-                snprintf(err + n, errlen - (size_t)n, ")");
-            fclose(f);
-            return FB_ERR_USAGE;
+            if (m >= 0 && (size_t)m < errlen)
+                snprintf(err + m, errlen - (size_t)m, ")");
+            st = FB_ERR_USAGE;
+            break;
         }
         errno = 0;
         v = strtod(eq + 1, &end);
-        end += strspn(end, " \t\r\n");
         if (errno || end == eq + 1 || *end || !(v > 0 && v <= 1)) {
             const char *from = eq + 1 + strspn(eq + 1, " \t");
-            fb_escape(from, strcspn(from, "\r\n"), 40, val, sizeof val);
-            snprintf(err, errlen, "%s:%d: %s: a share above 0 and at most 1, not '%s'", shown,
+            fb_escape_str(from, 40, val, sizeof val);
+            snprintf(err, errlen, "%s:%zu: %s: a share above 0 and at most 1, not '%s'", shown,
                      lineno, key, val);
-            fclose(f);
-            return FB_ERR_USAGE;
+            st = FB_ERR_USAGE;
+            break;
         }
         if (seen[k]) {
-            snprintf(err, errlen, "%s:%d: '%s' given twice (first at line %d)", shown, lineno,
+            snprintf(err, errlen, "%s:%zu: '%s' given twice (first at line %d)", shown, lineno,
                      key, seen[k]);
-            fclose(f);
-            return FB_ERR_USAGE;
+            st = FB_ERR_USAGE;
+            break;
         }
-        seen[k] = lineno;
+        seen[k] = (int)lineno;
         value[k] = v;
     }
-    if (ferror(f)) {
-        snprintf(err, errlen, "efficiency file '%s': read error", shown);
-        fclose(f);
-        return FB_ERR_IO;
-    }
-    fclose(f);
+    free(text);
+    if (st != FB_OK)
+        return st;
     for (size_t i = 0; i < fb_expect_neff; i++)
         fb_expect_efficiencies[i].value = value[i];
     return FB_OK;

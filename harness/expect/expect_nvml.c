@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "file_read.h"
 #include "pair_link.h"
 
 int fb_expect_gpu_nvlink_gen(const char *model)
@@ -118,54 +119,52 @@ static int links_between(const struct fb_expect_gpu *g, const char *peer)
     return 0;
 }
 
-static fb_status bad(char *err, size_t errlen, const char *path, int line, const char *what)
+static fb_status bad(char *err, size_t errlen, const char *path, size_t line, const char *what)
 {
     char shown[256];
 
-    snprintf(err, errlen, "%s:%d: %s", fb_escape_str(path, 160, shown, sizeof shown), line, what);
+    snprintf(err, errlen, "%s:%zu: %s", fb_escape_str(path, 160, shown, sizeof shown), line, what);
     return FB_ERR_USAGE;
 }
 
 fb_status fb_expect_nvml_load(const char *path, struct fb_expect_node *n, char *err, size_t errlen)
 {
-    struct fb_expect_node *work = malloc(sizeof *work);
-    FILE *f = fopen(path, "r");
-    char line[512];
-    int lineno = 0;
-    fb_status st = FB_OK;
+    struct fb_expect_node *work;
+    char line[512], *text = NULL;
+    size_t len = 0, pos, lineno = 0, ln;
+    const char *l;
+    bool nul;
+    fb_status st;
 
-    if (!f || !work) {
+    if ((st = fb_file_read(path, FB_FILE_SITE, false, &text, &len, err, errlen)) != FB_OK)
+        return st;
+    if (!(work = malloc(sizeof *work))) {
         char shown[256];
-        snprintf(err, errlen, "NVML facts file '%s': %s",
-                 fb_escape_str(path, 160, shown, sizeof shown),
-                 f ? "out of memory" : strerror(errno));
-        if (f)
-            fclose(f);
-        free(work);
-        return f ? FB_ERR_NOMEM : FB_ERR_IO;
+        snprintf(err, errlen, "NVML facts file '%s': out of memory",
+                 fb_escape_str(path, 160, shown, sizeof shown));
+        free(text);
+        return FB_ERR_NOMEM;
     }
     *work = *n;
-    for (long at = ftell(f); st == FB_OK && fgets(line, sizeof line, f); at = ftell(f)) {
+    pos = fb_file_bom(text, len);
+    /* each line: its content without line end, blanks and '#' comment (fb_file_line) */
+    while (st == FB_OK && fb_file_line(text, len, &pos, &lineno, &l, &ln, &nul)) {
         char word[16], a[40], b[40], ca[16], cb[16], *p = line;
         int used = 0;
         struct fb_expect_gpu *ga, *gb;
-        long now = ftell(f);
 
-        lineno++;
-        /* strlen stops at a NUL byte, the file position does not */
-        if (at >= 0 && now >= 0 && strlen(line) != (size_t)(now - at)) {
+        if (nul) {
             st = bad(err, errlen, path, lineno, "a NUL byte in the line");
             break;
         }
-        if (!strchr(line, '\n') && !feof(f)) {
-            st = bad(err, errlen, path, lineno, "line longer than 510 characters");
+        if (ln == 0)
+            continue;
+        if (ln >= sizeof line) {
+            st = bad(err, errlen, path, lineno, "line longer than 511 characters");
             break;
         }
-        line[strcspn(line, "\r\n")] = '\0';
-        while (isspace((unsigned char)*p))
-            p++;
-        if (*p == '\0' || *p == '#')
-            continue;
+        memcpy(line, l, ln);
+        line[ln] = '\0';
         /* the keyword first, then its bus id: each a whole word (one longer than its field
          * is not cut into two) */
         if (sscanf(p, "%15s%n", word, &used) != 1 ||
@@ -218,13 +217,7 @@ fb_status fb_expect_nvml_load(const char *path, struct fb_expect_node *n, char *
                 st = bad(err, errlen, path, lineno, "more NVLink peers than the model holds (8)");
         }
     }
-    if (st == FB_OK && ferror(f)) {
-        char shown[256];
-        snprintf(err, errlen, "NVML facts file '%s': read error",
-                 fb_escape_str(path, 160, shown, sizeof shown));
-        st = FB_ERR_IO;
-    }
-    fclose(f);
+    free(text);
     if (st == FB_OK) {
         /* GPUs the file adds come in bus order with sysfs's, not after them */
         qsort(work->gpu, (size_t)work->ngpus, sizeof work->gpu[0], gpu_by_bus);

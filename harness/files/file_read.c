@@ -25,6 +25,7 @@ static const struct {
     [FB_FILE_LAUNCHES_CSV] = {"launches.csv", (size_t)16 << 20},
     [FB_FILE_PROFILE] = {"profile", (size_t)1 << 20},
     [FB_FILE_MIX] = {"mix", (size_t)64 << 20},
+    [FB_FILE_SITE] = {"site file", (size_t)1 << 20},
 };
 
 size_t fb_file_cap(enum fb_file_kind kind) { return kinds[kind].cap; }
@@ -167,4 +168,26 @@ out:
     *buf = data;
     *len = n;
     return FB_OK;
+}
+
+bool fb_file_line(const char *text, size_t len, size_t *pos, size_t *lineno, const char **l,
+                  size_t *n, bool *nul)
+{
+    const char *nl, *hash;
+
+    if (*pos >= len)
+        return false;
+    *l = text + *pos;
+    nl = memchr(*l, '\n', len - *pos);
+    *n = nl ? (size_t)(nl - *l) : len - *pos;
+    (*lineno)++;
+    *pos += *n + (nl ? 1 : 0);
+    if ((hash = memchr(*l, '#', *n)))
+        *n = (size_t)(hash - *l);
+    while (*n && ((*l)[*n - 1] == ' ' || (*l)[*n - 1] == '\t' || (*l)[*n - 1] == '\r'))
+        (*n)--;
+    while (*n && (**l == ' ' || **l == '\t'))
+        (*l)++, (*n)--;
+    *nul = memchr(*l, '\0', *n) != NULL;
+    return true;
 }

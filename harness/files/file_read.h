@@ -32,6 +32,8 @@ enum fb_file_kind {
     FB_FILE_LAUNCHES_CSV, /* a sweep's launches.csv: 16 MiB */
     FB_FILE_PROFILE,      /* a hardware profile (.ini): 1 MiB */
     FB_FILE_MIX,          /* a replay mix (.mix, or NCCL Inspector's JSON): 64 MiB */
+    FB_FILE_SITE,         /* a site file of the expected-figure model (efficiencies, NVML
+                           * facts): 1 MiB */
     FB_FILE_KINDS
 };
 
@@ -56,5 +58,13 @@ fb_status fb_file_open(const char *path, enum fb_file_kind kind, bool optional, 
  * The path in messages is escaped (escape.h). */
 fb_status fb_file_read(const char *path, enum fb_file_kind kind, bool optional, char **buf,
                        size_t *len, char *err, size_t errlen);
+
+/* The line reader of the line-based text formats (mix files, layer lists, the expected-figure
+ * model's site files), over what fb_file_read read: the line of text[0..len) at *pos (moved past
+ * it) and its number (*lineno, counted up), its content in *l, *n: without its line end (LF or
+ * CRLF), its comment ('#' on) and blanks at either end (n 0 for a blank line). false at the end
+ * of the text. *nul: the content holds a NUL byte (a file that is not text). */
+bool fb_file_line(const char *text, size_t len, size_t *pos, size_t *lineno, const char **l,
+                  size_t *n, bool *nul);
 
 #endif

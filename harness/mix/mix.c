@@ -182,28 +182,6 @@ fb_status fb_mix_name_check(const char *name, size_t n, size_t max, char *why, s
     return FB_OK;
 }
 
-bool fb_mix_text_line(const char *text, size_t len, size_t *pos, size_t *lineno,
-                      const char **l, size_t *n, bool *nul)
-{
-    const char *nl, *hash;
-
-    if (*pos >= len)
-        return false;
-    *l = text + *pos;
-    nl = memchr(*l, '\n', len - *pos);
-    *n = nl ? (size_t)(nl - *l) : len - *pos;
-    (*lineno)++;
-    *pos += *n + (nl ? 1 : 0);
-    if ((hash = memchr(*l, '#', *n)))
-        *n = (size_t)(hash - *l);
-    while (*n && ((*l)[*n - 1] == ' ' || (*l)[*n - 1] == '\t' || (*l)[*n - 1] == '\r'))
-        (*n)--;
-    while (*n && (**l == ' ' || **l == '\t'))
-        (*l)++, (*n)--;
-    *nul = memchr(*l, '\0', *n) != NULL;
-    return true;
-}
-
 size_t fb_mix_text_fields(const char *l, size_t n, const char **f, size_t *fl, size_t max)
 {
     size_t nf = 0, k = 0;
@@ -301,7 +279,7 @@ fb_status fb_mix_parse(const char *text, size_t len, const char *shown, struct f
     fb_status st = FB_OK;
 
     *out = (struct fb_mix){0};
-    while (st == FB_OK && fb_mix_text_line(text, len, &pos, &line, &l, &n, &nul)) {
+    while (st == FB_OK && fb_file_line(text, len, &pos, &line, &l, &n, &nul)) {
         struct fb_mix_op op;
 
         if (nul) {

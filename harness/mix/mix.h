@@ -59,13 +59,6 @@ bool fb_mix_dtype_parse(const char *name, enum fb_dtype *out);
  * 'x' has a character other than ..."). */
 fb_status fb_mix_name_check(const char *name, size_t n, size_t max, char *why, size_t whylen);
 
-/* The line reader of the text formats (mix files, layer lists): the line of text[0..len) at
- * *pos (moved past it) and its number (*lineno, counted up), its content in *l, *n: without its
- * line end, its comment ('#' on) and blanks at either end (n 0 for a blank line). false at the
- * end of the text. *nul: the content holds a NUL byte (a file that is not text). */
-bool fb_mix_text_line(const char *text, size_t len, size_t *pos, size_t *lineno,
-                      const char **l, size_t *n, bool *nul);
-
 /* The blank-separated fields of l[0..n): up to `max` of them into f[] and fl[] (start and
  * length), their count returned; max + 1 when there are more, the first extra one in f[max],
  * fl[max] (the arrays hold max + 1). */

@@ -104,7 +104,7 @@ fb_status fb_mix_layers_parse(const char *text, size_t len, const char *shown,
     fb_status st = FB_OK;
 
     *out = (struct fb_mix_layers){0};
-    while (st == FB_OK && fb_mix_text_line(text, len, &pos, &line, &l, &n, &nul)) {
+    while (st == FB_OK && fb_file_line(text, len, &pos, &line, &l, &n, &nul)) {
         if (nul) {
             snprintf(err, errlen, "%s:%zu: a NUL byte in the line", shown, line);
             st = FB_ERR_USAGE;

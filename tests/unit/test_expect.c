@@ -805,6 +805,7 @@ static void check_odd_trees(void)
 static void check_site_file(void)
 {
     char err[512];
+    struct fb_expect_node n;
     double ib = fb_expect_eff("ib");
 
     CHECK(fb_expect_eff_load(write_tmp("good", "# site\nib = 0.9\n\n; x\npcie_copy=0.8\n"), err,
@@ -850,6 +851,44 @@ static void check_site_file(void)
         }
         CHECK(fb_expect_eff_load(write_tmp("bad6", NULL), err, sizeof err) == FB_ERR_USAGE);
         CHECK(strstr(err, "bad6:1: a NUL byte in the line") != NULL);
+    }
+    /* read as the other text formats are (fb_file_read, fb_file_line): a '#' comment after a
+     * value, CRLF line ends; a line of 511 characters is the most, with CRLF as with LF */
+    CHECK(fb_expect_eff_load(write_tmp("inline", "ib = 0.91  # our fabric\r\n"), err,
+                             sizeof err) == FB_OK);
+    CHECK_NEAR(fb_expect_eff("ib"), 0.91, 1e-12);
+    {
+        static char text[600];
+        for (int cols = 511; cols <= 512; cols++) {
+            int k = snprintf(text, sizeof text, "ib = 0.9");
+            while (k < cols)
+                text[k++] = '0';
+            snprintf(text + k, sizeof text - (size_t)k, "\r\n");
+            err[0] = '\0';
+            if (cols == 511) {
+                CHECK(fb_expect_eff_load(write_tmp("long", text), err, sizeof err) == FB_OK);
+            } else {
+                CHECK(fb_expect_eff_load(write_tmp("long", text), err, sizeof err) ==
+                      FB_ERR_USAGE);
+                CHECK(strstr(err, "long:1: line longer than 511 characters") != NULL);
+            }
+        }
+    }
+    /* not a regular file, or larger than a site file's 1 MiB: refused before a line is read */
+    CHECK(fb_expect_eff_load("/tmp", err, sizeof err) == FB_ERR_USAGE);
+    CHECK(strstr(err, "not a regular file") != NULL);
+    {
+        FILE *f = fopen(write_tmp("huge", ""), "w");
+        if (f) {
+            for (int i = 0; i < 120000; i++)
+                fputs("# padding\n", f);
+            fclose(f);
+        }
+        CHECK(fb_expect_eff_load(write_tmp("huge", NULL), err, sizeof err) == FB_ERR_USAGE);
+        CHECK(strstr(err, "a site file may hold") != NULL);
+        memset(&n, 0, sizeof n);
+        CHECK(fb_expect_nvml_load(write_tmp("huge", NULL), &n, err, sizeof err) == FB_ERR_USAGE);
+        CHECK(strstr(err, "a site file may hold") != NULL);
     }
     CHECK(fb_expect_eff_load(write_tmp("bad3", "ib 0.9\n"), err, sizeof err) == FB_ERR_USAGE);
     CHECK(strstr(err, "bad3:1:") && strstr(err, "key = value"));

@@ -98,7 +98,8 @@ static void test_read(void)
     CHECK(fb_file_cap(FB_FILE_RESULTS_CSV) == (size_t)1 << 30 &&
           fb_file_cap(FB_FILE_JSON) == (size_t)64 << 20 &&
           fb_file_cap(FB_FILE_NCCL_LOG) == (size_t)256 << 20 &&
-          fb_file_cap(FB_FILE_LAUNCHES_CSV) == (size_t)16 << 20);
+          fb_file_cap(FB_FILE_LAUNCHES_CSV) == (size_t)16 << 20 &&
+          fb_file_cap(FB_FILE_SITE) == (size_t)1 << 20);
 
     /* a line of FB_FILE_LINE_MAX bytes is read, one byte more is refused on its line */
     memset(big, 'x', sizeof big);
@@ -123,6 +124,28 @@ static void test_read(void)
     CHECK(!strchr(err, '\n'));
 }
 
+/* fb_file_line: each line's content without its line end (LF, CRLF or none at the end), its
+ * '#' comment and blanks at either end; NUL bytes said; line numbers counted. */
+static void test_lines(void)
+{
+    static const char text[] = "a = 1\r\n  # only a comment\n\n\tb = 2 # two \r\nc\0d\nlast";
+    const char *want[] = {"a = 1", "", "", "b = 2", "c\0d", "last"};
+    size_t pos = 0, lineno = 0, n, count = 0;
+    const char *l;
+    bool nul;
+
+    while (fb_file_line(text, sizeof text - 1, &pos, &lineno, &l, &n, &nul)) {
+        size_t want_n = count == 4 ? 3 : strlen(want[count]);
+        CHECK(count < 6 && lineno == count + 1);
+        if (count >= 6)
+            break;
+        CHECK(n == want_n && memcmp(l, want[count], n) == 0);
+        CHECK(nul == (count == 4));
+        count++;
+    }
+    CHECK(count == 6);
+}
+
 int main(void)
 {
     char cmd[128];
@@ -134,6 +157,7 @@ int main(void)
     }
     test_escape();
     test_read();
+    test_lines();
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", dir);
