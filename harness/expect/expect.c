@@ -62,8 +62,7 @@ void fb_expect_nic_bound(const struct fb_expect_nic *nic, char *bound, size_t le
         snprintf(bound, len, "eth %g Gb/s %s", nic->gbps, nic->name);
 }
 
-/* Whether `name` is one of the comma-separated names of `only`. */
-static bool named(const char *only, const char *name)
+bool fb_expect_named(const char *only, const char *name)
 {
     size_t n = strlen(name);
 
@@ -92,7 +91,7 @@ const struct fb_expect_nic *fb_expect_node_nic(const struct fb_expect_node *n, c
             const struct fb_expect_nic *c = &n->nic[i];
             if (c->kind != kind || !c->up || !(c->gbps > 0))
                 continue;
-            if (only && *only && !named(only, c->name))
+            if (only && *only && !fb_expect_named(only, c->name))
                 continue;
             if (!best || c->gbps > best->gbps)
                 best = c;
@@ -233,7 +232,7 @@ void fb_expect_node_rails(const struct fb_expect_node *n, const char *only, int 
     for (int i = 0; i < n->nnics && rails < ranks; i++) {
         const struct fb_expect_nic *c = &n->nic[i];
         rails += c->kind == best->kind && c->up && c->gbps == best->gbps &&
-                 (!only || !*only || named(only, c->name));
+                 (!only || !*only || fb_expect_named(only, c->name));
     }
     f->gbps = fb_expect_nic_payload(best) * rails;
     fb_expect_nic_bound(best, f->bound, sizeof f->bound);

@@ -92,6 +92,16 @@ struct fb_expect_fig {
  * of gets fewer figures. */
 void fb_expect_node_read(const char *root, const char *host, struct fb_expect_node *n);
 
+/* The same, with the ports named in `only` (the job's transport's, as fb_expect_node_net takes
+ * them: comma-separated, an InfiniBand port named by its device too) kept first when the node
+ * has more ports than the model holds (FB_EXPECT_NICS); NULL or "": none named. */
+void fb_expect_node_read_for(const char *root, const char *host, const char *only,
+                             struct fb_expect_node *n);
+
+/* Whether port `name` ("eth0", "mlx5_0/1") is one of the comma-separated names of `only`; an
+ * InfiniBand port is named by its device ("mlx5_0") too. */
+bool fb_expect_named(const char *only, const char *name);
+
 /* Adds what NVML says of the node's GPUs (names, NVLinks to each other and to NVSwitches):
  * from the facts file `facts` when it is not NULL or "" (fb_expect_nvml_load), else from NVML
  * itself through hw (a GPU NVML does not know, or no NVML at all, goes to n->note). Call after

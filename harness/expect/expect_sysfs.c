@@ -100,10 +100,17 @@ static void read_nic_place(const char *device, const char *base, struct fb_expec
         c->root[0] = '\0';
 }
 
-/* Whether NIC a is the better to keep when a node has more than the model holds: up before
- * down, then the faster, then the first by name. */
-static bool nic_better(const struct fb_expect_nic *a, const struct fb_expect_nic *b)
+/* Whether NIC a is the better to keep when a node has more than the model holds: one the job's
+ * transport is told to use (`only`) first, then up before down, then the faster, then the
+ * first by name. */
+static bool nic_better(const struct fb_expect_nic *a, const struct fb_expect_nic *b,
+                       const char *only)
 {
+    bool an = only && *only && fb_expect_named(only, a->name);
+    bool bn = only && *only && fb_expect_named(only, b->name);
+
+    if (an != bn)
+        return an;
     if (a->up != b->up)
         return a->up;
     if (a->gbps != b->gbps)
@@ -114,7 +121,8 @@ static bool nic_better(const struct fb_expect_nic *a, const struct fb_expect_nic
 /* Keeps c (read into n->nic[n->nnics] when there is room, else into *spare): appended while
  * there is room; past that it takes the place of the worst kept one when better, and the one
  * left out is counted in *dropped. */
-static void keep_nic(struct fb_expect_node *n, const struct fb_expect_nic *c, int *dropped)
+static void keep_nic(struct fb_expect_node *n, const struct fb_expect_nic *c, const char *only,
+                     int *dropped)
 {
     int worst = 0;
 
@@ -126,13 +134,14 @@ static void keep_nic(struct fb_expect_node *n, const struct fb_expect_nic *c, in
     }
     (*dropped)++;
     for (int i = 1; i < n->nnics; i++)
-        if (nic_better(&n->nic[worst], &n->nic[i]))
+        if (nic_better(&n->nic[worst], &n->nic[i], only))
             worst = i;
-    if (nic_better(c, &n->nic[worst]))
+    if (nic_better(c, &n->nic[worst], only))
         n->nic[worst] = *c;
 }
 
-static void read_net(const char *root, const char *base, struct fb_expect_node *n, int *dropped)
+static void read_net(const char *root, const char *base, const char *only,
+                     struct fb_expect_node *n, int *dropped)
 {
     char dir[PATH_CAP], path[PATH_CAP + 300], state[64];
     DIR *d;
@@ -178,12 +187,13 @@ static void read_net(const char *root, const char *base, struct fb_expect_node *
         c->gbps = speed / 1000.0;
         snprintf(path, sizeof path, "%s/%s/device", dir, e->d_name);
         read_nic_place(path, base, c);
-        keep_nic(n, c, dropped);
+        keep_nic(n, c, only, dropped);
     }
     closedir(d);
 }
 
-static void read_ib(const char *root, const char *base, struct fb_expect_node *n, int *dropped)
+static void read_ib(const char *root, const char *base, const char *only,
+                    struct fb_expect_node *n, int *dropped)
 {
     char dir[PATH_CAP], ports[PATH_CAP + 300], path[PATH_CAP + 600];
     DIR *d, *pd;
@@ -222,7 +232,7 @@ static void read_ib(const char *root, const char *base, struct fb_expect_node *n
             c->gbps = rate;
             snprintf(path, sizeof path, "%s/%s/device", dir, e->d_name);
             read_nic_place(path, base, c);
-            keep_nic(n, c, dropped);
+            keep_nic(n, c, only, dropped);
         }
         closedir(pd);
     }
@@ -369,6 +379,12 @@ static const char *const gdr_modules[] = {"nvidia_peermem", "nv_peer_mem"};
 
 void fb_expect_node_read(const char *root, const char *host, struct fb_expect_node *n)
 {
+    fb_expect_node_read_for(root, host, NULL, n);
+}
+
+void fb_expect_node_read_for(const char *root, const char *host, const char *only,
+                             struct fb_expect_node *n)
+{
     char base[PATH_MAX], count[32];
     int nics_out = 0, gpus_out = 0;
 
@@ -376,12 +392,17 @@ void fb_expect_node_read(const char *root, const char *host, struct fb_expect_no
     snprintf(n->host, sizeof n->host, "%s", host ? host : "");
     if (!realpath(root, base))
         base[0] = '\0';
-    read_ib(root, base, n, &nics_out);
-    read_net(root, base, n, &nics_out);
+    read_ib(root, base, only, n, &nics_out);
+    read_net(root, base, only, n, &nics_out);
     qsort(n->nic, (size_t)n->nnics, sizeof n->nic[0], by_name);
     if (nics_out) {
         snprintf(count, sizeof count, "%d", nics_out);
-        note(n, "%s more ports than the model holds (16): the down and slowest left out", count);
+        note(n,
+             only && *only
+                 ? "%s more ports than the model holds (16): those the job's transport is not "
+                   "told to use, the down and the slowest left out"
+                 : "%s more ports than the model holds (16): the down and slowest left out",
+             count);
     }
     read_gpus(root, base, n, &gpus_out);
     qsort(n->gpu, (size_t)n->ngpus, sizeof n->gpu[0], by_bus);

@@ -246,7 +246,10 @@ fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job 
     j->size = w->size;
 
     j->nodes = w->nodes;
-    fb_expect_node_read(fb_health_sysfs_root(), w->host, &j->me);
+    /* the ports the transport is told to use first: a node with more ports than the model
+     * holds keeps those */
+    transport_ports(j);
+    fb_expect_node_read_for(fb_health_sysfs_root(), w->host, j->only, &j->me);
     {
         char err[256] = "";
         /* a bad facts file was refused by fb_expect_job_site before anything started, on the
@@ -258,7 +261,6 @@ fb_status fb_expect_job_gather(const struct fb_session *s, struct fb_expect_job 
                      facts && *facts ? "FB_NVML_FACTS: " : "", err);
         }
     }
-    transport_ports(j);
 
     memset(&mine, 0, sizeof mine);
     mine.node = w->node;

@@ -738,6 +738,16 @@ static void check_odd_trees(void)
     CHECK(n.ngpus == FB_EXPECT_GPUS && strcmp(n.gpu[0].bus, "0000:10:00.0") == 0 &&
           strcmp(n.gpu[15].bus, "0000:1f:00.0") == 0);
     CHECK(strstr(n.note, "4 more GPUs than the model holds (16)") != NULL);
+    /* the port the job's transport is told to use (NCCL_IB_HCA, NCCL_SOCKET_IFNAME, Open MPI's
+     * if_include) is kept first, slow as it is: the veth named is the path the job takes */
+    fb_expect_node_read_for(root, "many", "veth0000039", &n);
+    CHECK(n.nnics == FB_EXPECT_NICS);
+    fb_expect_node_net(&n, "veth0000039", &f);
+    CHECK_STR(f.bound, "eth 10 Gb/s veth0000039");
+    CHECK(strstr(n.note, "26 more ports than the model holds (16): those the job's transport "
+                         "is not told to use") != NULL);
+    fb_expect_node_net(&n, NULL, &f); /* the fastest still kept beside it */
+    CHECK_STR(f.bound, "eth 100 Gb/s ens1f0");
 
     /* readings that are no number: not a rate, not an MTU, not a max link */
     put_eth("odd", "eno1", "10000\n", "1500\n");
