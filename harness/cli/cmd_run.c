@@ -371,6 +371,9 @@ static bool wants(const struct run *r, const char *name)
     return false;
 }
 
+/* The command's name in messages: "run", or the mode's ("soak"). */
+static const char *cmd_name(const struct run *r) { return r->mode ? r->mode->name : "run"; }
+
 /* Rank lists are checked against the job's size before anything is written. */
 static fb_status check_ranks(const struct run *r)
 {
@@ -379,8 +382,8 @@ static fb_status check_ranks(const struct run *r)
     for (size_t i = 0; i < r->opt.ngroups; i++)
         if (r->opt.groups[i] > size) {
             if (r->s.world.rank == 0)
-                fb_error("run: bad value for --ranks: %d ranks asked for, but the job has %d",
-                         r->opt.groups[i], size);
+                fb_error("%s: bad value for --ranks: %d ranks asked for, but the job has %d",
+                         cmd_name(r), r->opt.groups[i], size);
             return FB_ERR_USAGE;
         }
     /* MPI counts are ints: a p2p message over MPI above 2 GiB - 1 cannot be sent as one. */
@@ -391,16 +394,17 @@ static fb_status check_ranks(const struct run *r)
         big = r->opt.latency_bytes > big ? r->opt.latency_bytes : big;
         if (big > (size_t)INT32_MAX) {
             if (r->s.world.rank == 0)
-                fb_error("run: p2p over MPI sends one message of at most 2147483647 bytes; "
-                         "%zu asked for", big);
+                fb_error("%s: p2p over MPI sends one message of at most 2147483647 bytes; "
+                         "%zu asked for", cmd_name(r), big);
             return FB_ERR_USAGE;
         }
     }
     for (size_t i = 0; i < r->opt.npairs; i++)
         if (r->opt.pairs[i][0] >= size || r->opt.pairs[i][1] >= size) {
             if (r->s.world.rank == 0)
-                fb_error("run: bad value for --pairs: %d:%d names a rank the job does not have "
-                         "(ranks 0..%d)", r->opt.pairs[i][0], r->opt.pairs[i][1], size - 1);
+                fb_error("%s: bad value for --pairs: %d:%d names a rank the job does not have "
+                         "(ranks 0..%d)", cmd_name(r), r->opt.pairs[i][0], r->opt.pairs[i][1],
+                         size - 1);
             return FB_ERR_USAGE;
         }
     return FB_OK;

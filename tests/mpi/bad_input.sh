@@ -43,7 +43,10 @@ expect_usage 1 "already holds a run" run --out held
 rm -rf held
 expect_usage 0 "unknown backend\|not one of the choices" run --backend gpu
 # rank lists are checked against the job before anything is written
-expect_usage 2 "bad value for --ranks: 8 ranks asked for, but the job has 2" run --ranks 1,8
+expect_usage 2 "run: bad value for --ranks: 8 ranks asked for, but the job has 2" run --ranks 1,8
+# soak takes run's options and says its own name (it said "run:")
+expect_usage 2 "error: soak: bad value for --ranks: 5 ranks asked for, but the job has 2" \
+    soak --duration 8 --interval 2 --ranks 5 --backend host
 expect_usage 2 "bad value for --pairs: 0:5 names a rank the job does not have" run p2p --pairs 0:5
 expect_usage 0 "bad value for --pairs: '1' is not a pair A:B" run --pairs 1
 expect_usage 0 "bad value for --fusion" run --fusion 4M,,8M
