@@ -370,7 +370,7 @@ static bool handle(struct parse *ps, const char *section, const char *name, cons
     if (strcmp(section, "profile") != 0)
         ps->asked = true;
     if (KEY("node", "gpus")) {
-        if (!integer(ps, name, value, 0, 1024, &n))
+        if (!integer(ps, name, value, 0, FB_PROFILE_COUNT_MAX, &n))
             return false;
         p->gpus = (int)n;
         return true;
@@ -413,7 +413,7 @@ static bool handle(struct parse *ps, const char *section, const char *name, cons
         return true;
     }
     if (KEY("infiniband", "ports")) {
-        if (!integer(ps, name, value, 0, 64, &n))
+        if (!integer(ps, name, value, 0, FB_PROFILE_COUNT_MAX, &n))
             return false;
         p->ib_ports = (int)n;
         return true;

@@ -94,8 +94,12 @@ int fb_cmd_health(int argc, char **argv)
         fb_status st = FB_OK;
         switch (c) {
         case 'p': profile_path = optarg; break;
-        case 'g': st = fb_count_parse(optarg, 0, 1024, &gpus, why, sizeof why); break;
-        case 'i': st = fb_count_parse(optarg, 0, 1024, &ports, why, sizeof why); break;
+        case 'g':
+            st = fb_count_parse(optarg, 0, FB_PROFILE_COUNT_MAX, &gpus, why, sizeof why);
+            break;
+        case 'i':
+            st = fb_count_parse(optarg, 0, FB_PROFILE_COUNT_MAX, &ports, why, sizeof why);
+            break;
         case 'r': st = fb_real_parse(optarg, 1e-3, 1e6, &rate, why, sizeof why); break;
         case 'd': do_drain = true; break;
         case 'n': node = optarg; break;

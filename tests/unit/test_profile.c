@@ -151,6 +151,16 @@ static void malformed(void)
             "'1e999' is not a finite number");
     refused("[compute]\nmin_tflops = 12.5 GB\n", "bad.ini:2:", "'12.5 GB' is not a number");
     refused("[node]\ngpus = +4\n", "bad.ini:2:", "gpus = '+4': expected a whole number");
+    /* a node's counts share one bound with health's --gpus and --ib-ports (1024) */
+    refused("[infiniband]\nports = 1025\n", "bad.ini:2:", "ports = '1025'");
+    refused("[node]\ngpus = 1025\n", "bad.ini:2:", "gpus = '1025'");
+    {
+        struct fb_profile q;
+        char e2[512] = "";
+        CHECK(fb_profile_parse("[infiniband]\nports = 128\n", "p.ini", &q, e2, sizeof e2) ==
+              FB_OK);
+        CHECK(q.ib_ports == 128);
+    }
     refused("[h2d]\nbytes = 0x100000\n", "bad.ini:2:", "bytes = '0x100000'");
     refused("[allreduce]\nbusbw_gbps.0x100000.2 = 3\n", "bad.ini:2:", "unknown key");
     refused("[allreduce]\nbusbw_gbps.1M.2 = 3\n", "bad.ini:2:", "bytes in digits, not 1M");
