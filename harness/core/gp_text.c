@@ -113,3 +113,13 @@ void fb_gp_put_comment(FILE *f, const char *s)
     struct sink k = {.f = f};
     comment(&k, s);
 }
+
+size_t fb_gp_tic_label(char *dst, size_t len, const char *s)
+{
+    size_t need = fb_gp_string(dst, len, s);
+
+    for (char *c = dst; len > 0 && *c; c++)
+        if (*c == '"' || *c == '\\' || *c == '`')
+            *c = '_';
+    return need;
+}

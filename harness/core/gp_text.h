@@ -21,6 +21,13 @@ size_t fb_gp_string(char *dst, size_t len, const char *s);
 /* fb_gp_string written to f. */
 void fb_gp_put_string(FILE *f, const char *s);
 
+/* s as a label of a tics list that is itself written inside a double-quoted gnuplot string
+ * (`labels = "'a' 0, 'b' 1"`, then `eval "set xtics (" . labels . ")"`): fb_gp_string's
+ * expression with each '"', '\\' and '`' made '_' (they would end the outer string, start an
+ * escape in it, or run a shell command between backquotes, which gnuplot substitutes inside
+ * double quotes). Returns the length needed, as fb_gp_string. */
+size_t fb_gp_tic_label(char *dst, size_t len, const char *s);
+
 /* Writes s for the inside of a `#` comment (a script's or a data file's) into dst, returns the
  * length needed: control bytes and the backslash (a comment ending in one continues onto the
  * next line) as \xNN, so the comment stays one line. Cut short, dst holds whole escapes only. */

@@ -735,10 +735,7 @@ static fb_status write_heat(const struct loc *l, enum heat *heat)
     for (size_t i = 0; i < n && n <= 64; i++) {
         /* each label a gnuplot string inside the tics list, itself inside a double-quoted
          * string, where gnuplot would also run a command between backquotes */
-        fb_gp_string(q, sizeof q, l->name[i]);
-        for (char *c = q; *c; c++)
-            if (*c == '"' || *c == '\\' || *c == '`')
-                *c = '_';
+        fb_gp_tic_label(q, sizeof q, l->name[i]);
         fprintf(af.f, "%s%s %zu", i ? ", " : "", q, i);
     }
     fprintf(af.f, "\"\n");

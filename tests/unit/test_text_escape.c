@@ -126,6 +126,41 @@ static void through_gnuplot(void)
     CHECK(system(cmd) == 0);
 }
 
+/* fb_gp_tic_label: node names made tics labels inside a double-quoted string (locate's heat
+ * map) run no command and keep the script valid; a plain name stays itself. */
+static void tic_labels_through_gnuplot(void)
+{
+    static const char *const names[] = {"node`touch pwned`", "a\"b", "c\\d", "gpu01", "it's"};
+    char dir[] = "/tmp/fb_test_tics_XXXXXX", path[64], cmd[200], q[200];
+    FILE *gp;
+
+    CHECK(fb_gp_tic_label(q, sizeof q, "gpu01") == 7 && strcmp(q, "'gpu01'") == 0);
+    CHECK(fb_gp_tic_label(q, sizeof q, "a`id`") == 7 && strcmp(q, "'a_id_'") == 0);
+    if (!gnuplot_on_path()) {
+        printf("gnuplot not on PATH: the tics labels are not run through it\n");
+        return;
+    }
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/t.gp", dir);
+    gp = fopen(path, "w");
+    CHECK(gp != NULL);
+    if (!gp)
+        return;
+    fprintf(gp, "set print 'printed.txt'\nlabels = \"");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        fb_gp_tic_label(q, sizeof q, names[i]);
+        fprintf(gp, "%s%s %zu", i ? ", " : "", q, i);
+    }
+    fprintf(gp, "\"\neval \"set xtics (\" . labels . \")\"\nprint 'done'\n");
+    fclose(gp);
+    snprintf(cmd, sizeof cmd, "cd %s && gnuplot t.gp 2>/dev/null", dir);
+    system(cmd); /* "it's" made '_' in its escape: a syntax error is fine, a command is not */
+    snprintf(path, sizeof path, "%s/pwned", dir);
+    CHECK(access(path, F_OK) != 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 /* fb_escape_control_at: C0, DEL and C1 (as UTF-8 and as a lone byte) are found; UTF-8 letters,
  * whose continuation bytes may lie in 0x80-0x9f, are not. */
 static void control_at(void)
@@ -165,5 +200,6 @@ int main(void)
     examples();
     fuzz();
     through_gnuplot();
+    tic_labels_through_gnuplot();
     TEST_DONE();
 }
