@@ -32,7 +32,8 @@ case $budget_s in '' | *[!0-9]* | 0) echo "gpu-check: FB_CHECK_BUDGET_S must be 
 # the soak's --tolerance (percent; the soak's own default is 10)
 soak_tolerance=${FB_CHECK_SOAK_TOLERANCE:-10}
 case $soak_tolerance in '' | *[!0-9]*) echo "gpu-check: FB_CHECK_SOAK_TOLERANCE must be a whole number of percent, not '$soak_tolerance'" >&2; exit 2 ;; esac
-# the soak's --duration (seconds, 4 to 9999: four intervals of a quarter each; default 20)
+# the soak's --duration (seconds, 4 to 9999, default 20): intervals of a quarter of it, rounded
+# down to whole seconds (four for a multiple of 4, up to seven: 7 s gives seven of 1 s)
 soak_s=${FB_CHECK_SOAK_S:-20}
 case $soak_s in '' | *[!0-9]* | [0-3] | 0* | ?????*) echo "gpu-check: FB_CHECK_SOAK_S must be a whole number of seconds from 4 to 9999, not '$soak_s'" >&2; exit 2 ;; esac
 # a dry run's described GPU: peak TFLOP/s, memory GB/s, memory (a size)
