@@ -144,4 +144,24 @@ rc=$? took=$(($(date +%s) - start))
 [ "$took" -lt 20 ] || fail "hung probes: the check took ${took}s with a 3 s budget"
 grep -q '^versions	-	0	not run: the 3s budget is spent$' "$work/out3/steps.tsv" ||
     fail "hung probes: a step ran past the budget: $(cat "$work/out3/steps.tsv")"
+# 4. On a GPU backend, torch's import is a probe too: one that hangs is cut at what is left of
+# the budget (8 s, the steps before it failing at once here), its three steps are recorded as not
+# run, and the check fails; with the budget spent first (3 s, by a run that hangs) they are not
+# run either.
+rm -f "$work/hang/nvidia-smi"
+for b in 8 3; do
+    start=$(date +%s)
+    sleep=
+    [ "$b" = 3 ] && sleep=60
+    PATH="$work/hang:$PATH" FB_STUB_LOG="$work/log4" FB_CHECK_BUDGET_S=$b FB_BACKEND=cuda \
+        FB_STUB_SLEEP=$sleep OUT="$work/out4-$b" sh "$script" >"$work/out4.txt" 2>&1
+    rc=$? took=$(($(date +%s) - start))
+    [ "$rc" = 1 ] || fail "torch probe, budget $b: exit $rc, expected 1"
+    [ "$took" -lt 25 ] || fail "torch probe, budget $b: the check took ${took}s"
+    case $b in 8) why="importing torch took past [1-8]s" ;; *) why="the 3s budget is spent" ;; esac
+    for s in torch-copy torch-fp16 torch-bf16; do
+        grep -q "^$s	-	0	not run: $why\$" "$work/out4-$b/steps.tsv" ||
+            fail "torch probe, budget $b: $s is not 'not run: $why': $(cat "$work/out4-$b/steps.tsv")"
+    done
+done
 finish

@@ -28,12 +28,13 @@ struct fb_profile_busbw {
     double min_gbps;
 };
 
-/* A parsed profile. A number below 0 (or an empty string) means "not in the profile": the
- * check is not made. */
 /* The most GPUs or InfiniBand ports a node's count may name, in a profile ([node] gpus,
- * [infiniband] ports) and on health's command line (--gpus, --ib-ports) alike. */
+ * [infiniband] ports) and on health's command line (--gpus, --ib-ports) alike. (accept sees a
+ * node's first 16 ports only: docs/accept.md.) */
 enum { FB_PROFILE_COUNT_MAX = 1024 };
 
+/* A parsed profile. A number below 0 (or an empty string) means "not in the profile": the
+ * check is not made. */
 struct fb_profile {
     char path[4096];
     char name[64];          /* [profile] name; the file's base name without .ini by default */

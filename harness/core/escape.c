@@ -56,6 +56,18 @@ size_t fb_escape_control_at(const char *s)
     return i;
 }
 
+size_t fb_escape_control_but_tab(const char *s)
+{
+    size_t i = 0;
+
+    for (;;) {
+        i += fb_escape_control_at(s + i);
+        if (s[i] != '\t')
+            return i;
+        i++;
+    }
+}
+
 int fb_utf8_len(const char *s, unsigned *cp_out)
 {
     const unsigned char *p = (const unsigned char *)s;

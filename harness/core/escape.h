@@ -31,6 +31,9 @@ static inline int fb_escape_ends_c1(unsigned char prev, unsigned char c)
  * a UTF-8 lead byte (where a terminal reads it as one); strlen(s) when it has none. */
 size_t fb_escape_control_at(const char *s);
 
+/* The same, with TAB allowed (a blank between a text file's fields). */
+size_t fb_escape_control_but_tab(const char *s);
+
 /* The length (1 to 4) of the well-formed UTF-8 sequence at s, RFC 3629's shortest forms only
  * (no surrogates, nothing above U+10FFFF), and its code point in *cp (may be NULL); 0 when the
  * bytes there are not UTF-8 (a NUL ends the string: a sequence cut by it is not). */

@@ -85,6 +85,17 @@ fb_status fb_expect_eff_load(const char *path, char *err, size_t errlen)
         }
         memcpy(line, l, n);
         line[n] = '\0';
+        if (line[fb_escape_control_but_tab(line)]) {
+            char culprit[16], before[80];
+            size_t at = fb_escape_control_but_tab(line);
+            fb_escape(line + at, (unsigned char)line[at] == 0xc2 ? 2 : 1, 0, culprit,
+                      sizeof culprit);
+            fb_escape(line, at, 40, before, sizeof before);
+            snprintf(err, errlen, "%s:%zu: control character: %s after '%s'", shown, lineno,
+                     culprit, before);
+            st = FB_ERR_USAGE;
+            break;
+        }
         if (!(eq = strchr(line, '='))) {
             snprintf(err, errlen, "%s:%zu: expected 'key = value'", shown, lineno);
             st = FB_ERR_USAGE;

@@ -165,6 +165,17 @@ fb_status fb_expect_nvml_load(const char *path, struct fb_expect_node *n, char *
         }
         memcpy(line, l, ln);
         line[ln] = '\0';
+        if (line[fb_escape_control_but_tab(line)]) {
+            /* a CR inside the line, an ESC in a GPU's name: the name reaches the screen */
+            char what[140], culprit[16], before[80];
+            size_t at = fb_escape_control_but_tab(line);
+            fb_escape(line + at, (unsigned char)line[at] == 0xc2 ? 2 : 1, 0, culprit,
+                      sizeof culprit);
+            fb_escape(line, at, 40, before, sizeof before);
+            snprintf(what, sizeof what, "control character: %s after '%s'", culprit, before);
+            st = bad(err, errlen, path, lineno, what);
+            break;
+        }
         /* the keyword first, then its bus id: each a whole word (one longer than its field
          * is not cut into two) */
         if (sscanf(p, "%15s%n", word, &used) != 1 ||

@@ -182,12 +182,12 @@ bool fb_file_line(const char *text, size_t len, size_t *pos, size_t *lineno, con
     *n = nl ? (size_t)(nl - *l) : len - *pos;
     (*lineno)++;
     *pos += *n + (nl ? 1 : 0);
+    *nul = memchr(*l, '\0', *n) != NULL; /* anywhere in the line, its comment too */
     if ((hash = memchr(*l, '#', *n)))
         *n = (size_t)(hash - *l);
     while (*n && ((*l)[*n - 1] == ' ' || (*l)[*n - 1] == '\t' || (*l)[*n - 1] == '\r'))
         (*n)--;
     while (*n && (**l == ' ' || **l == '\t'))
         (*l)++, (*n)--;
-    *nul = memchr(*l, '\0', *n) != NULL;
     return true;
 }

@@ -63,7 +63,7 @@ fb_status fb_file_read(const char *path, enum fb_file_kind kind, bool optional, 
  * model's site files), over what fb_file_read read: the line of text[0..len) at *pos (moved past
  * it) and its number (*lineno, counted up), its content in *l, *n: without its line end (LF or
  * CRLF), its comment ('#' on) and blanks at either end (n 0 for a blank line). false at the end
- * of the text. *nul: the content holds a NUL byte (a file that is not text). */
+ * of the text. *nul: the line holds a NUL byte, in its comment too (a file that is not text). */
 bool fb_file_line(const char *text, size_t len, size_t *pos, size_t *lineno, const char **l,
                   size_t *n, bool *nul);
 

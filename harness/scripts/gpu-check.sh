@@ -112,15 +112,16 @@ done
 : >"$out/steps.tsv"
 # The budget counts from here, the probes below (NCCL's library, the GPUs' line, torch) included.
 t0=$(date +%s)
-# probe_limit N: N seconds, or what is left of the budget where that is less; 1 once it is spent
-# (timeout's 0 would mean no limit at all).
+# probe_limit N: N seconds, or what is left of the budget where that is less; 0 once it is spent,
+# and the probe is then not run (timeout's 0 would mean no limit at all).
 probe_limit() {
     left=$((budget_s - ($(date +%s) - t0)))
-    if [ "$left" -lt "$1" ]; then echo $((left > 1 ? left : 1)); else echo "$1"; fi
+    if [ "$left" -lt "$1" ]; then echo $((left > 0 ? left : 0)); else echo "$1"; fi
 }
 # NCCL is the host's: FB_NCCL_LIBRARY, or the libnccl.so.2 of a Python environment.
-if [ -z "${FB_NCCL_LIBRARY-}" ] && command -v python3 >/dev/null 2>&1; then
-    FB_NCCL_LIBRARY=$(LD_LIBRARY_PATH=$host_ld timeout -k 5 "$(probe_limit 30)" python3 -c '
+lim=$(probe_limit 30)
+if [ -z "${FB_NCCL_LIBRARY-}" ] && [ "$lim" -gt 0 ] && command -v python3 >/dev/null 2>&1; then
+    FB_NCCL_LIBRARY=$(LD_LIBRARY_PATH=$host_ld timeout -k 5 "$lim" python3 -c '
 import glob, site, sys
 dirs = site.getsitepackages() + [site.getusersitepackages(), sys.prefix + "/lib"]
 for d in dirs:
@@ -247,8 +248,16 @@ fi
 
 {
     echo "== $(date -u +%FT%TZ) $(hostname) backend $backend"
-    command -v nvidia-smi >/dev/null 2>&1 && timeout -k 5 "$(probe_limit 30)" nvidia-smi --format=csv \
-        --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current
+    if command -v nvidia-smi >/dev/null 2>&1; then
+        lim=$(probe_limit 30)
+        if [ "$lim" -gt 0 ]; then
+            timeout -k 5 "$lim" nvidia-smi --format=csv \
+                --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current ||
+                echo "nvidia-smi: exit $? (124: no answer within ${lim}s)"
+        else
+            echo "nvidia-smi: not run: the ${budget_s}s budget is spent"
+        fi
+    fi
     echo "NCCL: ${FB_NCCL_LIBRARY:-not found (set FB_NCCL_LIBRARY)}"
 } >"$out/host.txt" 2>&1
 must versions 30 "$bin" --version
@@ -320,9 +329,28 @@ if [ -n "$dry" ]; then
     done
 elif [ "$backend" = host ]; then
     echo "not measured: host backend" >"$out/torch-copy.txt"
-elif ! timeout -k 5 "$(probe_limit 60)" $host_python -c "import torch, torchvision" >/dev/null 2>&1; then
-    echo "not measured: no python3 with torch and torchvision on this host (or importing them took past 60 s or the budget)" >"$out/torch-copy.txt"
 else
+    # whether torch imports: a probe within the budget; past its limit the torch steps are not
+    # run and the check fails, as a step past the budget does (torch missing fails nothing)
+    lim=$(probe_limit 60) rc=124
+    if [ "$lim" -gt 0 ]; then
+        timeout -k 5 "$lim" $host_python -c "import torch, torchvision" >/dev/null 2>&1
+        rc=$?
+    fi
+    torch=yes
+    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+        why="the ${budget_s}s budget is spent"
+        [ "$lim" -gt 0 ] && why="importing torch took past ${lim}s"
+        for s in torch-copy torch-fp16 torch-bf16; do
+            printf '%s\t-\t0\tnot run: %s\n' "$s" "$why" >>"$out/steps.tsv"
+        done
+        failed=1 torch=no
+    elif [ "$rc" != 0 ]; then
+        echo "not measured: no python3 with torch and torchvision on this host" >"$out/torch-copy.txt"
+        torch=no
+    fi
+fi
+if [ -z "$dry" ] && [ "$backend" != host ] && [ "$torch" = yes ]; then
     sizes=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         $c["bench"] == "h2d" && $c["case"] == "pinned_h2d" && $c["ranks"] == 1 {
             print $c["bytes"] }' "$out/run-results.csv" 2>/dev/null | sort -nu | paste -sd, -)

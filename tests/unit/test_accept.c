@@ -198,6 +198,31 @@ static void run_folder(void)
         if (k)
             CHECK_HAS(k->why, "nodeb 0 of 1 up (mlx5_0:1 ACTIVE 50 Gb/s)");
         fb_accept_release(&a);
+        /* a node with more ports than env.json keeps (its count, infiniband_ports, above the
+         * ports listed): short among those kept is not judged (SKIP, health judges them all),
+         * unless the ports not kept could not make up the rest */
+        {
+            static const char many_ini[] = "[infiniband]\nports = 2\nrate_gbps = 100\n";
+            static const char env[] =
+                "{\"run_status\": \"complete\", \"backend\": {\"name\": \"host\"},\n"
+                " \"hosts\": [{\"node\": 0, \"host\": \"big\", \"ranks\": 1, \"gpus\": 4,\n"
+                "  \"infiniband_ports\": 20, \"infiniband\": [" PORT("ACTIVE", "100") "]}]}\n";
+            static const char env_few[] =
+                "{\"run_status\": \"complete\", \"backend\": {\"name\": \"host\"},\n"
+                " \"hosts\": [{\"node\": 0, \"host\": \"small\", \"ranks\": 1, \"gpus\": 4,\n"
+                "  \"infiniband_ports\": 1, \"infiniband\": [" PORT("ACTIVE", "100") "]}]}\n";
+            CHECK(judge(many_ini, HEADER, env, &a, err, sizeof err) == FB_OK);
+            k = find(&a, "infiniband");
+            CHECK(k && k->verdict == FB_SKIP);
+            if (k)
+                CHECK_HAS(k->why, "1 of 1 node(s) short of 2 port(s) among the ports env.json "
+                                  "keeps, with more it does not (big 1 of its 20 kept)");
+            fb_accept_release(&a);
+            CHECK(judge(many_ini, HEADER, env_few, &a, err, sizeof err) == FB_OK);
+            k = find(&a, "infiniband");
+            CHECK(k && k->verdict == FB_FAIL);
+            fb_accept_release(&a);
+        }
         /* node 2 with fewer GPUs, although every rank sees 4 */
         CHECK(judge(node_ini, HEADER, ENV2("3", "ACTIVE", "100"), &a, err, sizeof err) == FB_OK);
         k = find(&a, "gpu_count");

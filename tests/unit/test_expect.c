@@ -498,6 +498,11 @@ static void check_nvml_facts(void)
         {"f10", "nvlink 0000:03:00.0 0000:04:00.0 4294967298\n", "f10:1: a link count from 1"},
         {"f11", "bogus line here\n", "f11:1: unknown line"},
         {"f12", "gpu 0000000000000000000000000000000:01:00.0Tesla V100\n", "f12:1: expected 'gpu"},
+        /* a CR inside the line (it was cut there, and is no longer): the name reaches the
+         * screen, so no control character in it */
+        {"f15", "gpu 0000:01:00.0 H100\rjunk\n",
+         "f15:1: control character: \\x0d after 'gpu 0000:01:00.0 H100'"},
+        {"f16", "gpu 0000:01:00.0 H\x1b[31m100\n", "f16:1: control character: \\x1b after"},
     };
 
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -522,6 +527,17 @@ static void check_nvml_facts(void)
         memset(&n, 0, sizeof n);
         CHECK(fb_expect_nvml_load(write_tmp("f13", NULL), &n, err, sizeof err) == FB_ERR_USAGE);
         CHECK(strstr(err, "f13:1: a NUL byte in the line") != NULL);
+    }
+    /* a line of 512 characters is too long (after its comment and blanks are taken away) */
+    {
+        static char text[600];
+        int k = snprintf(text, sizeof text, "gpu 0000:03:00.0 ");
+        while (k < 512)
+            text[k++] = 'x';
+        snprintf(text + k, sizeof text - (size_t)k, "\n");
+        memset(&n, 0, sizeof n);
+        CHECK(fb_expect_nvml_load(write_tmp("f17", text), &n, err, sizeof err) == FB_ERR_USAGE);
+        CHECK(strstr(err, "f17:1: line longer than 511 characters") != NULL);
     }
     /* a path with a line break stays one line in the message */
     CHECK(fb_expect_nvml_load(write_tmp("f\n14", "bogus\n"), &n, err, sizeof err) == FB_ERR_USAGE);
@@ -869,11 +885,12 @@ static void check_site_file(void)
     CHECK_NEAR(fb_expect_eff("ib"), 0.91, 1e-12);
     {
         static char text[600];
-        for (int cols = 511; cols <= 512; cols++) {
+        for (int cols = 511; cols <= 512; cols++)
+        for (int crlf = 0; crlf <= 1; crlf++) {
             int k = snprintf(text, sizeof text, "ib = 0.9");
             while (k < cols)
                 text[k++] = '0';
-            snprintf(text + k, sizeof text - (size_t)k, "\r\n");
+            snprintf(text + k, sizeof text - (size_t)k, crlf ? "\r\n" : "\n");
             err[0] = '\0';
             if (cols == 511) {
                 CHECK(fb_expect_eff_load(write_tmp("long", text), err, sizeof err) == FB_OK);
@@ -883,6 +900,20 @@ static void check_site_file(void)
                 CHECK(strstr(err, "long:1: line longer than 511 characters") != NULL);
             }
         }
+    }
+    /* a control character anywhere, a NUL byte in a comment too */
+    CHECK(fb_expect_eff_load(write_tmp("ctl", "ib = 0.9\x1b[31m\n"), err, sizeof err) ==
+          FB_ERR_USAGE);
+    CHECK(strstr(err, "ctl:1: control character: \\x1b after 'ib = 0.9'") != NULL);
+    {
+        static const char nul[] = "# a \0 comment\nib = 0.9\n";
+        FILE *f = fopen(write_tmp("nulc", ""), "w");
+        if (f) {
+            fwrite(nul, 1, sizeof nul - 1, f);
+            fclose(f);
+        }
+        CHECK(fb_expect_eff_load(write_tmp("nulc", NULL), err, sizeof err) == FB_ERR_USAGE);
+        CHECK(strstr(err, "nulc:1: a NUL byte in the line") != NULL);
     }
     /* not a regular file, or larger than a site file's 1 MiB: refused before a line is read */
     CHECK(fb_expect_eff_load("/tmp", err, sizeof err) == FB_ERR_USAGE);
