@@ -196,6 +196,21 @@ expect_bad "mix: unknown option '--ranks'" mix fsdp --layers tiny.layers --ranks
 # an --out that cannot be written: exit 1, nothing left behind
 "$bin" mix fsdp --layers tiny.layers --out nodir/w.mix >out.txt 2>err.txt
 rc=$?
-[ "$rc" = 1 ] || fail "mix --out nodir/w.mix exited $rc, expected 1"
-grep -q "nodir/w.mix" err.txt || fail "mix --out nodir/w.mix: error lacks the path: $(cat err.txt)"
+[ "$rc" = 2 ] || fail "mix --out nodir/w.mix exited $rc, expected 2"
+grep -q "bad value for --out: folder 'nodir' does not exist" err.txt ||
+    fail "mix --out nodir/w.mix: error lacks the folder: $(cat err.txt)"
+# --out is renamed over: a link, a FIFO or a folder is refused before the work (exit 2), left as
+# it was (as root, --out /dev/null replaced the system's /dev/null with the mix)
+echo keep >target.mix
+ln -s target.mix link.mix
+mkfifo fifo.mix
+mkdir dir.mix
+for o in link.mix fifo.mix dir.mix; do
+    "$bin" mix fsdp --layers tiny.layers --out "$o" >out.txt 2>err.txt
+    rc=$?
+    [ "$rc" = 2 ] || fail "mix --out $o exited $rc, expected 2"
+    grep -q "error: mix: cannot use --out '$o': " err.txt || fail "mix --out $o: $(cat err.txt)"
+done
+[ -L link.mix ] && [ "$(cat target.mix)" = keep ] || fail "mix --out link.mix changed the link"
+[ -p fifo.mix ] || fail "mix --out fifo.mix replaced the FIFO"
 finish

@@ -18,6 +18,7 @@
 #include "mix.h"
 #include "mix_gen.h"
 #include "mix_layers.h"
+#include "run_folder.h"
 #include "units.h"
 
 static void usage(void)
@@ -339,6 +340,17 @@ int fb_cmd_mix(int argc, char **argv)
             fb_error("mix: out of memory");
         free(cmdline);
         return rc < 0 ? 0 : rc;
+    }
+    if (a.out) {
+        /* a link, a device, a FIFO, a folder or a missing folder: refused before the work (the
+         * file is renamed over: as root, --out /dev/null replaced the system's) */
+        char why[1400];
+        if (fb_run_folder_output("--out", a.out, false, why, sizeof why) != FB_OK) {
+            char shown[1600];
+            fb_error("mix: %s", fb_escape_str(why, 0, shown, sizeof shown));
+            rc = 2;
+            goto out;
+        }
     }
     if ((rc = generate(&a, &m)) != 0)
         goto out;
