@@ -84,4 +84,17 @@ run 0 "$data/ib_gdr_2node.log"
 doc_example docs/nccl-log.md ib-gdr-2node "$work/out"
 run 1 --brief "$data/failover_229.log"
 doc_example docs/nccl-log.md failover "$work/out"
+# a log's own bytes reach neither the terminal nor --json raw: an escape sequence in a
+# transport, a NIC and a WARN's text, a byte that is not UTF-8, shown as \xNN
+printf 'h1:1:1 [0] NCCL INFO NCCL version 2.21.5\nh1:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\033]0;pwn\007\nh1:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5\033[31m_0:1/IB ; OOB eth0\nh1:1:3 [0] misc/ibvwrap.cc:1 NCCL WARN port error \033[2J\377 on mlx5_0:1\n' \
+    >"$work/ctl.log"
+for opt in "" --json; do
+    "$bin" nccl-log $opt "$work/ctl.log" >"$work/out" 2>&1
+    LC_ALL=C grep -q "$(printf '[\033\007\377]')" "$work/out" &&
+        fail "nccl-log $opt wrote a log's control or non-UTF-8 bytes raw: $(cat -v "$work/out")"
+    [ -n "$opt" ] || grep -qF 'P2P/CUMEM\x1b]0;pwn\x07' "$work/out" ||
+        fail "nccl-log: the transport is not shown escaped: $(cat -v "$work/out")"
+done
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/out" 2>/dev/null ||
+    { command -v python3 >/dev/null && fail "--json of ctl.log is not JSON: $(cat -v "$work/out")"; }
 finish

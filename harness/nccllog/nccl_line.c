@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
+
 const char *fb_nccl_path_str(enum fb_nccl_path p)
 {
     static const char *const names[FB_NCCL_PATHS] = {"P2P",    "SHM", "IB",     "IB+GDR",
@@ -325,7 +327,7 @@ static enum fb_nccl_kind classify_warn(const char *line, const char *warn,
     return out->kind;
 }
 
-enum fb_nccl_kind fb_nccl_classify_line(const char *line, struct fb_nccl_line *out)
+static enum fb_nccl_kind classify(const char *line, struct fb_nccl_line *out)
 {
     const char *warn;
     const char *msg = strstr(line, "NCCL INFO ");
@@ -387,4 +389,31 @@ enum fb_nccl_kind fb_nccl_classify_line(const char *line, struct fb_nccl_line *o
         out->kind = FB_NCCL_LINE_NET_PLUGIN;
     }
     return out->kind;
+}
+
+/* A field taken from the log, as text a terminal or a JSON file can hold: control bytes and
+ * bytes outside ASCII as \xNN (escape.h), so a log line cannot set a terminal's title or write
+ * invalid UTF-8 into nccl-log --json. A field of printable ASCII is left as it is. */
+static void printable(char *s, size_t size)
+{
+    char tmp[256];
+
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p >= 0x7f) {
+            fb_escape_str(s, 0, tmp, size < sizeof tmp ? size : sizeof tmp);
+            memcpy(s, tmp, strlen(tmp) + 1);
+            return;
+        }
+}
+
+enum fb_nccl_kind fb_nccl_classify_line(const char *line, struct fb_nccl_line *out)
+{
+    enum fb_nccl_kind kind = classify(line, out);
+
+    printable(out->version, sizeof out->version);
+    printable(out->conn.transport, sizeof out->conn.transport);
+    printable(out->text, sizeof out->text);
+    printable(out->nic, sizeof out->nic);
+    printable(out->when, sizeof out->when);
+    return kind;
 }
