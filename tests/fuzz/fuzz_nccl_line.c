@@ -2,7 +2,8 @@
  * log reader that picks lines apart. Whatever the line, the result must be one of the kinds,
  * with its strings terminated; a connection has its ranks and channel, a transport NCCL would
  * write, and a path that matches it; a malformed transport line says why; a network event is
- * one of the events, only on WARN and network-event lines. */
+ * one of the events, only on WARN and network-event lines; every string taken from the line is
+ * printable ASCII (control bytes and non-ASCII shown as \xNN). */
 #include "fuzz.h"
 
 #include "nccl_line.h"
@@ -26,8 +27,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (k == FB_NCCL_LINE_CONN) {
         FUZZ_CHECK(l.conn.channel >= 0 && l.conn.src >= 0 && l.conn.dst >= 0);
         FUZZ_CHECK(l.conn.path != FB_NCCL_UNKNOWN && l.conn.transport[0]);
-        FUZZ_CHECK(strstr(line, l.conn.transport) || strlen(l.conn.transport) ==
-                                                        sizeof l.conn.transport - 1);
+        /* the line's own text, or cut at the field's size, or shown escaped (\xNN) */
+        FUZZ_CHECK(strstr(line, l.conn.transport) || strchr(l.conn.transport, '\\') ||
+                   strlen(l.conn.transport) == sizeof l.conn.transport - 1);
+    }
+    /* every string taken from the line is printable ASCII: a log's bytes reach no terminal */
+    {
+        const char *fields[] = {l.version, l.conn.transport, l.text, l.nic, l.when};
+        for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+            for (const unsigned char *c = (const unsigned char *)fields[i]; *c; c++)
+                FUZZ_CHECK(*c >= 0x20 && *c < 0x7f);
     }
     if (k == FB_NCCL_LINE_BAD)
         FUZZ_CHECK(l.text[0] != '\0');
