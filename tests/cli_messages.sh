@@ -17,6 +17,15 @@ expect_bad "--help: unexpected argument 'run'" --help run
 "$bin" --version >out.txt 2>err.txt || fail "--version alone failed: $(cat err.txt)"
 grep -q '^fabricbench ' out.txt || fail "--version alone: $(cat out.txt)"
 
+# ---- a value quoted in a message reaches the terminal without its control bytes (fb_error) ----
+esc=$(printf 'x\033[2Jy')
+for args in "$esc" "run --dtype $esc" "mix --$esc"; do
+    # shellcheck disable=SC2086
+    "$bin" $args >out.txt 2>err.txt
+    LC_ALL=C grep -q "$(printf '\033')" err.txt && fail "'$args': raw ESC in: $(cat -v err.txt)"
+    grep -qF 'x\x1b[2Jy' err.txt || fail "'$args': the value is not shown escaped: $(cat -v err.txt)"
+done
+
 # ---- a hand-made run folder: one h2d row, env.json of a complete run ----
 header=run_id,bench,case,backend,transport,link,nodes,ranks,src,dst,batch,bytes,count,dtype
 header=$header,redop,iters,metric,unit,samples,median,p05,p95,min,max,mean,stddev,wrong

@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "escape.h"
+
 static int log_rank = -1;
 static char log_host[64];
 static FILE *log_file;
@@ -20,13 +22,44 @@ void fb_log_set_file(FILE *f) { log_file = f; }
 
 void fb_log_set_quiet(int quiet) { log_quiet = quiet; }
 
+/* msg into out (outlen bytes) with each control character but line feed and TAB written as
+ * \xNN (escape.h's rule: C0, DEL and C1): a value the user or a file gave, quoted raw in a
+ * message, cannot move a terminal's cursor, set its title or hide the line. Already escaped
+ * text is left as it is. */
+static void neutral(const char *msg, char *out, size_t outlen)
+{
+    size_t o = 0;
+
+    while (*msg && o + 1 < outlen) {
+        size_t run = fb_escape_control_at(msg);
+        if (run > outlen - 1 - o)
+            run = outlen - 1 - o;
+        memcpy(out + o, msg, run);
+        o += run;
+        msg += run;
+        if (!*msg || o + 1 >= outlen)
+            break;
+        if (*msg == '\n' || *msg == '\t') {
+            out[o++] = *msg++;
+            continue;
+        }
+        /* a C1 control as UTF-8 writes it is two bytes: both shown */
+        for (int n = (unsigned char)*msg == 0xc2 ? 2 : 1; n > 0 && *msg && o + 5 < outlen; n--)
+            o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", (unsigned char)*msg++);
+        if (o + 5 >= outlen)
+            break;
+    }
+    out[o] = '\0';
+}
+
 /* stream NULL: the log file only */
 static void log_emit(FILE *stream, const char *level, const char *fmt, va_list ap)
 {
-    char msg[2048];
+    char raw[2048], msg[2560];
     char prefix[128] = "fabricbench: ";
 
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    neutral(raw, msg, sizeof msg);
     if (log_rank >= 0)
         snprintf(prefix, sizeof prefix, "[%d %s] ", log_rank, log_host);
     if (stream) {
