@@ -213,4 +213,16 @@ for o in link.mix fifo.mix dir.mix; do
 done
 [ -L link.mix ] && [ "$(cat target.mix)" = keep ] || fail "mix --out link.mix changed the link"
 [ -p fifo.mix ] || fail "mix --out fifo.mix replaced the FIFO"
+# --comment holds lines, not control characters; the default comment's command line is escaped
+"$bin" mix fsdp --layers tiny.layers --comment "$(printf 'a\033[2Jb')" >out.txt 2>err.txt
+rc=$?
+[ "$rc" = 2 ] || fail "mix --comment with an ESC exited $rc, expected 2"
+grep -q "error: mix: bad value for --comment: control character .x1b at byte 2" err.txt ||
+    fail "mix --comment with an ESC: $(cat -v err.txt)"
+"$bin" mix fsdp --layers tiny.layers --out "e$(printf '\033')x.mix" >out.txt 2>err.txt ||
+    fail "mix --out with an ESC in its name: $(cat -v err.txt)"
+LC_ALL=C grep -q "$(printf '\033')" "e$(printf '\033')x.mix" &&
+    fail "the default comment copied a raw ESC: $(cat -v "e$(printf '\033')x.mix" | head -3)"
+grep -qF 'made by: fabricbench mix fsdp --layers tiny.layers --out e\x1bx.mix' "e$(printf '\033')x.mix" ||
+    fail "the default comment lacks the escaped command: $(head -3 "e$(printf '\033')x.mix")"
 finish

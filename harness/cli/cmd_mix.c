@@ -91,19 +91,23 @@ static size_t longest_line(const char *text)
     return most;
 }
 
-/* The command line as given (before getopt permutes argv), for the default comment. */
+/* The command line as given (before getopt permutes argv), for the default comment: each
+ * argument escaped (escape.h), so no control byte of one reaches the file or the terminal. */
 static char *command_line(int argc, char **argv)
 {
     size_t len = sizeof "fabricbench", used;
     char *s;
 
     for (int i = 0; i < argc; i++)
-        len += strlen(argv[i]) + 1;
+        len += 4 * strlen(argv[i]) + 1;
     if (!(s = malloc(len)))
         return NULL;
     used = (size_t)snprintf(s, len, "fabricbench");
-    for (int i = 0; i < argc && used < len; i++)
-        used += (size_t)snprintf(s + used, len - used, " %s", argv[i]);
+    for (int i = 0; i < argc && used + 1 < len; i++) {
+        s[used++] = ' ';
+        fb_escape_str(argv[i], 0, s + used, len - used);
+        used += strlen(s + used);
+    }
     return s;
 }
 
@@ -149,7 +153,23 @@ static int parse(int argc, char **argv, struct mix_args *a)
     while ((c = getopt_long(argc, argv, ":", options, NULL)) != -1) {
         switch (c) {
         case OPT_LAYERS: a->layers = optarg; break;
-        case OPT_COMMENT: a->comment = optarg; break;
+        case OPT_COMMENT: {
+            /* comment lines in the file (and on stdout): line breaks and TABs, no other
+             * control character */
+            size_t at = 0;
+            while (optarg[at += fb_escape_control_at(optarg + at)] == '\n' || optarg[at] == '\t')
+                at++;
+            if (optarg[at]) {
+                char culprit[16];
+                fb_escape(optarg + at, (unsigned char)optarg[at] == 0xc2 ? 2 : 1, 0, culprit,
+                          sizeof culprit);
+                fb_error("mix: bad value for --comment: control character %s at byte %zu",
+                         culprit, at + 1);
+                return 2;
+            }
+            a->comment = optarg;
+            break;
+        }
         case OPT_OUT: a->out = optarg; break;
         case OPT_DTYPE:
             if (!fb_mix_dtype_parse(optarg, &a->dtype)) {
