@@ -102,6 +102,13 @@ static bool read_record(const cJSON *o, char *comm, size_t commlen, int *rank0,
         return true;
     /* the first collective record chooses the communicator and the rank replayed */
     if (!comm[0]) {
+        /* kept whole, or two communicators alike in their first bytes would be one (an id
+         * longer than the buffer was cut, matched no record, and read as no collectives) */
+        if (!id->valuestring[0] || strlen(id->valuestring) >= commlen) {
+            snprintf(why, whylen, "the communicator's 'id' in 'header' is %s (1 to %zu bytes)",
+                     id->valuestring[0] ? "too long" : "empty", commlen - 1);
+            return false;
+        }
         snprintf(comm, commlen, "%s", id->valuestring);
         *rank0 = (int)rank;
     }

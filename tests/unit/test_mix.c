@@ -255,6 +255,22 @@ static void check_inspector_bad_texts(void)
                         "\"coll_msg_size_bytes\":555247084952804}}",
                         "ins.json:1: coll_sn 1: 555247084952804 bytes times 1801 ranks is more "
                         "than 1e18 bytes");
+    /* the communicator chosen by the first record: an id of 1 to 127 bytes (a longer one was
+     * cut, matched none of its records and read as "no collectives") */
+    {
+        char text[600], id[200];
+        memset(id, 'x', 128);
+        id[128] = '\0';
+        snprintf(text, sizeof text, "{\"header\":{\"id\":\"%s\",\"rank\":0,\"n_ranks\":2},"
+                 "\"coll_perf\":{\"coll\":\"AllReduce\",\"coll_sn\":1,"
+                 "\"coll_msg_size_bytes\":8}}", id);
+        check_inspector_bad(text, "ins.json:1: the communicator's 'id' in 'header' is too long "
+                                  "(1 to 127 bytes)");
+    }
+    check_inspector_bad("{\"header\":{\"id\":\"\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
+                        "{\"coll\":\"AllReduce\",\"coll_sn\":1,\"coll_msg_size_bytes\":8}}",
+                        "ins.json:1: the communicator's 'id' in 'header' is empty (1 to 127 "
+                        "bytes)");
     /* a collective's name with a line break (JSON's \n) is quoted escaped: one line */
     check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
                         "{\"coll\":\"All\\nReduce\",\"coll_sn\":1,\"coll_msg_size_bytes\":8}}",
