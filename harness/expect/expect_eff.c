@@ -51,7 +51,7 @@ fb_status fb_expect_eff_load(const char *path, char *err, size_t errlen)
 {
     double value[sizeof fb_expect_efficiencies / sizeof fb_expect_efficiencies[0]];
     int seen[sizeof fb_expect_efficiencies / sizeof fb_expect_efficiencies[0]] = {0};
-    char line[512], shown[256], val[64], *text = NULL;
+    char line[512], shown[256], val[64], why[160], *text = NULL;
     size_t len = 0, pos, lineno = 0, n;
     const char *l;
     bool nul;
@@ -70,29 +70,10 @@ fb_status fb_expect_eff_load(const char *path, char *err, size_t errlen)
         int k;
         double v;
 
-        if (nul) {
-            snprintf(err, errlen, "%s:%zu: a NUL byte in the line", shown, lineno);
-            st = FB_ERR_USAGE;
-            break;
-        }
-        if (n == 0 || *l == ';') /* blank, or a comment of its own ('#' or ';') */
+        if (!nul && (n == 0 || *l == ';')) /* blank, or a comment of its own ('#' or ';') */
             continue;
-        if (n >= sizeof line) {
-            snprintf(err, errlen, "%s:%zu: line longer than %zu characters", shown, lineno,
-                     sizeof line - 1);
-            st = FB_ERR_USAGE;
-            break;
-        }
-        memcpy(line, l, n);
-        line[n] = '\0';
-        if (line[fb_escape_control_but_tab(line)]) {
-            char culprit[16], before[80];
-            size_t at = fb_escape_control_but_tab(line);
-            fb_escape(line + at, (unsigned char)line[at] == 0xc2 ? 2 : 1, 0, culprit,
-                      sizeof culprit);
-            fb_escape(line, at, 40, before, sizeof before);
-            snprintf(err, errlen, "%s:%zu: control character: %s after '%s'", shown, lineno,
-                     culprit, before);
+        if (!fb_file_line_text(l, n, nul, line, sizeof line, why, sizeof why)) {
+            snprintf(err, errlen, "%s:%zu: %s", shown, lineno, why);
             st = FB_ERR_USAGE;
             break;
         }

@@ -130,7 +130,7 @@ static fb_status bad(char *err, size_t errlen, const char *path, size_t line, co
 fb_status fb_expect_nvml_load(const char *path, struct fb_expect_node *n, char *err, size_t errlen)
 {
     struct fb_expect_node *work;
-    char line[512], *text = NULL;
+    char line[512], why[160], *text = NULL;
     size_t len = 0, pos, lineno = 0, ln;
     const char *l;
     bool nul;
@@ -153,27 +153,11 @@ fb_status fb_expect_nvml_load(const char *path, struct fb_expect_node *n, char *
         int used = 0;
         struct fb_expect_gpu *ga, *gb;
 
-        if (nul) {
-            st = bad(err, errlen, path, lineno, "a NUL byte in the line");
-            break;
-        }
-        if (ln == 0)
+        if (!nul && ln == 0)
             continue;
-        if (ln >= sizeof line) {
-            st = bad(err, errlen, path, lineno, "line longer than 511 characters");
-            break;
-        }
-        memcpy(line, l, ln);
-        line[ln] = '\0';
-        if (line[fb_escape_control_but_tab(line)]) {
-            /* a CR inside the line, an ESC in a GPU's name: the name reaches the screen */
-            char what[140], culprit[16], before[80];
-            size_t at = fb_escape_control_but_tab(line);
-            fb_escape(line + at, (unsigned char)line[at] == 0xc2 ? 2 : 1, 0, culprit,
-                      sizeof culprit);
-            fb_escape(line, at, 40, before, sizeof before);
-            snprintf(what, sizeof what, "control character: %s after '%s'", culprit, before);
-            st = bad(err, errlen, path, lineno, what);
+        /* a CR inside the line, an ESC in a GPU's name (which reaches the screen): refused */
+        if (!fb_file_line_text(l, ln, nul, line, sizeof line, why, sizeof why)) {
+            st = bad(err, errlen, path, lineno, why);
             break;
         }
         /* the keyword first, then its bus id: each a whole word (one longer than its field

@@ -191,3 +191,29 @@ bool fb_file_line(const char *text, size_t len, size_t *pos, size_t *lineno, con
         (*l)++, (*n)--;
     return true;
 }
+
+bool fb_file_line_text(const char *l, size_t n, bool nul, char *buf, size_t buflen, char *why,
+                       size_t whylen)
+{
+    size_t at;
+
+    if (nul) {
+        snprintf(why, whylen, "a NUL byte in the line");
+        return false;
+    }
+    if (n >= buflen) {
+        snprintf(why, whylen, "line longer than %zu characters", buflen - 1);
+        return false;
+    }
+    memcpy(buf, l, n);
+    buf[n] = '\0';
+    at = fb_escape_control_but_tab(buf);
+    if (buf[at]) {
+        char culprit[16], before[80];
+        fb_escape(buf + at, (unsigned char)buf[at] == 0xc2 ? 2 : 1, 0, culprit, sizeof culprit);
+        fb_escape(buf, at, 40, before, sizeof before);
+        snprintf(why, whylen, "control character: %s after '%s'", culprit, before);
+        return false;
+    }
+    return true;
+}

@@ -67,4 +67,10 @@ fb_status fb_file_read(const char *path, enum fb_file_kind kind, bool optional, 
 bool fb_file_line(const char *text, size_t len, size_t *pos, size_t *lineno, const char **l,
                   size_t *n, bool *nul);
 
+/* A line's content from fb_file_line (l, n and its *nul) as a NUL-terminated string in
+ * buf[buflen], checked as text: false with why set to "a NUL byte in the line", "line longer
+ * than N characters" (N = buflen - 1) or "control character: \xNN after '...'" (TAB allowed). */
+bool fb_file_line_text(const char *l, size_t n, bool nul, char *buf, size_t buflen, char *why,
+                       size_t whylen);
+
 #endif

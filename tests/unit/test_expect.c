@@ -20,6 +20,7 @@ static char tmp[64];
 static const char *machines; /* tests/data/machines */
 
 static const char *write_tmp(const char *name, const char *text);
+static const char *write_raw(const char *name, const char *data, size_t len);
 
 /* A figure of a machine described in tests/data/machines, its sysfs tree and its nvml.txt:
  * "NAME pair I J" (GPUs I and J in bus order), "NAME ring" (NCCL over all its GPUs), "NAME h2d
@@ -519,13 +520,9 @@ static void check_nvml_facts(void)
     /* a NUL byte is said as one, not as a line too long */
     {
         static const char nul[] = "gpu 0000:03:00.0 V100\0x\ngpu 0000:04:00.0 V100\n";
-        FILE *f = fopen(write_tmp("f13", ""), "w");
-        if (f) {
-            fwrite(nul, 1, sizeof nul - 1, f);
-            fclose(f);
-        }
         memset(&n, 0, sizeof n);
-        CHECK(fb_expect_nvml_load(write_tmp("f13", NULL), &n, err, sizeof err) == FB_ERR_USAGE);
+        CHECK(fb_expect_nvml_load(write_raw("f13", nul, sizeof nul - 1), &n, err, sizeof err) ==
+              FB_ERR_USAGE);
         CHECK(strstr(err, "f13:1: a NUL byte in the line") != NULL);
     }
     /* a line of 512 characters is too long (after its comment and blanks are taken away) */
@@ -657,6 +654,19 @@ static const char *write_tmp(const char *name, const char *text)
     snprintf(path, sizeof path, "%s/%s", tmp, name);
     if (text && (f = fopen(path, "w"))) {
         fputs(text, f);
+        fclose(f);
+    }
+    return path;
+}
+
+/* Writes len bytes of data (NUL bytes too) into tmp/NAME; returns its path, as write_tmp. */
+static const char *write_raw(const char *name, const char *data, size_t len)
+{
+    const char *path = write_tmp(name, NULL);
+    FILE *f = fopen(path, "w");
+
+    if (f) {
+        fwrite(data, 1, len, f);
         fclose(f);
     }
     return path;
@@ -863,19 +873,12 @@ static void check_site_file(void)
     CHECK(strstr(err, "twice:3: 'ib' given twice (first at line 1)") != NULL);
     {
         static const char nul[] = "ib = 0.5\0x\n";
-        FILE *f = fopen(write_tmp("bad5", ""), "w");
-        if (f) {
-            fwrite(nul, 1, sizeof nul - 1, f);
-            fclose(f);
-        }
-        CHECK(fb_expect_eff_load(write_tmp("bad5", NULL), err, sizeof err) == FB_ERR_USAGE);
+        CHECK(fb_expect_eff_load(write_raw("bad5", nul, sizeof nul - 1), err, sizeof err) ==
+              FB_ERR_USAGE);
         CHECK(strstr(err, "bad5:1: a NUL byte in the line") != NULL);
         /* on the last line, with no line break after it, too */
-        if ((f = fopen(write_tmp("bad6", ""), "w"))) {
-            fwrite(nul, 1, sizeof nul - 2, f);
-            fclose(f);
-        }
-        CHECK(fb_expect_eff_load(write_tmp("bad6", NULL), err, sizeof err) == FB_ERR_USAGE);
+        CHECK(fb_expect_eff_load(write_raw("bad6", nul, sizeof nul - 2), err, sizeof err) ==
+              FB_ERR_USAGE);
         CHECK(strstr(err, "bad6:1: a NUL byte in the line") != NULL);
     }
     /* read as the other text formats are (fb_file_read, fb_file_line): a '#' comment after a
@@ -907,12 +910,8 @@ static void check_site_file(void)
     CHECK(strstr(err, "ctl:1: control character: \\x1b after 'ib = 0.9'") != NULL);
     {
         static const char nul[] = "# a \0 comment\nib = 0.9\n";
-        FILE *f = fopen(write_tmp("nulc", ""), "w");
-        if (f) {
-            fwrite(nul, 1, sizeof nul - 1, f);
-            fclose(f);
-        }
-        CHECK(fb_expect_eff_load(write_tmp("nulc", NULL), err, sizeof err) == FB_ERR_USAGE);
+        CHECK(fb_expect_eff_load(write_raw("nulc", nul, sizeof nul - 1), err, sizeof err) ==
+              FB_ERR_USAGE);
         CHECK(strstr(err, "nulc:1: a NUL byte in the line") != NULL);
     }
     /* not a regular file, or larger than a site file's 1 MiB: refused before a line is read */
