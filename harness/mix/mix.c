@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,11 +99,90 @@ const struct fb_mix_op *fb_mix_largest(const struct fb_mix *m)
 /* The binary units a size may carry; "KB", "MB" and "GB" are refused as ambiguous. */
 static const struct {
     const char *unit;
-    double scale;
+    unsigned shift; /* the unit is 2^shift bytes */
 } units[] = {
-    {"", 1.0},           {"B", 1.0},           {"K", 1024.0},       {"KiB", 1024.0},
-    {"M", 1048576.0},    {"MiB", 1048576.0},   {"G", 1073741824.0}, {"GiB", 1073741824.0},
+    {"", 0},   {"B", 0},   {"K", 10},  {"KiB", 10}, {"M", 20},  {"MiB", 20}, {"G", 30},
+    {"GiB", 30},
 };
+
+enum { EXACT_OK, EXACT_NOT_WHOLE, EXACT_OUT_OF_RANGE, EXACT_TOO_LONG };
+
+/* The number in the k bytes at f (already checked by fb_decimal_parse: digits, a '.', an
+ * exponent; a '-' only where the range check has refused it) times 2^shift, read exactly: its
+ * digits as an integer d (trailing zeros aside, at most 18 significant digits) times 10^p. A
+ * value whose last nonzero digit lies further right than 10^-shift is no whole number however
+ * many digits it has (d x 2^shift / 10^m needs 5^m in d and no factor 10 left there). */
+static int exact_bytes(const char *f, size_t k, unsigned shift, size_t *out)
+{
+    uint64_t d = 0;
+    long p = 0, zeros = 0, exp = 0, ints = 0, frac = 0, last_int = -1, last_frac = 0;
+    int sig = 0, esign = 1;
+    bool dot = false, too_long = false;
+    size_t i = 0;
+
+    for (; i < k && f[i] != 'e' && f[i] != 'E'; i++) {
+        if (f[i] == '.') {
+            dot = true;
+            continue;
+        }
+        if (f[i] < '0' || f[i] > '9')
+            return EXACT_OUT_OF_RANGE; /* a sign: below 1 byte */
+        if (dot)
+            frac++;
+        else
+            ints++;
+        if (f[i] == '0') {
+            zeros += sig > 0; /* a zero after a significant digit waits: it may end the digits */
+            continue;
+        }
+        if (dot)
+            last_frac = frac;
+        else
+            last_int = ints;
+        if (too_long || sig + zeros + 1 > 18) {
+            too_long = true;
+            continue;
+        }
+        for (; zeros > 0; zeros--, sig++)
+            d *= 10;
+        d = d * 10 + (uint64_t)(f[i] - '0');
+        sig++;
+    }
+    if (i < k && ++i < k && (f[i] == '-' || f[i] == '+'))
+        esign = f[i++] == '-' ? -1 : 1;
+    for (; i < k; i++)
+        if (exp < 100000)
+            exp = exp * 10 + (f[i] - '0');
+    exp *= esign;
+    /* where the last nonzero digit sits: 10^-place */
+    long place = last_frac > 0 ? last_frac : last_int >= 0 ? -(ints - last_int) : 0;
+    if (place - exp > (long)shift)
+        return EXACT_NOT_WHOLE;
+    if (too_long) /* plain digits that long are past 1e18 */
+        return memchr(f, '.', k) || memchr(f, 'e', k) || memchr(f, 'E', k) ? EXACT_TOO_LONG
+                                                                              : EXACT_OUT_OF_RANGE;
+    p = zeros - frac + exp; /* value = d x 10^p x 2^shift */
+    if (d == 0)
+        return EXACT_OUT_OF_RANGE;
+    for (; p < 0; p++) { /* divide by 10: a 5 from d, a 2 from d or the unit */
+        if (d % 5 != 0)
+            return EXACT_NOT_WHOLE;
+        d /= 5;
+        if (shift > 0)
+            shift--;
+        else if (d % 2 == 0)
+            d /= 2;
+        else
+            return EXACT_NOT_WHOLE;
+    }
+    for (; p > 0; p--)
+        if (__builtin_mul_overflow(d, 10, &d) || d > FB_MIX_MAX_BYTES)
+            return EXACT_OUT_OF_RANGE;
+    if (shift >= 64 || d > (FB_MIX_MAX_BYTES >> shift))
+        return EXACT_OUT_OF_RANGE;
+    *out = (size_t)(d << shift);
+    return EXACT_OK;
+}
 
 /* A size field: digits (fb_decimal_parse) then a unit. */
 static fb_status parse_size(const char *f, size_t n, size_t *bytes, char *why, size_t whylen)
@@ -125,31 +205,27 @@ static fb_status parse_size(const char *f, size_t n, size_t *bytes, char *why, s
     for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
         if (strlen(units[u].unit) != n - k || memcmp(units[u].unit, f + k, n - k) != 0)
             continue;
-        total = v * units[u].scale;
+        total = ldexp(v, (int)units[u].shift);
         if (!(total >= 1.0) || total > (double)FB_MIX_MAX_BYTES) {
             snprintf(why, whylen, "size '%s' is out of range (1 byte to 1e18 bytes)", shown);
             return FB_ERR_USAGE;
         }
-        if (total != floor(total)) {
+        /* plain digits are read exactly, as digits and a power of ten otherwise: a double
+         * holds whole numbers only to 2^53 (`fabricbench mix` writes byte counts up to 1e18)
+         * and would round "1099511627776.0000001" onto a whole number */
+        int r = exact_bytes(f, k, units[u].shift, bytes);
+        if (r == EXACT_OUT_OF_RANGE || (r == EXACT_OK && (*bytes < 1 || *bytes > FB_MIX_MAX_BYTES))) {
+            snprintf(why, whylen, "size '%s' is out of range (1 byte to 1e18 bytes)", shown);
+            return FB_ERR_USAGE;
+        }
+        if (r == EXACT_NOT_WHOLE) {
             snprintf(why, whylen, "size '%s' is not a whole number of bytes", shown);
             return FB_ERR_USAGE;
         }
-        *bytes = (size_t)total;
-        /* plain digits are read exactly: a double holds whole numbers only to 2^53, and
-         * `fabricbench mix` writes byte counts up to 1e18 */
-        size_t digits = 0;
-        while (digits < k && f[digits] >= '0' && f[digits] <= '9')
-            digits++;
-        if (digits == k) {
-            size_t exact = 0;
-            for (size_t i = 0; i < k; i++)
-                exact = exact * 10 + (size_t)(f[i] - '0');
-            exact *= (size_t)units[u].scale;
-            if (exact > FB_MIX_MAX_BYTES) {
-                snprintf(why, whylen, "size '%s' is out of range (1 byte to 1e18 bytes)", shown);
-                return FB_ERR_USAGE;
-            }
-            *bytes = exact;
+        if (r == EXACT_TOO_LONG) {
+            snprintf(why, whylen, "size '%s' has more than 18 significant digits before its "
+                     "unit", shown);
+            return FB_ERR_USAGE;
         }
         return FB_OK;
     }
@@ -240,11 +316,18 @@ static fb_status parse_line(const char *l, size_t n, struct fb_mix_op *op, char 
                  op->bytes, dtype_names[op->dtype], fb_dtype_size(op->dtype));
         return FB_ERR_USAGE;
     }
+    bool compute_seen = false;
     for (size_t i = 3; i < nf; i++) {
         static const char key[] = "compute_us=";
         char num_why[160];
         if (fl[i] >= sizeof key - 1 && memcmp(f[i], key, sizeof key - 1) == 0) {
             const char *v = f[i] + sizeof key - 1;
+            if (compute_seen) { /* the last would win, silently */
+                fb_escape(f[i], fl[i], 40, shown, sizeof shown);
+                snprintf(why, whylen, "compute_us given twice ('%s' after the first)", shown);
+                return FB_ERR_USAGE;
+            }
+            compute_seen = true;
             size_t vl = fl[i] - (sizeof key - 1);
             if (fb_decimal_parse(v, vl, &op->compute_us, num_why, sizeof num_why) != FB_OK ||
                 op->compute_us < 0.0 || op->compute_us > 1e9) {
