@@ -27,15 +27,44 @@ static int by_sn(const void *a, const void *b)
     return x->sn < y->sn ? -1 : x->sn > y->sn;
 }
 
-/* A whole number >= 0 in field `key` of obj, or false. */
-static bool whole(const cJSON *obj, const char *key, double max, double *out)
+/* A whole number from 0 to max in field `key` of the object `obj` (named `where`), or false
+ * with why naming the field and what it holds ("'rank' in 'header' is -1: not a whole number
+ * from 0 to 1e9"). */
+static bool whole(const cJSON *obj, const char *where, const char *key, double max,
+                  const char *maxs, double *out, char *why, size_t whylen)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
-        v->valuedouble > max || v->valuedouble != floor(v->valuedouble))
+    if (!v) {
+        snprintf(why, whylen, "'%s' has no '%s' (a whole number from 0 to %s)", where, key, maxs);
         return false;
+    }
+    if (!cJSON_IsNumber(v)) {
+        snprintf(why, whylen, "'%s' in '%s' is not a number (a whole number from 0 to %s)", key,
+                 where, maxs);
+        return false;
+    }
+    if (!isfinite(v->valuedouble) || v->valuedouble < 0 || v->valuedouble > max ||
+        v->valuedouble != floor(v->valuedouble)) {
+        snprintf(why, whylen, "'%s' in '%s' is %.17g: not a whole number from 0 to %s", key,
+                 where, v->valuedouble, maxs);
+        return false;
+    }
     *out = v->valuedouble;
     return true;
+}
+
+/* Whether the JSON text holds the escape \u0000 (a backslash itself escaped aside): cJSON
+ * decodes it into a C string that ends there, so "AllReduce\u0000x" would read as AllReduce. */
+static bool has_nul_escape(const char *text, size_t len)
+{
+    for (size_t i = 0; i + 6 <= len; i++) {
+        if (text[i] != '\\')
+            continue;
+        if (text[i + 1] == 'u' && memcmp(text + i + 2, "0000", 4) == 0)
+            return true;
+        i++; /* the escaped character: a backslash after it starts nothing */
+    }
+    return false;
 }
 
 /* NCCL's function names (ncclFuncToString) to a mix's collective; *skip for point-to-point. */
@@ -83,20 +112,26 @@ static bool read_record(const cJSON *o, char *comm, size_t commlen, int *rank0,
                  "objects)");
         return false;
     }
-    if (!cJSON_IsString(id) || !whole(hdr, "rank", 1e9, &rank) ||
-        !whole(hdr, "n_ranks", 1e9, &nranks) || nranks < 1) {
-        snprintf(why, whylen, "'header' needs 'id' (a string), 'rank' and 'n_ranks' (whole "
-                 "numbers, n_ranks >= 1)");
+    if (!cJSON_IsString(id)) {
+        snprintf(why, whylen, "'header' needs 'id' (a string)");
+        return false;
+    }
+    if (!whole(hdr, "header", "rank", 1e9, "1e9", &rank, why, whylen) ||
+        !whole(hdr, "header", "n_ranks", 1e9, "1e9", &nranks, why, whylen))
+        return false;
+    if (nranks < 1) {
+        snprintf(why, whylen, "'n_ranks' in 'header' is 0 (1 or more)");
         return false;
     }
     if (p2p) /* left out, and it does not choose the communicator replayed */
         return true;
-    if (!cJSON_IsString(coll) || !whole(perf, "coll_sn", 1.8e19, &sn) ||
-        !whole(perf, "coll_msg_size_bytes", 1e18, &bytes)) {
-        snprintf(why, whylen, "'coll_perf' needs 'coll' (a string), 'coll_sn' and "
-                 "'coll_msg_size_bytes' (whole numbers)");
+    if (!cJSON_IsString(coll)) {
+        snprintf(why, whylen, "'coll_perf' needs 'coll' (a string)");
         return false;
     }
+    if (!whole(perf, "coll_perf", "coll_sn", 1.8e19, "1.8e19", &sn, why, whylen) ||
+        !whole(perf, "coll_perf", "coll_msg_size_bytes", 1e18, "1e18", &bytes, why, whylen))
+        return false;
     known = coll_of(coll->valuestring, &r->op.coll, &skip, &pieces);
     if (!known && skip) /* Send, Recv, SendRecv: left out, as p2p_perf records are */
         return true;
@@ -172,6 +207,13 @@ fb_status fb_mix_inspector_parse(const char *text, size_t len, const char *shown
         if (!o || !cJSON_IsObject(o)) {
             snprintf(err, errlen, "%s:%zu: not a JSON object (NCCL Inspector writes one per "
                      "collective)", shown, line);
+            cJSON_Delete(o);
+            st = FB_ERR_USAGE;
+            goto out;
+        }
+        if (has_nul_escape(text + pos, (size_t)(end - text) - pos)) {
+            snprintf(err, errlen, "%s:%zu: a string holds \\u0000 (a NUL byte), which no "
+                     "NCCL Inspector field does", shown, line);
             cJSON_Delete(o);
             st = FB_ERR_USAGE;
             goto out;

@@ -53,6 +53,45 @@ static void check_bad(const char *text, const char *expect)
     CHECK(m.nops == 0 && m.ops == NULL);
 }
 
+/* Sizes with a fraction or an exponent that are whole numbers of bytes, read exactly. */
+static void check_exact_sizes(void)
+{
+    static const struct {
+        const char *size;
+        size_t bytes;
+    } cases[] = {
+        {"1.5K", 1536},
+        {"0.25K", 256},
+        {"1.5e3", 1500},
+        {"4.0000", 4},
+        {"0.0009765625M", 1024},          /* 2^-10 MiB */
+        {"1e18", 1000000000000000000ull},
+        {"0.931322574615478515625G", 0}, /* 21 significant digits: refused below */
+        {"931322574.6154785156G", 0},    /* not whole: refused below */
+        {"1.00000000000000000e17", 100000000000000000ull},
+        {"150e-1", 15},
+        {"0.0150e3", 15},
+        {"12345678901234567.8e1", 123456789012345678ull},
+        {"0.5G", 536870912},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[96], err[512] = "";
+        struct fb_mix m = {0};
+        snprintf(text, sizeof text, "allgather %s int8\n", cases[i].size);
+        fb_status st = fb_mix_parse(text, strlen(text), "x.mix", &m, err, sizeof err);
+        if (cases[i].bytes == 0) {
+            CHECK(st == FB_ERR_USAGE);
+            continue;
+        }
+        CHECK(st == FB_OK);
+        CHECK(m.nops == 1 && m.ops[0].bytes == cases[i].bytes);
+        if (st != FB_OK || m.ops[0].bytes != cases[i].bytes)
+            fprintf(stderr, "  size %s: %s, %zu bytes\n", cases[i].size, err,
+                    m.nops ? m.ops[0].bytes : 0);
+        fb_mix_free(&m);
+    }
+}
+
 static void check_bad_texts(void)
 {
     check_bad("allreduce 4M float32\nallreduse 4M float32\n",
@@ -68,6 +107,25 @@ static void check_bad_texts(void)
     check_bad("allgather 1000000000000000001 int8\n",
               "bad.mix:1: size '1000000000000000001' is out of range (1 byte to 1e18 bytes)");
     check_bad("allgather 1.5 float32\n", "bad.mix:1: size '1.5' is not a whole number of bytes");
+    /* a fraction a double rounds away: 2^40 plus 1e-7 reads as 2^40 in a double */
+    check_bad("allgather 1099511627776.0000001 int8\n",
+              "bad.mix:1: size '1099511627776.0000001' is not a whole number of bytes");
+    /* 931322574.6154785 x 2^30 is 999999999999999983.22784, 1e18 in doubles */
+    check_bad("allgather 931322574.6154785G int8\n",
+              "bad.mix:1: size '931322574.6154785G' is not a whole number of bytes");
+    check_bad("allgather 1.0000000000000000001K int8\n",
+              "bad.mix:1: size '1.0000000000000000001K' is not a whole number of bytes");
+    check_bad("allgather 150e-2 int8\n", "bad.mix:1: size '150e-2' is not a whole number of bytes");
+    /* 1e9 / 2^30 GiB is 1e9 bytes, but in 21 digits */
+    check_bad("allgather 0.931322574615478515625G int8\n",
+              "bad.mix:1: size '0.931322574615478515625G' has more than 18 significant digits "
+              "before its unit");
+    check_bad("allgather 1e-30K int8\n", "bad.mix:1: size '1e-30K' is out of range (1 byte to "
+              "1e18 bytes)");
+    check_bad("allgather 1.0000000000000001e18 int8\n",
+              "bad.mix:1: size '1.0000000000000001e18' is out of range (1 byte to 1e18 bytes)");
+    check_bad("allreduce 4K float32 compute_us=1 compute_us=2\n",
+              "bad.mix:1: compute_us given twice ('compute_us=2' after the first)");
     check_bad("allgather 1..5K float32\n",
               "bad.mix:1: size '1..5K': '1..5' is not a number (decimal only: no hex, inf or "
               "nan)");
@@ -195,6 +253,22 @@ static void check_inspector_230(void)
     fb_mix_free(&m);
 }
 
+/* A backslash escaped before "u0000" is a backslash, not a NUL: the id "0x\\u0000" is read. */
+static void check_inspector_backslash(void)
+{
+    static const char text[] =
+        "{\"header\":{\"id\":\"0x\\\\u0000\",\"rank\":0,\"n_ranks\":2},"
+        "\"coll_perf\":{\"coll\":\"AllReduce\",\"coll_sn\":1,\"coll_msg_size_bytes\":64}}\n";
+    char err[512] = "";
+    struct fb_mix m;
+
+    CHECK(fb_mix_inspector_parse(text, strlen(text), "ins.json", FB_DTYPE_FLOAT32, &m, err,
+                                 sizeof err) == FB_OK);
+    CHECK_STR(err, "");
+    CHECK(m.nops == 1 && m.ops[0].bytes == 64);
+    fb_mix_free(&m);
+}
+
 static void check_inspector_bad(const char *text, const char *expect)
 {
     char err[512] = "";
@@ -218,8 +292,8 @@ static void check_inspector_bad_texts(void)
     /* a p2p_perf record's header is checked as a collective's */
     check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":\"x\",\"n_ranks\":2},"
                         "\"p2p_perf\":{\"p2p\":\"Send\"}}",
-                        "ins.json:1: 'header' needs 'id' (a string), 'rank' and 'n_ranks' (whole "
-                        "numbers, n_ranks >= 1)");
+                        "ins.json:1: 'rank' in 'header' is not a number (a whole number from 0 "
+                        "to 1e9)");
     check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},"
                         "\"p2p_perf\":{\"p2p\":\"Send\",\"p2p_sn\":1}}\n",
                         "ins.json:2: no collectives in the NCCL Inspector output");
@@ -240,8 +314,32 @@ static void check_inspector_bad_texts(void)
                         "float32 elements");
     check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
                         "{\"coll\":\"AllReduce\",\"coll_sn\":1.5,\"coll_msg_size_bytes\":8}}",
-                        "ins.json:1: 'coll_perf' needs 'coll' (a string), 'coll_sn' and "
-                        "'coll_msg_size_bytes' (whole numbers)");
+                        "ins.json:1: 'coll_sn' in 'coll_perf' is 1.5: not a whole number from 0 "
+                        "to 1.8e19");
+    /* each number is named with what it holds */
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
+                        "{\"coll\":\"AllReduce\",\"coll_sn\":1,\"coll_msg_size_bytes\":2e18}}",
+                        "ins.json:1: 'coll_msg_size_bytes' in 'coll_perf' is 2e+18: not a whole "
+                        "number from 0 to 1e18");
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
+                        "{\"coll\":\"AllReduce\",\"coll_sn\":1}}",
+                        "ins.json:1: 'coll_perf' has no 'coll_msg_size_bytes' (a whole number from "
+                        "0 to 1e18)");
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":-1,\"n_ranks\":2},\"coll_perf\":"
+                        "{\"coll\":\"AllReduce\",\"coll_sn\":1,\"coll_msg_size_bytes\":8}}",
+                        "ins.json:1: 'rank' in 'header' is -1: not a whole number from 0 to 1e9");
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":0},\"coll_perf\":"
+                        "{\"coll\":\"AllReduce\",\"coll_sn\":1,\"coll_msg_size_bytes\":8}}",
+                        "ins.json:1: 'n_ranks' in 'header' is 0 (1 or more)");
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
+                        "{\"coll\":7,\"coll_sn\":1,\"coll_msg_size_bytes\":8}}",
+                        "ins.json:1: 'coll_perf' needs 'coll' (a string)");
+    /* a NUL escape would end the C string: "AllReduce\u0000x" read as AllReduce */
+    snprintf(text, sizeof text, "%s{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},"
+             "\"coll_perf\":{\"coll\":\"AllReduce\\u0000x\",\"coll_sn\":2,"
+             "\"coll_msg_size_bytes\":64}}\n", ok);
+    check_inspector_bad(text, "ins.json:2: a string holds \\u0000 (a NUL byte), which no NCCL "
+                              "Inspector field does");
     /* 2^40 bytes times 16777217 ranks wraps a size_t to 2^40: refused, not replayed wrong */
     check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":16777217},"
                         "\"coll_perf\":{\"coll\":\"AllGather\",\"coll_sn\":1,"
@@ -289,9 +387,11 @@ int main(int argc, char **argv)
         return 2;
     }
     check_good_file(argv[1]);
+    check_exact_sizes();
     check_bad_texts();
     check_round_trip();
     check_inspector(argv[1]);
+    check_inspector_backslash();
     check_inspector_bad_texts();
     check_inspector_230();
     TEST_DONE();
