@@ -155,8 +155,28 @@ static bool classify_conn(const char *msg, struct fb_nccl_line *out)
 
     p += starts(p, "Ring ") ? 5 : 8;
     via = strstr(p, " via ");
-    if (!via)
-        return false;
+    if (!via) {
+        /* "Channel 00/0 : 0[0] -> 1[1] vi": a transport line cut short (the last line of a
+         * killed job) is refused like any other it cannot read; ring lists and graphs
+         * ("Ring 02 : 2 -> 0 -> 1") have no '[' after their first rank */
+        const char *q = p;
+        while (isdigit((unsigned char)*q) || *q == '/')
+            q++;
+        q = skip_spaces(q);
+        if (q == p || *q != ':')
+            return false;
+        q = skip_spaces(q + 1);
+        if (!isdigit((unsigned char)*q))
+            return false;
+        while (isdigit((unsigned char)*q))
+            q++;
+        if (*q != '[')
+            return false;
+        out->kind = FB_NCCL_LINE_BAD;
+        snprintf(out->text, sizeof out->text, "a transport line cut short (no 'via TRANSPORT' "
+                 "after its ranks)");
+        return true;
+    }
     out->kind = FB_NCCL_LINE_BAD;
     c->channel = (int)strtol(p, &end, 10);
     if (end == p || c->channel < 0) {

@@ -260,6 +260,24 @@ static void test_lines(void)
           FB_NCCL_LINE_BAD);
     CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO Ring 00 : 0[0] -> 1[1 via P2P/IPC", &l) ==
           FB_NCCL_LINE_BAD);
+    /* cut short before its transport (a killed job's last line): refused, not skipped */
+    static const char *const cut[] = {
+        "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via",
+        "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] vi",
+        "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[",
+        "h:1:2 [0] NCCL INFO Channel 01 : 0[",
+        "h:1:2 [0] NCCL INFO Ring 00 : 0[0] ->",
+    };
+    for (size_t i = 0; i < sizeof cut / sizeof cut[0]; i++) {
+        CHECK(fb_nccl_classify_line(cut[i], &l) == FB_NCCL_LINE_BAD);
+        CHECK_STR(l.text, "a transport line cut short (no 'via TRANSPORT' after its ranks)");
+    }
+    /* ring lists and graphs have no "via" and are NCCL's ordinary lines */
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO Ring 02 : 2 -> 0 -> 1", &l) ==
+          FB_NCCL_LINE_INFO);
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO Channel 00/02 :    0   1   2   3", &l) ==
+          FB_NCCL_LINE_INFO);
+    CHECK(fb_nccl_classify_line("h:1:2 [0] NCCL INFO Channel 00/0 :", &l) == FB_NCCL_LINE_INFO);
 }
 
 /* Hand-made lines in the wordings of NCCL 2.26-2.30 (github.com/NVIDIA/nccl at the tag named;
