@@ -72,12 +72,13 @@ static void refuse(struct parse *ps, const char *fmt, ...)
 }
 
 /* The first control character of a profile's line (escape.h's rule, C1 included), TAB and a
- * line end (LF or CRLF) apart; NULL when none. A profile is text: no message may echo one. */
-static const char *line_control(const char *s)
+ * line end (LF, or CRLF where `crlf` says a CR may end it) apart; NULL when none. A profile is
+ * text: no message may echo one. */
+static const char *line_control(const char *s, bool crlf)
 {
     for (;;) {
         s += fb_escape_control_at(s);
-        if (!*s || (*s == '\n' && !s[1]) || (s[0] == '\r' && s[1] == '\n' && !s[2]))
+        if (!*s || (*s == '\n' && !s[1]) || (crlf && s[0] == '\r' && s[1] == '\n' && !s[2]))
             return NULL;
         if (*s != '\t')
             return s;
@@ -122,12 +123,14 @@ static char *read_line(char *str, int num, void *stream)
         return NULL;
     ps->line++;
     /* A line as long as allowed, ended by CRLF: the buffer holds its CR, the LF is next. */
+    bool crlf = true;
     if (!strchr(str, '\n') && strlen(str) == (size_t)num - 1 && str[num - 2] == '\r') {
         int c = ps->f ? getc(ps->f) : (unsigned char)*ps->text;
         if (c == '\n') {
             if (!ps->f)
                 ps->text++;
             str[num - 2] = '\n'; /* the line as if it ended in LF */
+            crlf = false;         /* its CR is gone: a CR before this LF is the line's own */
         } else if (ps->f && c != EOF)
             ungetc(c, ps->f);
     }
@@ -145,7 +148,7 @@ static char *read_line(char *str, int num, void *stream)
     /* A control character, refused here, before inih or any message sees the line (a NUL's
      * line too: its NUL is a space by now): "control character: \x1b after 'min_gbps = 0.1'"
      * (UTF-8's C1 shown whole) */
-    const char *ctl = line_control(str);
+    const char *ctl = line_control(str, crlf);
     if (ctl) {
         char culprit[16], before[120];
         size_t n = (unsigned char)ctl[0] == 0xc2 ? 2 : 1;

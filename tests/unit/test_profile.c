@@ -245,6 +245,19 @@ static void crlf_at_the_limit(void)
             else
                 CHECK_HAS(err, ":1: line longer than 198 characters");
         }
+    /* a CR before the CRLF is the line's own, at the limit as below it: refused alike */
+    for (int len = 10; len <= 198; len += 188) {
+        char text[700], err[512] = "";
+        struct fb_profile p;
+        int n = snprintf(text, sizeof text, "; %0*d\r\r\n[compute]\r\nmin_tflops = 1\r\n",
+                         len - 3, 7);
+
+        CHECK(fb_profile_parse(text, "t.ini", &p, err, sizeof err) == FB_ERR_USAGE);
+        CHECK_HAS(err, "t.ini:1: control character: \\x0d after '; 000");
+        err[0] = '\0';
+        CHECK(load_bytes(text, (size_t)n, &p, err, sizeof err) == FB_ERR_USAGE);
+        CHECK_HAS(err, ":1: control character: \\x0d after '; 000");
+    }
 }
 
 static void missing_file(void)
