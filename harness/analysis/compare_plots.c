@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "file_name.h"
 #include "gnuplot.h"
 #include "gp_text.h"
 #include "log.h"
@@ -28,17 +29,19 @@ static int point_cmp(const void *x, const void *y)
     return (a->base->row.bytes > b->base->row.bytes) - (a->base->row.bytes < b->base->row.bytes);
 }
 
-static void safe_name(char *dst, size_t len, const char *src)
+/* Whether a plot's name is among the `nused` names before it (fb_file_name_unique). */
+struct used_names {
+    char (*name)[96];
+    size_t n;
+};
+
+static bool name_taken(const char *name, void *ctx)
 {
-    size_t i = 0;
-    for (; src[i] && i + 1 < len; i++) {
-        char c = src[i];
-        dst[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                         c == '_' || c == '-'
-                     ? c
-                     : '_';
-    }
-    dst[i] = '\0';
+    const struct used_names *u = ctx;
+    for (size_t k = 0; k < u->n; k++)
+        if (strcmp(u->name[k], name) == 0)
+            return true;
+    return false;
 }
 
 /* One plot per (bench, metric) with up to MAX_SERIES_PER_PLOT series that have more than one
@@ -75,18 +78,13 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
         while (j < np && !strcmp(pts[j]->base->row.bench, g->bench) &&
                !strcmp(pts[j]->base->row.metric, g->metric))
             j++;
-        safe_name(bench, sizeof bench, g->bench);
-        safe_name(metric, sizeof metric, g->metric);
+        snprintf(bench, sizeof bench, "%s", g->bench);
+        snprintf(metric, sizeof metric, "%s", g->metric);
+        fb_file_name_safe(bench, "_-");
+        fb_file_name_safe(metric, "_-");
         snprintf(name, sizeof name, "compare-%s-%s", bench, metric);
-        /* made safe for a file name, two groups can come out the same ("a.b" and "a_b"): the
-         * later one gets -2, -3, ..., never the earlier one's files */
-        for (int k = 2, taken = 1; taken; k++) {
-            taken = 0;
-            for (size_t u = 0; u < nused && !taken; u++)
-                taken = strcmp(used[u], name) == 0;
-            if (taken)
-                snprintf(name, sizeof name, "compare-%s-%s-%d", bench, metric, k);
-        }
+        fb_file_name_unique(name, sizeof name, "-", name_taken,
+                            &(struct used_names){used, nused});
         {
             char(*grown)[96] = realloc(used, (nused + 1) * sizeof *used);
             if (!grown) {
@@ -119,7 +117,8 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
         fprintf(af.f, " against message size, base dashed, new solid.\n"
                       "# Written by `fabricbench compare`; rerun with: gnuplot %s.gp\n",
                 name);
-        char titles[MAX_SERIES_PER_PLOT][160];
+        /* a row's case, transport, dtype, backend, ranks and pair: 185 bytes at most */
+        char titles[MAX_SERIES_PER_PLOT][200];
         for (size_t s = i; s < j;) {
             size_t e = s;
             while (e < j && !fb_row_series_cmp(&pts[e]->base->row, &pts[s]->base->row))

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "compare.h"
 #include "compare_out.h"
+#include "file_name.h"
 #include "log.h"
 #include "run_folder.h"
 #include "run_state.h"
@@ -81,10 +82,8 @@ static void safe_folder_name(char *dst, size_t len, const char *bdir, const char
     }
     int w = snprintf(dst, len, "compare-%.*s-vs-%.*s", bn, b, nn, n);
 
-    for (char *c = dst + 8; w > 0 && *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              *c == '.' || *c == '_' || *c == '-'))
-            *c = '_';
+    if (w > 0)
+        fb_file_name_safe(dst + 8, "._-");
 }
 
 /* BASE or NEW: a folder holding results.csv, or a results.csv itself. */

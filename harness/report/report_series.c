@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file_name.h"
 #include "gp_text.h"
 #include "units.h"
 
@@ -241,6 +242,16 @@ void fb_report_series_title(const struct fb_row *r, unsigned show, char *buf, si
 
 /* ---- the plots ---- */
 
+/* Whether a plot before the last of the set has this name (fb_file_name_unique). */
+static bool plot_taken(const char *name, void *ctx)
+{
+    const struct fb_plot_set *set = ctx;
+    for (size_t i = 0; i + 1 < set->n; i++)
+        if (strcmp(set->p[i].name, name) == 0)
+            return true;
+    return false;
+}
+
 struct fb_plot *fb_report_plot_new(struct build *b, const char *name, const char *tmpl,
                                    const char *caption)
 {
@@ -255,15 +266,8 @@ struct fb_plot *fb_report_plot_new(struct build *b, const char *name, const char
     p = &grown[b->set->n++];
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", name);
-    /* names are made safe for a file name, so two series can come out the same ("a.b" and
-     * "a_b"): the later one gets _2, _3, ..., never the earlier one's files */
-    for (int k = 2, taken = 1; taken; k++) {
-        taken = 0;
-        for (size_t i = 0; i + 1 < b->set->n && !taken; i++)
-            taken = strcmp(grown[i].name, p->name) == 0;
-        if (taken)
-            snprintf(p->name, sizeof p->name, "%.*s_%d", (int)sizeof p->name - 12, name, k);
-    }
+    /* names are made safe for a file name, so two series can come out the same */
+    fb_file_name_unique(p->name, sizeof p->name, "_", plot_taken, b->set);
     snprintf(p->template, sizeof p->template, "%s", tmpl);
     snprintf(p->caption, sizeof p->caption, "%s", caption);
     return p;

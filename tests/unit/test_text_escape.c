@@ -5,7 +5,8 @@
  * line break or markup; a code span or block cannot be closed from inside; a link holds only
  * safe bytes; XML has only its five entities and no byte XML 1.0 cannot carry. When gnuplot is
  * on PATH, a script of such strings is run: it prints each string back exactly, and the
- * system("touch pwned") among them creates nothing. */
+ * system("touch pwned") among them creates nothing. Then core/file_name.h's safe and unique
+ * file names. */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "escape.h"
 #include "escape_check.h"
+#include "file_name.h"
 #include "fuzz_text.h"
 #include "gp_text.h"
 #include "md_text.h"
@@ -193,6 +195,42 @@ static void utf8(void)
     CHECK(fb_utf8_len("\xf4\x8f\xbf\xbf", &cp) == 4 && cp == 0x10ffff);
 }
 
+static bool in_list(const char *name, void *ctx)
+{
+    for (const char *const *l = ctx; *l; l++)
+        if (strcmp(*l, name) == 0)
+            return true;
+    return false;
+}
+
+/* fb_file_name_safe keeps letters, digits and what it is told; fb_file_name_unique numbers a
+ * name already taken, the number past any taken one, the original cut so that it fits. */
+static void file_names(void)
+{
+    char s[64] = "a/../b c.d\x1b\xff-_Z9";
+    fb_file_name_safe(s, "_-");
+    CHECK_STR(s, "a____b_c_d__-_Z9");
+    snprintf(s, sizeof s, "run.1/..");
+    fb_file_name_safe(s, "._-");
+    CHECK_STR(s, "run.1_..");
+
+    const char *taken[] = {"p2p_bw", "p2p_bw_2", "compare-a-b", NULL};
+    char n[16] = "p2p_bw";
+    fb_file_name_unique(n, sizeof n, "_", in_list, taken);
+    CHECK_STR(n, "p2p_bw_3");
+    snprintf(n, sizeof n, "free");
+    fb_file_name_unique(n, sizeof n, "_", in_list, taken);
+    CHECK_STR(n, "free");
+    snprintf(n, sizeof n, "compare-a-b");
+    fb_file_name_unique(n, sizeof n, "-", in_list, taken);
+    CHECK_STR(n, "compare-a-b-2");
+    /* a name as long as the buffer: cut so that "_2" fits in 8 bytes */
+    const char *full[] = {"abcdefg", NULL};
+    char m[8] = "abcdefg";
+    fb_file_name_unique(m, sizeof m, "_", in_list, full);
+    CHECK_STR(m, "abcde_2");
+}
+
 int main(void)
 {
     utf8();
@@ -201,5 +239,6 @@ int main(void)
     fuzz();
     through_gnuplot();
     tic_labels_through_gnuplot();
+    file_names();
     TEST_DONE();
 }
