@@ -214,6 +214,37 @@ static void power8(void)
 }
 
 /* This machine: the binding read through hwloc matches the affinity the test sets itself. */
+/* With a topology loaded, hwloc's plugins are mapped: its OpenCL and GL plugins (and the
+ * OpenCL loader and Xlib behind them) must not be, where they are installed beside its PCI
+ * plugin (fb_topo_load; docs/sanitizers.md). */
+static void unused_plugins_not_mapped(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[1024], dir[900] = "", path[1000];
+    bool opencl = false, gl = false;
+
+    if (!f) {
+        CHECK(!"cannot read /proc/self/maps");
+        return;
+    }
+    while (fgets(line, sizeof line, f)) {
+        char *slash = strchr(line, '/'), *pci = strstr(line, "/hwloc_pci.so");
+        if (pci && slash && slash < pci)
+            snprintf(dir, sizeof dir, "%.*s", (int)(pci - slash), slash);
+        opencl |= strstr(line, "/hwloc_opencl.so") || strstr(line, "/libOpenCL.so");
+        gl |= strstr(line, "/hwloc_gl.so") != NULL;
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/hwloc_opencl.so", dir);
+    if (!dir[0] || access(path, F_OK) != 0) {
+        printf("SKIP unused_plugins_not_mapped: no hwloc_opencl.so beside a loaded hwloc_pci.so: "
+               "nothing to keep out here\n");
+        return;
+    }
+    CHECK(!opencl);
+    CHECK(!gl);
+}
+
 static void this_machine(void)
 {
     struct fb_topo *t = NULL;
@@ -229,6 +260,7 @@ static void this_machine(void)
         return;
     }
     CHECK(fb_topo_is_this_system(t));
+    unused_plugins_not_mapped();
     fb_topo_summary(t, &sum);
     CHECK(sum.pus >= 1);
     CHECK(sum.hwloc_version[0] != '\0');
