@@ -1,7 +1,8 @@
 #!/bin/sh
 # The command line's small lies (issue 15): words after --version and --help, a folder given as
 # a profile, doctor's --json path checked before the work, and numbers that are not finite in a
-# run folder given to accept, compare and report: each is exit 2 with one error line naming
+# run folder given to accept, compare and report, and doctor's and expect's --help and bad options
+# answered before MPI starts: each is exit 2 with one error line naming
 # the problem and where, and nothing printed on stdout.
 # usage: cli_messages.sh FABRICBENCH
 . "$(dirname "$0")/lib.sh"
@@ -16,6 +17,20 @@ expect_bad "version: unexpected argument 'x'" version x
 expect_bad "--help: unexpected argument 'run'" --help run
 "$bin" --version >out.txt 2>err.txt || fail "--version alone failed: $(cat err.txt)"
 grep -q '^fabricbench ' out.txt || fail "--version alone: $(cat out.txt)"
+
+# ---- doctor's and expect's --help and bad options end before MPI starts: with an MPI that
+# cannot start (no such pml) they still answer; started, doctor fails ----
+for c in doctor expect; do
+    OMPI_MCA_pml=nosuch "$bin" $c --help >out.txt 2>err.txt ||
+        fail "$c --help with an MPI that cannot start: exit $?: $(head -c 300 err.txt)"
+    grep -q "^usage: mpirun -np N fabricbench $c" out.txt || fail "$c --help: $(head -n 2 out.txt)"
+    OMPI_MCA_pml=nosuch "$bin" $c --bogus >out.txt 2>err.txt
+    rc=$?
+    [ "$rc" = 2 ] && grep -q "$c: unknown option '--bogus'" err.txt ||
+        fail "$c --bogus with an MPI that cannot start: exit $rc: $(head -c 300 err.txt)"
+done
+OMPI_MCA_pml=nosuch timeout 60 "$bin" doctor >out.txt 2>err.txt &&
+    fail "doctor with an MPI that cannot start passed: the check above cannot tell"
 
 # ---- a value quoted in a message reaches the terminal without its control bytes (fb_error) ----
 esc=$(printf 'x\033[2Jy')

@@ -325,6 +325,28 @@ static bool add_checks_json(cJSON *fp, const struct fb_check *checks, size_t n)
     return true;
 }
 
+/* Before MPI starts (main.c): bad options and --help end here, on every rank, with no MPI
+ * (a process started alone would spawn Open MPI's daemon first). -1: go on. */
+int fb_cmd_doctor_options(int argc, char **argv)
+{
+    const char *backend = "auto", *coll = "auto", *json_path = NULL, *nccl_log = NULL;
+    bool help = false, self_bind = false;
+    char err[256] = "";
+
+    if (!parse(argc, argv, &backend, &coll, &json_path, &nccl_log, &self_bind, &help, err,
+               sizeof err)) {
+        if (fb_cli_rank_hint() == 0)
+            fb_error("doctor: %s", err);
+        return 2;
+    }
+    if (help) {
+        if (fb_cli_rank_hint() == 0)
+            usage();
+        return 0;
+    }
+    return -1;
+}
+
 int fb_cmd_doctor(int argc, char **argv)
 {
     const char *backend = "auto", *coll = "auto", *json_path = NULL, *nccl_log = NULL;

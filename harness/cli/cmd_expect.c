@@ -331,6 +331,27 @@ static void print_model(const struct fb_expect_job *j)
     free(last);
 }
 
+/* Before MPI starts (main.c): bad options and --help end here, on every rank, with no MPI
+ * (a process started alone would spawn Open MPI's daemon first). -1: go on. */
+int fb_cmd_expect_options(int argc, char **argv)
+{
+    const char *backend = "auto", *coll = "auto";
+    bool help = false;
+    char err[256] = "";
+
+    if (!parse(argc, argv, &backend, &coll, &help, err, sizeof err)) {
+        if (fb_cli_rank_hint() == 0)
+            fb_error("expect: %s (see `fabricbench expect --help`)", err);
+        return 2;
+    }
+    if (help) {
+        if (fb_cli_rank_hint() == 0)
+            usage();
+        return 0;
+    }
+    return -1;
+}
+
 int fb_cmd_expect(int argc, char **argv)
 {
     const char *backend = "auto", *coll = "auto";

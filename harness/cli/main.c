@@ -97,7 +97,9 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "health") == 0)
         return fb_cmd_health(argc - 1, argv + 1);
     if (strcmp(cmd, "doctor") == 0) {
-        int provided;
+        int provided, rc = fb_cmd_doctor_options(argc - 1, argv + 1);
+        if (rc >= 0)
+            return rc;
         /* MPI started as a plain `run` (every benchmark, step's thread too) starts it
          * (fb_world_start), so doctor checks what run uses */
         fb_world_start(&argc, &argv, "doctor",
@@ -106,7 +108,9 @@ int main(int argc, char **argv)
         return fb_world_finish(fb_cmd_doctor(argc - 1, argv + 1));
     }
     if (strcmp(cmd, "expect") == 0) {
-        int provided;
+        int provided, rc = fb_cmd_expect_options(argc - 1, argv + 1);
+        if (rc >= 0)
+            return rc;
         fb_world_start(&argc, &argv, "expect",
                        fb_cli_timeout_hint(argc - 1, argv + 1, FB_TIMEOUT_DEFAULT_S),
                        MPI_THREAD_SINGLE, &provided);
