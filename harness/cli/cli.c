@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "log.h"
 #include "mix.h"
 #include "profile.h"
 #include "profile_find.h"
@@ -237,6 +238,22 @@ int fb_cli_rank_hint(void)
             return atoi(v);
     }
     return 0;
+}
+
+int fb_cli_answer_early(const char *cmd, bool parsed, bool help, const char *err,
+                        void (*usage)(void))
+{
+    if (!parsed) {
+        if (fb_cli_rank_hint() == 0)
+            fb_error("%s: %s", cmd, err);
+        return 2;
+    }
+    if (help) {
+        if (fb_cli_rank_hint() == 0)
+            usage();
+        return 0;
+    }
+    return -1;
 }
 
 static fb_status parse_nonzero_size(const char *text, size_t *bytes, char *why, size_t whylen)

@@ -40,4 +40,10 @@ double fb_cli_timeout_hint(int argc, char **argv, double dflt);
  * prints an error before MPI starts (never to pick a GPU). 0 when not launched. */
 int fb_cli_rank_hint(void);
 
+/* A command's answer before MPI starts, printed by the first rank only: bad options (`parsed`
+ * false: "<cmd>: <err>" as one error line, 2), or --help (its usage, 0); -1 when neither, and
+ * its work goes on. */
+int fb_cli_answer_early(const char *cmd, bool parsed, bool help, const char *err,
+                        void (*usage)(void));
+
 #endif

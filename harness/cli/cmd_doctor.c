@@ -332,19 +332,10 @@ int fb_cmd_doctor_options(int argc, char **argv)
     const char *backend = "auto", *coll = "auto", *json_path = NULL, *nccl_log = NULL;
     bool help = false, self_bind = false;
     char err[256] = "";
+    bool ok = parse(argc, argv, &backend, &coll, &json_path, &nccl_log, &self_bind, &help, err,
+                    sizeof err);
 
-    if (!parse(argc, argv, &backend, &coll, &json_path, &nccl_log, &self_bind, &help, err,
-               sizeof err)) {
-        if (fb_cli_rank_hint() == 0)
-            fb_error("doctor: %s", err);
-        return 2;
-    }
-    if (help) {
-        if (fb_cli_rank_hint() == 0)
-            usage();
-        return 0;
-    }
-    return -1;
+    return fb_cli_answer_early("doctor", ok, help, err, usage);
 }
 
 int fb_cmd_doctor(int argc, char **argv)
@@ -366,17 +357,10 @@ int fb_cmd_doctor(int argc, char **argv)
     memset(&log, 0, sizeof log);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     /* Every rank parses the same argv, so all agree without talking. */
+    /* --help and bad options were answered before MPI started (fb_cmd_doctor_options) */
     if (!parse(argc, argv, &backend, &coll, &json_path, &nccl_log, &self_bind, &help, err,
-               sizeof err)) {
-        if (rank == 0)
-            fb_error("doctor: %s", err);
-        return 2;
-    }
-    if (help) {
-        if (rank == 0)
-            usage();
-        return 0;
-    }
+               sizeof err) || help)
+        return help ? 0 : 2;
     if (json_path) {
         /* checked before the work, so a path that cannot be written is bad input (exit 2),
          * not a failure after the whole fingerprint; rank 0 writes the file, so rank 0 looks

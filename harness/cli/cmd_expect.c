@@ -337,19 +337,11 @@ int fb_cmd_expect_options(int argc, char **argv)
 {
     const char *backend = "auto", *coll = "auto";
     bool help = false;
-    char err[256] = "";
+    char err[256] = "", line[320];
+    bool ok = parse(argc, argv, &backend, &coll, &help, err, sizeof err);
 
-    if (!parse(argc, argv, &backend, &coll, &help, err, sizeof err)) {
-        if (fb_cli_rank_hint() == 0)
-            fb_error("expect: %s (see `fabricbench expect --help`)", err);
-        return 2;
-    }
-    if (help) {
-        if (fb_cli_rank_hint() == 0)
-            usage();
-        return 0;
-    }
-    return -1;
+    snprintf(line, sizeof line, "%s (see `fabricbench expect --help`)", err);
+    return fb_cli_answer_early("expect", ok, help, line, usage);
 }
 
 int fb_cmd_expect(int argc, char **argv)
@@ -363,16 +355,9 @@ int fb_cmd_expect(int argc, char **argv)
     fb_status st;
 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (!parse(argc, argv, &backend, &coll, &help, err, sizeof err)) {
-        if (rank == 0)
-            fb_error("expect: %s (see `fabricbench expect --help`)", err);
-        return 2;
-    }
-    if (help) {
-        if (rank == 0)
-            usage();
-        return 0;
-    }
+    /* --help and bad options were answered before MPI started (fb_cmd_expect_options) */
+    if (!parse(argc, argv, &backend, &coll, &help, err, sizeof err) || help)
+        return help ? 0 : 2;
     if (fb_expect_job_site(rank == 0) != FB_OK)
         return 2;
     if ((st = fb_session_open(&s, backend, coll, true)) != FB_OK)
