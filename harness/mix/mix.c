@@ -105,20 +105,20 @@ static const struct {
     {"GiB", 30},
 };
 
-enum { EXACT_OK, EXACT_NOT_WHOLE, EXACT_OUT_OF_RANGE, EXACT_TOO_LONG };
+enum { EXACT_OK, EXACT_NOT_WHOLE, EXACT_OUT_OF_RANGE };
 
 /* The number in the k bytes at f (already checked by fb_decimal_parse: digits, a '.', an
- * exponent; a '-' only where the range check has refused it) times 2^shift, read exactly: its
- * digits as an integer d (trailing zeros aside, at most 18 significant digits) times 10^p. A
- * value whose last nonzero digit lies further right than 10^-shift is no whole number however
- * many digits it has (d x 2^shift / 10^m needs 5^m in d and no factor 10 left there). */
+ * exponent; a '-' only where the range check has refused it) times 2^shift, read exactly, with
+ * no double in the way: its significant digits D (leading and trailing zeros off) times 10^e
+ * times 2^shift. With e < 0 it is whole only when 5^-e divides D and -e <= shift (D, with no
+ * factor 10 left, is odd once 5 divides it), and then it is D / 5^-e times 2^(shift + e). */
 static int exact_bytes(const char *f, size_t k, unsigned shift, size_t *out)
 {
-    uint64_t d = 0;
-    long p = 0, zeros = 0, exp = 0, ints = 0, frac = 0, last_int = -1, last_frac = 0;
-    int sig = 0, esign = 1;
-    bool dot = false, too_long = false;
-    size_t i = 0;
+    const uint64_t most = FB_MIX_MAX_BYTES;
+    size_t i = 0, first = k, last = k;
+    long frac = 0, exp = 0, after_last = 0; /* digits after the last significant one */
+    int esign = 1;
+    bool dot = false;
 
     for (; i < k && f[i] != 'e' && f[i] != 'E'; i++) {
         if (f[i] == '.') {
@@ -127,60 +127,48 @@ static int exact_bytes(const char *f, size_t k, unsigned shift, size_t *out)
         }
         if (f[i] < '0' || f[i] > '9')
             return EXACT_OUT_OF_RANGE; /* a sign: below 1 byte */
-        if (dot)
-            frac++;
-        else
-            ints++;
-        if (f[i] == '0') {
-            zeros += sig > 0; /* a zero after a significant digit waits: it may end the digits */
-            continue;
+        frac += dot;
+        after_last++;
+        if (f[i] != '0') {
+            if (first == k)
+                first = i;
+            last = i;
+            after_last = 0;
         }
-        if (dot)
-            last_frac = frac;
-        else
-            last_int = ints;
-        if (too_long || sig + zeros + 1 > 18) {
-            too_long = true;
-            continue;
-        }
-        for (; zeros > 0; zeros--, sig++)
-            d *= 10;
-        d = d * 10 + (uint64_t)(f[i] - '0');
-        sig++;
     }
+    if (first == k)
+        return EXACT_OUT_OF_RANGE; /* zero */
     if (i < k && ++i < k && (f[i] == '-' || f[i] == '+'))
         esign = f[i++] == '-' ? -1 : 1;
     for (; i < k; i++)
         if (exp < 100000)
             exp = exp * 10 + (f[i] - '0');
-    exp *= esign;
-    /* where the last nonzero digit sits: 10^-place */
-    long place = last_frac > 0 ? last_frac : last_int >= 0 ? -(ints - last_int) : 0;
-    if (place - exp > (long)shift)
+    long e = esign * exp - frac + after_last; /* value = D x 10^e x 2^shift */
+    if (e < 0 && -e > (long)shift)
         return EXACT_NOT_WHOLE;
-    if (too_long) /* plain digits that long are past 1e18 */
-        return memchr(f, '.', k) || memchr(f, 'e', k) || memchr(f, 'E', k) ? EXACT_TOO_LONG
-                                                                              : EXACT_OUT_OF_RANGE;
-    p = zeros - frac + exp; /* value = d x 10^p x 2^shift */
-    if (d == 0)
-        return EXACT_OUT_OF_RANGE;
-    for (; p < 0; p++) { /* divide by 10: a 5 from d, a 2 from d or the unit */
-        if (d % 5 != 0)
-            return EXACT_NOT_WHOLE;
-        d /= 5;
-        if (shift > 0)
-            shift--;
-        else if (d % 2 == 0)
-            d /= 2;
-        else
-            return EXACT_NOT_WHOLE;
-    }
-    for (; p > 0; p--)
-        if (__builtin_mul_overflow(d, 10, &d) || d > FB_MIX_MAX_BYTES)
+    /* D / 5^m in one pass over its digits (m = -e, at most 30: 5^30 < 2^70), the quotient
+     * kept while it can still be 1e18 bytes or less */
+    unsigned m = e < 0 ? (unsigned)-e : 0;
+    __extension__ typedef unsigned __int128 u128;
+    u128 div = 1, r = 0;
+    uint64_t q = 0, cap = e < 0 ? most >> (shift - m) : most >> shift;
+    for (unsigned j = 0; j < m; j++)
+        div *= 5;
+    for (size_t j = first; j <= last; j++) {
+        if (f[j] == '.')
+            continue;
+        r = r * 10 + (unsigned)(f[j] - '0');
+        if (q > cap / 10 || q * 10 + (uint64_t)(r / div) > cap)
             return EXACT_OUT_OF_RANGE;
-    if (shift >= 64 || d > (FB_MIX_MAX_BYTES >> shift))
-        return EXACT_OUT_OF_RANGE;
-    *out = (size_t)(d << shift);
+        q = q * 10 + (uint64_t)(r / div);
+        r %= div;
+    }
+    if (r != 0)
+        return EXACT_NOT_WHOLE;
+    for (; e > 0; e--)
+        if (q > cap / 10 || (q *= 10) > cap)
+            return EXACT_OUT_OF_RANGE;
+    *out = (size_t)(q << (shift - m));
     return EXACT_OK;
 }
 
@@ -214,17 +202,12 @@ static fb_status parse_size(const char *f, size_t n, size_t *bytes, char *why, s
          * holds whole numbers only to 2^53 (`fabricbench mix` writes byte counts up to 1e18)
          * and would round "1099511627776.0000001" onto a whole number */
         int r = exact_bytes(f, k, units[u].shift, bytes);
-        if (r == EXACT_OUT_OF_RANGE || (r == EXACT_OK && (*bytes < 1 || *bytes > FB_MIX_MAX_BYTES))) {
+        if (r == EXACT_OUT_OF_RANGE) {
             snprintf(why, whylen, "size '%s' is out of range (1 byte to 1e18 bytes)", shown);
             return FB_ERR_USAGE;
         }
         if (r == EXACT_NOT_WHOLE) {
             snprintf(why, whylen, "size '%s' is not a whole number of bytes", shown);
-            return FB_ERR_USAGE;
-        }
-        if (r == EXACT_TOO_LONG) {
-            snprintf(why, whylen, "size '%s' has more than 18 significant digits before its "
-                     "unit", shown);
             return FB_ERR_USAGE;
         }
         return FB_OK;

@@ -45,18 +45,27 @@ static bool whole(const cJSON *obj, const char *where, const char *key, double m
     }
     if (!isfinite(v->valuedouble) || v->valuedouble < 0 || v->valuedouble > max ||
         v->valuedouble != floor(v->valuedouble)) {
-        snprintf(why, whylen, "'%s' in '%s' is %.17g: not a whole number from 0 to %s", key,
-                 where, v->valuedouble, maxs);
+        char shown[32]; /* the shortest text that reads back as the value: 0.1, not 0.1000...1 */
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(shown, sizeof shown, "%.*g", prec, v->valuedouble);
+            if (strtod(shown, NULL) == v->valuedouble)
+                break;
+        }
+        snprintf(why, whylen, "'%s' in '%s' is %s: not a whole number from 0 to %s", key, where,
+                 shown, maxs);
         return false;
     }
     *out = v->valuedouble;
     return true;
 }
 
-/* Whether the JSON text holds the escape \u0000 (a backslash itself escaped aside): cJSON
- * decodes it into a C string that ends there, so "AllReduce\u0000x" would read as AllReduce. */
-static bool has_nul_escape(const char *text, size_t len)
+/* Whether the JSON text holds a NUL byte, raw or as the escape \u0000 (a backslash itself
+ * escaped aside): cJSON makes a C string that ends there, so "AllReduce\u0000x" would read as
+ * AllReduce, and an id "0x1<NUL>zz" as another communicator's "0x1". */
+static bool has_nul(const char *text, size_t len)
 {
+    if (memchr(text, '\0', len))
+        return true;
     for (size_t i = 0; i + 6 <= len; i++) {
         if (text[i] != '\\')
             continue;
@@ -129,8 +138,10 @@ static bool read_record(const cJSON *o, char *comm, size_t commlen, int *rank0,
         snprintf(why, whylen, "'coll_perf' needs 'coll' (a string)");
         return false;
     }
-    if (!whole(perf, "coll_perf", "coll_sn", 1.8e19, "1.8e19", &sn, why, whylen) ||
-        !whole(perf, "coll_perf", "coll_msg_size_bytes", 1e18, "1e18", &bytes, why, whylen))
+    /* JSON numbers are doubles here: past 2^53 - 1 one is read as its neighbour */
+    if (!whole(perf, "coll_perf", "coll_sn", 0x1p53 - 1, "2^53 - 1", &sn, why, whylen) ||
+        !whole(perf, "coll_perf", "coll_msg_size_bytes", 0x1p53 - 1, "2^53 - 1", &bytes, why,
+               whylen))
         return false;
     known = coll_of(coll->valuestring, &r->op.coll, &skip, &pieces);
     if (!known && skip) /* Send, Recv, SendRecv: left out, as p2p_perf records are */
@@ -211,9 +222,9 @@ fb_status fb_mix_inspector_parse(const char *text, size_t len, const char *shown
             st = FB_ERR_USAGE;
             goto out;
         }
-        if (has_nul_escape(text + pos, (size_t)(end - text) - pos)) {
-            snprintf(err, errlen, "%s:%zu: a string holds \\u0000 (a NUL byte), which no "
-                     "NCCL Inspector field does", shown, line);
+        if (has_nul(text + pos, (size_t)(end - text) - pos)) {
+            snprintf(err, errlen, "%s:%zu: a NUL byte (raw or \\u0000) in a record, which no "
+                     "NCCL Inspector field holds", shown, line);
             cJSON_Delete(o);
             st = FB_ERR_USAGE;
             goto out;

@@ -66,8 +66,12 @@ static void check_exact_sizes(void)
         {"4.0000", 4},
         {"0.0009765625M", 1024},          /* 2^-10 MiB */
         {"1e18", 1000000000000000000ull},
-        {"0.931322574615478515625G", 0}, /* 21 significant digits: refused below */
-        {"931322574.6154785156G", 0},    /* not whole: refused below */
+        {"0.931322574615478515625G", 1000000000},          /* 1e9 / 2^30 GiB, 21 digits */
+        {"1.000000000931322574615478515625G", 1073741825}, /* 2^30 + 1 bytes */
+        {"931322574.6154785156G", 0},                      /* not whole: refused */
+        {"999999999999999999", 999999999999999999ull},
+        {"976562500000000K", 1000000000000000000ull},      /* 1e18 exactly */
+        {"976562500000000.0000000001K", 0},                /* not whole */
         {"1.00000000000000000e17", 100000000000000000ull},
         {"150e-1", 15},
         {"0.0150e3", 15},
@@ -116,10 +120,11 @@ static void check_bad_texts(void)
     check_bad("allgather 1.0000000000000000001K int8\n",
               "bad.mix:1: size '1.0000000000000000001K' is not a whole number of bytes");
     check_bad("allgather 150e-2 int8\n", "bad.mix:1: size '150e-2' is not a whole number of bytes");
-    /* 1e9 / 2^30 GiB is 1e9 bytes, but in 21 digits */
-    check_bad("allgather 0.931322574615478515625G int8\n",
-              "bad.mix:1: size '0.931322574615478515625G' has more than 18 significant digits "
-              "before its unit");
+    /* past 1e18 by 64 bytes, which a double rounds onto it */
+    check_bad("allgather 1000000000000000064.0 int8\n",
+              "bad.mix:1: size '1000000000000000064.0' is out of range (1 byte to 1e18 bytes)");
+    check_bad("allgather 123456789.0123456789G int8\n",
+              "bad.mix:1: size '123456789.0123456789G' is not a whole number of bytes");
     check_bad("allgather 1e-30K int8\n", "bad.mix:1: size '1e-30K' is out of range (1 byte to "
               "1e18 bytes)");
     check_bad("allgather 1.0000000000000001e18 int8\n",
@@ -315,16 +320,25 @@ static void check_inspector_bad_texts(void)
     check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
                         "{\"coll\":\"AllReduce\",\"coll_sn\":1.5,\"coll_msg_size_bytes\":8}}",
                         "ins.json:1: 'coll_sn' in 'coll_perf' is 1.5: not a whole number from 0 "
-                        "to 1.8e19");
+                        "to 2^53 - 1");
     /* each number is named with what it holds */
     check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
                         "{\"coll\":\"AllReduce\",\"coll_sn\":1,\"coll_msg_size_bytes\":2e18}}",
                         "ins.json:1: 'coll_msg_size_bytes' in 'coll_perf' is 2e+18: not a whole "
-                        "number from 0 to 1e18");
+                        "number from 0 to 2^53 - 1");
+    /* 2^53 + 1 would be read as 2^53: refused; 0.1 shown as written */
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
+                        "{\"coll\":\"AllReduce\",\"coll_sn\":1,"
+                        "\"coll_msg_size_bytes\":9007199254740993}}",
+                        "ins.json:1: 'coll_msg_size_bytes' in 'coll_perf' is 9007199254740992: "
+                        "not a whole number from 0 to 2^53 - 1");
+    check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0.1,\"n_ranks\":2},\"coll_perf\":"
+                        "{\"coll\":\"AllReduce\",\"coll_sn\":1,\"coll_msg_size_bytes\":8}}",
+                        "ins.json:1: 'rank' in 'header' is 0.1: not a whole number from 0 to 1e9");
     check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},\"coll_perf\":"
                         "{\"coll\":\"AllReduce\",\"coll_sn\":1}}",
                         "ins.json:1: 'coll_perf' has no 'coll_msg_size_bytes' (a whole number from "
-                        "0 to 1e18)");
+                        "0 to 2^53 - 1)");
     check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":-1,\"n_ranks\":2},\"coll_perf\":"
                         "{\"coll\":\"AllReduce\",\"coll_sn\":1,\"coll_msg_size_bytes\":8}}",
                         "ins.json:1: 'rank' in 'header' is -1: not a whole number from 0 to 1e9");
@@ -338,8 +352,20 @@ static void check_inspector_bad_texts(void)
     snprintf(text, sizeof text, "%s{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":2},"
              "\"coll_perf\":{\"coll\":\"AllReduce\\u0000x\",\"coll_sn\":2,"
              "\"coll_msg_size_bytes\":64}}\n", ok);
-    check_inspector_bad(text, "ins.json:2: a string holds \\u0000 (a NUL byte), which no NCCL "
-                              "Inspector field does");
+    check_inspector_bad(text, "ins.json:2: a NUL byte (raw or \\u0000) in a record, which no "
+                              "NCCL Inspector field holds");
+    /* a raw NUL in the id: "0x1<NUL>zz" read as "0x1", another communicator's records merged */
+    {
+        static const char raw[] = "{\"header\":{\"id\":\"0x1\0zz\",\"rank\":0,\"n_ranks\":2},"
+                                  "\"coll_perf\":{\"coll\":\"AllReduce\",\"coll_sn\":1,"
+                                  "\"coll_msg_size_bytes\":64}}\n";
+        char err[512] = "";
+        struct fb_mix m;
+        CHECK(fb_mix_inspector_parse(raw, sizeof raw - 1, "ins.json", FB_DTYPE_FLOAT32, &m, err,
+                                     sizeof err) == FB_ERR_USAGE);
+        CHECK_STR(err, "ins.json:1: a NUL byte (raw or \\u0000) in a record, which no NCCL "
+                       "Inspector field holds");
+    }
     /* 2^40 bytes times 16777217 ranks wraps a size_t to 2^40: refused, not replayed wrong */
     check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":16777217},"
                         "\"coll_perf\":{\"coll\":\"AllGather\",\"coll_sn\":1,"
