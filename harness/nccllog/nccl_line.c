@@ -170,7 +170,8 @@ static bool classify_conn(const char *msg, struct fb_nccl_line *out)
             return false;
         while (isdigit((unsigned char)*q))
             q++;
-        if (*q != '[')
+        /* NCCL 2.3-2.4's network lines name no device: "Ring 00 : 3 -> 0 [receive] vi" */
+        if (*q != '[' && !strstr(q, "[send]") && !strstr(q, "[receive]"))
             return false;
         out->kind = FB_NCCL_LINE_BAD;
         snprintf(out->text, sizeof out->text, "a transport line cut short (no 'via TRANSPORT' "

@@ -213,6 +213,13 @@ static fb_status each_line(const char *path, bool optional, line_fn fn, void *ar
             goto out;
         }
         fb_nccl_classify_line(text + start, &l);
+        if (!nl && l.kind == FB_NCCL_LINE_CONN) {
+            /* NCCL ends every line: a last one without its end was cut while being written (a
+             * killed job), maybe inside its transport ("NET/IB/0/GDRD" would read as IB) */
+            l.kind = FB_NCCL_LINE_BAD;
+            snprintf(l.text, sizeof l.text, "a transport line cut short (the log's last line, "
+                     "with no line end)");
+        }
         if ((st = fn(arg, &l, path, lineno, err, errlen)) != FB_OK) {
             if (st == FB_ERR_NOMEM)
                 snprintf(err, errlen, "%s: out of memory reading it", shown);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nccl_report.h"
 #include "nccl_verdict.h"
@@ -267,6 +268,7 @@ static void test_lines(void)
         "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[",
         "h:1:2 [0] NCCL INFO Channel 01 : 0[",
         "h:1:2 [0] NCCL INFO Ring 00 : 0[0] ->",
+        "h:1:2 [0] NCCL INFO Ring 00 : 3 -> 0 [receive] vi", /* 2.3-2.4: no device */
     };
     for (size_t i = 0; i < sizeof cut / sizeof cut[0]; i++) {
         CHECK(fb_nccl_classify_line(cut[i], &l) == FB_NCCL_LINE_BAD);
@@ -374,6 +376,42 @@ static enum fb_verdict verdict_of(const struct fb_nccl_verdict *v, const char *c
         if (strcmp(v[i].check, check) == 0)
             return v[i].verdict;
     return (enum fb_verdict)-1;
+}
+
+/* A log whose last line has no line end was cut while being written: a transport line there
+ * is refused, even one that reads ("NET/IB/0/GDRD" would count as IB without GPUDirect); with
+ * its line end the same line is read. */
+static void test_last_line_cut(void)
+{
+    static const char head[] = "h:1:2 [0] NCCL INFO NCCL version 2.18.3+cuda12.2\n"
+                               "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via NET/IB/0/GDRD";
+    for (int ended = 0; ended <= 1; ended++) {
+        char path[] = "/tmp/fb_test_nccl_cut.XXXXXX", err[512] = "";
+        const char *paths[1] = {path};
+        struct fb_nccl_report r;
+        int fd = mkstemp(path);
+        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+        CHECK(f != NULL);
+        if (!f)
+            return;
+        fputs(head, f);
+        if (ended)
+            fputc('\n', f);
+        fclose(f);
+        fb_status st = fb_nccl_report_files(paths, 1, &r, err, sizeof err);
+        if (ended) {
+            CHECK(st == FB_OK);
+            CHECK_STR(err, "");
+        } else {
+            CHECK(st == FB_ERR_USAGE);
+            CHECK_HAS(err, ":2: a transport line cut short (the log's last line, with no line "
+                           "end)");
+        }
+        if (st == FB_OK)
+            fb_nccl_report_release(&r);
+        unlink(path);
+    }
 }
 
 /* Reads one log of tests/data/nccl; the report is released by the caller. */
@@ -554,6 +592,7 @@ int main(int argc, char **argv)
     test_lines();
     test_lines_226_230();
     test_logs(argv[2]);
+    test_last_line_cut();
     test_verdicts();
     TEST_DONE();
 }
