@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "log.h"
+#include "topo.h"
 #include "watchdog.h"
 #include "world.h"
 
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : NULL;
 
+    fb_topo_plugins_prepare(); /* before MPI_Init loads hwloc's plugins, and any thread */
     if (!cmd) {
         usage(stderr);
         return 2;

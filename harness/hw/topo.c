@@ -21,6 +21,12 @@ struct fb_topo {
 /* hwloc components left out of every load (fb_topo_load). */
 static const char *const unused_components[] = {"opencl", "gl"};
 
+void fb_topo_plugins_prepare(void)
+{
+    if (!getenv("HWLOC_PLUGINS_BLACKLIST"))
+        (void)setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_opencl,hwloc_gl", 0);
+}
+
 fb_status fb_topo_load(struct fb_topo **out, const char *xml_path)
 {
     struct fb_topo *t = NULL;
@@ -41,11 +47,7 @@ fb_status fb_topo_load(struct fb_topo **out, const char *xml_path)
         st = FB_ERR_NOMEM;
         goto out;
     }
-    /* Nor are their plugins loaded, which would map libOpenCL and Xlib into every rank for
-     * nothing: hwloc reads this once, at its first topology in the process; a user's own
-     * setting is kept. */
-    if (!getenv("HWLOC_PLUGINS_BLACKLIST"))
-        (void)setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_opencl,hwloc_gl", 0);
+    fb_topo_plugins_prepare(); /* done by main() already, before MPI (a no-op then) */
     if (hwloc_topology_init(&t->topo) != 0) {
         t->topo = NULL;
         st = FB_ERR_NOMEM;

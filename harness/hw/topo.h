@@ -28,6 +28,13 @@ struct fb_topo_summary {
                                library loaded at run time, for XML the one that wrote it */
 };
 
+/* Keeps hwloc's OpenCL and GL plugins from loading in this process (HWLOC_PLUGINS_BLACKLIST,
+ * unless the user set it): fb_topo_load leaves their components out, and loaded they would only
+ * map libOpenCL and Xlib for nothing (libOpenCL's TLS record crashed LeakSanitizer's exit check,
+ * docs/sanitizers.md). hwloc reads it at the process's first topology, which in a singleton is
+ * MPI_Init's: main() calls this first, before any thread; fb_topo_load calls it too. */
+void fb_topo_plugins_prepare(void);
+
 /* Loads the topology of this machine (xml_path NULL) or of an hwloc XML export, keeping the
  * important I/O devices (GPUs, NICs) so PCI locality can be asked. *out is owned by the caller
  * (fb_topo_free). FB_ERR_IO with a message when the XML cannot be read, FB_ERR_NOMEM. */

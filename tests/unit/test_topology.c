@@ -213,10 +213,9 @@ static void power8(void)
     fb_topo_free(t);
 }
 
-/* This machine: the binding read through hwloc matches the affinity the test sets itself. */
 /* With a topology loaded, hwloc's plugins are mapped: its OpenCL and GL plugins (and the
  * OpenCL loader and Xlib behind them) must not be, where they are installed beside its PCI
- * plugin (fb_topo_load; docs/sanitizers.md). */
+ * plugin (fb_topo_plugins_prepare, called by fb_topo_load; docs/sanitizers.md). */
 static void unused_plugins_not_mapped(void)
 {
     FILE *f = fopen("/proc/self/maps", "r");
@@ -245,6 +244,7 @@ static void unused_plugins_not_mapped(void)
     CHECK(!gl);
 }
 
+/* This machine: the binding read through hwloc matches the affinity the test sets itself. */
 static void this_machine(void)
 {
     struct fb_topo *t = NULL;
