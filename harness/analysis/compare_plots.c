@@ -83,8 +83,11 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
         fb_file_name_safe(bench, "_-");
         fb_file_name_safe(metric, "_-");
         snprintf(name, sizeof name, "compare-%s-%s", bench, metric);
-        fb_file_name_unique(name, sizeof name, "-", name_taken,
-                            &(struct used_names){used, nused});
+        if (!fb_file_name_unique(name, sizeof name, "-", name_taken,
+                                 &(struct used_names){used, nused})) {
+            rc = 1;
+            break;
+        }
         {
             char(*grown)[96] = realloc(used, (nused + 1) * sizeof *used);
             if (!grown) {
@@ -117,7 +120,7 @@ int fb_compare_write_plots(const char *out, const struct fb_comparison *c, bool 
         fprintf(af.f, " against message size, base dashed, new solid.\n"
                       "# Written by `fabricbench compare`; rerun with: gnuplot %s.gp\n",
                 name);
-        /* a row's case, transport, dtype, backend, ranks and pair: 185 bytes at most */
+        /* a row's case, transport, dtype, backend, ranks and pair: 175 bytes at most */
         char titles[MAX_SERIES_PER_PLOT][200];
         for (size_t s = i; s < j;) {
             size_t e = s;

@@ -267,7 +267,11 @@ struct fb_plot *fb_report_plot_new(struct build *b, const char *name, const char
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", name);
     /* names are made safe for a file name, so two series can come out the same */
-    fb_file_name_unique(p->name, sizeof p->name, "_", plot_taken, b->set);
+    if (!fb_file_name_unique(p->name, sizeof p->name, "_", plot_taken, b->set)) {
+        b->set->n--;
+        b->ok = false;
+        return NULL;
+    }
     snprintf(p->template, sizeof p->template, "%s", tmpl);
     snprintf(p->caption, sizeof p->caption, "%s", caption);
     return p;

@@ -227,8 +227,13 @@ static void file_names(void)
     /* a name as long as the buffer: cut so that "_2" fits in 8 bytes */
     const char *full[] = {"abcdefg", NULL};
     char m[8] = "abcdefg";
-    fb_file_name_unique(m, sizeof m, "_", in_list, full);
+    CHECK(fb_file_name_unique(m, sizeof m, "_", in_list, full));
     CHECK_STR(m, "abcde_2");
+    /* a buffer with no room for a number beside the name: refused at once, the name kept */
+    char t[3] = "ab";
+    const char *ab[] = {"ab", NULL};
+    CHECK(!fb_file_name_unique(t, sizeof t, "_", in_list, ab));
+    CHECK_STR(t, "ab");
 }
 
 int main(void)
