@@ -1,9 +1,9 @@
 #!/bin/sh
 # The command line's small lies (issue 15): words after --version and --help, a folder given as
 # a profile, doctor's --json path checked before the work, and numbers that are not finite in a
-# run folder given to accept, compare and report, and doctor's and expect's --help and bad options
-# answered before MPI starts: each is exit 2 with one error line naming
-# the problem and where, and nothing printed on stdout.
+# run folder given to accept, compare and report: each is exit 2 with one error line naming the
+# problem and where, and nothing printed on stdout. Also doctor's and expect's --help (exit 0,
+# usage) and bad options (exit 2) answered before MPI starts, and hwloc's plugins kept out.
 # usage: cli_messages.sh FABRICBENCH
 . "$(dirname "$0")/lib.sh"
 bin=$1
@@ -26,11 +26,27 @@ for c in doctor expect; do
     grep -q "^usage: mpirun -np N fabricbench $c" out.txt || fail "$c --help: $(head -n 2 out.txt)"
     OMPI_MCA_pml=nosuch "$bin" $c --bogus >out.txt 2>err.txt
     rc=$?
-    [ "$rc" = 2 ] && grep -q "$c: unknown option '--bogus'" err.txt ||
+    [ "$rc" = 2 ] && [ "$(wc -l <err.txt)" = 1 ] && grep -q "$c: unknown option '--bogus'" err.txt ||
         fail "$c --bogus with an MPI that cannot start: exit $rc: $(head -c 300 err.txt)"
+    [ ! -s out.txt ] || fail "$c --bogus printed on stdout: $(head -c 200 out.txt)"
 done
+# the checks above can tell: started, MPI refuses that pml
 OMPI_MCA_pml=nosuch timeout 60 "$bin" doctor >out.txt 2>err.txt &&
     fail "doctor with an MPI that cannot start passed: the check above cannot tell"
+grep -q "pml" err.txt || fail "doctor with no such pml failed, but not on the pml: $(head -c 300 err.txt)"
+
+# ---- hwloc's OpenCL and GL plugins are never loaded (fb_topo_plugins_prepare): not by a
+# singleton's MPI_Init either, which makes the process's first topology before doctor does ----
+LD_DEBUG=files timeout 120 "$bin" doctor >/dev/null 2>ld.txt
+pci=$(sed -n 's|.*file=\(/[^ ]*\)/hwloc_pci\.so .*dynamically loaded.*|\1|p' ld.txt | head -n 1)
+if [ -n "$pci" ] && [ -e "$pci/hwloc_opencl.so" ]; then
+    for plugin in hwloc_opencl hwloc_gl; do
+        ! grep -q "file=[^ ]*/$plugin\.so .*dynamically loaded" ld.txt ||
+            fail "doctor (a singleton) loaded $plugin.so: $(grep -m 1 "$plugin" ld.txt)"
+    done
+else
+    echo "SKIP plugins: no hwloc_opencl.so beside a loaded hwloc_pci.so here, nothing to keep out"
+fi
 
 # ---- a value quoted in a message reaches the terminal without its control bytes (fb_error) ----
 esc=$(printf 'x\033[2Jy')

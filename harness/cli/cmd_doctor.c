@@ -359,8 +359,13 @@ int fb_cmd_doctor(int argc, char **argv)
     /* Every rank parses the same argv, so all agree without talking. */
     /* --help and bad options were answered before MPI started (fb_cmd_doctor_options) */
     if (!parse(argc, argv, &backend, &coll, &json_path, &nccl_log, &self_bind, &help, err,
-               sizeof err) || help)
-        return help ? 0 : 2;
+               sizeof err)) {
+        if (rank == 0)
+            fb_error("doctor: %s", err);
+        return 2;
+    }
+    if (help)
+        return 0;
     if (json_path) {
         /* checked before the work, so a path that cannot be written is bad input (exit 2),
          * not a failure after the whole fingerprint; rank 0 writes the file, so rank 0 looks

@@ -356,8 +356,13 @@ int fb_cmd_expect(int argc, char **argv)
 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     /* --help and bad options were answered before MPI started (fb_cmd_expect_options) */
-    if (!parse(argc, argv, &backend, &coll, &help, err, sizeof err) || help)
-        return help ? 0 : 2;
+    if (!parse(argc, argv, &backend, &coll, &help, err, sizeof err)) {
+        if (rank == 0)
+            fb_error("expect: %s", err);
+        return 2;
+    }
+    if (help)
+        return 0;
     if (fb_expect_job_site(rank == 0) != FB_OK)
         return 2;
     if ((st = fb_session_open(&s, backend, coll, true)) != FB_OK)

@@ -13,15 +13,16 @@ int fb_cmd_locate(int argc, char **argv);
  * health counters after each interval. Exit 0 healthy, 1 degraded, 2 usage, 3 timeout. */
 int fb_cmd_soak(int argc, char **argv);
 
+/* Before MPI starts (main.c): doctor's and expect's answer to --help or bad options (their
+ * exit code), else -1 and MPI is started for the command below. */
+int fb_cmd_doctor_options(int argc, char **argv);
+int fb_cmd_expect_options(int argc, char **argv);
+
 /* Called between MPI_Init and MPI_Finalize. */
 int fb_cmd_doctor(int argc, char **argv);
-/* doctor's options before MPI starts: its exit code for --help or bad options, else -1 */
-int fb_cmd_doctor_options(int argc, char **argv);
 /* `expect`: the expected-figure model of this job (docs/expected.md); between MPI_Init and
  * MPI_Finalize. Exit 0 printed, 2 bad input. */
 int fb_cmd_expect(int argc, char **argv);
-/* expect's options before MPI starts: its exit code for --help or bad options, else -1 */
-int fb_cmd_expect_options(int argc, char **argv);
 
 /* No MPI. sweep starts mpirun or srun itself, and never initialises MPI. */
 int fb_cmd_sweep(int argc, char **argv);
