@@ -74,6 +74,16 @@ echo "$out" >>doc.txt
 doc_example docs/slurm.md health-lines doc.txt
 out=$("$bin" health --node n1 --profile "$work/p.ini" --gpus 1 --ib-rate 50)
 [ $? = 0 ] && [ "${out#health n1: OK: }" != "$out" ] || fail "--profile overridden: '$out'"
+# a FIFO where a port's state should be (a tree given by FB_SYSFS_ROOT) is no reading, never
+# waited on: health ends, that port not ACTIVE
+cp -a sys fifo
+rm fifo/class/infiniband/mlx5_0/ports/1/state
+mkfifo fifo/class/infiniband/mlx5_0/ports/1/state
+out=$(FB_SYSFS_ROOT=$work/fifo timeout 30 "$bin" health --node n1 --ib-ports 1)
+rc=$?
+[ "$rc" = 1 ] && [ "$out" = "health n1: FAIL: 0 InfiniBand port(s) ACTIVE, expected at least 1" ] ||
+    fail "a FIFO for a port's state: exit $rc (124: it waited), '$out'"
+rm -rf fifo
 # SLURMD_NODENAME names the node when --node is not given
 out=$(SLURMD_NODENAME=gpu07 "$bin" health)
 [ "${out#health gpu07: }" != "$out" ] || fail "SLURMD_NODENAME: '$out'"

@@ -1,18 +1,31 @@
 /* Small sysfs files read (sysfs.h). */
+#define _POSIX_C_SOURCE 200809L
 #include "sysfs.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 bool fb_sysfs_line(const char *path, char *buf, size_t len)
 {
-    FILE *f = fopen(path, "r");
+    /* a regular file only, opened without waiting: sysfs attributes are regular files, and a
+     * FIFO in a tree given by FB_SYSFS_ROOT would block open() and read() for ever (health
+     * under Slurm's HealthCheckProgram) */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    FILE *f;
     bool ok;
 
-    if (!f)
+    if (fd < 0)
         return false;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || !(f = fdopen(fd, "r"))) {
+        close(fd);
+        return false;
+    }
     ok = fgets(buf, (int)len, f) != NULL;
     fclose(f);
     if (ok)

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 /* The first line of a small file into buf, without its line break; false when it cannot be
- * read. */
+ * read or is no regular file (a FIFO, a device: never waited on). */
 bool fb_sysfs_line(const char *path, char *buf, size_t len);
 
 /* The number a sysfs file starts with ("100 Gb/sec (4X EDR)", "4: ACTIVE", "16.0 GT/s PCIe",
