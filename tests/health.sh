@@ -84,6 +84,21 @@ rc=$?
 [ "$rc" = 1 ] && [ "$out" = "health n1: FAIL: 0 InfiniBand port(s) ACTIVE, expected at least 1" ] ||
     fail "a FIFO for a port's state: exit $rc (124: it waited), '$out'"
 rm -rf fifo
+# a device name of 39 bytes (the kernel allows 63): its two ports stay two readings, the slow
+# ACTIVE one found (cut to 40 bytes, both were one name and the DOWN port's state hid it)
+long=mlx5_abcdefghijklmnopqrstuvwxyz01234567
+cp -a sys longname
+mv longname/class/infiniband/mlx5_0 "longname/class/infiniband/$long"
+ports=longname/class/infiniband/$long/ports
+cp -a "$ports/1" "$ports/2"
+echo "1: DOWN" >"$ports/1/state"
+echo "100 Gb/sec" >"$ports/1/rate"
+echo "4: ACTIVE" >"$ports/2/state"
+echo "10 Gb/sec" >"$ports/2/rate"
+out=$(FB_SYSFS_ROOT=$work/longname "$bin" health --node n1 --ib-rate 100 --ib-ports 1)
+[ $? = 1 ] && [ "$out" = "health n1: FAIL: InfiniBand $long/2 at 10 Gb/s, expected at least 100" ] ||
+    fail "two ports of a long device name: '$out'"
+rm -rf longname
 # SLURMD_NODENAME names the node when --node is not given
 out=$(SLURMD_NODENAME=gpu07 "$bin" health)
 [ "${out#health gpu07: }" != "$out" ] || fail "SLURMD_NODENAME: '$out'"

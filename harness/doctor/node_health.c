@@ -40,7 +40,7 @@ static void link_figure(const struct fb_health_counter *c, double v, char *buf, 
 void fb_node_health_judge(const struct fb_node_expect *e, const struct fb_health_set *set,
                           int gpus, struct fb_node_health *h)
 {
-    char name[64], down[256] = "", now[32], max[32];
+    char name[340], down[512] = "", now[32], max[32];
     const struct fb_health_counter *last = NULL; /* the judged PCIe reading before */
     bool last_low = false;                       /* its link below its maximum so far */
 
@@ -51,13 +51,13 @@ void fb_node_health_judge(const struct fb_node_expect *e, const struct fb_health
         finding(h, "%d NVIDIA GPU(s) on the PCI bus, expected %d", gpus, e->gpus);
     for (size_t i = 0; i < set->n; i++) {
         const struct fb_health_counter *c = &set->c[i];
-        fb_escape_str(c->device, 40, name, sizeof name);
+        fb_escape_str(c->device, 0, name, sizeof name);
         if (strcmp(c->source, "ib") == 0 && strcmp(c->counter, "state") == 0) {
             h->ib_ports++;
             if (c->value == 4) {
                 h->ib_active++;
             } else if (strlen(down) + strlen(name) + 3 < sizeof down) {
-                snprintf(down + strlen(down), sizeof down - strlen(down), "%s%s (state %.0f)",
+                snprintf(down + strlen(down), sizeof down - strlen(down), "%s%s (state %g)",
                          down[0] ? ", " : "", name, c->value);
             }
         } else if (strcmp(c->source, "pcie") == 0 && c->judged) {
@@ -89,7 +89,7 @@ void fb_node_health_judge(const struct fb_node_expect *e, const struct fb_health
         if (isnan(h->ib_slowest) || c->value < h->ib_slowest)
             h->ib_slowest = c->value;
         if (e->ib_rate_gbps > 0 && c->value < e->ib_rate_gbps) {
-            fb_escape_str(c->device, 40, name, sizeof name);
+            fb_escape_str(c->device, 0, name, sizeof name);
             finding(h, "InfiniBand %s at %g Gb/s, expected at least %g", name, c->value,
                     e->ib_rate_gbps);
         }

@@ -16,7 +16,8 @@
 /* One reading. Fixed-size text, so a set can travel between ranks as plain bytes. */
 struct fb_health_counter {
     char source[8];    /* "ib", "pcie", "nvml", "nccl" */
-    char device[40];   /* "mlx5_0/1" (device/port), "0000:3b:00.0" (PCI address), "gpu0" */
+    char device[80];   /* "mlx5_0/1" (device/port: an InfiniBand device's name may take 63
+                          bytes), "0000:3b:00.0" (PCI address), "gpu0" */
     char counter[32];  /* "symbol_error", "rate_gbps", "link_width", "ecc_volatile_total", ... */
     double value;      /* the reading (a count's, rounded: for display alone) */
     double max;        /* for a PCIe link: the most it can train to (max_link_*); NAN else */

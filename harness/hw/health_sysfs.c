@@ -115,7 +115,7 @@ static fb_status read_ib(const char *root, struct fb_health_set *set)
 {
     char (*devs)[256] = NULL, (*ports)[256] = NULL;
     size_t ndevs = 0, nports = 0;
-    char dir[PATH_CAP], path[PATH_CAP + 64], name[64], addr[128];
+    char dir[PATH_CAP], path[PATH_CAP + 64], name[80], addr[128];
     fb_status st;
 
     snprintf(dir, sizeof dir, "%s/class/infiniband", root);
@@ -127,7 +127,7 @@ static fb_status read_ib(const char *root, struct fb_health_set *set)
         if ((st = list_dir(dir, &ports, &nports)) != FB_OK)
             break;
         for (size_t p = 0; p < nports && st == FB_OK; p++) {
-            snprintf(name, sizeof name, "%.40s/%.16s", devs[d], ports[p]);
+            snprintf(name, sizeof name, "%.63s/%.15s", devs[d], ports[p]);
             for (size_t k = 0; k < sizeof ib_counters / sizeof *ib_counters && st == FB_OK;
                  k++) {
                 uint64_t v;
