@@ -143,6 +143,14 @@ grep -q "^STEP h2d pinned" "$tmp/flat.out" && fail "a step in a flat pinned seri
     fail "--out in a run: exit $rc: $(cat "$tmp/err")"
 (cd "$tmp" && "$bin" trend --threshold 0x5 "$tmp/flat") >/dev/null 2>"$tmp/err"; rc=$?
 [ "$rc" = 2 ] && grep -q "threshold" "$tmp/err" || fail "--threshold 0x5: exit $rc"
+# a folder where the last plot script goes: refused before anything is written or printed
+mkdir -p "$tmp/blocked/trend-1.gp"
+(cd "$tmp" && "$bin" trend --threshold 60 --out "$tmp/blocked" step) >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] && [ "$(cat "$tmp/err")" = "fabricbench: error: trend: cannot write '$tmp/blocked/trend-1.gp': it is a folder, not a file" ] ||
+    fail "a folder in the way of a plot: exit $rc: $(cat "$tmp/err")"
+[ ! -s "$tmp/out" ] || fail "a folder in the way of a plot: printed '$(head -n 2 "$tmp/out")'"
+[ "$(ls "$tmp/blocked")" = trend-1.gp ] || fail "a folder in the way of a plot: wrote $(ls "$tmp/blocked")"
 ln -s "$tmp" "$tmp/link"
 "$bin" trend --out "$tmp/link" "$tmp/flat" >/dev/null 2>"$tmp/err"; rc=$?
 [ "$rc" = 2 ] && grep -q "symbolic link" "$tmp/err" ||

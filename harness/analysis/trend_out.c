@@ -1,10 +1,12 @@
 /* trend's terminal verdict, trend.md, trend.csv and plots (trend_out.h). */
+#define _POSIX_C_SOURCE 200809L
 #include "trend_out.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "atomic_file.h"
 #include "compare.h"
@@ -160,6 +162,22 @@ static int write_plot(const char *out, size_t k, const struct fb_trend_series *s
     return 0;
 }
 
+/* Whether a file trend writes can be written: nothing there, or a regular file (renamed over).
+ * A folder, link or FIFO of that name is said in one line, before anything is written. */
+static bool target_ok(const char *out, const char *name)
+{
+    char path[4200], shown[4400];
+    struct stat sb;
+
+    snprintf(path, sizeof path, "%s/%s", out, name);
+    if (lstat(path, &sb) != 0 || S_ISREG(sb.st_mode))
+        return true;
+    fb_error("trend: cannot write '%s': it is %s, not a file", fb_escape_str(path, 0, shown,
+             sizeof shown), S_ISDIR(sb.st_mode) ? "a folder" : S_ISLNK(sb.st_mode) ?
+             "a symbolic link" : "a FIFO or device");
+    return false;
+}
+
 int fb_trend_write(const char *out, const struct fb_trend_run *runs, size_t nruns,
                    const struct fb_trend_series *s, size_t ns, double threshold, bool no_plots)
 {
@@ -168,13 +186,23 @@ int fb_trend_write(const char *out, const struct fb_trend_run *runs, size_t nrun
     size_t degraded = 0, nsteps = 0;
     bool have_gnuplot = !no_plots && fb_gnuplot_find(gnuplot, sizeof gnuplot);
 
+    /* every file checked first: nothing half-written, no verdict printed, for a folder in the
+     * way of the last one */
+    if (!target_ok(out, "trend.md") || !target_ok(out, "trend.csv"))
+        return 1;
+    for (size_t k = 0; k < ns && !no_plots; k++) {
+        static const char *const ext[] = {"dat", "gp", "png", "svg"};
+        for (size_t e = 0; e < sizeof ext / sizeof *ext; e++) {
+            snprintf(name, sizeof name, "trend-%zu.%s", k, ext[e]);
+            if (!target_ok(out, name))
+                return 1;
+        }
+    }
     if (!no_plots && !have_gnuplot)
         fb_warn("trend: gnuplot not found on PATH: plots skipped");
     snprintf(path, sizeof path, "%s/trend.md", out);
     if (fb_atomic_open(&af, path) != FB_OK)
         return 1;
-    fb_out("trend: %zu runs, %zu series, threshold %.3g%%, runs ordered by %s\n", nruns, ns,
-           threshold * 100, runs[0].time_from);
     fprintf(af.f, "# Trend over %zu runs\n\nRuns in order (time from %s); threshold %.3g%%; a "
                   "step needs %d runs on each side and a change beyond %.0fx the runs' pooled "
                   "spread (docs/trend.md).\n\n| run | folder | id | started |\n|---|---|---|---|\n",
@@ -198,15 +226,6 @@ int fb_trend_write(const char *out, const struct fb_trend_run *runs, size_t nrun
             const struct fb_trend_step *t = &s[k].steps[j];
             step_label(&runs[t->at - 1], &runs[t->at], label, sizeof label);
             nsteps++;
-            {
-                /* the run folder's and the fingerprint's text: one visible line */
-                char en[512], ed[1024], el[2048];
-                fb_out("STEP %s: %.4g -> %.4g (x%.3f, %s) at run %zu (%s); changed: %s\n",
-                       fb_escape_str(name, 0, en, sizeof en), t->before, t->after, t->ratio,
-                       t->worse ? "worse" : "better or neutral", t->at + 1,
-                       fb_escape_str(runs[t->at].dir, 0, ed, sizeof ed),
-                       fb_escape_str(label, 0, el, sizeof el));
-            }
             fprintf(af.f, "- step at run %zu (", t->at + 1);
             fb_md_put_code(af.f, runs[t->at].dir, false);
             fprintf(af.f, "): %.4g -> %.4g ", t->before, t->after);
@@ -237,12 +256,33 @@ int fb_trend_write(const char *out, const struct fb_trend_run *runs, size_t nrun
     fprintf(af.f, ") sits past a worse step in %zu series.\n", degraded);
     if (fb_atomic_commit(&af) != FB_OK || write_csv(out, runs, nruns, s, ns))
         return 1;
+    /* the verdict, once every file is written */
+    fb_out("trend: %zu runs, %zu series, threshold %.3g%%, runs ordered by %s\n", nruns, ns,
+           threshold * 100, runs[0].time_from);
+    for (size_t k = 0; k < ns; k++) {
+        series_name(&s[k], name, sizeof name);
+        for (size_t j = 0; j < s[k].nsteps; j++) {
+            /* the run folder's and the fingerprint's text: one visible line */
+            const struct fb_trend_step *t = &s[k].steps[j];
+            char en[512], ed[1024], el[2048];
+            step_label(&runs[t->at - 1], &runs[t->at], label, sizeof label);
+            fb_out("STEP %s: %.4g -> %.4g (x%.3f, %s) at run %zu (%s); changed: %s\n",
+                   fb_escape_str(name, 0, en, sizeof en), t->before, t->after, t->ratio,
+                   t->worse ? "worse" : "better or neutral", t->at + 1,
+                   fb_escape_str(runs[t->at].dir, 0, ed, sizeof ed),
+                   fb_escape_str(label, 0, el, sizeof el));
+        }
+    }
     {
         char ed[1024];
         fb_out("trend: %zu step(s); latest run %s: %s\n", nsteps,
                fb_escape_str(runs[nruns - 1].dir, 0, ed, sizeof ed),
                degraded ? "DEGRADED (past a worse step)" : "no worse step");
     }
-    fb_out("trend: %s/trend.md, %s/trend.csv\n", out, out);
+    {
+        char eo[4400]; /* --out as given: one visible line */
+        fb_escape_str(out, 0, eo, sizeof eo);
+        fb_out("trend: %s/trend.md, %s/trend.csv\n", eo, eo);
+    }
     return 0;
 }

@@ -19,9 +19,10 @@ struct fb_trend_run {
 
 /* Writes out/trend.md, out/trend.csv and, unless no_plots, out/trend-<k>.gp, .png and .svg
  * (k: the series' index; skipped with a line when gnuplot is not on PATH), each file
- * atomically, and prints the verdict: the runs, each step with its label, and whether the latest
- * run sits past a worse step. out must exist. 0, or 1 when a file cannot be written (one line
- * printed). */
+ * atomically, then prints the verdict: the runs, each step with its label, and whether the
+ * latest run sits past a worse step. out must exist. 0, or 1 when a file cannot be written (one
+ * line printed): a folder, link or FIFO in the place of any of them is found before anything
+ * is written or printed. */
 int fb_trend_write(const char *out, const struct fb_trend_run *runs, size_t nruns,
                    const struct fb_trend_series *s, size_t ns, double threshold, bool no_plots);
 
