@@ -143,6 +143,12 @@ grep -q "^STEP h2d pinned" "$tmp/flat.out" && fail "a step in a flat pinned seri
     fail "--out in a run: exit $rc: $(cat "$tmp/err")"
 (cd "$tmp" && "$bin" trend --threshold 0x5 "$tmp/flat") >/dev/null 2>"$tmp/err"; rc=$?
 [ "$rc" = 2 ] && grep -q "threshold" "$tmp/err" || fail "--threshold 0x5: exit $rc"
+# a "started" that is there but no time: named, not a silent fall back to another order
+cp -a "$tmp/flat" "$tmp/badtime"
+sed -i 's/"started":[[:space:]]*"[^"]*"/"started": "2026-12-07T22:09:43Z junk"/' "$tmp/badtime/run2/env.json"
+grep -q 'Z junk' "$tmp/badtime/run2/env.json" || fail "the test could not edit run2's env.json"
+(cd "$tmp" && expect_error "trend: $tmp/badtime/run2/env.json: 'started' is not a time like 2026-12-07T22:09:43Z (UTC)" \
+    "$bin" trend --no-plots --out "$tmp/o-badtime" "$tmp/badtime")
 # a folder where the last plot script goes: refused before anything is written or printed
 mkdir -p "$tmp/blocked/trend-1.gp"
 (cd "$tmp" && "$bin" trend --threshold 60 --out "$tmp/blocked" step) >"$tmp/out" 2>"$tmp/err"

@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "headline.h"
+#include "escape.h"
 #include "log.h"
 #include "report.h"
 #include "run_folder.h"
@@ -47,15 +48,26 @@ static void usage(void)
 }
 
 /* Seconds since the epoch of a run: env.json's "started", else the run id's
- * YYYYmmdd-HHMMSS prefix; NAN when neither. */
-static double run_time(const struct fb_report_run *r, struct fb_trend_run *t)
+ * YYYYmmdd-HHMMSS prefix; NAN when neither. A "started" that is there but is no such time is
+ * bad input (*bad, one line said): falling back would order every run differently in silence. */
+static double run_time(const struct fb_report_run *r, struct fb_trend_run *t, bool *bad)
 {
     struct tm tm;
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(r->env, "started");
-    const char *end;
+    const char *end = NULL;
     memset(&tm, 0, sizeof tm);
-    if (cJSON_IsString(s) && (end = strptime(s->valuestring, "%Y-%m-%dT%H:%M:%SZ", &tm)) &&
-        !*end) {
+    *bad = false;
+    if (cJSON_IsString(s) && !s->valuestring[0])
+        s = NULL; /* written empty when the clock could not be read: no time, not a bad one */
+    if (s && !(cJSON_IsString(s) &&
+               (end = strptime(s->valuestring, "%Y-%m-%dT%H:%M:%SZ", &tm)) && !*end)) {
+        char shown[4200];
+        fb_error("trend: %s/env.json: 'started' is not a time like 2026-12-07T22:09:43Z (UTC)",
+                 fb_escape_str(r->dir, 0, shown, sizeof shown));
+        *bad = true;
+        return NAN;
+    }
+    if (s) {
         snprintf(t->started, sizeof t->started, "%s", s->valuestring);
         t->time_from = "env.json";
         return (double)timegm(&tm);
@@ -195,7 +207,12 @@ int fb_cmd_trend(int argc, char **argv)
             rc = rc == 1 ? 2 : rc;
             goto out;
         }
-        ord[i] = (struct order){run_time(&runs[i], &tr[i]), i};
+        bool bad;
+        ord[i] = (struct order){run_time(&runs[i], &tr[i], &bad), i};
+        if (bad) {
+            rc = 2;
+            goto out;
+        }
         timed &= !isnan(ord[i].t);
     }
     if (n < 2 * FB_TREND_MIN_SEGMENT) {
