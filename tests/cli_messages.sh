@@ -48,6 +48,12 @@ else
     echo "SKIP plugins: no hwloc_opencl.so beside a loaded hwloc_pci.so here, nothing to keep out"
 fi
 
+# ---- a long option given a value it does not take is named as given, not by getopt's letter
+# ('--drain=1' was "unknown option '-d'") ----
+expect_bad "health: option '--drain' takes no value" health --drain=1
+expect_bad "trend: option '--no-plots' takes no value" trend --no-plots=1 x
+expect_bad "run: unknown option '--bogus'" run --bogus=3
+
 # ---- a value quoted in a message reaches the terminal without its control bytes (fb_error) ----
 esc=$(printf 'x\033[2Jy')
 for args in "$esc" "run --dtype $esc" "mix --$esc"; do

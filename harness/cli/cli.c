@@ -195,12 +195,18 @@ void fb_cli_run_usage(void)
 
 void fb_cli_option_error(int c, char **argv, char *err, size_t errlen)
 {
+    const char *arg = argv[optind - 1];
+    bool is_long = strncmp(arg, "--", 2) == 0;
+    int name = (int)strcspn(arg, "="); /* a long option's name, without "=VALUE" */
+
     if (c == ':')
-        snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-    else if (optopt && optopt < 256)
+        snprintf(err, errlen, "option '%s' needs a value", arg);
+    else if (is_long && optopt) /* known (getopt gives its value), but given "=VALUE" */
+        snprintf(err, errlen, "option '%.*s' takes no value", name, arg);
+    else if (!is_long && optopt && optopt < 256)
         snprintf(err, errlen, "unknown option '-%c'", optopt);
     else
-        snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+        snprintf(err, errlen, "unknown option '%.*s'", is_long ? name : (int)strlen(arg), arg);
 }
 
 fb_status fb_cli_timeout_parse(const char *text, double *seconds, char *why, size_t whylen)
