@@ -189,6 +189,10 @@ expect_bad "--out after --" -- h2d --out y
 expect_bad "--ranks asks for 4 ranks, but --np is 2" --np 2 --out x -- allreduce --ranks 1,4
 expect_bad "--pairs 0:5 names a rank the launches do not have (--np 2: ranks 0..1)" --np 2 --out x -- p2p --pairs 0:5
 expect_bad "unexpected argument 'h2d'" --out x h2d
+# a control character would reach the terminal in every launch line (and --dry-run's)
+expect_bad 'a value of NCCL_ALGO holds a control character (\\x1b)' --vary "NCCL_ALGO=$(printf 'a\033[31m')" --out x
+expect_bad "bad value for --mpirun-arg: it holds a control character" --mpirun-arg "$(printf 'x\033[2J')" --out x
+expect_bad "bad value for --out: it holds a control character" --out "$(printf 'x\033[31m')"
 cd .. || exit 1
 
 # --- a launch that fails: the other still runs, exit 1, recorded (an MCA setting no MPI has)

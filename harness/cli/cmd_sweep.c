@@ -18,6 +18,7 @@
 #include "atomic_file.h"
 #include "cli.h"
 #include "commands.h"
+#include "escape.h"
 #include "launch.h"
 #include "launch_sweep.h"
 #include "log.h"
@@ -292,11 +293,20 @@ static fb_status parse(struct sweep *s, int argc, char **argv, int *help, char *
                 st = FB_ERR_USAGE;
                 break;
             }
+            if (optarg[fb_escape_control_at(optarg)]) {
+                /* printed in every launch line (and --dry-run's): no escape sequence */
+                snprintf(err, errlen, "bad value for --mpirun-arg: it holds a control character");
+                st = FB_ERR_USAGE;
+                break;
+            }
             s->extra[s->run.launch.nextra++] = optarg;
             break;
         case OPT_OUT:
             if (!*optarg) {
                 snprintf(err, errlen, "bad value for --out: empty path");
+                st = FB_ERR_USAGE;
+            } else if (optarg[fb_escape_control_at(optarg)]) {
+                snprintf(err, errlen, "bad value for --out: it holds a control character");
                 st = FB_ERR_USAGE;
             }
             s->out = optarg;

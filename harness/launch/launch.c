@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
+
 bool fb_launch_name_ok(const char *name)
 {
     static const char *const prefixes[] = {"NCCL_", "UCX_", "OMPI_MCA_"};
@@ -69,6 +71,13 @@ fb_status fb_launch_var_parse(const char *text, struct fb_launch_var *v, char *w
         if (*p && *p != ',') {
             if (*p == '\n' || *p == '\r') {
                 snprintf(why, whylen, "a value of %s holds a line break", name);
+                goto out;
+            }
+            if (fb_escape_is_control((unsigned char)*p) ||
+                fb_escape_ends_c1(p > eq + 1 ? (unsigned char)p[-1] : 0, (unsigned char)*p)) {
+                /* an escape sequence would reach the terminal in every launch line */
+                snprintf(why, whylen, "a value of %s holds a control character (\\x%02x)", name,
+                         (unsigned char)*p);
                 goto out;
             }
             value[used++] = *p;
