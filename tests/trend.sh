@@ -149,6 +149,12 @@ sed -i 's/"started":[[:space:]]*"[^"]*"/"started": "2026-12-07T22:09:43Z junk"/'
 grep -q 'Z junk' "$tmp/badtime/run2/env.json" || fail "the test could not edit run2's env.json"
 (cd "$tmp" && expect_error "trend: $tmp/badtime/run2/env.json: 'started' is not a time like 2026-12-07T22:09:43Z (UTC)" \
     "$bin" trend --no-plots --out "$tmp/o-badtime" "$tmp/badtime")
+# an interrupted run is read with a warning in trend's own terms (it spoke of summary.md)
+cp -a "$tmp/flat" "$tmp/cut"
+sed -i 's/"run_status":[[:space:]]*"[^"]*"/"run_status": "interrupted"/' "$tmp/cut/run2/env.json"
+"$bin" trend --no-plots --out "$tmp/o-cut" "$tmp/cut" >/dev/null 2>"$tmp/err"
+grep -q "trend: run folder '$tmp/cut/run2' is incomplete (.*); its series hold its finished points only" "$tmp/err" ||
+    fail "an interrupted run's warning: $(cat "$tmp/err")"
 # a folder where the last plot script goes: refused before anything is written or printed
 mkdir -p "$tmp/blocked/trend-1.gp"
 (cd "$tmp" && "$bin" trend --threshold 60 --out "$tmp/blocked" step) >"$tmp/out" 2>"$tmp/err"

@@ -57,9 +57,10 @@ int fb_report_run_load(struct fb_report_run *r, const char *dir, const char *who
     {
         char why[1200], shown[1300];
         if (r->env && fb_run_state_incomplete(r->env, why, sizeof why))
-            fb_warn("%s: run folder '%s' is incomplete (%s); the plots and summary.md show "
-                    "its finished points only", who, dir,
-                    fb_escape_str(why, 0, shown, sizeof shown));
+            fb_warn("%s: run folder '%s' is incomplete (%s); %s its finished points only", who,
+                    dir, fb_escape_str(why, 0, shown, sizeof shown),
+                    strcmp(who, "report") == 0 ? "the plots and summary.md show"
+                                               : "its series hold"); /* trend's */
     }
     snprintf(path, sizeof path, "%s/doctor.json", dir);
     if ((rc = read_json(who, path, &r->doctor, true)) != 0)
