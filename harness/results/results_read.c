@@ -248,6 +248,14 @@ fb_status fb_results_parse(const char *path, const char *buf, size_t len,
         }
         if (read_row(&p, line, &out->rows[out->nrows]))
             goto out;
+        /* a results.csv is one run's: a row of another (files joined by hand) would be counted
+         * as this run's in silence */
+        if (out->nrows && strcmp(out->rows[out->nrows].run_id, out->rows[0].run_id) != 0) {
+            fb_csv_reader_fail(&p, line, "run_id '%s', where the first row's is '%s' (a "
+                               "results.csv holds one run)", SHOWN(out->rows[out->nrows].run_id),
+                               SHOWN(out->rows[0].run_id));
+            goto out;
+        }
         out->nrows++;
     }
     st = FB_OK;

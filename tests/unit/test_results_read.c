@@ -173,6 +173,12 @@ int main(void)
         expect_bad("expected_inf.csv", text, (size_t)n, "column 'expected'", NULL);
     }
 
+    /* one run a file: a row of another run (files joined by hand) is named, not counted */
+    BAD("two_runs.csv",
+        HEADER GOOD GOOD "r2,h2d,pinned_h2d,host,memcpy,,1,1,,,,1048576,,,,10,bandwidth,GB/s,5,"
+                         "2,1,3,1,3,2,0.5,0\n",
+        ":4: run_id 'r2', where the first row's is 'r1'", "a results.csv holds one run");
+
     /* cpu_wait (30 columns): a share from 0 to 1, or empty (unknown); a 29-column file has it
      * unknown on every row. */
     {
