@@ -99,6 +99,15 @@ out=$(FB_SYSFS_ROOT=$work/longname "$bin" health --node n1 --ib-rate 100 --ib-po
 [ $? = 1 ] && [ "$out" = "health n1: FAIL: InfiniBand $long/2 at 10 Gb/s, expected at least 100" ] ||
     fail "two ports of a long device name: '$out'"
 rm -rf longname
+# absurd readings are no readings: a negative rate, a width past x32 (never shown as figures)
+cp -a sys absurd
+echo "-5 Gb/sec" >absurd/class/infiniband/mlx5_0/ports/1/rate
+for f in $(find absurd/bus/pci/devices/ -name current_link_width | head -n 1); do echo 1e308 >"$f"; done
+out=$(FB_SYSFS_ROOT=$work/absurd "$bin" health --node n1 --ib-ports 1 --ib-rate 100)
+case $out in *-5*|*e+308*|*1000000000*) fail "absurd readings shown as figures: '$out'" ;; esac
+[ "$out" = "health n1: OK: 1 NVIDIA GPU(s), 1 of 1 InfiniBand port(s) ACTIVE, 1 PCIe link(s) at their maximum" ] ||
+    fail "absurd readings: '$out'"
+rm -rf absurd
 # SLURMD_NODENAME names the node when --node is not given
 out=$(SLURMD_NODENAME=gpu07 "$bin" health)
 [ "${out#health gpu07: }" != "$out" ] || fail "SLURMD_NODENAME: '$out'"
