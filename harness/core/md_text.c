@@ -3,20 +3,54 @@
 
 #include <string.h>
 
-static bool is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
+#include "escape.h"
 
 static void put_hex(FILE *f, unsigned char c) { fprintf(f, "\\x%02x", c); }
 
+/* How many bytes at p are shown as \xNN: 1 for a control byte (below 0x20, 0x7f) or a byte
+ * that is not UTF-8, 2 for a C1 control in UTF-8 (C2 80 to C2 9F, which terminals obey); 0
+ * when the character there is written as it is (its length in *n). A Markdown file is UTF-8
+ * text: a run folder's name with 0xff or U+009B reaches it as \xff, \xc2\x9b. */
+static size_t hex_bytes(const unsigned char *p, size_t *n)
+{
+    unsigned cp;
+    int len;
+
+    *n = 1;
+    if (*p < 0x20 || *p == 0x7f)
+        return 1;
+    if (*p < 0x80)
+        return 0;
+    if ((len = fb_utf8_len((const char *)p, &cp)) == 0)
+        return 1;
+    if (cp >= 0x80 && cp <= 0x9f)
+        return 2;
+    *n = (size_t)len;
+    return 0;
+}
+
+/* Writes s's bytes, each control or non-UTF-8 byte as \xNN, each byte of `markup` after a
+ * backslash (none for code: its text is literal), '|' escaped where `bar`. */
+static void put_bytes(FILE *f, const char *s, const char *markup, bool bar)
+{
+    for (const unsigned char *p = (const unsigned char *)s; p && *p;) {
+        size_t n, h = hex_bytes(p, &n);
+        if (h) {
+            for (size_t i = 0; i < h; i++)
+                put_hex(f, p[i]);
+            p += h;
+        } else if ((markup && strchr(markup, *p)) || (bar && *p == '|')) {
+            fprintf(f, "\\%c", *p++);
+        } else {
+            fwrite(p, 1, n, f);
+            p += n;
+        }
+    }
+}
+
 void fb_md_put_text(FILE *f, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-        if (is_control(*p))
-            put_hex(f, *p);
-        else if (strchr("\\`[]<>|&", *p))
-            fprintf(f, "\\%c", *p);
-        else
-            fputc(*p, f);
-    }
+    put_bytes(f, s, "\\`[]<>|&", false);
 }
 
 /* The longest run of backquotes in s. */
@@ -49,15 +83,7 @@ void fb_md_put_code(FILE *f, const char *s, bool in_table)
     put_fence(f, fence);
     if (pad)
         fputc(' ', f);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (is_control(c))
-            put_hex(f, c);
-        else if (c == '|' && in_table)
-            fputs("\\|", f);
-        else
-            fputc(c, f);
-    }
+    put_bytes(f, s, NULL, in_table);
     if (pad)
         fputc(' ', f);
     put_fence(f, fence);
@@ -70,12 +96,7 @@ void fb_md_put_code_block(FILE *f, const char *s)
     fence = fence < 3 ? 3 : fence;
     put_fence(f, fence);
     fputc('\n', f);
-    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-        if (is_control(*p))
-            put_hex(f, *p);
-        else
-            fputc(*p, f);
-    }
+    put_bytes(f, s, NULL, false);
     fputc('\n', f);
     put_fence(f, fence);
     fputc('\n', f);

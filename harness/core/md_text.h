@@ -1,8 +1,9 @@
 /* Text written into Markdown (summary.md, compare.md): text from files and options escaped so
  * that it stays text, in one table cell, on one line: no raw line break, no '|' that splits
  * a cell, no link, HTML tag or code span it did not ask for, and a code span or
- * fenced block that its own backquotes cannot close. Control bytes (below 0x20, 0x7f) are
- * shown as \xNN. */
+ * fenced block that its own backquotes cannot close. Control bytes (below 0x20, 0x7f), C1
+ * controls (U+0080-U+009F, which terminals obey) and bytes that are not UTF-8 are shown as
+ * \xNN, so the file is UTF-8 text whatever a run folder held. */
 #ifndef FB_MD_TEXT_H
 #define FB_MD_TEXT_H
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "gp_text.h"
 #include "md_text.h"
 #include "xml_text.h"
@@ -37,6 +38,20 @@ static bool has_control(const char *s, const char *allowed)
         if ((*p < 0x20 || *p == 0x7f) && !strchr(allowed, *p))
             return true;
     return false;
+}
+
+/* Whether s is UTF-8 with no C1 control in it (U+0080-U+009F): Markdown's text, whatever the
+ * input held. */
+static bool utf8_clean(const char *s)
+{
+    for (const char *p = s; *p;) {
+        unsigned cp = 0;
+        int n = fb_utf8_len(p, &cp);
+        if (n == 0 || (cp >= 0x80 && cp <= 0x9f))
+            return false;
+        p += n;
+    }
+    return true;
 }
 
 static int hexval(char c)
@@ -188,22 +203,28 @@ static const char *escape_check_all(const char *in)
     if (!bad && (fb_gp_comment(out, need, in) >= need || has_control(out, "") ||
                  !unescape(out, NULL, dec) || strcmp(dec, in) != 0))
         bad = "fb_gp_comment";
-    if (!bad && (!(w = written(fb_md_put_text, in)) || has_control(w, "") ||
+    if (!bad && (!(w = written(fb_md_put_text, in)) || has_control(w, "") || !utf8_clean(w) ||
                  !unescape(w, "\\`[]<>|&", dec) || strcmp(dec, in) != 0))
         bad = "fb_md_put_text";
     free(w);
-    if (!bad && (!(w = written(put_code_table, in)) || !code_ok(w, true)))
+    w = NULL; /* a failed check skips the next, whose free would be this one's again */
+    if (!bad && (!(w = written(put_code_table, in)) || !code_ok(w, true) || !utf8_clean(w)))
         bad = "fb_md_put_code";
     free(w);
-    if (!bad && (!(w = written(fb_md_put_code_block, in)) || !block_ok(w, in)))
+    w = NULL;
+    if (!bad && (!(w = written(fb_md_put_code_block, in)) || !block_ok(w, in) ||
+                 !utf8_clean(w)))
         bad = "fb_md_put_code_block";
     free(w);
+    w = NULL;
     if (!bad && (!(w = written(fb_md_put_link, in)) || !link_ok(w)))
         bad = "fb_md_put_link";
     free(w);
+    w = NULL;
     if (!bad && (!(w = written(fb_xml_put_text, in)) || !xml_ok(w, false)))
         bad = "fb_xml_put_text";
     free(w);
+    w = NULL;
     if (!bad && (!(w = written(fb_xml_put_attr, in)) || !xml_ok(w, true)))
         bad = "fb_xml_put_attr";
     free(w);

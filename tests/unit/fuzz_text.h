@@ -1,7 +1,8 @@
 /* Random hostile strings for the escaping tests (test_text_escape.c, test_script_writers.c):
  * a fixed-seed generator, so every run tries the same strings, built from the pieces that break
  * gnuplot scripts, Markdown tables and XML: quotes, backslashes, line ends, control bytes,
- * backquotes, gnuplot macros and system(), pipes, markup, UTF-8 and malformed UTF-8. */
+ * backquotes, gnuplot macros and system(), pipes, markup, UTF-8, C1 controls and malformed
+ * UTF-8. */
 #ifndef FB_TEST_FUZZ_TEXT_H
 #define FB_TEST_FUZZ_TEXT_H
 
@@ -24,7 +25,8 @@ static void fuzz_string(char *buf, size_t len)
     static const char *const piece[] = {
         "'", "\"", "\\", "\n", "\r", "\t", "\x01", "\x1b", "\x7f", "system(\"touch pwned\")",
         "|", "`", "```", "@draw", "$x", "#", "\xc3\xa9", "\xe6\x97\xa5", "\xff", "\xed\xa0\x80",
-        "\xef\xbf\xbe", "<", ">", "&", "]]>", "[a](b)", "*", "_", "a", " ", "\\\n", ".", "''",
+        "\xef\xbf\xbe", "\xc2\x9b", "\x9b", "<", ">", "&", "]]>", "[a](b)", "*", "_", "a", " ",
+        "\\\n", ".", "''",
         "x\nsystem(\"\"touch pwned\"\")\n#", "`touch pwned`", "\n!touch pwned\n", "<br>", "&#10;"};
     size_t used = 0, n = 1 + fuzz_next() % 8;
 
