@@ -159,7 +159,7 @@ grep -q "trend: run folder '$tmp/cut/run2' is incomplete (.*); its series hold i
 mkdir -p "$tmp/blocked/trend-1.gp"
 (cd "$tmp" && "$bin" trend --threshold 60 --out "$tmp/blocked" step) >"$tmp/out" 2>"$tmp/err"
 rc=$?
-[ "$rc" = 2 ] && [ "$(cat "$tmp/err")" = "fabricbench: error: trend: cannot write '$tmp/blocked/trend-1.gp': it is a folder, not a file" ] ||
+[ "$rc" = 2 ] && [ "$(cat "$tmp/err")" = "fabricbench: error: trend: cannot use output file '$tmp/blocked/trend-1.gp': it exists and is a folder" ] ||
     fail "a folder in the way of a plot: exit $rc: $(cat "$tmp/err")"
 [ ! -s "$tmp/out" ] || fail "a folder in the way of a plot: printed '$(head -n 2 "$tmp/out")'"
 [ "$(ls "$tmp/blocked")" = trend-1.gp ] || fail "a folder in the way of a plot: wrote $(ls "$tmp/blocked")"

@@ -1,12 +1,10 @@
 /* trend's terminal verdict, trend.md, trend.csv and plots (trend_out.h). */
-#define _POSIX_C_SOURCE 200809L
 #include "trend_out.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "atomic_file.h"
 #include "compare.h"
@@ -18,6 +16,7 @@
 #include "headline.h"
 #include "log.h"
 #include "md_text.h"
+#include "run_folder.h"
 
 /* "h2d pinned_h2d - 16M all bandwidth (GB/s)": the series' name, from its key. */
 static void series_name(const struct fb_trend_series *s, char *buf, size_t len)
@@ -162,19 +161,17 @@ static int write_plot(const char *out, size_t k, const struct fb_trend_series *s
     return 0;
 }
 
-/* Whether a file trend writes can be written: nothing there, or a regular file (renamed over).
- * A folder, link or FIFO of that name is said in one line, before anything is written. */
+/* Whether a file trend writes may be written (fb_run_folder_output, the check of every output
+ * a user names): nothing there or a regular file, never a folder, link or FIFO in its place.
+ * Said in one line, before anything is written. */
 static bool target_ok(const char *out, const char *name)
 {
-    char path[4200], shown[4400];
-    struct stat sb;
+    char path[4200], err[4600];
 
     snprintf(path, sizeof path, "%s/%s", out, name);
-    if (lstat(path, &sb) != 0 || S_ISREG(sb.st_mode))
+    if (fb_run_folder_output("output file", path, false, err, sizeof err) == FB_OK)
         return true;
-    fb_error("trend: cannot write '%s': it is %s, not a file", fb_escape_str(path, 0, shown,
-             sizeof shown), S_ISDIR(sb.st_mode) ? "a folder" : S_ISLNK(sb.st_mode) ?
-             "a symbolic link" : "a FIFO or device");
+    fb_error("trend: %s", err);
     return false;
 }
 

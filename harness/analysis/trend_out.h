@@ -21,8 +21,8 @@ struct fb_trend_run {
  * (k: the series' index; skipped with a line when gnuplot is not on PATH), each file
  * atomically, then prints the verdict: the runs, each step with its label, and whether the
  * latest run sits past a worse step. out must exist. 0, or 1 when a file cannot be written (one
- * line printed): a folder, link or FIFO in the place of any of them is found before anything
- * is written or printed. */
+ * line printed): a folder, link or FIFO in the place of any of them is found
+ * (fb_run_folder_output) before anything is written or printed. */
 int fb_trend_write(const char *out, const struct fb_trend_run *runs, size_t nruns,
                    const struct fb_trend_series *s, size_t ns, double threshold, bool no_plots);
 
