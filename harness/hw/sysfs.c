@@ -2,27 +2,28 @@
 #define _POSIX_C_SOURCE 200809L
 #include "sysfs.h"
 
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
+
+#include "file_read.h"
 
 bool fb_sysfs_line(const char *path, char *buf, size_t len)
 {
-    /* a regular file only, opened without waiting: sysfs attributes are regular files, and a
-     * FIFO in a tree given by FB_SYSFS_ROOT would block open() and read() for ever (health
-     * under Slurm's HealthCheckProgram) */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat sb;
+    /* a regular file only, opened without waiting (fb_file_open): sysfs attributes are regular
+     * files, and a FIFO in a tree given by FB_SYSFS_ROOT would block open() and read() for
+     * ever (health under Slurm's HealthCheckProgram) */
+    char err[800];
+    size_t size;
+    int fd;
     FILE *f;
     bool ok;
 
-    if (fd < 0)
+    if (fb_file_open(path, FB_FILE_SITE, false, &fd, &size, err, sizeof err) != FB_OK)
         return false;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || !(f = fdopen(fd, "r"))) {
+    if (!(f = fdopen(fd, "r"))) {
         close(fd);
         return false;
     }
