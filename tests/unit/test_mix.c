@@ -274,14 +274,20 @@ static void check_inspector_backslash(void)
     fb_mix_free(&m);
 }
 
-static void check_inspector_bad(const char *text, const char *expect)
+/* The len bytes of text (a NUL among them too) are refused with exactly this message. */
+static void check_inspector_bad_n(const char *text, size_t len, const char *expect)
 {
     char err[512] = "";
     struct fb_mix m;
 
-    CHECK(fb_mix_inspector_parse(text, strlen(text), "ins.json", FB_DTYPE_FLOAT32, &m, err,
+    CHECK(fb_mix_inspector_parse(text, len, "ins.json", FB_DTYPE_FLOAT32, &m, err,
                                  sizeof err) == FB_ERR_USAGE);
     CHECK_STR(err, expect);
+}
+
+static void check_inspector_bad(const char *text, const char *expect)
+{
+    check_inspector_bad_n(text, strlen(text), expect);
 }
 
 static void check_inspector_bad_texts(void)
@@ -359,12 +365,8 @@ static void check_inspector_bad_texts(void)
         static const char raw[] = "{\"header\":{\"id\":\"0x1\0zz\",\"rank\":0,\"n_ranks\":2},"
                                   "\"coll_perf\":{\"coll\":\"AllReduce\",\"coll_sn\":1,"
                                   "\"coll_msg_size_bytes\":64}}\n";
-        char err[512] = "";
-        struct fb_mix m;
-        CHECK(fb_mix_inspector_parse(raw, sizeof raw - 1, "ins.json", FB_DTYPE_FLOAT32, &m, err,
-                                     sizeof err) == FB_ERR_USAGE);
-        CHECK_STR(err, "ins.json:1: a NUL byte (raw or \\u0000) in a record, which no NCCL "
-                       "Inspector field holds");
+        check_inspector_bad_n(raw, sizeof raw - 1, "ins.json:1: a NUL byte (raw or \\u0000) in "
+                                                   "a record, which no NCCL Inspector field holds");
     }
     /* 2^40 bytes times 16777217 ranks wraps a size_t to 2^40: refused, not replayed wrong */
     check_inspector_bad("{\"header\":{\"id\":\"0x1\",\"rank\":0,\"n_ranks\":16777217},"
