@@ -174,15 +174,10 @@ int fb_cmd_locate(int argc, char **argv)
 
     if (!l)
         return 1;
-    if (!parse(argc, argv, l, &help, err, sizeof err) || help) {
-        if (fb_cli_rank_hint() == 0) {
-            if (help)
-                usage();
-            else
-                fb_error("locate: %s", err);
-        }
+    bool parsed = parse(argc, argv, l, &help, err, sizeof err);
+    if ((rc = fb_cli_answer_early("locate", parsed, help, err, usage)) >= 0) {
         free(l);
-        return help ? 0 : 2;
+        return rc;
     }
     fb_log_set_quiet(l->opt.quiet);
     /* MPI_THREAD_MULTIPLE: at a timeout every rank's watchdog tells rank 0 where it is, so a

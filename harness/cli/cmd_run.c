@@ -609,17 +609,10 @@ int fb_cmd_run_mode(int argc, char **argv, const struct fb_run_mode *mode)
     st = fb_cli_parse_run(argc, argv, &r->opt, &help, err, sizeof err);
     if (st == FB_OK && !help && mode && mode->prepare)
         st = mode->prepare(mode->arg, &r->opt, err, sizeof err);
-    if (st != FB_OK || help) {
-        if (fb_cli_rank_hint() == 0) {
-            if (help && mode)
-                mode->usage();
-            else if (help)
-                fb_cli_run_usage();
-            else
-                fb_error("%s: %s", name, err);
-        }
+    if ((rc = fb_cli_answer_early(name, st == FB_OK, help, err,
+                                  mode ? mode->usage : fb_cli_run_usage)) >= 0) {
         free(r);
-        return st != FB_OK ? 2 : 0;
+        return rc;
     }
     fb_log_set_quiet(r->opt.quiet);
     /* The thread level (--mpi-thread; docs/methodology.md#the-mpi-thread-level). `step`
