@@ -82,7 +82,8 @@ static const char *root_port(const char *real, const char *base, char *up, size_
  * is not a count: "16.9", 1e20). */
 static int whole(double v, int lo, int hi, int none)
 {
-    return !isnan(v) && v >= lo && v <= hi && v == floor(v) ? (int)v : none;
+    v = fb_sysfs_within(v, lo, hi, true);
+    return isnan(v) ? none : (int)v;
 }
 
 /* A NIC's place: its `device` entry's numa_node and root port. */

@@ -75,13 +75,6 @@ out:
     return st;
 }
 
-/* A reading above 0 and at most `most` (a whole number where `whole`), else no reading (NAN):
- * a tree with "-5" or 1e308 where a rate or a width should be gives no figure to judge or show. */
-static double plausible(double v, double most, bool whole)
-{
-    return v > 0 && v <= most && (!whole || v == floor(v)) ? v : NAN;
-}
-
 /* The link of the PCI device in folder `dir`, named `name`: speed and width, each against its
  * maximum. A device without link files (a virtual function, an old kernel) adds nothing. The
  * speed is judged only when `judge_speed`: a GPU lowers its link speed when idle (Gen1 at rest
@@ -92,17 +85,17 @@ static fb_status read_pcie_link(const char *dir, const char *name, bool judge_sp
     static const char *const what[2][3] = {
         {"current_link_speed", "max_link_speed", "link_speed_gts"},
         {"current_link_width", "max_link_width", "link_width"}};
-    /* what a link can read: up to Gen7's 128 GT/s, x1 to x32 (wider is no PCIe link) */
-    static const double most[2] = {128, 32};
+    /* what a link can read: 2.5 (Gen1) to Gen7's 128 GT/s, x1 to x32 (wider is no PCIe link) */
+    static const double least[2] = {2.5, 1}, most[2] = {128, 32};
     char path[PATH_CAP];
     fb_status st = FB_OK;
 
     for (int i = 0; i < 2 && st == FB_OK; i++) {
         double cur, max;
         snprintf(path, sizeof path, "%s/%s", dir, what[i][0]);
-        cur = plausible(fb_sysfs_number(path, 10), most[i], i == 1);
+        cur = fb_sysfs_within(fb_sysfs_number(path, 10), least[i], most[i], i == 1);
         snprintf(path, sizeof path, "%s/%s", dir, what[i][1]);
-        max = plausible(fb_sysfs_number(path, 10), most[i], i == 1);
+        max = fb_sysfs_within(fb_sysfs_number(path, 10), least[i], most[i], i == 1);
         if (!isnan(cur))
             st = fb_health_add(set, "pcie", name, what[i][2], cur, max, i == 1 || judge_speed);
     }
@@ -145,14 +138,12 @@ static fb_status read_ib(const char *root, struct fb_health_set *set)
                     st = fb_health_add_count(set, "ib", name, ib_counters[k], v, true);
             }
             snprintf(path, sizeof path, "%s/%s/rate", dir, ports[p]);
-            double rate = plausible(fb_sysfs_number(path, 10), 1e4, false); /* Gb/s */
+            double rate = fb_sysfs_within(fb_sysfs_number(path, 10), 1, 1e4, false); /* Gb/s */
             if (st == FB_OK && !isnan(rate))
                 st = fb_health_add(set, "ib", name, "rate_gbps", rate, NAN, true);
             snprintf(path, sizeof path, "%s/%s/state", dir, ports[p]);
             /* a port's state: 1 DOWN to 5 ACTIVE_DEFER (ib_port_state), shown as read */
-            double state = fb_sysfs_number(path, 10);
-            if (!(state >= 0 && state <= 15))
-                state = NAN;
+            double state = fb_sysfs_within(fb_sysfs_number(path, 10), 0, 15, false);
             if (st == FB_OK && !isnan(state))
                 st = fb_health_add(set, "ib", name, "state", state, NAN, true);
         }

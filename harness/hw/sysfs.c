@@ -34,6 +34,11 @@ bool fb_sysfs_line(const char *path, char *buf, size_t len)
     return ok;
 }
 
+double fb_sysfs_within(double v, double lo, double hi, bool whole)
+{
+    return v >= lo && v <= hi && (!whole || v == floor(v)) ? v : NAN;
+}
+
 double fb_sysfs_number(const char *path, int base)
 {
     char buf[128], *end;

@@ -16,6 +16,10 @@ bool fb_sysfs_line(const char *path, char *buf, size_t len);
  * finite ("inf", "nan", 1e400). */
 double fb_sysfs_number(const char *path, int base);
 
+/* A reading v kept when it lies in [lo, hi] (and is a whole number where `whole`), else NAN: a
+ * tree with "-5", "16.9" or 1e308 where a rate, a width or a count should be gives no figure. */
+double fb_sysfs_within(double v, double lo, double hi, bool whole);
+
 /* Whether the PCI device in `dir` (a bus/pci/devices entry) is an NVIDIA GPU: vendor 0x10de,
  * class 3D (0x0302) or VGA (0x0300) controller. */
 bool fb_sysfs_nvidia_gpu(const char *dir);
